@@ -1,0 +1,134 @@
+//! The request-unit (RU) model: every RU figure cosmoscope reports comes from here.
+//!
+//! Charges are pure, deterministic functions of counted work — bytes read and written,
+//! indexed terms, documents loaded, partitions visited — never of wall-clock time, so the
+//! same request on the same data always costs the same. The constants are calibrated to the
+//! service's published figures (reference/cosmos.md §3.1):
+//!
+//! | operation                         | published            | this model                         |
+//! |-----------------------------------|----------------------|------------------------------------|
+//! | point read, 1 KB                  | 1 RU                 | 1 RU                               |
+//! | point read, 100 KB                | 10 RU                | 10 RU (linear in between)          |
+//! | insert, 1 KB, indexing off        | ≈5 RU                | 5 RU                               |
+//! | insert, 100 KB, indexing off      | 50 RU                | 50 RU                              |
+//! | insert with indexing              | more                 | + 0.12 RU per indexed term         |
+//! | replace                           | 2 × insert           | 2 × insert of the new image        |
+//! | unique key policy present         | "slightly higher"    | + 0.3 RU per unique key constraint |
+//!
+//! Formulas (KB = bytes / 1024):
+//!
+//! ```text
+//! read(bytes)          = max(1, 1 + (KB − 1) × 9/99)
+//! insert(bytes, terms) = max(5, 5 + (KB − 1) × 45/99) + 0.12 × terms + 0.3 × uniqueKeys
+//! replace              = 2 × insert(new image)
+//! delete               = insert(deleted image)
+//! ```
+//!
+//! Failed requests are charged too, as the service does: a request rejected before it
+//! touched data (bad input, missing resource) costs 1 RU; one that had to look the item up
+//! first (409 conflict, 412 precondition) costs the read of that item. A throttled (429)
+//! request costs nothing. Where the service's own formula is unpublished these are our
+//! choices, marked **unconfirmed** in reference/cosmos.md §3.4.
+
+/// Charges are reported with two decimals, like `x-ms-request-charge`.
+pub fn round(ru: f64) -> f64 {
+    (ru * 100.0).round() / 100.0
+}
+
+const KB: f64 = 1024.0;
+
+/// Point read of an item of `bytes` (its stored JSON, system properties included).
+pub fn point_read(bytes: usize) -> f64 {
+    let kb = bytes as f64 / KB;
+    round((1.0 + (kb - 1.0) * 9.0 / 99.0).max(1.0))
+}
+
+/// A point read that found nothing (404).
+pub const NOT_FOUND_READ: f64 = 1.0;
+
+/// A request rejected before it touched any data (400, 404 container, 413).
+pub const REJECTED: f64 = 1.0;
+
+/// RU per indexed term written (calibration: a 1 KB item with ~12 terms ≈ 6.4 RU).
+pub const PER_INDEXED_TERM: f64 = 0.12;
+
+/// Extra RU per unique key constraint checked on a write.
+pub const PER_UNIQUE_KEY: f64 = 0.3;
+
+/// Work counted for one item write.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WriteWork {
+    /// Size of the item image written (or deleted).
+    pub bytes: usize,
+    /// Index terms the image produces under the container's indexing policy.
+    pub indexed_terms: usize,
+    /// Unique key constraints of the container.
+    pub unique_keys: usize,
+}
+
+fn insert_base(work: WriteWork) -> f64 {
+    let kb = work.bytes as f64 / KB;
+    (5.0 + (kb - 1.0) * 45.0 / 99.0).max(5.0)
+        + PER_INDEXED_TERM * work.indexed_terms as f64
+        + PER_UNIQUE_KEY * work.unique_keys as f64
+}
+
+pub fn create(work: WriteWork) -> f64 {
+    round(insert_base(work))
+}
+
+/// Replace: the service documents it as twice the insert of the same item.
+pub fn replace(work: WriteWork) -> f64 {
+    round(2.0 * insert_base(work))
+}
+
+/// Delete: removes the image and its index terms, priced like inserting them.
+pub fn delete(work: WriteWork) -> f64 {
+    round(insert_base(work))
+}
+
+/// A change feed page: each range visited costs at least one read (the service's 304 for an
+/// empty range), and returned changes cost like point reads of their bytes.
+pub fn feed_range_read(bytes_returned: usize) -> f64 {
+    point_read(bytes_returned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(bytes: usize, terms: usize) -> WriteWork {
+        WriteWork { bytes, indexed_terms: terms, unique_keys: 0 }
+    }
+
+    #[test]
+    fn reads_match_published_figures() {
+        assert_eq!(point_read(1024), 1.0);
+        assert_eq!(point_read(100 * 1024), 10.0);
+        assert_eq!(point_read(10), 1.0);
+        assert!(point_read(50 * 1024) > 5.0 && point_read(50 * 1024) < 6.0);
+    }
+
+    #[test]
+    fn writes_match_published_figures() {
+        assert_eq!(create(w(1024, 0)), 5.0);
+        assert_eq!(create(w(100 * 1024, 0)), 50.0);
+        let indexed = create(w(1024, 12));
+        assert!(indexed > 6.0 && indexed < 7.0, "{indexed}");
+        assert_eq!(replace(w(1024, 0)), 10.0);
+        assert_eq!(delete(w(1024, 0)), create(w(1024, 0)));
+    }
+
+    #[test]
+    fn more_terms_and_unique_keys_cost_more() {
+        assert!(create(w(1024, 30)) > create(w(1024, 10)));
+        let with_unique = create(WriteWork { bytes: 1024, indexed_terms: 10, unique_keys: 2 });
+        assert!(with_unique > create(w(1024, 10)));
+    }
+
+    #[test]
+    fn charges_are_rounded_to_two_decimals() {
+        let ru = create(w(3000, 7));
+        assert_eq!(ru, round(ru));
+    }
+}

@@ -1,0 +1,15 @@
+//! cosmoscope: an explorer for partitioned JSON document data on an embedded store that
+//! behaves like Azure Cosmos DB for NoSQL.
+//!
+//! Layers, each depending only on the ones before it:
+//!
+//! - [`store`]: the LMDB store — catalog, partitioning, items, change feed, statistics, metering
+//! - [`charge`]: the RU model, pure functions of counted work
+//! - [`engine`]: the facade every front end uses
+//! - [`cli`]: the headless subcommands
+
+pub mod charge;
+pub mod error;
+pub mod store;
+
+pub use error::{Error, Result};

@@ -1,0 +1,106 @@
+//! A minimal binary encoder/decoder for the store's hot records.
+//!
+//! Statistics, item headers and change feed events are written on every item write, so they
+//! use a fixed little-endian layout instead of JSON. Decoding never panics: a short or
+//! malformed record yields `None`, which callers turn into a "corrupt record" error.
+
+#[derive(Default)]
+pub struct Writer {
+    pub buf: Vec<u8>,
+}
+
+impl Writer {
+    pub fn with_capacity(n: usize) -> Writer {
+        Writer { buf: Vec::with_capacity(n) }
+    }
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.buf.push(v);
+        self
+    }
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub fn f64(&mut self, v: f64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Length-prefixed (u32) bytes.
+    pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.u32(v.len() as u32);
+        self.buf.extend_from_slice(v);
+        self
+    }
+    pub fn into_inner(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+pub struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf }
+    }
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.buf.len() < n {
+            return None;
+        }
+        let (head, tail) = self.buf.split_at(n);
+        self.buf = tail;
+        Some(head)
+    }
+    pub fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    pub fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    pub fn f64(&mut self) -> Option<f64> {
+        Some(f64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    pub fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    /// Whatever is left.
+    pub fn rest(self) -> &'a [u8] {
+        self.buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_short_input() {
+        let mut w = Writer::default();
+        w.u8(3).u32(7).u64(9).f64(1.5).bytes(b"abc");
+        let buf = w.into_inner();
+        let mut r = Reader::new(&buf);
+        assert_eq!(r.u8(), Some(3));
+        assert_eq!(r.u32(), Some(7));
+        assert_eq!(r.u64(), Some(9));
+        assert_eq!(r.f64(), Some(1.5));
+        assert_eq!(r.bytes(), Some(&b"abc"[..]));
+        assert!(r.rest().is_empty());
+        assert_eq!(Reader::new(&buf[..3]).u32(), None);
+    }
+}

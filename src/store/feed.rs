@@ -1,0 +1,479 @@
+//! The change feed: a log per physical partition, read in latest-version or all-versions
+//! mode, resumable with continuation tokens that survive splits.
+//!
+//! Every write appends one event to its range's log (`cid ‖ range ‖ LSN`) in the write's own
+//! transaction. A split leaves the parent's log in place and starts the children's LSNs where
+//! the parent's ended, so the history of a live range is its ancestors' logs filtered to its
+//! EPK bounds followed by its own log — and one LSN is a position in that whole chain. A
+//! continuation token records, per EPK range, the last LSN delivered; after a split each
+//! child finds the token entry that covers it and resumes from that LSN.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::catalog::ContainerDef;
+use super::codec::{Reader, Writer};
+use super::epk::Epk;
+use super::item;
+use super::keys::{self, RangeId};
+use super::ranges::PkRange;
+use super::stats::{OpKind, RangeStats};
+use super::{RoTxn, Store};
+use crate::charge;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FeedOp {
+    Create,
+    Replace,
+    Delete,
+}
+
+impl FeedOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedOp::Create => "create",
+            FeedOp::Replace => "replace",
+            FeedOp::Delete => "delete",
+        }
+    }
+}
+
+/// One logged change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedEvent {
+    pub op: FeedOp,
+    pub ttl_expired: bool,
+    /// Conflict-resolved timestamp (Unix seconds), the `_ts` of the change.
+    pub crts: i64,
+    /// Container-wide commit sequence: orders changes across ranges.
+    pub seq: u64,
+    /// LSN of the version this change replaced or deleted; 0 for creates.
+    pub previous_image_lsn: u64,
+    pub epk: Vec<u8>,
+    pub id: String,
+    /// Partition key value in wire form (JSON array).
+    pub pk: Vec<u8>,
+    /// The new image (absent for deletes).
+    pub current: Option<Vec<u8>>,
+    /// The prior image, when the container keeps previous images.
+    pub previous: Option<Vec<u8>>,
+}
+
+impl FeedEvent {
+    pub fn encode(&self) -> Vec<u8> {
+        let size = 64 + self.epk.len() + self.id.len() + self.pk.len();
+        let size = size + self.current.as_ref().map_or(0, Vec::len) + self.previous.as_ref().map_or(0, Vec::len);
+        let mut w = Writer::with_capacity(size);
+        let flags = (self.ttl_expired as u8) | ((self.current.is_some() as u8) << 1) | ((self.previous.is_some() as u8) << 2);
+        w.u8(self.op as u8).u8(flags).i64(self.crts).u64(self.seq).u64(self.previous_image_lsn);
+        w.bytes(&self.epk).bytes(self.id.as_bytes()).bytes(&self.pk);
+        w.bytes(self.current.as_deref().unwrap_or_default());
+        w.bytes(self.previous.as_deref().unwrap_or_default());
+        w.into_inner()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<FeedEvent> {
+        let mut r = Reader::new(bytes);
+        let op = match r.u8()? {
+            0 => FeedOp::Create,
+            1 => FeedOp::Replace,
+            2 => FeedOp::Delete,
+            _ => return None,
+        };
+        let flags = r.u8()?;
+        let crts = r.i64()?;
+        let seq = r.u64()?;
+        let previous_image_lsn = r.u64()?;
+        let epk = r.bytes()?.to_vec();
+        let id = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        let pk = r.bytes()?.to_vec();
+        let current = r.bytes()?;
+        let previous = r.bytes()?;
+        Some(FeedEvent {
+            op,
+            ttl_expired: flags & 1 != 0,
+            crts,
+            seq,
+            previous_image_lsn,
+            epk,
+            id,
+            pk,
+            current: (flags & 2 != 0).then(|| current.to_vec()),
+            previous: (flags & 4 != 0).then(|| previous.to_vec()),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeedMode {
+    /// Creates and updates, each item once at its newest version, no deletes.
+    #[default]
+    LatestVersion,
+    /// Every create, replace and delete (TTL expiries flagged), in order.
+    AllVersions,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedStart {
+    Beginning,
+    Now,
+    /// Changes at or after this Unix second.
+    Time(i64),
+    Continuation(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct FeedRequest {
+    pub start: FeedStart,
+    pub mode: FeedMode,
+    /// Read one physical partition instead of the whole container.
+    pub range: Option<RangeId>,
+    pub max_items: usize,
+}
+
+impl Default for FeedRequest {
+    fn default() -> FeedRequest {
+        FeedRequest { start: FeedStart::Beginning, mode: FeedMode::LatestVersion, range: None, max_items: 100 }
+    }
+}
+
+/// A change as delivered, with where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedChange {
+    pub range: RangeId,
+    pub lsn: u64,
+    pub event: FeedEvent,
+}
+
+impl FeedChange {
+    /// The change in the service's wire shape for `mode`.
+    pub fn to_json(&self, mode: FeedMode, def: &ContainerDef) -> Value {
+        let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap_or(Value::Null);
+        match mode {
+            FeedMode::LatestVersion => {
+                let mut v = self.event.current.as_deref().map(parse).unwrap_or(Value::Null);
+                if let Value::Object(o) = &mut v {
+                    o.insert("_lsn".into(), self.lsn.into());
+                }
+                v
+            }
+            FeedMode::AllVersions => {
+                let mut meta = Map::new();
+                meta.insert("operationType".into(), self.event.op.name().into());
+                meta.insert("lsn".into(), self.lsn.into());
+                meta.insert("crts".into(), self.event.crts.into());
+                meta.insert("previousImageLSN".into(), self.event.previous_image_lsn.into());
+                meta.insert("timeToLiveExpired".into(), self.event.ttl_expired.into());
+                if self.event.op == FeedOp::Delete {
+                    meta.insert("id".into(), self.event.id.clone().into());
+                    let pk = parse(&self.event.pk);
+                    let value = def.partition_key.metadata_object_from_wire(&pk);
+                    meta.insert("partitionKey".into(), value);
+                }
+                let mut out = Map::new();
+                if let Some(c) = &self.event.current {
+                    out.insert("current".into(), parse(c));
+                }
+                out.insert("metadata".into(), Value::Object(meta));
+                if let Some(p) = &self.event.previous {
+                    out.insert("previous".into(), parse(p));
+                }
+                Value::Object(out)
+            }
+        }
+    }
+
+    /// Bytes of the images delivered.
+    pub fn size(&self) -> usize {
+        self.event.current.as_ref().map_or(0, Vec::len) + self.event.previous.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// A page of changes and the token to continue after it.
+#[derive(Debug, Clone)]
+pub struct FeedPage {
+    pub changes: Vec<FeedChange>,
+    pub continuation: String,
+    pub request_charge: f64,
+    /// Ranges read for this page.
+    pub ranges: Vec<RangeId>,
+}
+
+/// Continuation: per EPK range, the last LSN delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedToken {
+    #[serde(rename = "v")]
+    pub version: u8,
+    pub rid: String,
+    pub mode: String,
+    pub ranges: Vec<TokenRange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenRange {
+    pub min: String,
+    pub max: String,
+    pub lsn: u64,
+}
+
+impl FeedToken {
+    pub fn parse(s: &str, def: &ContainerDef) -> Result<FeedToken> {
+        let token: FeedToken = serde_json::from_str(s).map_err(|e| {
+            Error::bad_request(format!("the continuation token is not one this store issued: {e}"))
+        })?;
+        if token.rid != item::rids(def, 0).container {
+            return Err(Error::bad_request(format!(
+                "the continuation token belongs to another container, not {}",
+                def.full_name()
+            )));
+        }
+        Ok(token)
+    }
+
+    /// Where a live range resumes: the entry whose EPK range covers it.
+    fn position(&self, range: &PkRange) -> Option<u64> {
+        self.ranges.iter().find_map(|t| {
+            let min = Epk::from_hex(&t.min)?;
+            let max = Epk::from_hex(&t.max)?;
+            // After a split the live range is a part of the range the token recorded.
+            (min <= range.min_inclusive && range.max_exclusive <= max).then_some(t.lsn)
+        })
+    }
+}
+
+fn mode_name(mode: FeedMode) -> &'static str {
+    match mode {
+        FeedMode::LatestVersion => "latest",
+        FeedMode::AllVersions => "all",
+    }
+}
+
+/// Per-range state while building a page.
+struct RangeCursor<'d> {
+    range: &'d PkRange,
+    /// Position before this page.
+    from: u64,
+    /// Last LSN scanned (delivered or skipped).
+    scanned_to: u64,
+    /// The log was read to its end.
+    exhausted: bool,
+    candidates: Vec<FeedChange>,
+}
+
+impl Store {
+    /// Current LSN of every live range of a container.
+    pub fn range_lsn(&self, txn: &RoTxn, def: &ContainerDef, range: RangeId) -> Result<u64> {
+        Ok(self
+            .range_stats
+            .get(txn, &keys::range(def.rid, range))?
+            .and_then(RangeStats::decode)
+            .map(|s| s.lsn)
+            .unwrap_or(0))
+    }
+
+    /// Reads one page of the feed. Pages across several ranges are merged in commit order.
+    pub fn read_feed(&self, txn: &RoTxn, def: &ContainerDef, req: &FeedRequest) -> Result<FeedPage> {
+        let targets: Vec<&PkRange> = match req.range {
+            Some(id) => match def.range(id) {
+                Some(r) => vec![r],
+                None => {
+                    let children: Vec<String> = def
+                        .ranges
+                        .iter()
+                        .filter(|r| r.parents.contains(&id))
+                        .map(|r| r.id.to_string())
+                        .collect();
+                    if children.is_empty() {
+                        return Err(Error::not_found(format!(
+                            "container {} has no partition key range {id}",
+                            def.full_name()
+                        )));
+                    }
+                    return Err(Error::new(
+                        410,
+                        format!(
+                            "partition key range {id} is gone: it was split into {}; read those \
+                             ranges or resume with a continuation token",
+                            children.join(", ")
+                        ),
+                    )
+                    .with_substatus(1002));
+                }
+            },
+            None => def.ranges.iter().collect(),
+        };
+        let token = match &req.start {
+            FeedStart::Continuation(s) => Some(FeedToken::parse(s, def)?),
+            _ => None,
+        };
+        let since = match req.start {
+            FeedStart::Time(t) => Some(t),
+            _ => None,
+        };
+        let max_items = req.max_items.max(1);
+
+        let mut cursors = Vec::with_capacity(targets.len());
+        for range in targets {
+            let from = match (&req.start, &token) {
+                (FeedStart::Now, _) => self.range_lsn(txn, def, range.id)?,
+                (_, Some(token)) => match token.position(range) {
+                    Some(lsn) => lsn,
+                    None => continue, // the token does not cover this range
+                },
+                _ => 0,
+            };
+            let mut cursor = RangeCursor { range, from, scanned_to: from, exhausted: false, candidates: Vec::new() };
+            if !matches!(req.start, FeedStart::Now) {
+                self.scan_range(txn, def, &mut cursor, req.mode, since, max_items)?;
+            } else {
+                cursor.exhausted = true;
+            }
+            cursors.push(cursor);
+        }
+
+        // Merge in commit order and cut at the page size.
+        let mut all: Vec<(u64, usize, usize)> = Vec::new();
+        for (ci, c) in cursors.iter().enumerate() {
+            for (ei, change) in c.candidates.iter().enumerate() {
+                all.push((change.event.seq, ci, ei));
+            }
+        }
+        all.sort_unstable();
+        all.truncate(max_items);
+        let mut taken_per_cursor = vec![0usize; cursors.len()];
+        for &(_, ci, _) in &all {
+            taken_per_cursor[ci] += 1;
+        }
+
+        let mut changes = Vec::with_capacity(all.len());
+        let mut token_ranges = Vec::with_capacity(cursors.len());
+        let mut charge_total = 0.0;
+        let mut ranges_read = Vec::with_capacity(cursors.len());
+        for (ci, mut c) in cursors.into_iter().enumerate() {
+            let taken = taken_per_cursor[ci];
+            let position = if taken == c.candidates.len() {
+                if c.exhausted || taken > 0 { c.scanned_to.max(c.candidates.last().map_or(0, |x| x.lsn)) } else { c.from }
+            } else if taken == 0 {
+                c.from
+            } else {
+                c.candidates[taken - 1].lsn
+            };
+            c.candidates.truncate(taken);
+            let bytes: usize = c.candidates.iter().map(FeedChange::size).sum();
+            let ru = charge::feed_range_read(bytes);
+            charge_total += ru;
+            self.record_read(def.rid, c.range.id, None, OpKind::Feed, ru);
+            ranges_read.push(c.range.id);
+            token_ranges.push(TokenRange {
+                min: c.range.min_inclusive.to_hex(),
+                max: c.range.max_exclusive.to_hex(),
+                lsn: position,
+            });
+            changes.extend(c.candidates);
+        }
+        changes.sort_by_key(|c| c.event.seq);
+        let token = FeedToken {
+            version: 1,
+            rid: item::rids(def, 0).container,
+            mode: mode_name(req.mode).to_string(),
+            ranges: token_ranges,
+        };
+        let continuation = serde_json::to_string(&token)
+            .map_err(|e| Error::internal(format!("cannot encode continuation: {e}")))?;
+        Ok(FeedPage { changes, continuation, request_charge: charge::round(charge_total), ranges: ranges_read })
+    }
+
+    /// Collects up to `limit` deliverable changes of one live range after `cursor.from`,
+    /// walking its ancestors' logs first.
+    fn scan_range(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        cursor: &mut RangeCursor,
+        mode: FeedMode,
+        since: Option<i64>,
+        limit: usize,
+    ) -> Result<()> {
+        let mut chain: Vec<RangeId> = cursor.range.parents.clone();
+        chain.push(cursor.range.id);
+        let now = super::now_secs();
+        for log in chain {
+            let start = keys::feed(def.rid, log, cursor.scanned_to.saturating_add(1));
+            let end = keys::feed(def.rid, log, u64::MAX);
+            for entry in self.feed.range(txn, &keys::closed(&start, &end))? {
+                let (k, v) = entry?;
+                let lsn = keys::feed_lsn(k).unwrap_or(0);
+                let event = FeedEvent::decode(v).ok_or_else(|| Error::internal("corrupt change feed record"))?;
+                if !cursor.range.contains(&event.epk) {
+                    continue;
+                }
+                cursor.scanned_to = lsn;
+                if since.is_some_and(|t| event.crts < t) {
+                    continue;
+                }
+                if mode == FeedMode::LatestVersion && !self.is_latest(txn, def, &event, lsn, now)? {
+                    continue;
+                }
+                cursor.candidates.push(FeedChange { range: cursor.range.id, lsn, event });
+                if cursor.candidates.len() >= limit {
+                    return Ok(());
+                }
+            }
+        }
+        cursor.exhausted = true;
+        Ok(())
+    }
+
+    /// Latest-version mode delivers a change only while it is the item's current version.
+    fn is_latest(&self, txn: &RoTxn, def: &ContainerDef, event: &FeedEvent, lsn: u64, now: i64) -> Result<bool> {
+        if event.op == FeedOp::Delete {
+            return Ok(false);
+        }
+        let mut key = keys::epk_bound_bytes(def.rid, &event.epk);
+        key.extend_from_slice(event.id.as_bytes());
+        match self.items.get(txn, &key)? {
+            Some(record) => {
+                let (header, _) = item::decode_record(record)?;
+                Ok(header.lsn == lsn && !header.is_expired(now))
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// The container-wide change sequence: followers poll it and read only when it moves.
+    pub fn feed_head(&self, txn: &RoTxn, def: &ContainerDef) -> Result<u64> {
+        Ok(self
+            .container_stats
+            .get(txn, &keys::container_prefix(def.rid))?
+            .and_then(super::stats::ContainerStats::decode)
+            .map(|s| s.seq)
+            .unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip() {
+        let e = FeedEvent {
+            op: FeedOp::Replace,
+            ttl_expired: false,
+            crts: 1_700_000_000,
+            seq: 12,
+            previous_image_lsn: 3,
+            epk: vec![1; 16],
+            id: "a".into(),
+            pk: b"[\"x\"]".to_vec(),
+            current: Some(b"{}".to_vec()),
+            previous: None,
+        };
+        assert_eq!(FeedEvent::decode(&e.encode()), Some(e.clone()));
+        let d = FeedEvent { op: FeedOp::Delete, current: None, ttl_expired: true, previous: Some(b"{}".to_vec()), ..e };
+        assert_eq!(FeedEvent::decode(&d.encode()), Some(d));
+        assert_eq!(FeedEvent::decode(&[9, 0]), None);
+    }
+}

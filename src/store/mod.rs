@@ -1,0 +1,200 @@
+//! The embedded store: one LMDB environment per data directory.
+//!
+//! Several processes may open the same directory at once (a TUI and a CLI importer, say):
+//! LMDB gives them one writer at a time and snapshot readers. This module owns the
+//! environment and its named databases; the submodules own one concern each:
+//!
+//! - [`catalog`]: databases and containers, their settings and the range table
+//! - [`partition_key`], [`epk`], [`murmur3`]: key values and V2 effective partition keys
+//! - [`ranges`]: physical partitions and split planning
+//! - [`item`]: item records, system properties and the service's item rules
+//! - [`write`]: the write transaction every mutation goes through (stats, feed, splits)
+//! - [`read`]: point reads, listings and statistics
+//! - [`feed`]: the change feed log and its readers
+//! - [`meter`]: RU per range per second, throttling, and read accounting
+//! - [`stats`], [`indexing`], [`keys`], [`codec`]: records and layouts
+
+pub mod catalog;
+pub mod codec;
+pub mod epk;
+pub mod feed;
+pub mod indexing;
+pub mod item;
+pub mod keys;
+pub mod meter;
+pub(crate) mod murmur3;
+pub mod partition_key;
+pub mod ranges;
+pub mod read;
+pub mod stats;
+pub mod write;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
+
+use crate::error::{Error, Result};
+use catalog::ContainerDef;
+
+pub type Db = Database<'static, Bytes, Bytes>;
+pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
+
+/// Virtual size of the memory map. LMDB files are sparse, so this only reserves address
+/// space; it bounds how large a store can grow.
+const MAP_SIZE: usize = 1 << 40;
+
+#[derive(Default)]
+pub(crate) struct CatalogCache {
+    pub epoch: u64,
+    pub containers: HashMap<(String, String), Arc<ContainerDef>>,
+}
+
+/// The opened store. Cheap to share behind an `Arc`; every method takes the transaction it
+/// works in, so callers decide what is atomic.
+pub struct Store {
+    env: Env<WithoutTls>,
+    path: PathBuf,
+    /// Catalog records, counters and the epoch (string keys).
+    pub(crate) meta: Db,
+    /// Items: cid ‖ EPK ‖ id → header ‖ JSON.
+    pub(crate) items: Db,
+    /// Per logical partition statistics: cid ‖ EPK.
+    pub(crate) logical: Db,
+    /// Per physical partition statistics and LSN: cid ‖ range id.
+    pub(crate) range_stats: Db,
+    /// Per container statistics and sequences: cid.
+    pub(crate) container_stats: Db,
+    /// Change feed log: cid ‖ range id ‖ LSN.
+    pub(crate) feed: Db,
+    /// RU per range per second: cid ‖ range id ‖ second.
+    pub(crate) meter: Db,
+    /// Expiry index: cid ‖ second ‖ EPK ‖ id.
+    pub(crate) ttl: Db,
+    /// Unique key index: cid ‖ EPK ‖ constraint ‖ hash → id.
+    pub(crate) unique: Db,
+    pub(crate) cache: RwLock<CatalogCache>,
+    pub(crate) pending: Mutex<meter::Pending>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Store> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(Error::bad_request(format!(
+                "data directory {} is a file, not a directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::internal(format!("cannot create data directory {}: {e}", dir.display()))
+        })?;
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
+        // SAFETY: the environment is opened once per process for this path (the engine
+        // holds it for its lifetime) and the files are only touched through LMDB.
+        let env = unsafe { options.open(dir) }.map_err(|e| open_error(dir, e))?;
+        let wtxn = env.write_txn()?;
+        let names = [
+            "meta",
+            "items",
+            "logical",
+            "range_stats",
+            "container_stats",
+            "feed",
+            "meter",
+            "ttl",
+            "unique",
+        ];
+        let dbs: [Db; 9] = env
+            .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
+                let mut out = Vec::with_capacity(names.len());
+                for name in names {
+                    out.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
+                }
+                let arr: [_; 9] = out
+                    .try_into()
+                    .map_err(|_| Error::internal("database handle count mismatch"))?;
+                Ok(CommitOrAbort::<_, ()>::Commit(arr))
+            })?
+            .unwrap_commit();
+        let [meta, items, logical, range_stats, container_stats, feed, meter, ttl, unique] = dbs;
+        Ok(Store {
+            env,
+            path: dir.to_path_buf(),
+            meta,
+            items,
+            logical,
+            range_stats,
+            container_stats,
+            feed,
+            meter,
+            ttl,
+            unique,
+            cache: RwLock::new(CatalogCache::default()),
+            pending: Mutex::new(meter::Pending::default()),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn read_txn(&self) -> Result<RoTxn<'_>> {
+        Ok(self.env.read_txn()?)
+    }
+
+    pub fn write_txn(&self) -> Result<heed::RwTxn<'_>> {
+        Ok(self.env.write_txn()?)
+    }
+
+    /// Bytes the data file occupies on disk.
+    pub fn disk_size(&self) -> u64 {
+        self.env.real_disk_size().unwrap_or(0)
+    }
+
+    /// Every database whose keys start with a container id.
+    pub(crate) fn all_data_dbs(&self) -> [&Db; 8] {
+        [
+            &self.items,
+            &self.logical,
+            &self.range_stats,
+            &self.container_stats,
+            &self.feed,
+            &self.meter,
+            &self.ttl,
+            &self.unique,
+        ]
+    }
+}
+
+fn open_error(dir: &Path, err: heed::Error) -> Error {
+    match &err {
+        heed::Error::Mdb(heed::MdbError::Invalid) | heed::Error::Mdb(heed::MdbError::Corrupted) => {
+            Error::internal(format!(
+                "{} holds a file that is not a cosmoscope store or is corrupt ({err}); move it \
+                 away or choose another --data-dir",
+                dir.display()
+            ))
+        }
+        heed::Error::Mdb(heed::MdbError::VersionMismatch) => Error::internal(format!(
+            "{} was written by an incompatible LMDB version ({err})",
+            dir.display()
+        )),
+        heed::Error::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            Error::internal(format!("cannot open {}: permission denied", dir.display()))
+        }
+        heed::Error::Io(io) if io.raw_os_error() == Some(11) => Error::internal(format!(
+            "{} is locked by another process in a way that prevents sharing ({err})",
+            dir.display()
+        )),
+        _ => Error::internal(format!("cannot open the store in {}: {err}", dir.display())),
+    }
+}
+
+/// Current Unix time in seconds.
+pub fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}

@@ -1,0 +1,222 @@
+//! Reads: point reads, item scans by key range, and statistics.
+//!
+//! Counts and sizes always come from the statistics records; listing the logical partitions
+//! of one physical partition reads only that range's slice of the `logical` database.
+
+use super::catalog::ContainerDef;
+use super::epk::Epk;
+use super::item;
+use super::keys;
+use super::partition_key::PartitionKeyValue;
+use super::ranges::PkRange;
+use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
+use super::{RoTxn, Store};
+use crate::charge;
+use crate::error::{Error, Result};
+
+/// A point read's result: the stored JSON as a read returns it.
+#[derive(Debug, Clone)]
+pub struct ReadResult {
+    pub json: Vec<u8>,
+    pub request_charge: f64,
+    pub range: keys::RangeId,
+    pub epk: Epk,
+}
+
+/// One logical partition's statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogicalPartitionInfo {
+    pub epk: Epk,
+    /// The key value in wire form (a JSON array).
+    pub key: serde_json::Value,
+    pub counters: Counters,
+}
+
+/// A stored item met by a scan.
+#[derive(Debug, Clone)]
+pub struct ScannedItem {
+    pub epk: Epk,
+    pub id: String,
+    pub json: Vec<u8>,
+}
+
+impl Store {
+    /// Reads one item by id and partition key; 404 if missing or expired.
+    pub fn read_item(&self, txn: &RoTxn, def: &ContainerDef, id: &str, pk: &PartitionKeyValue) -> Result<ReadResult> {
+        item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&def.partition_key);
+        let range = def.owner(epk.as_bytes())?.id;
+        let key = keys::item(def.rid, &epk, id);
+        let found = match self.items.get(txn, &key)? {
+            Some(record) => {
+                let (header, json) = item::decode_record(record)?;
+                (!header.is_expired(super::now_secs())).then(|| json.to_vec())
+            }
+            None => None,
+        };
+        match found {
+            Some(json) => {
+                let ru = charge::point_read(json.len());
+                self.check_budget(txn, def, range, 0.0, ru)?;
+                self.record_read(def.rid, range, Some(&epk), OpKind::Read, ru);
+                Ok(ReadResult { json, request_charge: ru, range, epk })
+            }
+            None => {
+                self.record_read(def.rid, range, None, OpKind::Read, charge::NOT_FOUND_READ);
+                Err(Error::not_found(format!(
+                    "no item with id {id:?} in logical partition {} of {}",
+                    pk.to_display_json(),
+                    def.full_name()
+                ))
+                .with_charge(charge::NOT_FOUND_READ))
+            }
+        }
+    }
+
+    /// Live items with EPK in `[min, max)`, in key order, resuming after `after` (an item
+    /// key from a previous call), at most `limit`. Expired items are skipped.
+    pub fn scan_items(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        min: &Epk,
+        max: &Epk,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<(Vec<ScannedItem>, Option<Vec<u8>>)> {
+        let start = keys::epk_bound(def.rid, min);
+        let end = keys::epk_bound(def.rid, max);
+        let lower = match after {
+            Some(a) => std::ops::Bound::Excluded(a),
+            None => std::ops::Bound::Included(&start[..]),
+        };
+        let epk_len = def.partition_key.epk_len();
+        let now = super::now_secs();
+        let mut out = Vec::new();
+        let mut last = None;
+        for entry in self.items.range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))? {
+            let (k, v) = entry?;
+            let (header, json) = item::decode_record(v)?;
+            if header.is_expired(now) {
+                continue;
+            }
+            let (epk, id) = keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
+            out.push(ScannedItem { epk: Epk(epk.to_vec()), id: id.to_string(), json: json.to_vec() });
+            if out.len() >= limit {
+                last = Some(k.to_vec());
+                break;
+            }
+        }
+        Ok((out, last))
+    }
+
+    pub fn container_stats(&self, txn: &RoTxn, def: &ContainerDef) -> Result<ContainerStats> {
+        Ok(self
+            .container_stats
+            .get(txn, &keys::container_prefix(def.rid))?
+            .and_then(ContainerStats::decode)
+            .unwrap_or_default())
+    }
+
+    /// Every live range with its statistics, in EPK order.
+    pub fn ranges_with_stats(&self, txn: &RoTxn, def: &ContainerDef) -> Result<Vec<(PkRange, RangeStats)>> {
+        def.ranges
+            .iter()
+            .map(|r| {
+                let s = self
+                    .range_stats
+                    .get(txn, &keys::range(def.rid, r.id))?
+                    .and_then(RangeStats::decode)
+                    .unwrap_or_default();
+                Ok((r.clone(), s))
+            })
+            .collect()
+    }
+
+    /// Logical partitions with EPK in `[min, max)`, resuming after `after`, at most `limit`.
+    pub fn logical_partitions(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        min: &Epk,
+        max: &Epk,
+        after: Option<&Epk>,
+        limit: usize,
+    ) -> Result<Vec<LogicalPartitionInfo>> {
+        let start = match after {
+            Some(a) => {
+                let mut k = keys::epk_bound(def.rid, a);
+                k.push(0); // strictly after `a`
+                k
+            }
+            None => keys::epk_bound(def.rid, min),
+        };
+        let end = keys::epk_bound(def.rid, max);
+        let mut out = Vec::new();
+        if start >= end {
+            return Ok(out);
+        }
+        for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
+            let (k, v) = entry?;
+            out.push(decode_logical(k, v)?);
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `n` largest and `n` hottest (most RU consumed) logical partitions of a container,
+    /// from statistics only.
+    pub fn top_logical_partitions(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        n: usize,
+    ) -> Result<(Vec<LogicalPartitionInfo>, Vec<LogicalPartitionInfo>)> {
+        let prefix = keys::container_prefix(def.rid);
+        let mut largest: Vec<LogicalPartitionInfo> = Vec::new();
+        let mut hottest: Vec<LogicalPartitionInfo> = Vec::new();
+        for entry in self.logical.prefix_iter(txn, &prefix)? {
+            let (k, v) = entry?;
+            let info = decode_logical(k, v)?;
+            keep_top(&mut largest, info.clone(), n, |i| i.counters.bytes as f64);
+            keep_top(&mut hottest, info, n, |i| i.counters.ru);
+        }
+        Ok((largest, hottest))
+    }
+}
+
+fn decode_logical(k: &[u8], v: &[u8]) -> Result<LogicalPartitionInfo> {
+    let stats = LogicalStats::decode(v).ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+    let key = serde_json::from_slice(&stats.key).unwrap_or(serde_json::Value::Null);
+    Ok(LogicalPartitionInfo { epk: Epk(k.get(4..).unwrap_or_default().to_vec()), key, counters: stats.counters })
+}
+
+/// Keeps the `n` entries with the highest score, sorted descending.
+fn keep_top<T>(top: &mut Vec<T>, item: T, n: usize, score: impl Fn(&T) -> f64) {
+    if n == 0 {
+        return;
+    }
+    let s = score(&item);
+    if top.len() == n && top.last().is_some_and(|last| score(last) >= s) {
+        return;
+    }
+    let pos = top.partition_point(|x| score(x) >= s);
+    top.insert(pos, item);
+    top.truncate(n);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_top;
+
+    #[test]
+    fn keep_top_keeps_the_highest() {
+        let mut top = Vec::new();
+        for x in [3.0, 1.0, 5.0, 4.0, 2.0] {
+            keep_top(&mut top, x, 3, |v| *v);
+        }
+        assert_eq!(top, vec![5.0, 4.0, 3.0]);
+    }
+}

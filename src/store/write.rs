@@ -1,0 +1,573 @@
+//! The write transaction every mutation goes through.
+//!
+//! A [`WriteBatch`] is one LMDB write transaction on one container. Each operation checks
+//! everything first — input, existence, `If-Match`, the RU budget, unique keys, the logical
+//! partition's size — and only then mutates, so a failed operation leaves the transaction as
+//! it was and a batch can go on (an import) or be dropped whole (a transactional batch).
+//! Statistics, the feed and the meter are updated in the same transaction; statistics are
+//! accumulated in memory and written once at commit. Storage splits happen at commit.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use heed::RwTxn;
+use serde_json::{Map, Value};
+
+use super::catalog::ContainerDef;
+use super::epk::Epk;
+use super::feed::{FeedEvent, FeedOp};
+use super::item::{self, ItemHeader};
+use super::keys::{self, RangeId};
+use super::partition_key::{self, PartitionKeyValue};
+use super::ranges::{self, PkRange};
+use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
+use super::{murmur3, Store};
+use crate::charge::{self, WriteWork};
+use crate::error::{Error, Result};
+
+/// How a write treats an existing item with the same id and partition key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// Fails with 409 if the item exists.
+    Create,
+    /// Fails with 404 if the item does not exist.
+    Replace,
+    /// Creates or replaces.
+    Upsert,
+}
+
+/// The outcome of one successful operation.
+#[derive(Debug, Clone)]
+pub struct WriteResult {
+    /// 201 created, 200 replaced, 204 deleted.
+    pub status: u16,
+    /// The stored JSON (system properties included); `None` for deletes.
+    pub body: Option<Vec<u8>>,
+    pub etag: Option<String>,
+    pub request_charge: f64,
+    pub range: RangeId,
+    pub lsn: u64,
+    pub epk: Epk,
+}
+
+/// One open write transaction on one container.
+pub struct WriteBatch<'s> {
+    store: &'s Store,
+    txn: RwTxn<'s>,
+    def: Arc<ContainerDef>,
+    cstats: ContainerStats,
+    rstats: HashMap<RangeId, RangeStats>,
+    lstats: HashMap<Epk, LogicalStats>,
+    /// RU and request count per range consumed in this transaction (for the meter).
+    usage: HashMap<RangeId, (f64, u64)>,
+    now: i64,
+}
+
+/// The existing version of an item, copied out of the transaction.
+struct Existing {
+    header: ItemHeader,
+    json: Vec<u8>,
+}
+
+impl<'s> WriteBatch<'s> {
+    /// Opens a write transaction on `db/container` (404 if it does not exist).
+    pub fn begin(store: &'s Store, db: &str, container: &str) -> Result<WriteBatch<'s>> {
+        let txn = store.write_txn()?;
+        let def = store.container(&txn, db, container)?;
+        let cstats = store
+            .container_stats
+            .get(&txn, &keys::container_prefix(def.rid))?
+            .and_then(ContainerStats::decode)
+            .unwrap_or_default();
+        // `_ts` never goes backwards within a container, whatever the clock does.
+        let now = super::now_secs().max(cstats.last_ts);
+        Ok(WriteBatch {
+            store,
+            txn,
+            def,
+            cstats,
+            rstats: HashMap::new(),
+            lstats: HashMap::new(),
+            usage: HashMap::new(),
+            now,
+        })
+    }
+
+    pub fn container(&self) -> &Arc<ContainerDef> {
+        &self.def
+    }
+
+    fn range_stats(&mut self, range: RangeId) -> Result<&mut RangeStats> {
+        if !self.rstats.contains_key(&range) {
+            let s = self
+                .store
+                .range_stats
+                .get(&self.txn, &keys::range(self.def.rid, range))?
+                .and_then(RangeStats::decode)
+                .unwrap_or_default();
+            self.rstats.insert(range, s);
+        }
+        self.rstats.get_mut(&range).ok_or_else(|| Error::internal("range statistics vanished"))
+    }
+
+    fn logical_stats(&mut self, epk: &Epk, pk: &PartitionKeyValue) -> Result<&mut LogicalStats> {
+        if !self.lstats.contains_key(epk) {
+            let s = self
+                .store
+                .logical
+                .get(&self.txn, &keys::logical(self.def.rid, epk))?
+                .and_then(LogicalStats::decode)
+                .unwrap_or_else(|| LogicalStats {
+                    counters: Counters::default(),
+                    key: pk.to_json().to_string().into_bytes(),
+                });
+            self.lstats.insert(epk.clone(), s);
+        }
+        self.lstats.get_mut(epk).ok_or_else(|| Error::internal("logical partition statistics vanished"))
+    }
+
+    fn existing(&self, key: &[u8]) -> Result<Option<Existing>> {
+        match self.store.items.get(&self.txn, key)? {
+            Some(record) => {
+                let (header, json) = item::decode_record(record)?;
+                Ok(Some(Existing { header, json: json.to_vec() }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn used(&self, range: RangeId) -> f64 {
+        self.usage.get(&range).map_or(0.0, |u| u.0)
+    }
+
+    /// Creates, replaces or upserts one item given as a parsed JSON object.
+    pub fn write(&mut self, kind: WriteKind, mut doc: Map<String, Value>, if_match: Option<&str>) -> Result<WriteResult> {
+        let def = self.def.clone();
+        let id = item::item_id(&doc).map_err(|e| e.with_charge(charge::REJECTED))?.to_string();
+        let pk = def.partition_key.extract(&doc).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let expires_at = item::expiry(&def, &doc, self.now).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&def.partition_key);
+        let range = def.owner(epk.as_bytes())?.id;
+        let key = keys::item(def.rid, &epk, &id);
+
+        let mut existing = self.existing(&key)?;
+        if existing.as_ref().is_some_and(|e| e.header.is_expired(self.now)) {
+            // An expired item is already gone for readers; purge it before writing anew.
+            self.expire_at(&key, &epk, &id, &pk)?;
+            existing = None;
+        }
+        let lookup_charge = existing.as_ref().map_or(charge::REJECTED, |e| charge::point_read(e.json.len()));
+        match (kind, &existing) {
+            (WriteKind::Create, Some(_)) => {
+                return Err(Error::conflict(format!(
+                    "an item with id {id:?} already exists in logical partition {}; use upsert or \
+                     replace to overwrite it",
+                    pk.to_display_json()
+                ))
+                .with_charge(lookup_charge));
+            }
+            (WriteKind::Replace, None) => {
+                return Err(Error::not_found(format!(
+                    "no item with id {id:?} in logical partition {} of {}",
+                    pk.to_display_json(),
+                    def.full_name()
+                ))
+                .with_charge(charge::NOT_FOUND_READ));
+            }
+            _ => {}
+        }
+        if let (Some(expected), Some(e)) = (if_match, &existing) {
+            check_etag(expected, &e.json, &id).map_err(|err| err.with_charge(lookup_charge))?;
+        } else if let (Some(_), None) = (if_match, &existing) {
+            // If-Match on a missing item: the condition cannot hold.
+            return Err(Error::precondition_failed(format!(
+                "If-Match was given but item {id:?} does not exist"
+            ))
+            .with_charge(charge::NOT_FOUND_READ));
+        }
+
+        let seq = self.cstats.seq + 1;
+        let lsn = self.range_stats(range)?.lsn + 1;
+        let doc_number = match &existing {
+            Some(e) => e.header.doc_number,
+            None => self.cstats.doc_counter + 1,
+        };
+        let etag = item::etag(seq, self.now);
+        item::stamp_system_properties(&mut doc, &def, doc_number, &etag, self.now);
+        let doc = Value::Object(doc);
+        let json = serde_json::to_vec(&doc).map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
+        let work = WriteWork {
+            bytes: json.len(),
+            indexed_terms: def.indexing_policy.count_indexed_terms(&doc),
+            unique_keys: def.unique_key_policy.unique_keys.len(),
+        };
+        let replacing = existing.is_some();
+        let ru = if replacing { charge::replace(work) } else { charge::create(work) };
+        self.store.check_budget(&self.txn, &def, range, self.used(range), ru)?;
+
+        let old_size = existing.as_ref().map_or(0, |e| e.json.len() as i64);
+        let delta_bytes = json.len() as i64 - old_size;
+        let logical_bytes = self.logical_stats(&epk, &pk)?.counters.bytes as i64 + delta_bytes;
+        if logical_bytes > def.max_logical_partition_bytes as i64 {
+            return Err(Error::new(
+                403,
+                format!(
+                    "Partition key reached maximum size of {}: logical partition {} of {} would \
+                     hold {logical_bytes} bytes; choose a partition key with more distinct values",
+                    format_limit(def.max_logical_partition_bytes),
+                    pk.to_display_json(),
+                    def.full_name()
+                ),
+            )
+            .with_substatus(1014)
+            .with_charge(ru));
+        }
+        let doc_obj = doc.as_object().ok_or_else(|| Error::internal("item is not an object"))?;
+        let new_unique = unique_entries(&def, &epk, doc_obj);
+        let old_unique = match &existing {
+            Some(e) if !new_unique.is_empty() => {
+                let old: Map<String, Value> = serde_json::from_slice(&e.json).unwrap_or_default();
+                unique_entries(&def, &epk, &old)
+            }
+            _ => Vec::new(),
+        };
+        for entry in &new_unique {
+            if let Some(owner) = self.store.unique.get(&self.txn, entry)? {
+                if owner != id.as_bytes() {
+                    return Err(Error::conflict(format!(
+                        "Resource with specified id, name, or unique index already exists: item \
+                         {:?} in logical partition {} already has these unique key values",
+                        String::from_utf8_lossy(owner),
+                        pk.to_display_json()
+                    ))
+                    .with_charge(ru));
+                }
+            }
+        }
+
+        // Every check passed: mutate.
+        for entry in &old_unique {
+            self.store.unique.delete(&mut self.txn, entry)?;
+        }
+        for entry in &new_unique {
+            self.store.unique.put(&mut self.txn, entry, id.as_bytes())?;
+        }
+        if let Some(e) = &existing {
+            if e.header.expires_at != 0 {
+                self.store.ttl.delete(&mut self.txn, &keys::ttl(def.rid, e.header.expires_at, &epk, &id))?;
+            }
+        }
+        if expires_at != 0 {
+            self.store.ttl.put(&mut self.txn, &keys::ttl(def.rid, expires_at, &epk, &id), &[])?;
+        }
+        let header = ItemHeader { lsn, expires_at, doc_number };
+        self.store.items.put(&mut self.txn, &key, &item::encode_record(&header, &json))?;
+        let event = FeedEvent {
+            op: if replacing { FeedOp::Replace } else { FeedOp::Create },
+            ttl_expired: false,
+            crts: self.now,
+            seq,
+            previous_image_lsn: existing.as_ref().map_or(0, |e| e.header.lsn),
+            epk: epk.as_bytes().to_vec(),
+            id: id.clone(),
+            pk: pk.to_json().to_string().into_bytes(),
+            current: Some(json.clone()),
+            previous: existing.as_ref().filter(|_| def.feed_previous_images).map(|e| e.json.clone()),
+        };
+        self.store.feed.put(&mut self.txn, &keys::feed(def.rid, range, lsn), &event.encode())?;
+
+        let op = match kind {
+            WriteKind::Create => OpKind::Create,
+            WriteKind::Replace => OpKind::Replace,
+            WriteKind::Upsert => OpKind::Upsert,
+        };
+        let items_delta = if replacing { 0 } else { 1 };
+        self.account(range, &epk, &pk, op, ru, items_delta, delta_bytes, lsn)?;
+        self.cstats.seq = seq;
+        self.cstats.doc_counter = self.cstats.doc_counter.max(doc_number);
+        Ok(WriteResult {
+            status: if replacing { 200 } else { 201 },
+            body: Some(json),
+            etag: Some(etag),
+            request_charge: ru,
+            range,
+            lsn,
+            epk,
+        })
+    }
+
+    /// Deletes one item.
+    pub fn delete(&mut self, id: &str, pk: &PartitionKeyValue, if_match: Option<&str>) -> Result<WriteResult> {
+        let def = self.def.clone();
+        item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&def.partition_key);
+        let range = def.owner(epk.as_bytes())?.id;
+        let key = keys::item(def.rid, &epk, id);
+        let existing = match self.existing(&key)? {
+            Some(e) if !e.header.is_expired(self.now) => e,
+            _ => {
+                return Err(Error::not_found(format!(
+                    "no item with id {id:?} in logical partition {} of {}",
+                    pk.to_display_json(),
+                    def.full_name()
+                ))
+                .with_charge(charge::NOT_FOUND_READ));
+            }
+        };
+        if let Some(expected) = if_match {
+            check_etag(expected, &existing.json, id)
+                .map_err(|e| e.with_charge(charge::point_read(existing.json.len())))?;
+        }
+        let old: Value = serde_json::from_slice(&existing.json).unwrap_or(Value::Null);
+        let work = WriteWork {
+            bytes: existing.json.len(),
+            indexed_terms: def.indexing_policy.count_indexed_terms(&old),
+            unique_keys: def.unique_key_policy.unique_keys.len(),
+        };
+        let ru = charge::delete(work);
+        self.store.check_budget(&self.txn, &def, range, self.used(range), ru)?;
+        let lsn = self.remove(&key, &epk, id, pk, existing, false)?;
+        self.account(range, &epk, pk, OpKind::Delete, ru, 0, 0, lsn)?;
+        Ok(WriteResult { status: 204, body: None, etag: None, request_charge: ru, range, lsn, epk })
+    }
+
+    /// Purges an expired item (TTL): a delete flagged `timeToLiveExpired`, charged to nobody.
+    /// Returns false if the item is gone or no longer expired.
+    pub fn expire(&mut self, epk: &Epk, id: &str) -> Result<bool> {
+        let key = keys::item(self.def.rid, epk, id);
+        let Some(existing) = self.existing(&key)? else { return Ok(false) };
+        if !existing.header.is_expired(self.now) {
+            return Ok(false);
+        }
+        let doc: Map<String, Value> = serde_json::from_slice(&existing.json).unwrap_or_default();
+        let pk = self.def.partition_key.extract(&doc)?;
+        self.expire_at(&key, epk, id, &pk)?;
+        Ok(true)
+    }
+
+    fn expire_at(&mut self, key: &[u8], epk: &Epk, id: &str, pk: &PartitionKeyValue) -> Result<()> {
+        let Some(existing) = self.existing(key)? else { return Ok(()) };
+        let range = self.def.owner(epk.as_bytes())?.id;
+        let lsn = self.remove(key, epk, id, pk, existing, true)?;
+        self.account(range, epk, pk, OpKind::Expire, 0.0, 0, 0, lsn)
+    }
+
+    /// Removes an item with its index entries and logs the delete. Size statistics are
+    /// adjusted here; the caller accounts the operation.
+    fn remove(&mut self, key: &[u8], epk: &Epk, id: &str, pk: &PartitionKeyValue, existing: Existing, ttl_expired: bool) -> Result<u64> {
+        let def = self.def.clone();
+        let range = def.owner(epk.as_bytes())?.id;
+        if !def.unique_key_policy.unique_keys.is_empty() {
+            let old: Map<String, Value> = serde_json::from_slice(&existing.json).unwrap_or_default();
+            for entry in unique_entries(&def, epk, &old) {
+                self.store.unique.delete(&mut self.txn, &entry)?;
+            }
+        }
+        if existing.header.expires_at != 0 {
+            self.store.ttl.delete(&mut self.txn, &keys::ttl(def.rid, existing.header.expires_at, epk, id))?;
+        }
+        self.store.items.delete(&mut self.txn, key)?;
+        let seq = self.cstats.seq + 1;
+        let lsn = self.range_stats(range)?.lsn + 1;
+        let event = FeedEvent {
+            op: FeedOp::Delete,
+            ttl_expired,
+            crts: self.now,
+            seq,
+            previous_image_lsn: existing.header.lsn,
+            epk: epk.as_bytes().to_vec(),
+            id: id.to_string(),
+            pk: pk.to_json().to_string().into_bytes(),
+            current: None,
+            previous: def.feed_previous_images.then(|| existing.json.clone()),
+        };
+        self.store.feed.put(&mut self.txn, &keys::feed(def.rid, range, lsn), &event.encode())?;
+        self.cstats.seq = seq;
+        let bytes = existing.json.len() as i64;
+        self.logical_stats(epk, pk)?.counters.resize(-1, -bytes);
+        self.range_stats(range)?.counters.resize(-1, -bytes);
+        self.cstats.counters.resize(-1, -bytes);
+        Ok(lsn)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn account(&mut self, range: RangeId, epk: &Epk, pk: &PartitionKeyValue, op: OpKind, ru: f64, items: i64, bytes: i64, lsn: u64) -> Result<()> {
+        let l = self.logical_stats(epk, pk)?;
+        l.counters.resize(items, bytes);
+        l.counters.record(op, ru);
+        let r = self.range_stats(range)?;
+        r.counters.resize(items, bytes);
+        r.counters.record(op, ru);
+        r.lsn = lsn;
+        self.cstats.counters.resize(items, bytes);
+        self.cstats.counters.record(op, ru);
+        self.cstats.last_ts = self.now;
+        let u = self.usage.entry(range).or_default();
+        u.0 += ru;
+        u.1 += 1;
+        Ok(())
+    }
+
+    /// Writes statistics, meter usage and any storage splits, then commits.
+    pub fn commit(mut self) -> Result<()> {
+        let def = self.def.clone();
+        let cid = def.rid;
+        for (epk, stats) in &self.lstats {
+            let key = keys::logical(cid, epk);
+            if stats.counters.items == 0 && stats.counters.bytes == 0 {
+                // An emptied logical partition disappears from listings, as on the service.
+                self.store.logical.delete(&mut self.txn, &key)?;
+            } else {
+                self.store.logical.put(&mut self.txn, &key, &stats.encode())?;
+            }
+        }
+        for (range, stats) in &self.rstats {
+            self.store.range_stats.put(&mut self.txn, &keys::range(cid, *range), &stats.encode())?;
+        }
+        self.store.container_stats.put(&mut self.txn, &keys::container_prefix(cid), &self.cstats.encode())?;
+        for (range, (ru, requests)) in &self.usage {
+            self.store.add_write_usage(&mut self.txn, cid, *range, *ru, *requests)?;
+        }
+        let touched: Vec<RangeId> = self.rstats.keys().copied().collect();
+        let mut def_mut = (*def).clone();
+        if self.store.split_oversized(&mut self.txn, &mut def_mut, &touched)? {
+            self.store.put_container(&mut self.txn, &def_mut)?;
+        }
+        self.txn.commit()?;
+        Ok(())
+    }
+}
+
+/// `If-Match` compares the caller's etag with the stored `_etag` (quotes optional).
+fn check_etag(expected: &str, stored_json: &[u8], id: &str) -> Result<()> {
+    let current = item::stored_etag(stored_json).unwrap_or_default();
+    let norm = |s: &str| s.trim().trim_matches('"').to_string();
+    if norm(expected) == norm(&current) {
+        Ok(())
+    } else {
+        Err(Error::precondition_failed(format!(
+            "the item {id:?} changed since it was read: If-Match {expected} does not match its \
+             current etag {current}; read it again and retry"
+        )))
+    }
+}
+
+/// Unique index keys of a document: per constraint, a hash of its values (a missing path
+/// counts as null, as on the service).
+fn unique_entries(def: &ContainerDef, epk: &Epk, doc: &Map<String, Value>) -> Vec<Vec<u8>> {
+    let mut out = Vec::with_capacity(def.unique_key_policy.unique_keys.len());
+    for (i, key) in def.unique_key_policy.unique_keys.iter().enumerate() {
+        let mut buf = Vec::new();
+        for path in &key.paths {
+            let v = partition_key::lookup(doc, path).unwrap_or(&Value::Null);
+            buf.extend_from_slice(v.to_string().as_bytes());
+            buf.push(0);
+        }
+        let (h1, h2) = murmur3::hash128(&buf, 0);
+        let mut hash = [0u8; 16];
+        hash[..8].copy_from_slice(&h1.to_be_bytes());
+        hash[8..].copy_from_slice(&h2.to_be_bytes());
+        out.push(keys::unique(def.rid, epk, i as u8, &hash));
+    }
+    out
+}
+
+fn format_limit(bytes: u64) -> String {
+    const GB: u64 = 1024 * 1024 * 1024;
+    if bytes % GB == 0 { format!("{} GB", bytes / GB) } else { format!("{bytes} bytes") }
+}
+
+impl Store {
+    /// Splits every touched range whose storage exceeds the container's per-range limit, at
+    /// the byte median of its logical partitions, until each fits or holds one logical
+    /// partition. Returns whether the range table changed.
+    fn split_oversized(&self, txn: &mut RwTxn, def: &mut ContainerDef, touched: &[RangeId]) -> Result<bool> {
+        let mut queue: Vec<RangeId> = touched.to_vec();
+        let mut changed = false;
+        while let Some(id) = queue.pop() {
+            let Some(range) = def.range(id).cloned() else { continue };
+            let stats = self
+                .range_stats
+                .get(txn, &keys::range(def.rid, id))?
+                .and_then(RangeStats::decode)
+                .unwrap_or_default();
+            if stats.counters.bytes <= def.max_partition_bytes {
+                continue;
+            }
+            let partitions = self.logical_sizes(txn, def.rid, &range)?;
+            let Some(at) = ranges::storage_split_point(&partitions) else { continue };
+            let (left, right) = self.split_range(txn, def, &range, at)?;
+            queue.push(left);
+            queue.push(right);
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// (EPK, bytes) of every logical partition in a range, in EPK order.
+    fn logical_sizes(&self, txn: &RwTxn, cid: u32, range: &PkRange) -> Result<Vec<(Epk, u64)>> {
+        let start = keys::epk_bound(cid, &range.min_inclusive);
+        let end = keys::epk_bound(cid, &range.max_exclusive);
+        let mut out = Vec::new();
+        for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
+            let (k, v) = entry?;
+            let stats = LogicalStats::decode(v).ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+            out.push((Epk(k[4..].to_vec()), stats.counters.bytes));
+        }
+        Ok(out)
+    }
+
+    /// Replaces `parent` by two children split at `at`. Children continue the parent's LSN
+    /// and get their statistics from the logical partitions they own.
+    pub(crate) fn split_range(&self, txn: &mut RwTxn, def: &mut ContainerDef, parent: &PkRange, at: Epk) -> Result<(RangeId, RangeId)> {
+        let (left_id, right_id) = (def.next_range_id, def.next_range_id + 1);
+        def.next_range_id += 2;
+        let (left, right) = ranges::split(parent, at, left_id, right_id);
+        let parent_stats = self
+            .range_stats
+            .get(txn, &keys::range(def.rid, parent.id))?
+            .and_then(RangeStats::decode)
+            .unwrap_or_default();
+        for child in [&left, &right] {
+            let mut counters = Counters::default();
+            let start = keys::epk_bound(def.rid, &child.min_inclusive);
+            let end = keys::epk_bound(def.rid, &child.max_exclusive);
+            for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
+                let (_, v) = entry?;
+                if let Some(s) = LogicalStats::decode(v) {
+                    counters.add(&s.counters);
+                }
+            }
+            let stats = RangeStats { counters, lsn: parent_stats.lsn };
+            self.range_stats.put(txn, &keys::range(def.rid, child.id), &stats.encode())?;
+        }
+        self.range_stats.delete(txn, &keys::range(def.rid, parent.id))?;
+        let pos = def.ranges.iter().position(|r| r.id == parent.id).ok_or_else(|| Error::internal("split of a range that is not live"))?;
+        def.ranges.splice(pos..=pos, [left, right]);
+        def.retired_ranges.push(parent.clone());
+        Ok((left_id, right_id))
+    }
+
+    /// Changes a container's throughput; raising it past `ranges × 10,000` RU/s splits the
+    /// widest ranges at their midpoints, only as many as needed.
+    pub fn set_throughput(&self, txn: &mut RwTxn, db: &str, name: &str, throughput: super::catalog::Throughput) -> Result<ContainerDef> {
+        throughput.validate()?;
+        let mut def = (*self.container(txn, db, name)?).clone();
+        def.throughput = throughput;
+        let target = ranges::required_for_throughput(throughput.max_ru());
+        while def.ranges.len() < target {
+            let widest = def
+                .ranges
+                .iter()
+                .max_by(|a, b| a.width().total_cmp(&b.width()).then(b.id.cmp(&a.id)))
+                .cloned()
+                .ok_or_else(|| Error::internal("container has no ranges"))?;
+            let Some(mid) = super::epk::midpoint(&widest.min_inclusive, &widest.max_exclusive) else {
+                break;
+            };
+            self.split_range(txn, &mut def, &widest, mid)?;
+        }
+        self.put_container(txn, &def)?;
+        Ok(def)
+    }
+}
