@@ -98,7 +98,11 @@ mod tests {
     use super::*;
 
     fn w(bytes: usize, terms: usize) -> WriteWork {
-        WriteWork { bytes, indexed_terms: terms, unique_keys: 0 }
+        WriteWork {
+            bytes,
+            indexed_terms: terms,
+            unique_keys: 0,
+        }
     }
 
     #[test]
@@ -122,7 +126,11 @@ mod tests {
     #[test]
     fn more_terms_and_unique_keys_cost_more() {
         assert!(create(w(1024, 30)) > create(w(1024, 10)));
-        let with_unique = create(WriteWork { bytes: 1024, indexed_terms: 10, unique_keys: 2 });
+        let with_unique = create(WriteWork {
+            bytes: 1024,
+            indexed_terms: 10,
+            unique_keys: 2,
+        });
         assert!(with_unique > create(w(1024, 10)));
     }
 

@@ -150,7 +150,8 @@ impl From<heed::Error> for Error {
             heed::Error::Mdb(heed::MdbError::MapFull) => {
                 "the data directory's map is full; reopen with a larger map size".to_string()
             }
-            heed::Error::Mdb(heed::MdbError::Corrupted) | heed::Error::Mdb(heed::MdbError::Invalid) => {
+            heed::Error::Mdb(heed::MdbError::Corrupted)
+            | heed::Error::Mdb(heed::MdbError::Invalid) => {
                 format!("the data directory is corrupt or not a cosmoscope store: {err}")
             }
             _ => format!("storage error: {err}"),

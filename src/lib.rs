@@ -9,6 +9,8 @@
 //! - [`cli`]: the headless subcommands
 
 pub mod charge;
+pub mod cli;
+pub mod engine;
 pub mod error;
 pub mod store;
 

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `cosmoscope` binary: see the library's `cli` module.
+
+fn main() -> std::process::ExitCode {
+    cosmoscope::cli::run()
+}

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use heed::{RoTxn, RwTxn};
 use serde::{Deserialize, Serialize};
 
+use super::Store;
 use super::indexing::IndexingPolicy;
 use super::keys::{ContainerRid, RangeId};
 use super::partition_key::PartitionKeyDefinition;
 use super::ranges::{self, PkRange};
-use super::Store;
 use crate::error::{Error, Result};
 
 /// Storage limits of the real service (reference/cosmos.md §2.2).
@@ -46,7 +46,9 @@ impl Throughput {
                     "manual throughput must be a multiple of 100 between 400 and {MAX_THROUGHPUT} RU/s, got {ru}"
                 )))
             }
-            Throughput::Autoscale(max) if !(1000..=MAX_THROUGHPUT).contains(&max) || max % 1000 != 0 => {
+            Throughput::Autoscale(max)
+                if !(1000..=MAX_THROUGHPUT).contains(&max) || max % 1000 != 0 =>
+            {
                 Err(Error::bad_request(format!(
                     "autoscale max throughput must be a multiple of 1000 between 1000 and {MAX_THROUGHPUT} RU/s, got {max}"
                 )))
@@ -143,12 +145,14 @@ impl ContainerDef {
 
     /// A live or retired range by id.
     pub fn any_range(&self, id: RangeId) -> Option<&PkRange> {
-        self.range(id).or_else(|| self.retired_ranges.iter().find(|r| r.id == id))
+        self.range(id)
+            .or_else(|| self.retired_ranges.iter().find(|r| r.id == id))
     }
 
     pub fn owner(&self, epk: &[u8]) -> Result<&PkRange> {
-        ranges::owner(&self.ranges, epk)
-            .ok_or_else(|| Error::internal(format!("container {} has no range owning an EPK", self.id)))
+        ranges::owner(&self.ranges, epk).ok_or_else(|| {
+            Error::internal(format!("container {} has no range owning an EPK", self.id))
+        })
     }
 
     /// Whether items of this container can expire at all.
@@ -176,7 +180,9 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
         None
     };
     match why {
-        Some(why) => Err(Error::bad_request(format!("invalid {kind} name {name:?}: {why}"))),
+        Some(why) => Err(Error::bad_request(format!(
+            "invalid {kind} name {name:?}: {why}"
+        ))),
         None => Ok(()),
     }
 }
@@ -193,11 +199,15 @@ fn validate_ttl(ttl: Option<i64>) -> Result<()> {
 
 fn validate_unique_keys(keys: &[Vec<String>]) -> Result<()> {
     if keys.len() > 10 {
-        return Err(Error::bad_request("a unique key policy holds at most 10 unique keys"));
+        return Err(Error::bad_request(
+            "a unique key policy holds at most 10 unique keys",
+        ));
     }
     let total: usize = keys.iter().map(Vec::len).sum();
     if total > 16 {
-        return Err(Error::bad_request("a unique key policy holds at most 16 paths in total"));
+        return Err(Error::bad_request(
+            "a unique key policy holds at most 16 paths in total",
+        ));
     }
     for key in keys {
         if key.is_empty() {
@@ -228,17 +238,27 @@ const CONTAINER_COUNTER: &str = "counter/coll";
 
 impl Store {
     pub(crate) fn catalog_epoch(&self, txn: &RoTxn) -> Result<u64> {
-        Ok(self.meta.get(txn, EPOCH_KEY.as_bytes())?.and_then(read_u64).unwrap_or(0))
+        Ok(self
+            .meta
+            .get(txn, EPOCH_KEY.as_bytes())?
+            .and_then(read_u64)
+            .unwrap_or(0))
     }
 
     pub(crate) fn bump_epoch(&self, txn: &mut RwTxn) -> Result<()> {
         let next = self.catalog_epoch(txn)? + 1;
-        self.meta.put(txn, EPOCH_KEY.as_bytes(), &next.to_le_bytes())?;
+        self.meta
+            .put(txn, EPOCH_KEY.as_bytes(), &next.to_le_bytes())?;
         Ok(())
     }
 
     fn next_counter(&self, txn: &mut RwTxn, key: &str) -> Result<u32> {
-        let n = self.meta.get(txn, key.as_bytes())?.and_then(read_u64).unwrap_or(0) + 1;
+        let n = self
+            .meta
+            .get(txn, key.as_bytes())?
+            .and_then(read_u64)
+            .unwrap_or(0)
+            + 1;
         self.meta.put(txn, key.as_bytes(), &n.to_le_bytes())?;
         u32::try_from(n).map_err(|_| Error::internal("resource id counter exhausted"))
     }
@@ -252,7 +272,9 @@ impl Store {
 
     pub fn require_database(&self, txn: &RoTxn, name: &str) -> Result<DatabaseDef> {
         self.get_database(txn, name)?.ok_or_else(|| {
-            Error::not_found(format!("database {name:?} does not exist; create it with `db create {name}`"))
+            Error::not_found(format!(
+                "database {name:?} does not exist; create it with `db create {name}`"
+            ))
         })
     }
 
@@ -271,8 +293,13 @@ impl Store {
             return Err(Error::conflict(format!("database {name:?} already exists")));
         }
         let rid = self.next_counter(txn, DB_COUNTER)?;
-        let def = DatabaseDef { id: name.to_string(), rid, ts };
-        self.meta.put(txn, db_key(name).as_bytes(), &encode_json(&def)?)?;
+        let def = DatabaseDef {
+            id: name.to_string(),
+            rid,
+            ts,
+        };
+        self.meta
+            .put(txn, db_key(name).as_bytes(), &encode_json(&def)?)?;
         self.bump_epoch(txn)?;
         Ok(def)
     }
@@ -281,7 +308,8 @@ impl Store {
         self.require_database(txn, name)?;
         for c in self.list_containers(txn, name)? {
             self.delete_container_data(txn, &c)?;
-            self.meta.delete(txn, container_key(name, &c.id).as_bytes())?;
+            self.meta
+                .delete(txn, container_key(name, &c.id).as_bytes())?;
         }
         self.meta.delete(txn, db_key(name).as_bytes())?;
         self.bump_epoch(txn)?;
@@ -299,7 +327,12 @@ impl Store {
     }
 
     /// Reads a container definition straight from the catalog (no cache).
-    pub fn read_container(&self, txn: &RoTxn, db: &str, name: &str) -> Result<Option<ContainerDef>> {
+    pub fn read_container(
+        &self,
+        txn: &RoTxn,
+        db: &str,
+        name: &str,
+    ) -> Result<Option<ContainerDef>> {
         match self.meta.get(txn, container_key(db, name).as_bytes())? {
             Some(bytes) => Ok(Some(decode_json(bytes, "container")?)),
             None => Ok(None),
@@ -332,7 +365,9 @@ impl Store {
             cache.containers.clear();
             cache.epoch = epoch;
         }
-        cache.containers.insert((db.to_string(), name.to_string()), def.clone());
+        cache
+            .containers
+            .insert((db.to_string(), name.to_string()), def.clone());
         Ok(def)
     }
 
@@ -347,7 +382,9 @@ impl Store {
         validate_name("container", name)?;
         let database = self.require_database(txn, db)?;
         if self.read_container(txn, db, name)?.is_some() {
-            return Err(Error::conflict(format!("container {db}/{name} already exists")));
+            return Err(Error::conflict(format!(
+                "container {db}/{name} already exists"
+            )));
         }
         let partition_key = PartitionKeyDefinition::new(settings.partition_key_paths)?;
         settings.throughput.validate()?;
@@ -357,11 +394,16 @@ impl Store {
         indexing_policy
             .validate()
             .map_err(|e| Error::bad_request(format!("invalid indexing policy: {e}")))?;
-        let max_partition_bytes = settings.max_partition_bytes.unwrap_or(DEFAULT_MAX_PARTITION_BYTES);
-        let max_logical_partition_bytes =
-            settings.max_logical_partition_bytes.unwrap_or(DEFAULT_MAX_LOGICAL_PARTITION_BYTES);
+        let max_partition_bytes = settings
+            .max_partition_bytes
+            .unwrap_or(DEFAULT_MAX_PARTITION_BYTES);
+        let max_logical_partition_bytes = settings
+            .max_logical_partition_bytes
+            .unwrap_or(DEFAULT_MAX_LOGICAL_PARTITION_BYTES);
         if max_partition_bytes == 0 || max_logical_partition_bytes == 0 {
-            return Err(Error::bad_request("storage limits must be positive byte counts"));
+            return Err(Error::bad_request(
+                "storage limits must be positive byte counts",
+            ));
         }
         let rid = self.next_counter(txn, CONTAINER_COUNTER)?;
         let layout = ranges::initial_layout(ranges::initial_count(&settings.throughput));
@@ -377,7 +419,11 @@ impl Store {
             max_logical_partition_bytes,
             default_ttl: settings.default_ttl,
             unique_key_policy: UniqueKeyPolicy {
-                unique_keys: settings.unique_keys.into_iter().map(|paths| UniqueKey { paths }).collect(),
+                unique_keys: settings
+                    .unique_keys
+                    .into_iter()
+                    .map(|paths| UniqueKey { paths })
+                    .collect(),
             },
             indexing_policy,
             enforce_throughput: settings.enforce_throughput,
@@ -387,25 +433,34 @@ impl Store {
             retired_ranges: Vec::new(),
         };
         self.put_container(txn, &def)?;
-        let stats = super::stats::ContainerStats { last_ts: ts, ..Default::default() };
-        self.container_stats.put(txn, &super::keys::container_prefix(rid), &stats.encode())?;
+        let stats = super::stats::ContainerStats {
+            last_ts: ts,
+            ..Default::default()
+        };
+        self.container_stats
+            .put(txn, &super::keys::container_prefix(rid), &stats.encode())?;
         for r in &def.ranges {
             let rs = super::stats::RangeStats::default();
-            self.range_stats.put(txn, &super::keys::range(rid, r.id), &rs.encode())?;
+            self.range_stats
+                .put(txn, &super::keys::range(rid, r.id), &rs.encode())?;
         }
         Ok(def)
     }
 
     /// Writes a changed definition and invalidates every process's cache.
     pub(crate) fn put_container(&self, txn: &mut RwTxn, def: &ContainerDef) -> Result<()> {
-        self.meta.put(txn, container_key(&def.database, &def.id).as_bytes(), &encode_json(def)?)?;
+        self.meta.put(
+            txn,
+            container_key(&def.database, &def.id).as_bytes(),
+            &encode_json(def)?,
+        )?;
         self.bump_epoch(txn)
     }
 
     pub fn delete_container(&self, txn: &mut RwTxn, db: &str, name: &str) -> Result<()> {
-        let def = self.read_container(txn, db, name)?.ok_or_else(|| {
-            Error::not_found(format!("container {db}/{name} does not exist"))
-        })?;
+        let def = self
+            .read_container(txn, db, name)?
+            .ok_or_else(|| Error::not_found(format!("container {db}/{name} does not exist")))?;
         self.delete_container_data(txn, &def)?;
         self.meta.delete(txn, container_key(db, name).as_bytes())?;
         self.bump_epoch(txn)
@@ -432,11 +487,13 @@ pub(crate) fn read_u64(bytes: &[u8]) -> Option<u64> {
 }
 
 pub(crate) fn encode_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(value).map_err(|e| Error::internal(format!("cannot encode catalog record: {e}")))
+    serde_json::to_vec(value)
+        .map_err(|e| Error::internal(format!("cannot encode catalog record: {e}")))
 }
 
 pub(crate) fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| Error::internal(format!("corrupt {what} record in the catalog: {e}")))
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::internal(format!("corrupt {what} record in the catalog: {e}")))
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ pub struct Writer {
 
 impl Writer {
     pub fn with_capacity(n: usize) -> Writer {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
     pub fn u8(&mut self, v: u8) -> &mut Self {
         self.buf.push(v);

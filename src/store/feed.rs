@@ -64,10 +64,18 @@ pub struct FeedEvent {
 impl FeedEvent {
     pub fn encode(&self) -> Vec<u8> {
         let size = 64 + self.epk.len() + self.id.len() + self.pk.len();
-        let size = size + self.current.as_ref().map_or(0, Vec::len) + self.previous.as_ref().map_or(0, Vec::len);
+        let size = size
+            + self.current.as_ref().map_or(0, Vec::len)
+            + self.previous.as_ref().map_or(0, Vec::len);
         let mut w = Writer::with_capacity(size);
-        let flags = (self.ttl_expired as u8) | ((self.current.is_some() as u8) << 1) | ((self.previous.is_some() as u8) << 2);
-        w.u8(self.op as u8).u8(flags).i64(self.crts).u64(self.seq).u64(self.previous_image_lsn);
+        let flags = (self.ttl_expired as u8)
+            | ((self.current.is_some() as u8) << 1)
+            | ((self.previous.is_some() as u8) << 2);
+        w.u8(self.op as u8)
+            .u8(flags)
+            .i64(self.crts)
+            .u64(self.seq)
+            .u64(self.previous_image_lsn);
         w.bytes(&self.epk).bytes(self.id.as_bytes()).bytes(&self.pk);
         w.bytes(self.current.as_deref().unwrap_or_default());
         w.bytes(self.previous.as_deref().unwrap_or_default());
@@ -135,7 +143,12 @@ pub struct FeedRequest {
 
 impl Default for FeedRequest {
     fn default() -> FeedRequest {
-        FeedRequest { start: FeedStart::Beginning, mode: FeedMode::LatestVersion, range: None, max_items: 100 }
+        FeedRequest {
+            start: FeedStart::Beginning,
+            mode: FeedMode::LatestVersion,
+            range: None,
+            max_items: 100,
+        }
     }
 }
 
@@ -153,7 +166,12 @@ impl FeedChange {
         let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap_or(Value::Null);
         match mode {
             FeedMode::LatestVersion => {
-                let mut v = self.event.current.as_deref().map(parse).unwrap_or(Value::Null);
+                let mut v = self
+                    .event
+                    .current
+                    .as_deref()
+                    .map(parse)
+                    .unwrap_or(Value::Null);
                 if let Value::Object(o) = &mut v {
                     o.insert("_lsn".into(), self.lsn.into());
                 }
@@ -164,7 +182,10 @@ impl FeedChange {
                 meta.insert("operationType".into(), self.event.op.name().into());
                 meta.insert("lsn".into(), self.lsn.into());
                 meta.insert("crts".into(), self.event.crts.into());
-                meta.insert("previousImageLSN".into(), self.event.previous_image_lsn.into());
+                meta.insert(
+                    "previousImageLSN".into(),
+                    self.event.previous_image_lsn.into(),
+                );
                 meta.insert("timeToLiveExpired".into(), self.event.ttl_expired.into());
                 if self.event.op == FeedOp::Delete {
                     meta.insert("id".into(), self.event.id.clone().into());
@@ -187,7 +208,8 @@ impl FeedChange {
 
     /// Bytes of the images delivered.
     pub fn size(&self) -> usize {
-        self.event.current.as_ref().map_or(0, Vec::len) + self.event.previous.as_ref().map_or(0, Vec::len)
+        self.event.current.as_ref().map_or(0, Vec::len)
+            + self.event.previous.as_ref().map_or(0, Vec::len)
     }
 }
 
@@ -221,7 +243,9 @@ pub struct TokenRange {
 impl FeedToken {
     pub fn parse(s: &str, def: &ContainerDef) -> Result<FeedToken> {
         let token: FeedToken = serde_json::from_str(s).map_err(|e| {
-            Error::bad_request(format!("the continuation token is not one this store issued: {e}"))
+            Error::bad_request(format!(
+                "the continuation token is not one this store issued: {e}"
+            ))
         })?;
         if token.rid != item::rids(def, 0).container {
             return Err(Error::bad_request(format!(
@@ -274,7 +298,12 @@ impl Store {
     }
 
     /// Reads one page of the feed. Pages across several ranges are merged in commit order.
-    pub fn read_feed(&self, txn: &RoTxn, def: &ContainerDef, req: &FeedRequest) -> Result<FeedPage> {
+    pub fn read_feed(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        req: &FeedRequest,
+    ) -> Result<FeedPage> {
         let targets: Vec<&PkRange> = match req.range {
             Some(id) => match def.range(id) {
                 Some(r) => vec![r],
@@ -324,7 +353,13 @@ impl Store {
                 },
                 _ => 0,
             };
-            let mut cursor = RangeCursor { range, from, scanned_to: from, exhausted: false, candidates: Vec::new() };
+            let mut cursor = RangeCursor {
+                range,
+                from,
+                scanned_to: from,
+                exhausted: false,
+                candidates: Vec::new(),
+            };
             if !matches!(req.start, FeedStart::Now) {
                 self.scan_range(txn, def, &mut cursor, req.mode, since, max_items)?;
             } else {
@@ -354,7 +389,11 @@ impl Store {
         for (ci, mut c) in cursors.into_iter().enumerate() {
             let taken = taken_per_cursor[ci];
             let position = if taken == c.candidates.len() {
-                if c.exhausted || taken > 0 { c.scanned_to.max(c.candidates.last().map_or(0, |x| x.lsn)) } else { c.from }
+                if c.exhausted || taken > 0 {
+                    c.scanned_to.max(c.candidates.last().map_or(0, |x| x.lsn))
+                } else {
+                    c.from
+                }
             } else if taken == 0 {
                 c.from
             } else {
@@ -382,7 +421,12 @@ impl Store {
         };
         let continuation = serde_json::to_string(&token)
             .map_err(|e| Error::internal(format!("cannot encode continuation: {e}")))?;
-        Ok(FeedPage { changes, continuation, request_charge: charge::round(charge_total), ranges: ranges_read })
+        Ok(FeedPage {
+            changes,
+            continuation,
+            request_charge: charge::round(charge_total),
+            ranges: ranges_read,
+        })
     }
 
     /// Collects up to `limit` deliverable changes of one live range after `cursor.from`,
@@ -405,7 +449,8 @@ impl Store {
             for entry in self.feed.range(txn, &keys::closed(&start, &end))? {
                 let (k, v) = entry?;
                 let lsn = keys::feed_lsn(k).unwrap_or(0);
-                let event = FeedEvent::decode(v).ok_or_else(|| Error::internal("corrupt change feed record"))?;
+                let event = FeedEvent::decode(v)
+                    .ok_or_else(|| Error::internal("corrupt change feed record"))?;
                 if !cursor.range.contains(&event.epk) {
                     continue;
                 }
@@ -416,7 +461,11 @@ impl Store {
                 if mode == FeedMode::LatestVersion && !self.is_latest(txn, def, &event, lsn, now)? {
                     continue;
                 }
-                cursor.candidates.push(FeedChange { range: cursor.range.id, lsn, event });
+                cursor.candidates.push(FeedChange {
+                    range: cursor.range.id,
+                    lsn,
+                    event,
+                });
                 if cursor.candidates.len() >= limit {
                     return Ok(());
                 }
@@ -427,7 +476,14 @@ impl Store {
     }
 
     /// Latest-version mode delivers a change only while it is the item's current version.
-    fn is_latest(&self, txn: &RoTxn, def: &ContainerDef, event: &FeedEvent, lsn: u64, now: i64) -> Result<bool> {
+    fn is_latest(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        event: &FeedEvent,
+        lsn: u64,
+        now: i64,
+    ) -> Result<bool> {
         if event.op == FeedOp::Delete {
             return Ok(false);
         }
@@ -472,7 +528,13 @@ mod tests {
             previous: None,
         };
         assert_eq!(FeedEvent::decode(&e.encode()), Some(e.clone()));
-        let d = FeedEvent { op: FeedOp::Delete, current: None, ttl_expired: true, previous: Some(b"{}".to_vec()), ..e };
+        let d = FeedEvent {
+            op: FeedOp::Delete,
+            current: None,
+            ttl_expired: true,
+            previous: Some(b"{}".to_vec()),
+            ..e
+        };
         assert_eq!(FeedEvent::decode(&d.encode()), Some(d));
         assert_eq!(FeedEvent::decode(&[9, 0]), None);
     }

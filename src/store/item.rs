@@ -40,7 +40,10 @@ impl ItemHeader {
 
 pub fn encode_record(header: &ItemHeader, json: &[u8]) -> Vec<u8> {
     let mut w = Writer::with_capacity(HEADER_LEN + json.len());
-    w.u8(FORMAT).u64(header.lsn).u64(header.expires_at).u64(header.doc_number);
+    w.u8(FORMAT)
+        .u64(header.lsn)
+        .u64(header.expires_at)
+        .u64(header.doc_number);
     let mut buf = w.into_inner();
     buf.extend_from_slice(json);
     buf
@@ -75,7 +78,9 @@ pub fn parse_body(body: &[u8]) -> Result<Map<String, Value>> {
             "an item must be a JSON object, got {}",
             json_type_name(&other)
         ))),
-        Err(e) => Err(Error::bad_request(format!("the item is not valid JSON: {e}"))),
+        Err(e) => Err(Error::bad_request(format!(
+            "the item is not valid JSON: {e}"
+        ))),
     }
 }
 
@@ -98,7 +103,9 @@ pub fn item_id(doc: &Map<String, Value>) -> Result<&str> {
             "the item's id must be a string, got {}",
             json_type_name(other)
         ))),
-        None => Err(Error::bad_request("the item has no id; every item needs a string \"id\" property")),
+        None => Err(Error::bad_request(
+            "the item has no id; every item needs a string \"id\" property",
+        )),
     }
 }
 
@@ -138,7 +145,11 @@ pub fn expiry(container: &ContainerDef, doc: &Map<String, Value>, ts: i64) -> Re
             }
         },
     };
-    Ok(if ttl <= 0 { 0 } else { (ts + ttl).max(0) as u64 })
+    Ok(if ttl <= 0 {
+        0
+    } else {
+        (ts + ttl).max(0) as u64
+    })
 }
 
 /// Resource ids in the service's layout: database 4 bytes, container 4 more, document 8 more.
@@ -149,7 +160,13 @@ pub struct Rids {
 }
 
 fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes).replace('/', "-")
+    base64::engine::general_purpose::STANDARD
+        .encode(bytes)
+        .replace('/', "-")
+}
+
+pub fn database_rid(db_rid: u32) -> String {
+    b64(&db_rid.to_le_bytes())
 }
 
 pub fn rids(container: &ContainerDef, doc_number: u64) -> Rids {
@@ -163,7 +180,11 @@ pub fn rids(container: &ContainerDef, doc_number: u64) -> Rids {
     all.extend_from_slice(&coll);
     let container_rid = b64(&all);
     all.extend_from_slice(&doc);
-    Rids { database: b64(&db), container: container_rid, document: b64(&all) }
+    Rids {
+        database: b64(&db),
+        container: container_rid,
+        document: b64(&all),
+    }
 }
 
 /// An opaque etag that changes on every write (container change sequence + timestamp).
@@ -194,7 +215,11 @@ pub fn stamp_system_properties(
     doc.insert("_rid".into(), rids.document.clone().into());
     doc.insert(
         "_self".into(),
-        format!("dbs/{}/colls/{}/docs/{}/", rids.database, rids.container, rids.document).into(),
+        format!(
+            "dbs/{}/colls/{}/docs/{}/",
+            rids.database, rids.container, rids.document
+        )
+        .into(),
     );
     doc.insert("_etag".into(), etag.into());
     doc.insert("_attachments".into(), "attachments/".into());
@@ -218,7 +243,11 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let h = ItemHeader { lsn: 7, expires_at: 0, doc_number: 3 };
+        let h = ItemHeader {
+            lsn: 7,
+            expires_at: 0,
+            doc_number: 3,
+        };
         let rec = encode_record(&h, br#"{"id":"a"}"#);
         let (h2, json) = decode_record(&rec).unwrap();
         assert_eq!(h, h2);
@@ -230,8 +259,18 @@ mod tests {
     fn ids_follow_the_service() {
         let ok = json!({"id": "a"});
         assert_eq!(item_id(ok.as_object().unwrap()).unwrap(), "a");
-        for bad in [json!({}), json!({"id": ""}), json!({"id": 5}), json!({"id": "a/b"}), json!({"id": "a\\b"})] {
-            assert_eq!(item_id(bad.as_object().unwrap()).unwrap_err().status, 400, "{bad}");
+        for bad in [
+            json!({}),
+            json!({"id": ""}),
+            json!({"id": 5}),
+            json!({"id": "a/b"}),
+            json!({"id": "a\\b"}),
+        ] {
+            assert_eq!(
+                item_id(bad.as_object().unwrap()).unwrap_err().status,
+                400,
+                "{bad}"
+            );
         }
         let long = json!({"id": "x".repeat(1024)});
         assert_eq!(item_id(long.as_object().unwrap()).unwrap_err().status, 400);
@@ -254,6 +293,9 @@ mod tests {
 
     #[test]
     fn stored_etag_is_found() {
-        assert_eq!(stored_etag(br#"{"id":"a","_etag":"\"x\""}"#).as_deref(), Some("\"x\""));
+        assert_eq!(
+            stored_etag(br#"{"id":"a","_etag":"\"x\""}"#).as_deref(),
+            Some("\"x\"")
+        );
     }
 }

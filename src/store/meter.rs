@@ -39,7 +39,12 @@ impl MeterSample {
 
     fn decode(second: u64, bytes: &[u8]) -> Option<MeterSample> {
         let mut r = Reader::new(bytes);
-        Some(MeterSample { second, ru: r.f64()?, requests: r.u64()?, throttled: r.u64()? })
+        Some(MeterSample {
+            second,
+            ru: r.f64()?,
+            requests: r.u64()?,
+            throttled: r.u64()?,
+        })
     }
 
     fn add(&mut self, other: &MeterSample) {
@@ -73,7 +78,14 @@ pub fn current_second() -> (u64, u64) {
 
 impl Store {
     /// Records a read-side request (point read, query page, feed page).
-    pub fn record_read(&self, cid: ContainerRid, range: RangeId, epk: Option<&Epk>, op: OpKind, ru: f64) {
+    pub fn record_read(
+        &self,
+        cid: ContainerRid,
+        range: RangeId,
+        epk: Option<&Epk>,
+        op: OpKind,
+        ru: f64,
+    ) {
         let (second, _) = current_second();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let key = (cid, range, epk.cloned().unwrap_or_default());
@@ -87,17 +99,31 @@ impl Store {
     pub fn record_throttle(&self, cid: ContainerRid, range: RangeId) {
         let (second, _) = current_second();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending.samples.entry((cid, range, second)).or_default().throttled += 1;
+        pending
+            .samples
+            .entry((cid, range, second))
+            .or_default()
+            .throttled += 1;
     }
 
     /// RU already consumed by `range` in `second`: stored plus not yet flushed.
-    pub fn usage(&self, txn: &RoTxn, cid: ContainerRid, range: RangeId, second: u64) -> Result<f64> {
+    pub fn usage(
+        &self,
+        txn: &RoTxn,
+        cid: ContainerRid,
+        range: RangeId,
+        second: u64,
+    ) -> Result<f64> {
         let stored = match self.meter.get(txn, &keys::meter(cid, range, second))? {
             Some(v) => MeterSample::decode(second, v).map(|s| s.ru).unwrap_or(0.0),
             None => 0.0,
         };
         let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let unflushed = pending.samples.get(&(cid, range, second)).map(|s| s.ru).unwrap_or(0.0);
+        let unflushed = pending
+            .samples
+            .get(&(cid, range, second))
+            .map(|s| s.ru)
+            .unwrap_or(0.0);
         Ok(stored + unflushed)
     }
 
@@ -148,7 +174,10 @@ impl Store {
         let key = keys::meter(cid, range, second);
         let mut sample = match self.meter.get(txn, &key)? {
             Some(v) => MeterSample::decode(second, v).unwrap_or_default(),
-            None => MeterSample { second, ..Default::default() },
+            None => MeterSample {
+                second,
+                ..Default::default()
+            },
         };
         sample.ru += ru;
         sample.requests += requests;
@@ -157,7 +186,13 @@ impl Store {
     }
 
     /// Per-second samples of one range from `since` on, oldest first.
-    pub fn meter_history(&self, txn: &RoTxn, cid: ContainerRid, range: RangeId, since: u64) -> Result<Vec<MeterSample>> {
+    pub fn meter_history(
+        &self,
+        txn: &RoTxn,
+        cid: ContainerRid,
+        range: RangeId,
+        since: u64,
+    ) -> Result<Vec<MeterSample>> {
         let start = keys::meter(cid, range, since);
         let end = keys::meter(cid, range, u64::MAX);
         let mut out = Vec::new();
@@ -202,7 +237,8 @@ impl Store {
             }
             // Only logical partitions that exist get read statistics (a 404 creates none).
             let key = keys::logical(*cid, epk);
-            let Some(mut stats) = self.logical.get(&txn, &key)?.and_then(LogicalStats::decode) else {
+            let Some(mut stats) = self.logical.get(&txn, &key)?.and_then(LogicalStats::decode)
+            else {
                 continue;
             };
             stats.counters.ru += counters.ru;
@@ -214,7 +250,11 @@ impl Store {
         for ((cid, range), counters) in range_acc {
             let key = keys::range(cid, range);
             // A range split or a container deleted since the read: nothing to attribute to.
-            let Some(mut stats) = self.range_stats.get(&txn, &key)?.and_then(RangeStats::decode) else {
+            let Some(mut stats) = self
+                .range_stats
+                .get(&txn, &key)?
+                .and_then(RangeStats::decode)
+            else {
                 continue;
             };
             stats.counters.ru += counters.ru;
@@ -225,7 +265,11 @@ impl Store {
         }
         for (cid, counters) in container_acc {
             let key = keys::container_prefix(cid);
-            let Some(mut stats) = self.container_stats.get(&txn, &key)?.and_then(ContainerStats::decode) else {
+            let Some(mut stats) = self
+                .container_stats
+                .get(&txn, &key)?
+                .and_then(ContainerStats::decode)
+            else {
                 continue;
             };
             stats.counters.ru += counters.ru;
@@ -237,7 +281,11 @@ impl Store {
         let (now, _) = current_second();
         let mut seen = Vec::new();
         for (&(cid, range, second), s) in &taken.samples {
-            if self.container_stats.get(&txn, &keys::container_prefix(cid))?.is_none() {
+            if self
+                .container_stats
+                .get(&txn, &keys::container_prefix(cid))?
+                .is_none()
+            {
                 continue;
             }
             let key = keys::meter(cid, range, second);
@@ -254,7 +302,8 @@ impl Store {
         for (cid, range) in seen {
             let start = keys::meter(cid, range, 0);
             let end = keys::meter(cid, range, now.saturating_sub(RETENTION_SECS));
-            self.meter.delete_range(&mut txn, &keys::half_open(&start, &end))?;
+            self.meter
+                .delete_range(&mut txn, &keys::half_open(&start, &end))?;
         }
         txn.commit()?;
         Ok(true)
@@ -267,7 +316,12 @@ mod tests {
 
     #[test]
     fn samples_round_trip() {
-        let s = MeterSample { second: 5, ru: 2.5, requests: 3, throttled: 1 };
+        let s = MeterSample {
+            second: 5,
+            ru: 2.5,
+            requests: 3,
+            throttled: 1,
+        };
         assert_eq!(MeterSample::decode(5, &s.encode()), Some(s));
     }
 }

@@ -12,6 +12,7 @@
 //! - [`read`]: point reads, listings and statistics
 //! - [`feed`]: the change feed log and its readers
 //! - [`meter`]: RU per range per second, throttling, and read accounting
+//! - [`ttl`]: purging expired items
 //! - [`stats`], [`indexing`], [`keys`], [`codec`]: records and layouts
 
 pub mod catalog;
@@ -27,6 +28,7 @@ pub mod partition_key;
 pub mod ranges;
 pub mod read;
 pub mod stats;
+pub mod ttl;
 pub mod write;
 
 use std::collections::HashMap;
@@ -89,7 +91,10 @@ impl Store {
             )));
         }
         std::fs::create_dir_all(dir).map_err(|e| {
-            Error::internal(format!("cannot create data directory {}: {e}", dir.display()))
+            Error::internal(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
         })?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
@@ -120,7 +125,17 @@ impl Store {
                 Ok(CommitOrAbort::<_, ()>::Commit(arr))
             })?
             .unwrap_commit();
-        let [meta, items, logical, range_stats, container_stats, feed, meter, ttl, unique] = dbs;
+        let [
+            meta,
+            items,
+            logical,
+            range_stats,
+            container_stats,
+            feed,
+            meter,
+            ttl,
+            unique,
+        ] = dbs;
         Ok(Store {
             env,
             path: dir.to_path_buf(),

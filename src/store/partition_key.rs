@@ -35,11 +35,17 @@ impl PartitionKeyDefinition {
         }
         for (i, p) in paths.iter().enumerate() {
             if paths[..i].contains(p) {
-                return Err(Error::bad_request(format!("partition key path {p} is listed twice")));
+                return Err(Error::bad_request(format!(
+                    "partition key path {p} is listed twice"
+                )));
             }
         }
         let kind = if paths.len() > 1 { "MultiHash" } else { "Hash" };
-        Ok(PartitionKeyDefinition { paths, kind: kind.to_string(), version: 2 })
+        Ok(PartitionKeyDefinition {
+            paths,
+            kind: kind.to_string(),
+            version: 2,
+        })
     }
 
     pub fn is_hierarchical(&self) -> bool {
@@ -48,7 +54,11 @@ impl PartitionKeyDefinition {
 
     /// Bytes of an EPK for a full key of this container.
     pub fn epk_len(&self) -> usize {
-        if self.is_hierarchical() { 16 * self.paths.len() } else { 16 }
+        if self.is_hierarchical() {
+            16 * self.paths.len()
+        } else {
+            16
+        }
     }
 
     /// The key value of a document: one component per path, undefined where the path is
@@ -159,14 +169,20 @@ fn validate_path(path: &str) -> Result<()> {
         return bad("it names no property");
     }
     for seg in rest.split('/') {
-        let seg = seg.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(seg);
+        let seg = seg
+            .strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .unwrap_or(seg);
         if seg.is_empty() {
             return bad("it has an empty segment");
         }
         if seg == "*" || seg == "?" || seg == "[]" {
             return bad("wildcards and array segments are not allowed in a partition key path");
         }
-        if !seg.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '$') {
+        if !seg
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '$')
+        {
             return bad("segments may hold letters, digits and _");
         }
     }
@@ -176,7 +192,9 @@ fn validate_path(path: &str) -> Result<()> {
 /// Follows a `/a/b` path into a document; `None` when any step is missing.
 pub fn lookup<'v>(doc: &'v serde_json::Map<String, Value>, path: &str) -> Option<&'v Value> {
     let mut segs = path.trim_start_matches('/').split('/').map(|seg| {
-        seg.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(seg)
+        seg.strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .unwrap_or(seg)
     });
     let mut cur = doc.get(segs.next()?)?;
     for seg in segs {
@@ -215,7 +233,9 @@ impl PartitionKeyValue {
         Value::Array(
             self.components
                 .iter()
-                .map(|c| epk::component_to_json(c).unwrap_or_else(|| Value::Object(Default::default())))
+                .map(|c| {
+                    epk::component_to_json(c).unwrap_or_else(|| Value::Object(Default::default()))
+                })
                 .collect(),
         )
     }
@@ -247,7 +267,10 @@ mod tests {
         assert!(PartitionKeyDefinition::new(vec!["customerId".into()]).is_err());
         assert!(PartitionKeyDefinition::new(vec!["/a/*".into()]).is_err());
         assert!(PartitionKeyDefinition::new(vec![]).is_err());
-        assert!(PartitionKeyDefinition::new(vec!["/a".into(), "/b".into(), "/c".into(), "/d".into()]).is_err());
+        assert!(
+            PartitionKeyDefinition::new(vec!["/a".into(), "/b".into(), "/c".into(), "/d".into()])
+                .is_err()
+        );
         assert_eq!(def(&["/a", "/b"]).kind, "MultiHash");
         assert_eq!(def(&["/address/zip"]).kind, "Hash");
     }
@@ -256,7 +279,9 @@ mod tests {
     fn missing_is_undefined_not_null() {
         let d = def(&["/address/zip"]);
         let missing = d.extract(obj(&json!({"id": "1"}))).unwrap();
-        let null = d.extract(obj(&json!({"id": "1", "address": {"zip": null}}))).unwrap();
+        let null = d
+            .extract(obj(&json!({"id": "1", "address": {"zip": null}})))
+            .unwrap();
         assert_eq!(missing.components, vec![PkComponent::Undefined]);
         assert_eq!(null.components, vec![PkComponent::Null]);
         assert_ne!(missing.epk(&d), null.epk(&d));
@@ -266,21 +291,44 @@ mod tests {
     #[test]
     fn wrong_types_and_long_keys_are_rejected() {
         let d = def(&["/pk"]);
-        assert_eq!(d.extract(obj(&json!({"pk": {"a": 1}}))).unwrap_err().status, 400);
+        assert_eq!(
+            d.extract(obj(&json!({"pk": {"a": 1}}))).unwrap_err().status,
+            400
+        );
         assert_eq!(d.extract(obj(&json!({"pk": [1]}))).unwrap_err().status, 400);
-        assert_eq!(d.extract(obj(&json!({"pk": "x".repeat(3000)}))).unwrap_err().status, 400);
+        assert_eq!(
+            d.extract(obj(&json!({"pk": "x".repeat(3000)})))
+                .unwrap_err()
+                .status,
+            400
+        );
     }
 
     #[test]
     fn request_values() {
         let d = def(&["/pk"]);
-        assert_eq!(d.parse_request_value(&json!("a")).unwrap().components, vec![PkComponent::String("a".into())]);
-        assert_eq!(d.parse_request_value(&json!(["a"])).unwrap().components, vec![PkComponent::String("a".into())]);
-        assert_eq!(d.parse_request_value(&json!({})).unwrap().components, vec![PkComponent::Undefined]);
+        assert_eq!(
+            d.parse_request_value(&json!("a")).unwrap().components,
+            vec![PkComponent::String("a".into())]
+        );
+        assert_eq!(
+            d.parse_request_value(&json!(["a"])).unwrap().components,
+            vec![PkComponent::String("a".into())]
+        );
+        assert_eq!(
+            d.parse_request_value(&json!({})).unwrap().components,
+            vec![PkComponent::Undefined]
+        );
         let h = def(&["/a", "/b"]);
         assert!(h.parse_request_value(&json!("x")).is_err());
         assert!(h.parse_request_value(&json!(["x"])).is_err());
-        assert_eq!(h.parse_request_value(&json!(["x", 1])).unwrap().components.len(), 2);
+        assert_eq!(
+            h.parse_request_value(&json!(["x", 1]))
+                .unwrap()
+                .components
+                .len(),
+            2
+        );
         assert_eq!(h.parse_request_prefix(&json!(["x"])).unwrap().len(), 1);
     }
 }

@@ -109,7 +109,12 @@ pub fn split(parent: &PkRange, at: Epk, left_id: RangeId, right_id: RangeId) -> 
             max_exclusive: at.clone(),
             parents: parents.clone(),
         },
-        PkRange { id: right_id, min_inclusive: at, max_exclusive: parent.max_exclusive.clone(), parents },
+        PkRange {
+            id: right_id,
+            min_inclusive: at,
+            max_exclusive: parent.max_exclusive.clone(),
+            parents,
+        },
     )
 }
 
@@ -180,9 +185,18 @@ mod tests {
         let b = Epk::from_hex("20").unwrap();
         let c = Epk::from_hex("30").unwrap();
         assert_eq!(storage_split_point(&[(a.clone(), 10)]), None);
-        assert_eq!(storage_split_point(&[(a.clone(), 10), (b.clone(), 10)]), Some(b.clone()));
-        assert_eq!(storage_split_point(&[(a.clone(), 100), (b.clone(), 1), (c.clone(), 1)]), Some(b.clone()));
-        assert_eq!(storage_split_point(&[(a, 1), (b, 1), (c.clone(), 100)]), Some(c));
+        assert_eq!(
+            storage_split_point(&[(a.clone(), 10), (b.clone(), 10)]),
+            Some(b.clone())
+        );
+        assert_eq!(
+            storage_split_point(&[(a.clone(), 100), (b.clone(), 1), (c.clone(), 1)]),
+            Some(b.clone())
+        );
+        assert_eq!(
+            storage_split_point(&[(a, 1), (b, 1), (c.clone(), 100)]),
+            Some(c)
+        );
     }
 
     #[test]

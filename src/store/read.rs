@@ -42,7 +42,13 @@ pub struct ScannedItem {
 
 impl Store {
     /// Reads one item by id and partition key; 404 if missing or expired.
-    pub fn read_item(&self, txn: &RoTxn, def: &ContainerDef, id: &str, pk: &PartitionKeyValue) -> Result<ReadResult> {
+    pub fn read_item(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        id: &str,
+        pk: &PartitionKeyValue,
+    ) -> Result<ReadResult> {
         item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
         let epk = pk.epk(&def.partition_key);
         let range = def.owner(epk.as_bytes())?.id;
@@ -59,7 +65,12 @@ impl Store {
                 let ru = charge::point_read(json.len());
                 self.check_budget(txn, def, range, 0.0, ru)?;
                 self.record_read(def.rid, range, Some(&epk), OpKind::Read, ru);
-                Ok(ReadResult { json, request_charge: ru, range, epk })
+                Ok(ReadResult {
+                    json,
+                    request_charge: ru,
+                    range,
+                    epk,
+                })
             }
             None => {
                 self.record_read(def.rid, range, None, OpKind::Read, charge::NOT_FOUND_READ);
@@ -94,14 +105,22 @@ impl Store {
         let now = super::now_secs();
         let mut out = Vec::new();
         let mut last = None;
-        for entry in self.items.range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))? {
+        for entry in self
+            .items
+            .range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))?
+        {
             let (k, v) = entry?;
             let (header, json) = item::decode_record(v)?;
             if header.is_expired(now) {
                 continue;
             }
-            let (epk, id) = keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
-            out.push(ScannedItem { epk: Epk(epk.to_vec()), id: id.to_string(), json: json.to_vec() });
+            let (epk, id) =
+                keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
+            out.push(ScannedItem {
+                epk: Epk(epk.to_vec()),
+                id: id.to_string(),
+                json: json.to_vec(),
+            });
             if out.len() >= limit {
                 last = Some(k.to_vec());
                 break;
@@ -119,7 +138,11 @@ impl Store {
     }
 
     /// Every live range with its statistics, in EPK order.
-    pub fn ranges_with_stats(&self, txn: &RoTxn, def: &ContainerDef) -> Result<Vec<(PkRange, RangeStats)>> {
+    pub fn ranges_with_stats(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+    ) -> Result<Vec<(PkRange, RangeStats)>> {
         def.ranges
             .iter()
             .map(|r| {
@@ -188,9 +211,14 @@ impl Store {
 }
 
 fn decode_logical(k: &[u8], v: &[u8]) -> Result<LogicalPartitionInfo> {
-    let stats = LogicalStats::decode(v).ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+    let stats = LogicalStats::decode(v)
+        .ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
     let key = serde_json::from_slice(&stats.key).unwrap_or(serde_json::Value::Null);
-    Ok(LogicalPartitionInfo { epk: Epk(k.get(4..).unwrap_or_default().to_vec()), key, counters: stats.counters })
+    Ok(LogicalPartitionInfo {
+        epk: Epk(k.get(4..).unwrap_or_default().to_vec()),
+        key,
+        counters: stats.counters,
+    })
 }
 
 /// Keeps the `n` entries with the highest score, sorted descending.

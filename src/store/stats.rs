@@ -73,7 +73,12 @@ impl Counters {
     }
 
     fn read(r: &mut Reader) -> Option<Counters> {
-        let mut c = Counters { items: r.u64()?, bytes: r.u64()?, ru: r.f64()?, ops: [0; OP_KINDS] };
+        let mut c = Counters {
+            items: r.u64()?,
+            bytes: r.u64()?,
+            ru: r.f64()?,
+            ops: [0; OP_KINDS],
+        };
         for op in c.ops.iter_mut() {
             *op = r.u64()?;
         }
@@ -135,7 +140,12 @@ impl ContainerStats {
     pub fn decode(bytes: &[u8]) -> Option<ContainerStats> {
         let mut r = Reader::new(bytes);
         let (seq, doc_counter, last_ts) = (r.u64()?, r.u64()?, r.i64()?);
-        Some(ContainerStats { counters: Counters::read(&mut r)?, seq, doc_counter, last_ts })
+        Some(ContainerStats {
+            counters: Counters::read(&mut r)?,
+            seq,
+            doc_counter,
+            last_ts,
+        })
     }
 }
 
@@ -157,7 +167,10 @@ impl RangeStats {
     pub fn decode(bytes: &[u8]) -> Option<RangeStats> {
         let mut r = Reader::new(bytes);
         let lsn = r.u64()?;
-        Some(RangeStats { counters: Counters::read(&mut r)?, lsn })
+        Some(RangeStats {
+            counters: Counters::read(&mut r)?,
+            lsn,
+        })
     }
 }
 
@@ -179,7 +192,10 @@ impl LogicalStats {
     pub fn decode(bytes: &[u8]) -> Option<LogicalStats> {
         let mut r = Reader::new(bytes);
         let counters = Counters::read(&mut r)?;
-        Some(LogicalStats { counters, key: r.bytes()?.to_vec() })
+        Some(LogicalStats {
+            counters,
+            key: r.bytes()?.to_vec(),
+        })
     }
 }
 
@@ -213,11 +229,22 @@ mod tests {
         let mut c = Counters::default();
         c.resize(3, 300);
         c.record(OpKind::Create, 6.5);
-        let cs = ContainerStats { counters: c, seq: 9, doc_counter: 4, last_ts: 1700000000 };
+        let cs = ContainerStats {
+            counters: c,
+            seq: 9,
+            doc_counter: 4,
+            last_ts: 1700000000,
+        };
         assert_eq!(ContainerStats::decode(&cs.encode()), Some(cs));
-        let rs = RangeStats { counters: c, lsn: 42 };
+        let rs = RangeStats {
+            counters: c,
+            lsn: 42,
+        };
         assert_eq!(RangeStats::decode(&rs.encode()), Some(rs));
-        let ls = LogicalStats { counters: c, key: b"[\"a\"]".to_vec() };
+        let ls = LogicalStats {
+            counters: c,
+            key: b"[\"a\"]".to_vec(),
+        };
         assert_eq!(LogicalStats::decode(&ls.encode()), Some(ls));
         assert_eq!(RangeStats::decode(&[1, 2, 3]), None);
     }

@@ -21,7 +21,7 @@ use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
 use super::ranges::{self, PkRange};
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
-use super::{murmur3, Store};
+use super::{Store, murmur3};
 use crate::charge::{self, WriteWork};
 use crate::error::{Error, Result};
 
@@ -107,7 +107,9 @@ impl<'s> WriteBatch<'s> {
                 .unwrap_or_default();
             self.rstats.insert(range, s);
         }
-        self.rstats.get_mut(&range).ok_or_else(|| Error::internal("range statistics vanished"))
+        self.rstats
+            .get_mut(&range)
+            .ok_or_else(|| Error::internal("range statistics vanished"))
     }
 
     fn logical_stats(&mut self, epk: &Epk, pk: &PartitionKeyValue) -> Result<&mut LogicalStats> {
@@ -123,14 +125,19 @@ impl<'s> WriteBatch<'s> {
                 });
             self.lstats.insert(epk.clone(), s);
         }
-        self.lstats.get_mut(epk).ok_or_else(|| Error::internal("logical partition statistics vanished"))
+        self.lstats
+            .get_mut(epk)
+            .ok_or_else(|| Error::internal("logical partition statistics vanished"))
     }
 
     fn existing(&self, key: &[u8]) -> Result<Option<Existing>> {
         match self.store.items.get(&self.txn, key)? {
             Some(record) => {
                 let (header, json) = item::decode_record(record)?;
-                Ok(Some(Existing { header, json: json.to_vec() }))
+                Ok(Some(Existing {
+                    header,
+                    json: json.to_vec(),
+                }))
             }
             None => Ok(None),
         }
@@ -141,22 +148,38 @@ impl<'s> WriteBatch<'s> {
     }
 
     /// Creates, replaces or upserts one item given as a parsed JSON object.
-    pub fn write(&mut self, kind: WriteKind, mut doc: Map<String, Value>, if_match: Option<&str>) -> Result<WriteResult> {
+    pub fn write(
+        &mut self,
+        kind: WriteKind,
+        mut doc: Map<String, Value>,
+        if_match: Option<&str>,
+    ) -> Result<WriteResult> {
         let def = self.def.clone();
-        let id = item::item_id(&doc).map_err(|e| e.with_charge(charge::REJECTED))?.to_string();
-        let pk = def.partition_key.extract(&doc).map_err(|e| e.with_charge(charge::REJECTED))?;
-        let expires_at = item::expiry(&def, &doc, self.now).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let id = item::item_id(&doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?
+            .to_string();
+        let pk = def
+            .partition_key
+            .extract(&doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?;
+        let expires_at =
+            item::expiry(&def, &doc, self.now).map_err(|e| e.with_charge(charge::REJECTED))?;
         let epk = pk.epk(&def.partition_key);
         let range = def.owner(epk.as_bytes())?.id;
         let key = keys::item(def.rid, &epk, &id);
 
         let mut existing = self.existing(&key)?;
-        if existing.as_ref().is_some_and(|e| e.header.is_expired(self.now)) {
+        if existing
+            .as_ref()
+            .is_some_and(|e| e.header.is_expired(self.now))
+        {
             // An expired item is already gone for readers; purge it before writing anew.
             self.expire_at(&key, &epk, &id, &pk)?;
             existing = None;
         }
-        let lookup_charge = existing.as_ref().map_or(charge::REJECTED, |e| charge::point_read(e.json.len()));
+        let lookup_charge = existing
+            .as_ref()
+            .map_or(charge::REJECTED, |e| charge::point_read(e.json.len()));
         match (kind, &existing) {
             (WriteKind::Create, Some(_)) => {
                 return Err(Error::conflict(format!(
@@ -195,15 +218,21 @@ impl<'s> WriteBatch<'s> {
         let etag = item::etag(seq, self.now);
         item::stamp_system_properties(&mut doc, &def, doc_number, &etag, self.now);
         let doc = Value::Object(doc);
-        let json = serde_json::to_vec(&doc).map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
+        let json = serde_json::to_vec(&doc)
+            .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
         let work = WriteWork {
             bytes: json.len(),
             indexed_terms: def.indexing_policy.count_indexed_terms(&doc),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         let replacing = existing.is_some();
-        let ru = if replacing { charge::replace(work) } else { charge::create(work) };
-        self.store.check_budget(&self.txn, &def, range, self.used(range), ru)?;
+        let ru = if replacing {
+            charge::replace(work)
+        } else {
+            charge::create(work)
+        };
+        self.store
+            .check_budget(&self.txn, &def, range, self.used(range), ru)?;
 
         let old_size = existing.as_ref().map_or(0, |e| e.json.len() as i64);
         let delta_bytes = json.len() as i64 - old_size;
@@ -222,7 +251,9 @@ impl<'s> WriteBatch<'s> {
             .with_substatus(1014)
             .with_charge(ru));
         }
-        let doc_obj = doc.as_object().ok_or_else(|| Error::internal("item is not an object"))?;
+        let doc_obj = doc
+            .as_object()
+            .ok_or_else(|| Error::internal("item is not an object"))?;
         let new_unique = unique_entries(&def, &epk, doc_obj);
         let old_unique = match &existing {
             Some(e) if !new_unique.is_empty() => {
@@ -254,16 +285,33 @@ impl<'s> WriteBatch<'s> {
         }
         if let Some(e) = &existing {
             if e.header.expires_at != 0 {
-                self.store.ttl.delete(&mut self.txn, &keys::ttl(def.rid, e.header.expires_at, &epk, &id))?;
+                self.store.ttl.delete(
+                    &mut self.txn,
+                    &keys::ttl(def.rid, e.header.expires_at, &epk, &id),
+                )?;
             }
         }
         if expires_at != 0 {
-            self.store.ttl.put(&mut self.txn, &keys::ttl(def.rid, expires_at, &epk, &id), &[])?;
+            self.store.ttl.put(
+                &mut self.txn,
+                &keys::ttl(def.rid, expires_at, &epk, &id),
+                &[],
+            )?;
         }
-        let header = ItemHeader { lsn, expires_at, doc_number };
-        self.store.items.put(&mut self.txn, &key, &item::encode_record(&header, &json))?;
+        let header = ItemHeader {
+            lsn,
+            expires_at,
+            doc_number,
+        };
+        self.store
+            .items
+            .put(&mut self.txn, &key, &item::encode_record(&header, &json))?;
         let event = FeedEvent {
-            op: if replacing { FeedOp::Replace } else { FeedOp::Create },
+            op: if replacing {
+                FeedOp::Replace
+            } else {
+                FeedOp::Create
+            },
             ttl_expired: false,
             crts: self.now,
             seq,
@@ -272,9 +320,16 @@ impl<'s> WriteBatch<'s> {
             id: id.clone(),
             pk: pk.to_json().to_string().into_bytes(),
             current: Some(json.clone()),
-            previous: existing.as_ref().filter(|_| def.feed_previous_images).map(|e| e.json.clone()),
+            previous: existing
+                .as_ref()
+                .filter(|_| def.feed_previous_images)
+                .map(|e| e.json.clone()),
         };
-        self.store.feed.put(&mut self.txn, &keys::feed(def.rid, range, lsn), &event.encode())?;
+        self.store.feed.put(
+            &mut self.txn,
+            &keys::feed(def.rid, range, lsn),
+            &event.encode(),
+        )?;
 
         let op = match kind {
             WriteKind::Create => OpKind::Create,
@@ -297,7 +352,12 @@ impl<'s> WriteBatch<'s> {
     }
 
     /// Deletes one item.
-    pub fn delete(&mut self, id: &str, pk: &PartitionKeyValue, if_match: Option<&str>) -> Result<WriteResult> {
+    pub fn delete(
+        &mut self,
+        id: &str,
+        pk: &PartitionKeyValue,
+        if_match: Option<&str>,
+    ) -> Result<WriteResult> {
         let def = self.def.clone();
         item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
         let epk = pk.epk(&def.partition_key);
@@ -325,17 +385,28 @@ impl<'s> WriteBatch<'s> {
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         let ru = charge::delete(work);
-        self.store.check_budget(&self.txn, &def, range, self.used(range), ru)?;
+        self.store
+            .check_budget(&self.txn, &def, range, self.used(range), ru)?;
         let lsn = self.remove(&key, &epk, id, pk, existing, false)?;
         self.account(range, &epk, pk, OpKind::Delete, ru, 0, 0, lsn)?;
-        Ok(WriteResult { status: 204, body: None, etag: None, request_charge: ru, range, lsn, epk })
+        Ok(WriteResult {
+            status: 204,
+            body: None,
+            etag: None,
+            request_charge: ru,
+            range,
+            lsn,
+            epk,
+        })
     }
 
     /// Purges an expired item (TTL): a delete flagged `timeToLiveExpired`, charged to nobody.
     /// Returns false if the item is gone or no longer expired.
     pub fn expire(&mut self, epk: &Epk, id: &str) -> Result<bool> {
         let key = keys::item(self.def.rid, epk, id);
-        let Some(existing) = self.existing(&key)? else { return Ok(false) };
+        let Some(existing) = self.existing(&key)? else {
+            return Ok(false);
+        };
         if !existing.header.is_expired(self.now) {
             return Ok(false);
         }
@@ -346,7 +417,9 @@ impl<'s> WriteBatch<'s> {
     }
 
     fn expire_at(&mut self, key: &[u8], epk: &Epk, id: &str, pk: &PartitionKeyValue) -> Result<()> {
-        let Some(existing) = self.existing(key)? else { return Ok(()) };
+        let Some(existing) = self.existing(key)? else {
+            return Ok(());
+        };
         let range = self.def.owner(epk.as_bytes())?.id;
         let lsn = self.remove(key, epk, id, pk, existing, true)?;
         self.account(range, epk, pk, OpKind::Expire, 0.0, 0, 0, lsn)
@@ -354,17 +427,29 @@ impl<'s> WriteBatch<'s> {
 
     /// Removes an item with its index entries and logs the delete. Size statistics are
     /// adjusted here; the caller accounts the operation.
-    fn remove(&mut self, key: &[u8], epk: &Epk, id: &str, pk: &PartitionKeyValue, existing: Existing, ttl_expired: bool) -> Result<u64> {
+    fn remove(
+        &mut self,
+        key: &[u8],
+        epk: &Epk,
+        id: &str,
+        pk: &PartitionKeyValue,
+        existing: Existing,
+        ttl_expired: bool,
+    ) -> Result<u64> {
         let def = self.def.clone();
         let range = def.owner(epk.as_bytes())?.id;
         if !def.unique_key_policy.unique_keys.is_empty() {
-            let old: Map<String, Value> = serde_json::from_slice(&existing.json).unwrap_or_default();
+            let old: Map<String, Value> =
+                serde_json::from_slice(&existing.json).unwrap_or_default();
             for entry in unique_entries(&def, epk, &old) {
                 self.store.unique.delete(&mut self.txn, &entry)?;
             }
         }
         if existing.header.expires_at != 0 {
-            self.store.ttl.delete(&mut self.txn, &keys::ttl(def.rid, existing.header.expires_at, epk, id))?;
+            self.store.ttl.delete(
+                &mut self.txn,
+                &keys::ttl(def.rid, existing.header.expires_at, epk, id),
+            )?;
         }
         self.store.items.delete(&mut self.txn, key)?;
         let seq = self.cstats.seq + 1;
@@ -381,7 +466,11 @@ impl<'s> WriteBatch<'s> {
             current: None,
             previous: def.feed_previous_images.then(|| existing.json.clone()),
         };
-        self.store.feed.put(&mut self.txn, &keys::feed(def.rid, range, lsn), &event.encode())?;
+        self.store.feed.put(
+            &mut self.txn,
+            &keys::feed(def.rid, range, lsn),
+            &event.encode(),
+        )?;
         self.cstats.seq = seq;
         let bytes = existing.json.len() as i64;
         self.logical_stats(epk, pk)?.counters.resize(-1, -bytes);
@@ -391,7 +480,17 @@ impl<'s> WriteBatch<'s> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn account(&mut self, range: RangeId, epk: &Epk, pk: &PartitionKeyValue, op: OpKind, ru: f64, items: i64, bytes: i64, lsn: u64) -> Result<()> {
+    fn account(
+        &mut self,
+        range: RangeId,
+        epk: &Epk,
+        pk: &PartitionKeyValue,
+        op: OpKind,
+        ru: f64,
+        items: i64,
+        bytes: i64,
+        lsn: u64,
+    ) -> Result<()> {
         let l = self.logical_stats(epk, pk)?;
         l.counters.resize(items, bytes);
         l.counters.record(op, ru);
@@ -418,19 +517,33 @@ impl<'s> WriteBatch<'s> {
                 // An emptied logical partition disappears from listings, as on the service.
                 self.store.logical.delete(&mut self.txn, &key)?;
             } else {
-                self.store.logical.put(&mut self.txn, &key, &stats.encode())?;
+                self.store
+                    .logical
+                    .put(&mut self.txn, &key, &stats.encode())?;
             }
         }
         for (range, stats) in &self.rstats {
-            self.store.range_stats.put(&mut self.txn, &keys::range(cid, *range), &stats.encode())?;
+            self.store.range_stats.put(
+                &mut self.txn,
+                &keys::range(cid, *range),
+                &stats.encode(),
+            )?;
         }
-        self.store.container_stats.put(&mut self.txn, &keys::container_prefix(cid), &self.cstats.encode())?;
+        self.store.container_stats.put(
+            &mut self.txn,
+            &keys::container_prefix(cid),
+            &self.cstats.encode(),
+        )?;
         for (range, (ru, requests)) in &self.usage {
-            self.store.add_write_usage(&mut self.txn, cid, *range, *ru, *requests)?;
+            self.store
+                .add_write_usage(&mut self.txn, cid, *range, *ru, *requests)?;
         }
         let touched: Vec<RangeId> = self.rstats.keys().copied().collect();
         let mut def_mut = (*def).clone();
-        if self.store.split_oversized(&mut self.txn, &mut def_mut, &touched)? {
+        if self
+            .store
+            .split_oversized(&mut self.txn, &mut def_mut, &touched)?
+        {
             self.store.put_container(&mut self.txn, &def_mut)?;
         }
         self.txn.commit()?;
@@ -474,18 +587,29 @@ fn unique_entries(def: &ContainerDef, epk: &Epk, doc: &Map<String, Value>) -> Ve
 
 fn format_limit(bytes: u64) -> String {
     const GB: u64 = 1024 * 1024 * 1024;
-    if bytes % GB == 0 { format!("{} GB", bytes / GB) } else { format!("{bytes} bytes") }
+    if bytes % GB == 0 {
+        format!("{} GB", bytes / GB)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 impl Store {
     /// Splits every touched range whose storage exceeds the container's per-range limit, at
     /// the byte median of its logical partitions, until each fits or holds one logical
     /// partition. Returns whether the range table changed.
-    fn split_oversized(&self, txn: &mut RwTxn, def: &mut ContainerDef, touched: &[RangeId]) -> Result<bool> {
+    fn split_oversized(
+        &self,
+        txn: &mut RwTxn,
+        def: &mut ContainerDef,
+        touched: &[RangeId],
+    ) -> Result<bool> {
         let mut queue: Vec<RangeId> = touched.to_vec();
         let mut changed = false;
         while let Some(id) = queue.pop() {
-            let Some(range) = def.range(id).cloned() else { continue };
+            let Some(range) = def.range(id).cloned() else {
+                continue;
+            };
             let stats = self
                 .range_stats
                 .get(txn, &keys::range(def.rid, id))?
@@ -495,7 +619,9 @@ impl Store {
                 continue;
             }
             let partitions = self.logical_sizes(txn, def.rid, &range)?;
-            let Some(at) = ranges::storage_split_point(&partitions) else { continue };
+            let Some(at) = ranges::storage_split_point(&partitions) else {
+                continue;
+            };
             let (left, right) = self.split_range(txn, def, &range, at)?;
             queue.push(left);
             queue.push(right);
@@ -511,7 +637,8 @@ impl Store {
         let mut out = Vec::new();
         for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
             let (k, v) = entry?;
-            let stats = LogicalStats::decode(v).ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+            let stats = LogicalStats::decode(v)
+                .ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
             out.push((Epk(k[4..].to_vec()), stats.counters.bytes));
         }
         Ok(out)
@@ -519,7 +646,13 @@ impl Store {
 
     /// Replaces `parent` by two children split at `at`. Children continue the parent's LSN
     /// and get their statistics from the logical partitions they own.
-    pub(crate) fn split_range(&self, txn: &mut RwTxn, def: &mut ContainerDef, parent: &PkRange, at: Epk) -> Result<(RangeId, RangeId)> {
+    pub(crate) fn split_range(
+        &self,
+        txn: &mut RwTxn,
+        def: &mut ContainerDef,
+        parent: &PkRange,
+        at: Epk,
+    ) -> Result<(RangeId, RangeId)> {
         let (left_id, right_id) = (def.next_range_id, def.next_range_id + 1);
         def.next_range_id += 2;
         let (left, right) = ranges::split(parent, at, left_id, right_id);
@@ -538,11 +671,20 @@ impl Store {
                     counters.add(&s.counters);
                 }
             }
-            let stats = RangeStats { counters, lsn: parent_stats.lsn };
-            self.range_stats.put(txn, &keys::range(def.rid, child.id), &stats.encode())?;
+            let stats = RangeStats {
+                counters,
+                lsn: parent_stats.lsn,
+            };
+            self.range_stats
+                .put(txn, &keys::range(def.rid, child.id), &stats.encode())?;
         }
-        self.range_stats.delete(txn, &keys::range(def.rid, parent.id))?;
-        let pos = def.ranges.iter().position(|r| r.id == parent.id).ok_or_else(|| Error::internal("split of a range that is not live"))?;
+        self.range_stats
+            .delete(txn, &keys::range(def.rid, parent.id))?;
+        let pos = def
+            .ranges
+            .iter()
+            .position(|r| r.id == parent.id)
+            .ok_or_else(|| Error::internal("split of a range that is not live"))?;
         def.ranges.splice(pos..=pos, [left, right]);
         def.retired_ranges.push(parent.clone());
         Ok((left_id, right_id))
@@ -550,7 +692,13 @@ impl Store {
 
     /// Changes a container's throughput; raising it past `ranges × 10,000` RU/s splits the
     /// widest ranges at their midpoints, only as many as needed.
-    pub fn set_throughput(&self, txn: &mut RwTxn, db: &str, name: &str, throughput: super::catalog::Throughput) -> Result<ContainerDef> {
+    pub fn set_throughput(
+        &self,
+        txn: &mut RwTxn,
+        db: &str,
+        name: &str,
+        throughput: super::catalog::Throughput,
+    ) -> Result<ContainerDef> {
         throughput.validate()?;
         let mut def = (*self.container(txn, db, name)?).clone();
         def.throughput = throughput;
@@ -562,7 +710,8 @@ impl Store {
                 .max_by(|a, b| a.width().total_cmp(&b.width()).then(b.id.cmp(&a.id)))
                 .cloned()
                 .ok_or_else(|| Error::internal("container has no ranges"))?;
-            let Some(mid) = super::epk::midpoint(&widest.min_inclusive, &widest.max_exclusive) else {
+            let Some(mid) = super::epk::midpoint(&widest.min_inclusive, &widest.max_exclusive)
+            else {
                 break;
             };
             self.split_range(txn, &mut def, &widest, mid)?;

@@ -1,0 +1,211 @@
+//! Command-line syntax (clap): every subcommand, flag and its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cosmoscope",
+    version,
+    about = "Explore partitioned JSON data on an embedded store that behaves like Azure Cosmos DB for NoSQL",
+    long_about = "Explore partitioned JSON data on an embedded store that behaves like Azure Cosmos DB \
+                  for NoSQL: partition keys, physical partitions that split, RU charges and a change feed.\n\n\
+                  Without a subcommand, prints the store's status. Every subcommand prints JSON on stdout \
+                  (NDJSON for streams); errors are {\"error\": {...}} with exit status 1 (request) or 2 (usage).",
+    after_help = "Names are DATABASE/CONTAINER. Partition key values are JSON: --pk '\"c-42\"', --pk 5, \
+                  --pk '[\"a\",\"b\"]' for hierarchical keys, --pk '{}' for the undefined key."
+)]
+pub struct Cli {
+    /// Data directory of the store [default: $COSMOSCOPE_DATA_DIR or the platform data directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create, delete or list databases
+    #[command(subcommand)]
+    Db(DbCommand),
+    /// Create, inspect, change or delete containers
+    #[command(subcommand)]
+    Container(ContainerCommand),
+    /// Point operations on one item
+    #[command(subcommand)]
+    Item(ItemCommand),
+    /// Upsert items from JSON-array or NDJSON files ("-" reads stdin)
+    Import {
+        target: String,
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Print every item of a container, or of one logical partition, as NDJSON
+    Export {
+        target: String,
+        /// Only this logical partition (JSON)
+        #[arg(long, value_name = "JSON")]
+        pk: Option<String>,
+    },
+    /// Read the change feed (one page, --all pages, or --follow to stream NDJSON)
+    Feed(FeedArgs),
+    /// Physical partitions with statistics and load, and the largest and hottest logical partitions
+    Partitions {
+        target: String,
+        /// How many of the largest and hottest logical partitions to list
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Seconds of per-second RU history to include
+        #[arg(long, default_value_t = 600)]
+        window: u64,
+    },
+    /// The effective partition key (EPK) of a partition key value and the range that owns it
+    Epk {
+        target: String,
+        /// Partition key value (JSON); a shorter array is a hierarchical prefix
+        value: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Create a database
+    Create { name: String },
+    /// Delete a database with all its containers
+    Delete { name: String },
+    /// List databases
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContainerCommand {
+    /// Create a container
+    Create(ContainerCreate),
+    /// List containers of one database, or of all
+    List { database: Option<String> },
+    /// Settings, statistics and physical partitions of a container
+    Show { target: String },
+    /// Delete a container with its items, statistics and change feed
+    Delete { target: String },
+    /// Change throughput; raising it past partitions × 10,000 RU/s splits partitions
+    SetThroughput {
+        target: String,
+        #[command(flatten)]
+        throughput: ThroughputArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+#[group(required = false, multiple = false)]
+pub struct ThroughputArgs {
+    /// Manual throughput in RU/s (multiple of 100, at least 400)
+    #[arg(long, value_name = "RU")]
+    pub throughput: Option<u64>,
+    /// Autoscale maximum RU/s (multiple of 1000, at least 1000)
+    #[arg(long, value_name = "MAX")]
+    pub autoscale: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ContainerCreate {
+    pub target: String,
+    /// Partition key path, or 2–3 comma-separated paths for a hierarchical key
+    #[arg(long, value_name = "/path[,/path2[,/path3]]")]
+    pub partition_key: String,
+    #[command(flatten)]
+    pub throughput: ThroughputArgs,
+    /// Storage limit per physical partition in bytes [default: 50 GB]; set it low to see splits on small data
+    #[arg(long, value_name = "N")]
+    pub max_partition_bytes: Option<u64>,
+    /// Storage limit per logical partition in bytes [default: 20 GB]
+    #[arg(long, value_name = "N")]
+    pub max_logical_partition_bytes: Option<u64>,
+    /// Default time to live in seconds (-1: TTL on, items never expire unless they set ttl)
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub default_ttl: Option<i64>,
+    /// A unique key: one or more comma-separated paths (repeat for more unique keys)
+    #[arg(long, value_name = "/a,/b")]
+    pub unique_key: Vec<String>,
+    /// Indexing policy JSON file [default: index everything]
+    #[arg(long, value_name = "FILE")]
+    pub indexing_policy: Option<PathBuf>,
+    /// Answer 429 when a partition's RU budget for the current second is exceeded
+    #[arg(long)]
+    pub enforce_throughput: bool,
+    /// Keep previous images of replaced and deleted items in the change feed
+    #[arg(long)]
+    pub feed_previous_images: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ItemCommand {
+    /// Create an item read from stdin (409 if it exists)
+    Create { target: String },
+    /// Create or replace an item read from stdin
+    Upsert {
+        target: String,
+        #[arg(long, value_name = "ETAG")]
+        if_match: Option<String>,
+    },
+    /// Replace an existing item with the one read from stdin
+    Replace {
+        target: String,
+        #[arg(long, value_name = "ETAG")]
+        if_match: Option<String>,
+    },
+    /// Read an item by id and partition key
+    Read {
+        target: String,
+        id: String,
+        #[arg(long, value_name = "JSON")]
+        pk: String,
+    },
+    /// Delete an item by id and partition key
+    Delete {
+        target: String,
+        id: String,
+        #[arg(long, value_name = "JSON")]
+        pk: String,
+        #[arg(long, value_name = "ETAG")]
+        if_match: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FeedModeArg {
+    /// Creates and updates, each item once at its newest version
+    Latest,
+    /// Every create, replace and delete, with metadata
+    AllVersions,
+}
+
+#[derive(Debug, Args)]
+pub struct FeedArgs {
+    pub target: String,
+    /// Where to start: beginning, now, or an RFC 3339 time
+    #[arg(
+        long,
+        value_name = "beginning|now|RFC3339",
+        default_value = "beginning"
+    )]
+    pub from: String,
+    #[arg(long, value_enum, default_value_t = FeedModeArg::Latest)]
+    pub mode: FeedModeArg,
+    /// Read only this physical partition
+    #[arg(long, value_name = "ID")]
+    pub range: Option<u32>,
+    /// Resume after a previous page (overrides --from)
+    #[arg(long, value_name = "TOKEN")]
+    pub continuation: Option<String>,
+    /// Changes per page
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub max_items: usize,
+    /// Read every page available now instead of one
+    #[arg(long, conflicts_with = "follow")]
+    pub all: bool,
+    /// Stream changes as NDJSON until interrupted
+    #[arg(long)]
+    pub follow: bool,
+}

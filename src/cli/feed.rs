@@ -1,0 +1,106 @@
+//! `feed`: read the change feed as one page, every page, or a live NDJSON stream.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::args::{FeedArgs, FeedModeArg};
+use super::{CliResult, Failure, print_json, print_line, split_target};
+use crate::engine::{Engine, json_f64};
+use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
+
+/// How often a follower checks the container's change sequence.
+const POLL: Duration = Duration::from_millis(25);
+
+pub fn feed(engine: &Engine, args: FeedArgs) -> CliResult {
+    let (db, c) = split_target(&args.target)?;
+    let mode = match args.mode {
+        FeedModeArg::Latest => FeedMode::LatestVersion,
+        FeedModeArg::AllVersions => FeedMode::AllVersions,
+    };
+    let start = match &args.continuation {
+        Some(token) => FeedStart::Continuation(token.clone()),
+        None => parse_from(&args.from)?,
+    };
+    if args.max_items == 0 {
+        return Err(Failure::Usage("--max-items must be at least 1".into()));
+    }
+    let mut req = FeedRequest {
+        start,
+        mode,
+        range: args.range,
+        max_items: args.max_items,
+    };
+    if args.follow {
+        return follow(engine, db, c, req);
+    }
+    let mut changes: Vec<Value> = Vec::new();
+    let mut charge = 0.0;
+    let token = loop {
+        let (def, page) = engine.read_feed(db, c, &req)?;
+        charge += page.request_charge;
+        let n = page.changes.len();
+        changes.extend(page.changes.iter().map(|ch| ch.to_json(mode, &def)));
+        if !args.all || n == 0 {
+            break page.continuation;
+        }
+        req.start = FeedStart::Continuation(page.continuation);
+    };
+    print_json(&json!({
+        "count": changes.len(),
+        "changes": changes,
+        "continuation": token,
+        "requestCharge": json_f64(crate::charge::round(charge)),
+    }));
+    Ok(())
+}
+
+fn parse_from(from: &str) -> CliResult<FeedStart> {
+    match from {
+        "beginning" => Ok(FeedStart::Beginning),
+        "now" => Ok(FeedStart::Now),
+        t => chrono::DateTime::parse_from_rfc3339(t).map(|d| FeedStart::Time(d.timestamp())).map_err(|e| {
+            Failure::Usage(format!("--from must be beginning, now or an RFC 3339 time like 2026-11-21T10:00:00Z ({e})"))
+        }),
+    }
+}
+
+/// Streams changes until interrupted: polls the container's change sequence and reads
+/// only when it moved, so a write in another process shows up within one poll.
+fn follow(engine: &Engine, db: &str, c: &str, mut req: FeedRequest) -> CliResult {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // Without a handler, Ctrl-C still ends the process; with one, we exit cleanly.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Release));
+    }
+    let mut out = std::io::stdout().lock();
+    let mut seen_head = None;
+    while !stop.load(Ordering::Acquire) {
+        let head = engine.feed_head(db, c)?;
+        if seen_head == Some(head) {
+            std::thread::sleep(POLL);
+            continue;
+        }
+        loop {
+            let (def, page) = engine.read_feed(db, c, &req)?;
+            for change in &page.changes {
+                let line = serde_json::to_vec(&change.to_json(req.mode, &def)).unwrap_or_default();
+                if !print_line(&mut out, &line) {
+                    return Ok(()); // reader went away
+                }
+            }
+            let _ = out.flush();
+            let n = page.changes.len();
+            req.start = FeedStart::Continuation(page.continuation);
+            if n < req.max_items {
+                break;
+            }
+        }
+        seen_head = Some(head);
+    }
+    Ok(())
+}

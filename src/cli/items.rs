@@ -1,0 +1,153 @@
+//! Commands on items: `item ...`, `import` and `export`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::args::ItemCommand;
+use super::{
+    CliResult, Failure, parse_json_arg, print_json, print_line, split_target, stderr_is_terminal,
+};
+use crate::engine::{Engine, ImportSummary, import};
+
+fn read_stdin() -> CliResult<Vec<u8>> {
+    let mut body = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut body)
+        .map_err(|e| Failure::Usage(format!("cannot read the item from stdin: {e}")))?;
+    Ok(body)
+}
+
+pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
+    let response = match cmd {
+        ItemCommand::Create { target } => {
+            let (db, c) = split_target(&target)?;
+            engine.create_item(db, c, &read_stdin()?)?
+        }
+        ItemCommand::Upsert { target, if_match } => {
+            let (db, c) = split_target(&target)?;
+            engine.upsert_item(db, c, &read_stdin()?, if_match.as_deref())?
+        }
+        ItemCommand::Replace { target, if_match } => {
+            let (db, c) = split_target(&target)?;
+            engine.replace_item(db, c, &read_stdin()?, if_match.as_deref())?
+        }
+        ItemCommand::Read { target, id, pk } => {
+            let (db, c) = split_target(&target)?;
+            engine.read_item(db, c, &id, &parse_json_arg("--pk", &pk)?)?
+        }
+        ItemCommand::Delete {
+            target,
+            id,
+            pk,
+            if_match,
+        } => {
+            let (db, c) = split_target(&target)?;
+            engine.delete_item(
+                db,
+                c,
+                &id,
+                &parse_json_arg("--pk", &pk)?,
+                if_match.as_deref(),
+            )?
+        }
+    };
+    print_json(&response.to_json());
+    Ok(())
+}
+
+/// Reads every file, checks every record of every file, then writes them in batches.
+pub fn import(engine: &Engine, target: &str, files: &[PathBuf]) -> CliResult {
+    let (db, c) = split_target(target)?;
+    let mut contents = Vec::with_capacity(files.len());
+    for file in files {
+        let bytes = if file.as_os_str() == "-" {
+            read_stdin()?
+        } else {
+            std::fs::read(file)
+                .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", file.display())))?
+        };
+        contents.push(bytes);
+    }
+    let mut parsed = Vec::with_capacity(files.len());
+    for (file, bytes) in files.iter().zip(&contents) {
+        let name = file.display().to_string();
+        let records = import::records(bytes).map_err(|e| in_file(e, &name))?;
+        engine
+            .validate_records(db, c, &records)
+            .map_err(|e| in_file(e, &name))?;
+        parsed.push((name, records));
+    }
+    let total: u64 = parsed.iter().map(|(_, r)| r.len() as u64).sum();
+    let bar = if stderr_is_terminal() {
+        let bar = ProgressBar::new(total);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {pos}/{len} items  {per_sec}  eta {eta}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut summary = ImportSummary::default();
+    let mut per_file = Vec::new();
+    for (name, records) in &parsed {
+        let base = summary.items;
+        let s = engine
+            .import_records(db, c, records, &mut |n| bar.set_position(base + n))
+            .map_err(|e| in_file(e, name))?;
+        per_file.push(json!({ "file": name, "items": s.items }));
+        summary.items += s.items;
+        summary.created += s.created;
+        summary.replaced += s.replaced;
+        summary.bytes += s.bytes;
+        summary.request_charge += s.request_charge;
+        summary.batches += s.batches;
+        summary.throttled += s.throttled;
+        summary.seconds += s.seconds;
+    }
+    bar.finish_and_clear();
+    summary.request_charge = crate::charge::round(summary.request_charge);
+    let rate = if summary.seconds > 0.0 {
+        (summary.items as f64 / summary.seconds).round()
+    } else {
+        0.0
+    };
+    let mut out = serde_json::to_value(&summary).unwrap_or_default();
+    if let Some(obj) = out.as_object_mut() {
+        obj.insert("itemsPerSecond".into(), rate.into());
+        obj.insert("files".into(), per_file.into());
+    }
+    print_json(&out);
+    Ok(())
+}
+
+fn in_file(e: crate::error::Error, file: &str) -> Failure {
+    let message = format!("{file}: {}", e.message);
+    Failure::Request(crate::error::Error { message, ..e })
+}
+
+pub fn export(engine: &Engine, target: &str, pk: Option<&str>) -> CliResult {
+    let (db, c) = split_target(target)?;
+    let pk = pk.map(|p| parse_json_arg("--pk", p)).transpose()?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let result = engine.export(db, c, pk.as_ref(), &mut |json| {
+        if print_line(&mut out, json) {
+            Ok(())
+        } else {
+            Err(crate::error::Error::new(STDOUT_CLOSED, "stdout closed"))
+        }
+    });
+    let _ = out.flush();
+    match result {
+        // The reader went away (`| head`): stop quietly.
+        Err(e) if e.status == STDOUT_CLOSED => Ok(()),
+        other => other.map(|_| ()).map_err(Failure::from),
+    }
+}
+
+/// Internal marker status for "the consumer stopped reading"; never printed.
+const STDOUT_CLOSED: u16 = 499;

@@ -1,0 +1,139 @@
+//! The headless command line: JSON in, JSON out, for scripts, tests and benchmarks.
+//!
+//! Output contract (DESIGN.md §8): one JSON document (or NDJSON for streams) on stdout;
+//! errors are `{"error": {"status", "substatus", "code", "message", ...}}` on stdout with exit
+//! status 1 for a request error and 2 for a usage error. Progress goes to stderr, only when
+//! stderr is a terminal.
+
+pub mod args;
+mod feed;
+mod items;
+mod resources;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use args::{Cli, Command};
+
+/// Why a command failed: a request the store refused, or a command line it cannot run.
+pub enum Failure {
+    Request(Error),
+    Usage(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Request(e)
+    }
+}
+
+pub type CliResult<T = ()> = Result<T, Failure>;
+
+/// Parses the command line, runs it and returns the process exit status.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // Humans get clap's rendering on stderr, scripts the JSON on stdout.
+            let _ = e.print();
+            let message = e.kind().as_str().map_or_else(
+                || e.to_string(),
+                |k| format!("{k}: {}", first_line(&e.to_string())),
+            );
+            return fail(Failure::Usage(message));
+        }
+    };
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => fail(f),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+fn fail(f: Failure) -> ExitCode {
+    let (err, code) = match f {
+        Failure::Request(e) => (e, 1),
+        Failure::Usage(message) => (Error::bad_request(message), 2),
+    };
+    print_json(&serde_json::json!({ "error": err.to_json() }));
+    ExitCode::from(code)
+}
+
+fn execute(cli: Cli) -> CliResult {
+    let dir = cli
+        .data_dir
+        .clone()
+        .unwrap_or_else(Engine::default_data_dir);
+    let engine = Engine::open(&dir)?;
+    match cli.command {
+        None => resources::status(&engine),
+        Some(Command::Db(cmd)) => resources::db(&engine, cmd),
+        Some(Command::Container(cmd)) => resources::container(&engine, cmd),
+        Some(Command::Partitions {
+            target,
+            top,
+            window,
+        }) => resources::partitions(&engine, &target, top, window),
+        Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
+        Some(Command::Item(cmd)) => items::item(&engine, cmd),
+        Some(Command::Import { target, files }) => items::import(&engine, &target, &files),
+        Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
+        Some(Command::Feed(args)) => feed::feed(&engine, args),
+    }
+}
+
+/// Splits `DATABASE/CONTAINER`.
+pub(crate) fn split_target(target: &str) -> CliResult<(&str, &str)> {
+    match target.split_once('/') {
+        Some((db, c)) if !db.is_empty() && !c.is_empty() && !c.contains('/') => Ok((db, c)),
+        _ => Err(Failure::Usage(format!(
+            "expected DATABASE/CONTAINER, got {target:?}"
+        ))),
+    }
+}
+
+/// Parses a `--pk` (or other) JSON argument.
+pub(crate) fn parse_json_arg(flag: &str, text: &str) -> CliResult<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        Failure::Usage(format!(
+            "{flag} must be JSON ({e}); quote strings for the shell, e.g. {flag} '\"{text}\"'"
+        ))
+    })
+}
+
+pub(crate) fn print_json<T: Serialize + ?Sized>(value: &T) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = serde_json::to_writer_pretty(&mut out, value);
+    let _ = writeln!(out);
+}
+
+/// One NDJSON line; returns false when stdout is closed.
+pub(crate) fn print_line(out: &mut impl Write, bytes: &[u8]) -> bool {
+    out.write_all(bytes)
+        .and_then(|_| out.write_all(b"\n"))
+        .is_ok()
+}
+
+pub(crate) fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}

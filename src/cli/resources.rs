@@ -1,0 +1,145 @@
+//! Commands on databases, containers and partitions: `db`, `container`, `partitions`,
+//! `epk`, and the status printed without a subcommand.
+
+use clap::CommandFactory;
+use serde_json::json;
+
+use super::args::{Cli, ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
+use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
+use crate::engine::Engine;
+use crate::store::catalog::{ContainerSettings, Throughput};
+use crate::store::indexing::IndexingPolicy;
+
+/// No subcommand: a short status of the store, then the help.
+pub fn status(engine: &Engine) -> CliResult {
+    let dbs = engine.list_databases()?;
+    let containers = engine.list_containers(None)?;
+    println!(
+        "cosmoscope — data directory {}",
+        engine.data_dir().display()
+    );
+    if dbs.is_empty() {
+        println!("The store is empty. Create a database with `cosmoscope db create NAME`.");
+    }
+    for db in &dbs {
+        println!("  {} ({} containers)", db.id, db.container_count);
+        for c in containers.iter().filter(|c| c.database == db.id) {
+            println!(
+                "    {:<24} key {:<20} {:>6} partitions {:>10} items {:>12} bytes",
+                c.id,
+                c.partition_key.paths.join(","),
+                c.partition_count,
+                c.statistics.item_count,
+                c.statistics.size_bytes
+            );
+        }
+    }
+    println!();
+    let _ = Cli::command().print_help();
+    Ok(())
+}
+
+pub fn db(engine: &Engine, cmd: DbCommand) -> CliResult {
+    match cmd {
+        DbCommand::Create { name } => print_json(&engine.create_database(&name)?),
+        DbCommand::Delete { name } => {
+            engine.delete_database(&name)?;
+            print_json(&json!({ "deleted": name }));
+        }
+        DbCommand::List => print_json(&engine.list_databases()?),
+    }
+    Ok(())
+}
+
+pub fn container(engine: &Engine, cmd: ContainerCommand) -> CliResult {
+    match cmd {
+        ContainerCommand::Create(args) => {
+            let (db, name) = split_target(&args.target)?;
+            let settings = settings(&args)?;
+            print_json(&engine.create_container(db, name, settings)?);
+        }
+        ContainerCommand::List { database } => {
+            print_json(&engine.list_containers(database.as_deref())?)
+        }
+        ContainerCommand::Show { target } => {
+            let (db, name) = split_target(&target)?;
+            print_json(&engine.container(db, name)?);
+        }
+        ContainerCommand::Delete { target } => {
+            let (db, name) = split_target(&target)?;
+            engine.delete_container(db, name)?;
+            print_json(&json!({ "deleted": target }));
+        }
+        ContainerCommand::SetThroughput { target, throughput } => {
+            let (db, name) = split_target(&target)?;
+            let t = throughput_of(&throughput)?
+                .ok_or_else(|| Failure::Usage("give --throughput RU or --autoscale MAX".into()))?;
+            print_json(&engine.set_throughput(db, name, t)?);
+        }
+    }
+    Ok(())
+}
+
+fn throughput_of(args: &ThroughputArgs) -> CliResult<Option<Throughput>> {
+    Ok(match (args.throughput, args.autoscale) {
+        (Some(ru), None) => Some(Throughput::Manual(ru)),
+        (None, Some(max)) => Some(Throughput::Autoscale(max)),
+        (None, None) => None,
+        (Some(_), Some(_)) => {
+            return Err(Failure::Usage(
+                "give either --throughput or --autoscale, not both".into(),
+            ));
+        }
+    })
+}
+
+fn settings(args: &ContainerCreate) -> CliResult<ContainerSettings> {
+    let paths: Vec<String> = args
+        .partition_key
+        .split(',')
+        .map(|p| p.trim().to_string())
+        .collect();
+    let mut s = ContainerSettings::new(paths);
+    if let Some(t) = throughput_of(&args.throughput)? {
+        s.throughput = t;
+    }
+    s.max_partition_bytes = args.max_partition_bytes;
+    s.max_logical_partition_bytes = args.max_logical_partition_bytes;
+    s.default_ttl = args.default_ttl;
+    s.unique_keys = args
+        .unique_key
+        .iter()
+        .map(|k| k.split(',').map(|p| p.trim().to_string()).collect())
+        .collect();
+    if let Some(file) = &args.indexing_policy {
+        let text = std::fs::read(file).map_err(|e| {
+            Failure::Usage(format!(
+                "cannot read indexing policy {}: {e}",
+                file.display()
+            ))
+        })?;
+        let policy: IndexingPolicy = serde_json::from_slice(&text).map_err(|e| {
+            crate::error::Error::bad_request(format!(
+                "invalid indexing policy in {}: {e}",
+                file.display()
+            ))
+        })?;
+        s.indexing_policy = Some(policy);
+    }
+    s.enforce_throughput = args.enforce_throughput;
+    s.feed_previous_images = args.feed_previous_images;
+    Ok(s)
+}
+
+pub fn partitions(engine: &Engine, target: &str, top: usize, window: u64) -> CliResult {
+    let (db, name) = split_target(target)?;
+    print_json(&engine.partitions(db, name, top, window)?);
+    Ok(())
+}
+
+pub fn epk(engine: &Engine, target: &str, value: &str) -> CliResult {
+    let (db, name) = split_target(target)?;
+    let pk = parse_json_arg("the partition key value", value)?;
+    print_json(&engine.epk(db, name, &pk)?);
+    Ok(())
+}

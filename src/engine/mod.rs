@@ -1,0 +1,501 @@
+//! The engine: the facade every front end (CLI, TUI, benchmarks) uses.
+//!
+//! It names resources the way users do (`database`, `container`, partition key values as
+//! JSON), opens the right transactions, and returns typed results that carry their RU
+//! charge. It also runs the store's background work — flushing read metering and purging
+//! expired items — on its own thread for as long as it is open.
+
+pub mod background;
+pub mod import;
+pub mod processor;
+pub mod views;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::store::catalog::{ContainerDef, ContainerSettings, Throughput};
+use crate::store::epk;
+use crate::store::feed::{FeedPage, FeedRequest};
+use crate::store::item;
+use crate::store::meter;
+use crate::store::stats::StatsView;
+use crate::store::write::{WriteBatch, WriteKind, WriteResult};
+pub use views::*;
+
+/// Environment variable naming the default data directory.
+pub const DATA_DIR_ENV: &str = "COSMOSCOPE_DATA_DIR";
+
+/// Items per import transaction, and the byte budget of one.
+const IMPORT_BATCH_ITEMS: usize = 1000;
+const IMPORT_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// An open store plus its background worker.
+pub struct Engine {
+    store: Arc<Store>,
+    _background: background::Worker,
+}
+
+impl Engine {
+    /// Opens (creating if needed) the store in `dir` and starts background work.
+    pub fn open(dir: &Path) -> Result<Engine> {
+        let store = Arc::new(Store::open(dir)?);
+        let worker = background::Worker::start(store.clone());
+        Ok(Engine {
+            store,
+            _background: worker,
+        })
+    }
+
+    /// `$COSMOSCOPE_DATA_DIR`, else the platform's data directory for cosmoscope.
+    pub fn default_data_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
+        directories::ProjectDirs::from("", "", "cosmoscope")
+            .map(|p| p.data_dir().to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".cosmoscope"))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        self.store.path()
+    }
+
+    /// The underlying store, for code in this crate that composes lower-level operations.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    fn def(&self, db: &str, container: &str) -> Result<Arc<ContainerDef>> {
+        let txn = self.store.read_txn()?;
+        self.store.container(&txn, db, container)
+    }
+
+    // ---- databases ----
+
+    pub fn create_database(&self, name: &str) -> Result<DatabaseInfo> {
+        let mut txn = self.store.write_txn()?;
+        let def = self
+            .store
+            .create_database(&mut txn, name, crate::store::now_secs())?;
+        txn.commit()?;
+        Ok(DatabaseInfo::new(&def, 0))
+    }
+
+    pub fn delete_database(&self, name: &str) -> Result<()> {
+        let mut txn = self.store.write_txn()?;
+        self.store.delete_database(&mut txn, name)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    pub fn list_databases(&self) -> Result<Vec<DatabaseInfo>> {
+        let txn = self.store.read_txn()?;
+        self.store
+            .list_databases(&txn)?
+            .iter()
+            .map(|d| {
+                Ok(DatabaseInfo::new(
+                    d,
+                    self.store.list_containers(&txn, &d.id)?.len(),
+                ))
+            })
+            .collect()
+    }
+
+    // ---- containers ----
+
+    pub fn create_container(
+        &self,
+        db: &str,
+        name: &str,
+        settings: ContainerSettings,
+    ) -> Result<ContainerInfo> {
+        let mut txn = self.store.write_txn()?;
+        let def =
+            self.store
+                .create_container(&mut txn, db, name, settings, crate::store::now_secs())?;
+        txn.commit()?;
+        self.container(&def.database, &def.id)
+    }
+
+    pub fn delete_container(&self, db: &str, name: &str) -> Result<()> {
+        let mut txn = self.store.write_txn()?;
+        self.store.delete_container(&mut txn, db, name)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Containers of one database, or of all databases.
+    pub fn list_containers(&self, db: Option<&str>) -> Result<Vec<ContainerInfo>> {
+        let txn = self.store.read_txn()?;
+        let dbs = match db {
+            Some(db) => vec![self.store.require_database(&txn, db)?],
+            None => self.store.list_databases(&txn)?,
+        };
+        let mut out = Vec::new();
+        for d in dbs {
+            for c in self.store.list_containers(&txn, &d.id)? {
+                let stats = self.store.container_stats(&txn, &c)?;
+                out.push(ContainerInfo::new(
+                    &c,
+                    StatsView::from(&stats.counters),
+                    None,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Settings, statistics and physical partitions of one container.
+    pub fn container(&self, db: &str, name: &str) -> Result<ContainerInfo> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let stats = self.store.container_stats(&txn, &def)?;
+        let ranges = self
+            .store
+            .ranges_with_stats(&txn, &def)?
+            .iter()
+            .map(|(r, s)| RangeInfo::new(&def, r, s))
+            .collect();
+        Ok(ContainerInfo::new(
+            &def,
+            StatsView::from(&stats.counters),
+            Some(ranges),
+        ))
+    }
+
+    /// Changes throughput; raising it past `ranges × 10,000` RU/s splits ranges.
+    pub fn set_throughput(
+        &self,
+        db: &str,
+        name: &str,
+        throughput: Throughput,
+    ) -> Result<ContainerInfo> {
+        let mut txn = self.store.write_txn()?;
+        self.store.set_throughput(&mut txn, db, name, throughput)?;
+        txn.commit()?;
+        self.container(db, name)
+    }
+
+    /// Ranges with statistics and recent load, and the largest and hottest logical
+    /// partitions. `window` is how many seconds of meter history to include.
+    pub fn partitions(
+        &self,
+        db: &str,
+        name: &str,
+        top: usize,
+        window: u64,
+    ) -> Result<PartitionsReport> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let ranges = self.store.ranges_with_stats(&txn, &def)?;
+        let (now, _) = meter::current_second();
+        let since = now.saturating_sub(window);
+        let mut load = Vec::with_capacity(ranges.len());
+        for (r, _) in &ranges {
+            let samples = self.store.meter_history(&txn, def.rid, r.id, since)?;
+            let last = samples
+                .iter()
+                .find(|s| s.second + 1 == now)
+                .map_or(0.0, |s| s.ru);
+            load.push(RangeLoad {
+                id: r.id.to_string(),
+                budget_per_second: charge_round(def.range_budget()),
+                ru_last_second: charge_round(last),
+                ru_peak: charge_round(samples.iter().map(|s| s.ru).fold(0.0, f64::max)),
+                throttled: samples.iter().map(|s| s.throttled).sum(),
+                requests: samples.iter().map(|s| s.requests).sum(),
+                samples: samples.iter().map(SampleView::from).collect(),
+            });
+        }
+        let (largest, hottest) = self.store.top_logical_partitions(&txn, &def, top)?;
+        Ok(PartitionsReport {
+            container: def.full_name(),
+            partitions: ranges
+                .iter()
+                .map(|(r, s)| RangeInfo::new(&def, r, s))
+                .collect(),
+            load,
+            window_seconds: window,
+            largest_logical_partitions: largest
+                .iter()
+                .map(|l| LogicalPartitionView::new(&def, l))
+                .collect(),
+            hottest_logical_partitions: hottest
+                .iter()
+                .map(|l| LogicalPartitionView::new(&def, l))
+                .collect(),
+        })
+    }
+
+    /// A key's EPK and the range that owns it; for a hierarchical prefix, the EPK range it
+    /// spans and every range overlapping it.
+    pub fn epk(&self, db: &str, name: &str, pk: &Value) -> Result<EpkInfo> {
+        let def = self.def(db, name)?;
+        let pkdef = &def.partition_key;
+        let components = pkdef.parse_request_prefix(pk)?;
+        if components.len() == pkdef.paths.len() {
+            let value = pkdef.parse_request_value(pk)?;
+            let e = value.epk(pkdef);
+            let owner = def.owner(e.as_bytes())?;
+            return Ok(EpkInfo {
+                partition_key: value.to_display_json(),
+                epk: e.to_hex(),
+                epk_range: None,
+                partitions: vec![owner.id.to_string()],
+            });
+        }
+        let (min, max) = epk::prefix_range(&components, pkdef.paths.len())
+            .map_err(|e| Error::bad_request(format!("invalid partition key prefix: {e}")))?;
+        let partitions = def
+            .ranges
+            .iter()
+            .filter(|r| r.overlaps(&min, &max))
+            .map(|r| r.id.to_string())
+            .collect();
+        Ok(EpkInfo {
+            partition_key: pk.clone(),
+            epk: min.to_hex(),
+            epk_range: Some((min.to_hex(), max.to_hex())),
+            partitions,
+        })
+    }
+
+    // ---- items ----
+
+    fn write_one(
+        &self,
+        db: &str,
+        name: &str,
+        kind: WriteKind,
+        body: &[u8],
+        if_match: Option<&str>,
+    ) -> Result<ItemResponse> {
+        let doc = item::parse_body(body).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        let mut batch = WriteBatch::begin(&self.store, db, name)?;
+        let result = batch.write(kind, doc, if_match)?;
+        batch.commit()?;
+        Ok(response(result))
+    }
+
+    pub fn create_item(&self, db: &str, name: &str, body: &[u8]) -> Result<ItemResponse> {
+        self.write_one(db, name, WriteKind::Create, body, None)
+    }
+
+    pub fn upsert_item(
+        &self,
+        db: &str,
+        name: &str,
+        body: &[u8],
+        if_match: Option<&str>,
+    ) -> Result<ItemResponse> {
+        self.write_one(db, name, WriteKind::Upsert, body, if_match)
+    }
+
+    pub fn replace_item(
+        &self,
+        db: &str,
+        name: &str,
+        body: &[u8],
+        if_match: Option<&str>,
+    ) -> Result<ItemResponse> {
+        self.write_one(db, name, WriteKind::Replace, body, if_match)
+    }
+
+    pub fn read_item(&self, db: &str, name: &str, id: &str, pk: &Value) -> Result<ItemResponse> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let value = def.partition_key.parse_request_value(pk)?;
+        let r = self.store.read_item(&txn, &def, id, &value)?;
+        Ok(ItemResponse {
+            status: 200,
+            etag: item::stored_etag(&r.json),
+            body: Some(r.json),
+            request_charge: r.request_charge,
+            range: r.range.to_string(),
+            lsn: None,
+        })
+    }
+
+    pub fn delete_item(
+        &self,
+        db: &str,
+        name: &str,
+        id: &str,
+        pk: &Value,
+        if_match: Option<&str>,
+    ) -> Result<ItemResponse> {
+        let mut batch = WriteBatch::begin(&self.store, db, name)?;
+        let value = batch.container().partition_key.parse_request_value(pk)?;
+        let result = batch.delete(id, &value, if_match)?;
+        batch.commit()?;
+        Ok(response(result))
+    }
+
+    /// Checks an import file's records (JSON, id, partition key, ttl) without writing.
+    pub fn validate_records(&self, db: &str, name: &str, records: &[import::Record]) -> Result<()> {
+        let def = self.def(db, name)?;
+        let now = crate::store::now_secs();
+        for rec in records {
+            let check = || -> Result<()> {
+                let doc = item::parse_body(rec.json)?;
+                item::item_id(&doc)?;
+                def.partition_key.extract(&doc)?;
+                item::expiry(&def, &doc, now)?;
+                Ok(())
+            };
+            check().map_err(|e| import::at_line(e, rec.line))?;
+        }
+        Ok(())
+    }
+
+    /// Upserts records in batched transactions (each batch is atomic). With throughput
+    /// enforcement on, a throttled batch commits what it has, waits the retry-after and
+    /// goes on, as the SDKs' bulk mode does. `progress` gets the count written so far.
+    pub fn import_records(
+        &self,
+        db: &str,
+        name: &str,
+        records: &[import::Record],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<ImportSummary> {
+        let started = std::time::Instant::now();
+        let mut summary = ImportSummary::default();
+        let mut next = 0;
+        while next < records.len() {
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let mut bytes = 0;
+            let mut in_batch = 0;
+            let mut throttle = None;
+            while next < records.len()
+                && in_batch < IMPORT_BATCH_ITEMS
+                && bytes < IMPORT_BATCH_BYTES
+            {
+                let rec = records[next];
+                let doc = item::parse_body(rec.json).map_err(|e| import::at_line(e, rec.line))?;
+                match batch.write(WriteKind::Upsert, doc, None) {
+                    Ok(r) => {
+                        summary.request_charge += r.request_charge;
+                        if r.status == 201 {
+                            summary.created += 1
+                        } else {
+                            summary.replaced += 1
+                        }
+                        bytes += rec.json.len();
+                        summary.bytes += rec.json.len() as u64;
+                        in_batch += 1;
+                        next += 1;
+                    }
+                    Err(e) if e.status == 429 => {
+                        throttle = e.retry_after_ms;
+                        summary.throttled += 1;
+                        break;
+                    }
+                    Err(e) => return Err(import::at_line(e, rec.line)),
+                }
+            }
+            batch.commit()?;
+            summary.batches += 1;
+            summary.items += in_batch as u64;
+            progress(summary.items);
+            if let Some(ms) = throttle {
+                std::thread::sleep(std::time::Duration::from_millis(ms.max(1)));
+            }
+        }
+        summary.request_charge = charge_round(summary.request_charge);
+        summary.seconds = started.elapsed().as_secs_f64();
+        Ok(summary)
+    }
+
+    /// Streams every live item of a container (or of one logical partition) to `sink`, in
+    /// key order, without holding one read transaction for the whole export.
+    pub fn export(
+        &self,
+        db: &str,
+        name: &str,
+        pk: Option<&Value>,
+        sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        let def = self.def(db, name)?;
+        let (min, max) = match pk {
+            Some(pk) => {
+                let value = def.partition_key.parse_request_value(pk)?;
+                let e = value.epk(&def.partition_key);
+                let mut end = e.as_bytes().to_vec();
+                end.push(0xFF);
+                (e, epk::Epk(end))
+            }
+            None => (epk::Epk::min(), epk::Epk::max()),
+        };
+        let mut after: Option<Vec<u8>> = None;
+        let mut count = 0;
+        loop {
+            let (items, last) = {
+                let txn = self.store.read_txn()?;
+                self.store
+                    .scan_items(&txn, &def, &min, &max, after.as_deref(), 1000)?
+            };
+            for it in &items {
+                sink(&it.json)?;
+                count += 1;
+            }
+            match last {
+                Some(k) => after = Some(k),
+                None => return Ok(count),
+            }
+        }
+    }
+
+    // ---- change feed ----
+
+    pub fn read_feed(
+        &self,
+        db: &str,
+        name: &str,
+        req: &FeedRequest,
+    ) -> Result<(Arc<ContainerDef>, FeedPage)> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let page = self.store.read_feed(&txn, &def, req)?;
+        Ok((def, page))
+    }
+
+    /// The container's change sequence; it moves on every write, so a follower polls this
+    /// and reads the feed only when it changed.
+    pub fn feed_head(&self, db: &str, name: &str) -> Result<u64> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        self.store.feed_head(&txn, &def)
+    }
+
+    // ---- maintenance ----
+
+    /// Writes pending read metering now (the background thread does it every 200 ms).
+    pub fn flush_metrics(&self) -> Result<()> {
+        self.store.flush_pending().map(|_| ())
+    }
+
+    /// Purges expired items now (the background thread does it every second).
+    pub fn purge_expired(&self) -> Result<usize> {
+        self.store.purge_expired(crate::store::now_secs())
+    }
+}
+
+fn response(r: WriteResult) -> ItemResponse {
+    ItemResponse {
+        status: r.status,
+        body: r.body,
+        etag: r.etag,
+        request_charge: r.request_charge,
+        range: r.range.to_string(),
+        lsn: Some(r.lsn),
+    }
+}
+
+fn charge_round(v: f64) -> f64 {
+    crate::charge::round(v)
+}

@@ -1,0 +1,287 @@
+//! What the engine hands to front ends: plain, serializable views of store state.
+//!
+//! Field names follow the service's REST resources (`minInclusive`, `partitionKey`,
+//! `indexingPolicy`, ...) so output reads like what a Cosmos DB user already knows.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::store::catalog::{ContainerDef, DatabaseDef, Throughput};
+use crate::store::indexing::IndexingPolicy;
+use crate::store::item;
+use crate::store::meter::MeterSample;
+use crate::store::partition_key::PartitionKeyDefinition;
+use crate::store::ranges::PkRange;
+use crate::store::read::LogicalPartitionInfo;
+use crate::store::stats::{RangeStats, StatsView};
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatabaseInfo {
+    pub id: String,
+    #[serde(rename = "_rid")]
+    pub rid: String,
+    #[serde(rename = "_ts")]
+    pub ts: i64,
+    pub container_count: usize,
+}
+
+impl DatabaseInfo {
+    pub fn new(def: &DatabaseDef, container_count: usize) -> DatabaseInfo {
+        DatabaseInfo {
+            id: def.id.clone(),
+            rid: item::database_rid(def.rid),
+            ts: def.ts,
+            container_count,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThroughputView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manual: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscale_max: Option<u64>,
+    /// RU/s one physical partition may use per second.
+    pub per_partition_budget: f64,
+    pub enforced: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerInfo {
+    pub id: String,
+    pub database: String,
+    #[serde(rename = "_rid")]
+    pub rid: String,
+    #[serde(rename = "_ts")]
+    pub ts: i64,
+    pub partition_key: PartitionKeyDefinition,
+    pub throughput: ThroughputView,
+    pub default_ttl: Option<i64>,
+    pub unique_key_policy: crate::store::catalog::UniqueKeyPolicy,
+    pub indexing_policy: IndexingPolicy,
+    pub max_partition_bytes: u64,
+    pub max_logical_partition_bytes: u64,
+    pub feed_previous_images: bool,
+    pub statistics: StatsView,
+    pub partition_count: usize,
+    /// Present in `container show`; omitted from listings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Vec<RangeInfo>>,
+}
+
+impl ContainerInfo {
+    pub fn new(
+        def: &ContainerDef,
+        stats: StatsView,
+        partitions: Option<Vec<RangeInfo>>,
+    ) -> ContainerInfo {
+        let (manual, autoscale_max) = match def.throughput {
+            Throughput::Manual(ru) => (Some(ru), None),
+            Throughput::Autoscale(max) => (None, Some(max)),
+        };
+        ContainerInfo {
+            id: def.id.clone(),
+            database: def.database.clone(),
+            rid: item::rids(def, 0).container,
+            ts: def.ts,
+            partition_key: def.partition_key.clone(),
+            throughput: ThroughputView {
+                manual,
+                autoscale_max,
+                per_partition_budget: crate::charge::round(def.range_budget()),
+                enforced: def.enforce_throughput,
+            },
+            default_ttl: def.default_ttl,
+            unique_key_policy: def.unique_key_policy.clone(),
+            indexing_policy: def.indexing_policy.clone(),
+            max_partition_bytes: def.max_partition_bytes,
+            max_logical_partition_bytes: def.max_logical_partition_bytes,
+            feed_previous_images: def.feed_previous_images,
+            statistics: stats,
+            partition_count: def.ranges.len(),
+            partitions,
+        }
+    }
+}
+
+/// A physical partition (partition key range) with its statistics.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RangeInfo {
+    pub id: String,
+    pub min_inclusive: String,
+    pub max_exclusive: String,
+    pub parents: Vec<String>,
+    pub lsn: u64,
+    pub throughput_fraction: f64,
+    /// Share of the EPK space this range spans.
+    pub key_space_fraction: f64,
+    pub statistics: StatsView,
+    /// Share of the container's per-partition storage limit in use.
+    pub storage_fraction: f64,
+}
+
+impl RangeInfo {
+    pub fn new(def: &ContainerDef, range: &PkRange, stats: &RangeStats) -> RangeInfo {
+        RangeInfo {
+            id: range.id.to_string(),
+            min_inclusive: range.min_inclusive.to_hex(),
+            max_exclusive: range.max_exclusive.to_hex(),
+            parents: range.parents.iter().map(|p| p.to_string()).collect(),
+            lsn: stats.lsn,
+            throughput_fraction: 1.0 / def.ranges.len().max(1) as f64,
+            key_space_fraction: (range.width() * 1e6).round() / 1e6,
+            statistics: StatsView::from(&stats.counters),
+            storage_fraction: stats.counters.bytes as f64 / def.max_partition_bytes.max(1) as f64,
+        }
+    }
+}
+
+/// A logical partition with its statistics.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalPartitionView {
+    /// The key value (bare for one-level keys, an array for hierarchical keys).
+    pub partition_key: Value,
+    pub epk: String,
+    pub range: String,
+    pub statistics: StatsView,
+}
+
+impl LogicalPartitionView {
+    pub fn new(def: &ContainerDef, info: &LogicalPartitionInfo) -> LogicalPartitionView {
+        let partition_key = match &info.key {
+            Value::Array(a) if a.len() == 1 => a[0].clone(),
+            other => other.clone(),
+        };
+        let range = def
+            .owner(info.epk.as_bytes())
+            .map(|r| r.id.to_string())
+            .unwrap_or_default();
+        LogicalPartitionView {
+            partition_key,
+            epk: info.epk.to_hex(),
+            range,
+            statistics: StatsView::from(&info.counters),
+        }
+    }
+}
+
+/// RU use of one range over recent seconds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RangeLoad {
+    pub id: String,
+    pub budget_per_second: f64,
+    /// RU consumed in the last complete second.
+    pub ru_last_second: f64,
+    /// Peak RU in any second of the window.
+    pub ru_peak: f64,
+    pub throttled: u64,
+    pub requests: u64,
+    /// Per-second samples, oldest first (seconds with no activity omitted).
+    pub samples: Vec<SampleView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleView {
+    pub second: u64,
+    pub ru: f64,
+    pub requests: u64,
+    pub throttled: u64,
+}
+
+impl From<&MeterSample> for SampleView {
+    fn from(s: &MeterSample) -> SampleView {
+        SampleView {
+            second: s.second,
+            ru: crate::charge::round(s.ru),
+            requests: s.requests,
+            throttled: s.throttled,
+        }
+    }
+}
+
+/// `partitions DB/C`: ranges, their load, and the extreme logical partitions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionsReport {
+    pub container: String,
+    pub partitions: Vec<RangeInfo>,
+    pub load: Vec<RangeLoad>,
+    pub window_seconds: u64,
+    pub largest_logical_partitions: Vec<LogicalPartitionView>,
+    pub hottest_logical_partitions: Vec<LogicalPartitionView>,
+}
+
+/// `epk DB/C JSON`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EpkInfo {
+    pub partition_key: Value,
+    pub epk: String,
+    /// For a hierarchical prefix: the EPK range it spans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epk_range: Option<(String, String)>,
+    pub partitions: Vec<String>,
+}
+
+/// The result of an item operation.
+#[derive(Debug, Clone)]
+pub struct ItemResponse {
+    pub status: u16,
+    /// The item's JSON as stored (system properties included); `None` for deletes.
+    pub body: Option<Vec<u8>>,
+    pub etag: Option<String>,
+    pub request_charge: f64,
+    /// The physical partition that served the request.
+    pub range: String,
+    pub lsn: Option<u64>,
+}
+
+impl ItemResponse {
+    /// `{"statusCode", "requestCharge", "partitionKeyRangeId", "etag"?, "resource"?}`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        obj.insert("statusCode".into(), self.status.into());
+        obj.insert("requestCharge".into(), json_f64(self.request_charge));
+        obj.insert("partitionKeyRangeId".into(), self.range.clone().into());
+        if let Some(etag) = &self.etag {
+            obj.insert("etag".into(), etag.clone().into());
+        }
+        if let Some(lsn) = self.lsn {
+            obj.insert("lsn".into(), lsn.into());
+        }
+        if let Some(body) = &self.body {
+            obj.insert(
+                "resource".into(),
+                serde_json::from_slice(body).unwrap_or(Value::Null),
+            );
+        }
+        Value::Object(obj)
+    }
+}
+
+pub fn json_f64(v: f64) -> Value {
+    serde_json::Number::from_f64(v)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
+}
+
+/// `import` summary.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportSummary {
+    pub items: u64,
+    pub created: u64,
+    pub replaced: u64,
+    pub bytes: u64,
+    pub request_charge: f64,
+    pub batches: u64,
+    pub throttled: u64,
+    pub seconds: f64,
+}
