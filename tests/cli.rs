@@ -1,0 +1,567 @@
+//! The command line, through the real binary on a temporary data directory: the JSON output
+//! and error contract, imports, the change feed across processes, and crash safety.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn cosmoscope(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoscope"));
+    cmd.arg("--data-dir")
+        .arg(dir)
+        .env_remove("COSMOSCOPE_DATA_DIR");
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    cosmoscope(dir).args(args).output().expect("run cosmoscope")
+}
+
+fn run_stdin(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = cosmoscope(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cosmoscope");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Runs a command that must succeed and returns its JSON.
+fn ok(dir: &Path, args: &[&str]) -> Value {
+    let out = run(dir, args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    json_of(&out)
+}
+
+/// Runs a command that must fail with `exit` and returns the error object.
+fn err(out: Output, exit: i32) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(exit),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    json_of(&out)["error"].clone()
+}
+
+fn setup(dir: &Path) {
+    ok(dir, &["db", "create", "shop"]);
+    ok(
+        dir,
+        &[
+            "container",
+            "create",
+            "shop/orders",
+            "--partition-key",
+            "/customerId",
+            "--throughput",
+            "12000",
+        ],
+    );
+}
+
+#[test]
+fn item_round_trip_and_error_contract() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+
+    let created = run_stdin(
+        dir,
+        &["item", "create", "shop/orders"],
+        r#"{"id":"o1","customerId":"c-1","total":5}"#,
+    );
+    assert!(created.status.success());
+    let created = json_of(&created);
+    assert_eq!(created["statusCode"], 201);
+    assert!(created["requestCharge"].as_f64().unwrap() >= 5.0);
+    let etag = created["etag"].as_str().unwrap().to_string();
+    for p in ["_rid", "_self", "_etag", "_attachments", "_ts"] {
+        assert!(created["resource"].get(p).is_some(), "missing {p}");
+    }
+
+    let read = ok(
+        dir,
+        &["item", "read", "shop/orders", "o1", "--pk", r#""c-1""#],
+    );
+    assert_eq!(read["resource"]["total"], 5);
+    assert_eq!(read["requestCharge"], 1.0);
+
+    // 409: same id and key.
+    let e = err(
+        run_stdin(
+            dir,
+            &["item", "create", "shop/orders"],
+            r#"{"id":"o1","customerId":"c-1"}"#,
+        ),
+        1,
+    );
+    assert_eq!(
+        (e["status"].as_u64(), e["code"].as_str()),
+        (Some(409), Some("Conflict"))
+    );
+    assert!(e["requestCharge"].as_f64().unwrap() > 0.0);
+    // The same id under another key is another item.
+    assert!(
+        run_stdin(
+            dir,
+            &["item", "create", "shop/orders"],
+            r#"{"id":"o1","customerId":"c-2"}"#
+        )
+        .status
+        .success()
+    );
+
+    // 412: stale etag; success with the current one.
+    let e = err(
+        run_stdin(
+            dir,
+            &["item", "replace", "shop/orders", "--if-match", "\"stale\""],
+            r#"{"id":"o1","customerId":"c-1","total":6}"#,
+        ),
+        1,
+    );
+    assert_eq!(e["status"], 412);
+    let replaced = run_stdin(
+        dir,
+        &["item", "replace", "shop/orders", "--if-match", &etag],
+        r#"{"id":"o1","customerId":"c-1","total":6}"#,
+    );
+    assert!(replaced.status.success());
+    assert_eq!(json_of(&replaced)["statusCode"], 200);
+
+    // 404s.
+    assert_eq!(
+        err(
+            run(
+                dir,
+                &["item", "read", "shop/orders", "nope", "--pk", r#""c-1""#]
+            ),
+            1
+        )["status"],
+        404
+    );
+    assert_eq!(
+        err(
+            run(
+                dir,
+                &["item", "read", "shop/missing", "o1", "--pk", r#""c-1""#]
+            ),
+            1
+        )["status"],
+        404
+    );
+    assert_eq!(
+        err(run(dir, &["container", "show", "nodb/x"]), 1)["status"],
+        404
+    );
+
+    // 400s and 413.
+    assert_eq!(
+        err(
+            run_stdin(dir, &["item", "create", "shop/orders"], "{not json"),
+            1
+        )["status"],
+        400
+    );
+    assert_eq!(
+        err(
+            run_stdin(
+                dir,
+                &["item", "create", "shop/orders"],
+                r#"{"id":"a/b","customerId":"c"}"#
+            ),
+            1
+        )["status"],
+        400
+    );
+    assert_eq!(
+        err(
+            run_stdin(
+                dir,
+                &["item", "create", "shop/orders"],
+                r#"{"id":"x","customerId":{"a":1}}"#
+            ),
+            1
+        )["status"],
+        400
+    );
+    let big = format!(
+        r#"{{"id":"big","customerId":"c","pad":"{}"}}"#,
+        "x".repeat(2 * 1024 * 1024)
+    );
+    assert_eq!(
+        err(run_stdin(dir, &["item", "create", "shop/orders"], &big), 1)["status"],
+        413
+    );
+
+    // Usage errors exit 2, still with a JSON error on stdout.
+    let e = err(
+        run(dir, &["item", "read", "shop/orders", "o1", "--pk", "c-1"]),
+        2,
+    );
+    assert!(e["message"].as_str().unwrap().contains("--pk must be JSON"));
+    assert_eq!(
+        err(run(dir, &["item", "read", "noslash", "o1", "--pk", "1"]), 2)["status"],
+        400
+    );
+    assert_eq!(
+        err(run(dir, &["container", "frobnicate"]), 2)["status"],
+        400
+    );
+
+    // Delete, then it is gone.
+    let deleted = ok(
+        dir,
+        &["item", "delete", "shop/orders", "o1", "--pk", r#""c-1""#],
+    );
+    assert_eq!(deleted["statusCode"], 204);
+    assert_eq!(
+        err(
+            run(
+                dir,
+                &["item", "read", "shop/orders", "o1", "--pk", r#""c-1""#]
+            ),
+            1
+        )["status"],
+        404
+    );
+}
+
+#[test]
+fn container_show_lists_settings_and_partitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(dir, &["db", "create", "app"]);
+    let c = ok(
+        dir,
+        &[
+            "container",
+            "create",
+            "app/users",
+            "--partition-key",
+            "/tenant,/userId",
+            "--autoscale",
+            "40000",
+            "--default-ttl",
+            "-1",
+            "--unique-key",
+            "/email",
+            "--max-partition-bytes",
+            "1000000",
+            "--enforce-throughput",
+        ],
+    );
+    assert_eq!(c["partitionKey"]["kind"], "MultiHash");
+    assert_eq!(c["throughput"]["autoscaleMax"], 40000);
+    assert_eq!(c["defaultTtl"], -1);
+    assert_eq!(c["uniqueKeyPolicy"]["uniqueKeys"][0]["paths"][0], "/email");
+    assert_eq!(c["maxPartitionBytes"], 1_000_000);
+    let parts = c["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 4);
+    assert_eq!(parts[0]["minInclusive"], "");
+    assert_eq!(parts[3]["maxExclusive"], "FF");
+    let list = ok(dir, &["container", "list", "app"]);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+
+    let epk = ok(dir, &["epk", "app/users", r#"["t1"]"#]);
+    assert!(epk["epkRange"].is_array(), "a prefix spans a range: {epk}");
+    let full = ok(dir, &["epk", "app/users", r#"["t1","u1"]"#]);
+    assert_eq!(full["epk"].as_str().unwrap().len(), 64);
+
+    // Raising throughput splits partitions.
+    let more = ok(
+        dir,
+        &[
+            "container",
+            "set-throughput",
+            "app/users",
+            "--autoscale",
+            "60000",
+        ],
+    );
+    assert_eq!(more["partitions"].as_array().unwrap().len(), 6);
+    ok(dir, &["container", "delete", "app/users"]);
+    assert_eq!(
+        err(run(dir, &["container", "show", "app/users"]), 1)["status"],
+        404
+    );
+}
+
+fn ndjson(n: usize, pad: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&json!({"id": format!("o{i}"), "customerId": format!("c-{}", i % 37), "n": i, "pad": "x".repeat(pad)}).to_string());
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn a_bad_import_file_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let good = tmp.path().join("good.ndjson");
+    std::fs::write(&good, ndjson(50, 10)).unwrap();
+    let mut bad = ndjson(3000, 10);
+    bad.push_str("{\"id\": \"broken\", \n");
+    bad.push_str(&ndjson(10, 10));
+    let bad_file = tmp.path().join("bad.ndjson");
+    std::fs::write(&bad_file, &bad).unwrap();
+
+    // A broken line anywhere, even after the first batch, means nothing is written.
+    let e = err(
+        run(
+            dir,
+            &[
+                "import",
+                "shop/orders",
+                good.to_str().unwrap(),
+                bad_file.to_str().unwrap(),
+            ],
+        ),
+        1,
+    );
+    assert_eq!(e["line"], 3001, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("bad.ndjson"));
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    assert_eq!(shown["statistics"]["itemCount"], 0);
+
+    // An item without the id fails validation with its line too.
+    let noid = tmp.path().join("noid.json");
+    std::fs::write(
+        &noid,
+        "[\n{\"id\":\"a\",\"customerId\":\"c\"},\n{\"customerId\":\"c\"}\n]",
+    )
+    .unwrap();
+    let e = err(
+        run(dir, &["import", "shop/orders", noid.to_str().unwrap()]),
+        1,
+    );
+    assert_eq!(e["line"], 3);
+    assert_eq!(
+        ok(dir, &["container", "show", "shop/orders"])["statistics"]["itemCount"],
+        0
+    );
+
+    let summary = ok(dir, &["import", "shop/orders", good.to_str().unwrap()]);
+    assert_eq!(summary["items"], 50);
+    let exported = run(dir, &["export", "shop/orders"]);
+    assert_eq!(
+        String::from_utf8_lossy(&exported.stdout).lines().count(),
+        50
+    );
+    let one = run(dir, &["export", "shop/orders", "--pk", r#""c-3""#]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty() && lines.iter().all(|d| d["customerId"] == "c-3"));
+}
+
+#[test]
+fn a_follower_in_another_process_sees_new_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let mut follower = cosmoscope(dir)
+        .args([
+            "feed",
+            "shop/orders",
+            "--from",
+            "now",
+            "--follow",
+            "--mode",
+            "all-versions",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = follower.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The follower starts from "now": give it a moment to take its position.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        run_stdin(
+            dir,
+            &["item", "upsert", "shop/orders"],
+            r#"{"id":"live","customerId":"c-9"}"#
+        )
+        .status
+        .success()
+    );
+    assert!(
+        run(
+            dir,
+            &["item", "delete", "shop/orders", "live", "--pk", r#""c-9""#]
+        )
+        .status
+        .success()
+    );
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.len() < 2 && Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+            seen.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    }
+    let _ = follower.kill();
+    let _ = follower.wait();
+    assert_eq!(seen.len(), 2, "follower saw {seen:?}");
+    assert_eq!(seen[0]["metadata"]["operationType"], "create");
+    assert_eq!(seen[0]["current"]["id"], "live");
+    assert_eq!(seen[1]["metadata"]["operationType"], "delete");
+    assert_eq!(seen[1]["metadata"]["partitionKey"]["customerId"], "c-9");
+}
+
+#[test]
+fn feed_pages_resume_with_their_continuation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("items.ndjson");
+    std::fs::write(&file, ndjson(25, 5)).unwrap();
+    ok(dir, &["import", "shop/orders", file.to_str().unwrap()]);
+    let mut token: Option<String> = None;
+    let mut ids = Vec::new();
+    loop {
+        let mut args = vec!["feed", "shop/orders", "--max-items", "7"];
+        if let Some(t) = &token {
+            args.push("--continuation");
+            args.push(t);
+        }
+        let page = ok(dir, &args);
+        let changes = page["changes"].as_array().unwrap();
+        if changes.is_empty() {
+            break;
+        }
+        assert!(changes.len() <= 7);
+        ids.extend(
+            changes
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_string()),
+        );
+        token = Some(page["continuation"].as_str().unwrap().to_string());
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 25);
+    let all = ok(dir, &["feed", "shop/orders", "--all", "--max-items", "4"]);
+    assert_eq!(all["count"], 25);
+}
+
+/// A `kill -9` in the middle of an import leaves whole batches and consistent statistics.
+#[test]
+fn an_import_killed_midway_leaves_a_consistent_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("many.ndjson");
+    let total = 40_000;
+    std::fs::write(&file, ndjson(total, 600)).unwrap();
+    let mut importer = cosmoscope(dir)
+        .args(["import", "shop/orders", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = ok(dir, &["container", "show", "shop/orders"]);
+        if shown["statistics"]["itemCount"].as_u64().unwrap() > 0 || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    importer.kill().unwrap(); // SIGKILL
+    let _ = importer.wait();
+
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    let count = shown["statistics"]["itemCount"].as_u64().unwrap();
+    eprintln!("killed after {count} of {total} items");
+    assert!(count > 0, "no batch was committed before the kill");
+    // Batches are atomic: only whole batches of 1,000 (or the whole file) are present.
+    assert!(
+        count % 1000 == 0 || count == total as u64,
+        "partial batch: {count}"
+    );
+    let exported = run(dir, &["export", "shop/orders"]);
+    let lines = String::from_utf8_lossy(&exported.stdout).lines().count() as u64;
+    assert_eq!(lines, count, "statistics disagree with a recount");
+    let bytes: u64 = String::from_utf8_lossy(&exported.stdout)
+        .lines()
+        .map(|l| l.len() as u64)
+        .sum();
+    assert_eq!(shown["statistics"]["sizeBytes"].as_u64().unwrap(), bytes);
+    let ranges: u64 = shown["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["statistics"]["itemCount"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ranges, count);
+    // The store still takes writes, and the feed is complete.
+    let resumed = ok(dir, &["import", "shop/orders", file.to_str().unwrap()]);
+    assert_eq!(resumed["items"], total);
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    assert_eq!(shown["statistics"]["itemCount"], total);
+    let feed = ok(
+        dir,
+        &["feed", "shop/orders", "--all", "--max-items", "1000"],
+    );
+    assert_eq!(feed["count"], total);
+}
+
+#[test]
+fn a_corrupt_data_directory_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let e = err(run(&file, &["db", "list"]), 1);
+    assert!(e["message"].as_str().unwrap().contains("is a file"), "{e}");
+    let dir = tmp.path().join("store");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("data.mdb"), vec![0x42u8; 64 * 1024]).unwrap();
+    let e = err(run(&dir, &["db", "list"]), 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a cosmoscope store or is corrupt"),
+        "{e}"
+    );
+}
