@@ -346,7 +346,7 @@ impl Store {
         {
             let cache = self.cache.read().unwrap_or_else(|e| e.into_inner());
             if cache.epoch == epoch {
-                if let Some(def) = cache.containers.get(&(db.to_string(), name.to_string())) {
+                if let Some(def) = cache.containers.get(db).and_then(|m| m.get(name)) {
                     return Ok(def.clone());
                 }
             }
@@ -365,9 +365,7 @@ impl Store {
             cache.containers.clear();
             cache.epoch = epoch;
         }
-        cache
-            .containers
-            .insert((db.to_string(), name.to_string()), def.clone());
+        cache.containers.entry(db.to_string()).or_default().insert(name.to_string(), def.clone());
         Ok(def)
     }
 

@@ -226,14 +226,13 @@ pub fn stamp_system_properties(
     doc.insert("_ts".into(), ts.into());
 }
 
-/// Reads `_etag` out of stored JSON without parsing the whole item.
+/// Reads `_etag` out of stored JSON without parsing the whole item: the store appends the
+/// system properties last, so the last `"_etag":` key is ours (inside a string value the
+/// quotes would be escaped).
 pub fn stored_etag(json: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct EtagOnly {
-        #[serde(rename = "_etag")]
-        etag: Option<String>,
-    }
-    serde_json::from_slice::<EtagOnly>(json).ok()?.etag
+    const KEY: &[u8] = b"\"_etag\":";
+    let pos = json.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
+    serde_json::Deserializer::from_slice(&json[pos..]).into_iter::<String>().next()?.ok()
 }
 
 #[cfg(test)]

@@ -144,7 +144,9 @@ impl Store {
         let (second, ms) = current_second();
         let used = self.usage(txn, container.rid, range, second)? + already;
         let budget = container.range_budget();
-        if used + charge <= budget {
+        // A request costlier than a whole second's budget still runs in an idle second;
+        // otherwise it could never run at all.
+        if used + charge <= budget || used == 0.0 {
             return Ok(());
         }
         self.record_throttle(container.rid, range);

@@ -51,7 +51,8 @@ const MAP_SIZE: usize = 1 << 40;
 #[derive(Default)]
 pub(crate) struct CatalogCache {
     pub epoch: u64,
-    pub containers: HashMap<(String, String), Arc<ContainerDef>>,
+    /// database → container → definition (nested so lookups borrow `&str`, no allocation).
+    pub containers: HashMap<String, HashMap<String, Arc<ContainerDef>>>,
 }
 
 /// The opened store. Cheap to share behind an `Arc`; every method takes the transaction it
