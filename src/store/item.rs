@@ -296,5 +296,9 @@ mod tests {
             stored_etag(br#"{"id":"a","_etag":"\"x\""}"#).as_deref(),
             Some("\"x\"")
         );
+        // A user value that mentions the key cannot be mistaken for it.
+        let doc = json!({"id": "a", "note": "\"_etag\":\"fake\"", "_etag": "\"real\""});
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        assert_eq!(stored_etag(&bytes).as_deref(), Some("\"real\""));
     }
 }
