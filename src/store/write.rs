@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::feed::{FeedEvent, FeedOp};
+use super::indexing::CompiledPolicy;
 use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
@@ -61,6 +62,8 @@ pub struct WriteBatch<'s> {
     /// RU and request count per range consumed in this transaction (for the meter).
     usage: HashMap<RangeId, (f64, u64)>,
     now: i64,
+    /// The indexing policy compiled once per transaction, for counting indexed terms.
+    index: CompiledPolicy,
 }
 
 /// The existing version of an item, copied out of the transaction.
@@ -81,6 +84,7 @@ impl<'s> WriteBatch<'s> {
             .unwrap_or_default();
         // `_ts` never goes backwards within a container, whatever the clock does.
         let now = super::now_secs().max(cstats.last_ts);
+        let index = def.indexing_policy.compile();
         Ok(WriteBatch {
             store,
             txn,
@@ -90,6 +94,7 @@ impl<'s> WriteBatch<'s> {
             lstats: HashMap::new(),
             usage: HashMap::new(),
             now,
+            index,
         })
     }
 
@@ -222,7 +227,7 @@ impl<'s> WriteBatch<'s> {
             .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
         let work = WriteWork {
             bytes: json.len(),
-            indexed_terms: def.indexing_policy.count_indexed_terms(&doc),
+            indexed_terms: self.index.count_indexed_terms(&doc),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         let replacing = existing.is_some();
@@ -381,7 +386,7 @@ impl<'s> WriteBatch<'s> {
         let old: Value = serde_json::from_slice(&existing.json).unwrap_or(Value::Null);
         let work = WriteWork {
             bytes: existing.json.len(),
-            indexed_terms: def.indexing_policy.count_indexed_terms(&old),
+            indexed_terms: self.index.count_indexed_terms(&old),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         let ru = charge::delete(work);
