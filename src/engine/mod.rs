@@ -275,11 +275,13 @@ impl Engine {
         body: &[u8],
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        let doc = item::parse_body(body).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
-        let mut batch = WriteBatch::begin(&self.store, db, name)?;
-        let result = batch.write(kind, doc, if_match)?;
-        batch.commit()?;
-        Ok(response(result))
+        charged((|| {
+            let doc = item::parse_body(body)?;
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let result = batch.write(kind, doc, if_match)?;
+            batch.commit()?;
+            Ok(response(result))
+        })())
     }
 
     pub fn create_item(&self, db: &str, name: &str, body: &[u8]) -> Result<ItemResponse> {
@@ -307,18 +309,20 @@ impl Engine {
     }
 
     pub fn read_item(&self, db: &str, name: &str, id: &str, pk: &Value) -> Result<ItemResponse> {
-        let txn = self.store.read_txn()?;
-        let def = self.store.container(&txn, db, name)?;
-        let value = def.partition_key.parse_request_value(pk)?;
-        let r = self.store.read_item(&txn, &def, id, &value)?;
-        Ok(ItemResponse {
-            status: 200,
-            etag: item::stored_etag(&r.json),
-            body: Some(r.json),
-            request_charge: r.request_charge,
-            range: r.range.to_string(),
-            lsn: None,
-        })
+        charged((|| {
+            let txn = self.store.read_txn()?;
+            let def = self.store.container(&txn, db, name)?;
+            let value = def.partition_key.parse_request_value(pk)?;
+            let r = self.store.read_item(&txn, &def, id, &value)?;
+            Ok(ItemResponse {
+                status: 200,
+                etag: item::stored_etag(&r.json),
+                body: Some(r.json),
+                request_charge: r.request_charge,
+                range: r.range.to_string(),
+                lsn: None,
+            })
+        })())
     }
 
     pub fn delete_item(
@@ -329,11 +333,13 @@ impl Engine {
         pk: &Value,
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        let mut batch = WriteBatch::begin(&self.store, db, name)?;
-        let value = batch.container().partition_key.parse_request_value(pk)?;
-        let result = batch.delete(id, &value, if_match)?;
-        batch.commit()?;
-        Ok(response(result))
+        charged((|| {
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let value = batch.container().partition_key.parse_request_value(pk)?;
+            let result = batch.delete(id, &value, if_match)?;
+            batch.commit()?;
+            Ok(response(result))
+        })())
     }
 
     /// Checks an import file's records (JSON, id, partition key, ttl) without writing.
@@ -494,6 +500,18 @@ fn response(r: WriteResult) -> ItemResponse {
         range: r.range.to_string(),
         lsn: Some(r.lsn),
     }
+}
+
+/// The service charges failed requests too: one rejected before it touched data (bad
+/// input, a missing container) costs the minimum; 429s and internal faults cost nothing.
+fn charged(result: Result<ItemResponse>) -> Result<ItemResponse> {
+    result.map_err(|e| {
+        if e.request_charge == 0.0 && e.status != 429 && e.status < 500 {
+            e.with_charge(crate::charge::REJECTED)
+        } else {
+            e
+        }
+    })
 }
 
 fn charge_round(v: f64) -> f64 {

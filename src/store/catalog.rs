@@ -365,7 +365,11 @@ impl Store {
             cache.containers.clear();
             cache.epoch = epoch;
         }
-        cache.containers.entry(db.to_string()).or_default().insert(name.to_string(), def.clone());
+        cache
+            .containers
+            .entry(db.to_string())
+            .or_default()
+            .insert(name.to_string(), def.clone());
         Ok(def)
     }
 
@@ -388,7 +392,8 @@ impl Store {
         settings.throughput.validate()?;
         validate_ttl(settings.default_ttl)?;
         validate_unique_keys(&settings.unique_keys)?;
-        let indexing_policy = settings.indexing_policy.unwrap_or_default();
+        // Stored as the service stores it: defaults filled in, `_etag` excluded.
+        let indexing_policy = settings.indexing_policy.unwrap_or_default().normalized();
         indexing_policy
             .validate()
             .map_err(|e| Error::bad_request(format!("invalid indexing policy: {e}")))?;

@@ -232,7 +232,10 @@ pub fn stamp_system_properties(
 pub fn stored_etag(json: &[u8]) -> Option<String> {
     const KEY: &[u8] = b"\"_etag\":";
     let pos = json.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
-    serde_json::Deserializer::from_slice(&json[pos..]).into_iter::<String>().next()?.ok()
+    serde_json::Deserializer::from_slice(&json[pos..])
+        .into_iter::<String>()
+        .next()?
+        .ok()
 }
 
 #[cfg(test)]

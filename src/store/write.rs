@@ -578,8 +578,7 @@ fn unique_entries(def: &ContainerDef, epk: &Epk, doc: &Map<String, Value>) -> Ve
         let mut buf = Vec::new();
         for path in &key.paths {
             let v = partition_key::lookup(doc, path).unwrap_or(&Value::Null);
-            buf.extend_from_slice(v.to_string().as_bytes());
-            buf.push(0);
+            canonical(v, &mut buf);
         }
         let (h1, h2) = murmur3::hash128(&buf, 0);
         let mut hash = [0u8; 16];
@@ -588,6 +587,45 @@ fn unique_entries(def: &ContainerDef, epk: &Epk, doc: &Map<String, Value>) -> Ve
         out.push(keys::unique(def.rid, epk, i as u8, &hash));
     }
     out
+}
+
+/// A self-delimiting encoding of a JSON value under which equal values encode equally:
+/// numbers as doubles (1 and 1.0 are the same value, as on the service) and object members
+/// in name order.
+fn canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(1),
+        Value::Bool(b) => out.push(if *b { 3 } else { 2 }),
+        Value::Number(n) => {
+            out.push(5);
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            let f = if f == 0.0 { 0.0 } else { f }; // -0 == 0
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::String(s) => {
+            out.push(8);
+            out.extend_from_slice(&(s.len() as u64).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Array(items) => {
+            out.push(10);
+            out.extend_from_slice(&(items.len() as u64).to_be_bytes());
+            for item in items {
+                canonical(item, out);
+            }
+        }
+        Value::Object(map) => {
+            out.push(11);
+            out.extend_from_slice(&(map.len() as u64).to_be_bytes());
+            let mut members: Vec<_> = map.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, item) in members {
+                out.extend_from_slice(&(k.len() as u64).to_be_bytes());
+                out.extend_from_slice(k.as_bytes());
+                canonical(item, out);
+            }
+        }
+    }
 }
 
 fn format_limit(bytes: u64) -> String {
