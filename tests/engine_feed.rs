@@ -802,3 +802,25 @@ fn feed_reads_are_charged_per_range_and_by_size() {
         full.request_charge
     );
 }
+
+#[test]
+fn a_continuation_is_read_in_the_mode_that_issued_it() {
+    let fx = common::open();
+    fx.pk_container("c");
+    fx.engine.create_item(common::DB, "c", br#"{"id":"a","pk":"x"}"#).unwrap();
+    let req = FeedRequest {
+        start: FeedStart::Beginning,
+        mode: FeedMode::LatestVersion,
+        range: None,
+        max_items: 10,
+    };
+    let (_, page) = fx.engine.read_feed(common::DB, "c", &req).unwrap();
+    let other = FeedRequest {
+        start: FeedStart::Continuation(page.continuation),
+        mode: FeedMode::AllVersions,
+        ..req
+    };
+    let err = fx.engine.read_feed(common::DB, "c", &other).unwrap_err();
+    assert_eq!(err.status, 400);
+    assert!(err.message.contains("latest-version"), "{}", err.message);
+}

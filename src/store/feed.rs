@@ -334,7 +334,16 @@ impl Store {
             None => def.ranges.iter().collect(),
         };
         let token = match &req.start {
-            FeedStart::Continuation(s) => Some(FeedToken::parse(s, def)?),
+            FeedStart::Continuation(s) => {
+                let token = FeedToken::parse(s, def)?;
+                if token.mode != mode_name(req.mode) {
+                    return Err(Error::bad_request(format!(
+                        "the continuation token was issued for the {} feed; read it in that mode",
+                        if token.mode == "all" { "all-versions" } else { "latest-version" }
+                    )));
+                }
+                Some(token)
+            }
             _ => None,
         };
         let since = match req.start {
