@@ -55,8 +55,11 @@ pub struct FeedEvent {
     pub id: String,
     /// Partition key value in wire form (JSON array).
     pub pk: Vec<u8>,
-    /// The new image (absent for deletes).
+    /// The new image (absent for deletes). While this version is the item's current one the
+    /// log does not copy it (`image_in_item`): readers take it from the item record, and a
+    /// write that supersedes the version moves the image here. Each image is stored once.
     pub current: Option<Vec<u8>>,
+    pub image_in_item: bool,
     /// The prior image, when the container keeps previous images.
     pub previous: Option<Vec<u8>>,
 }
@@ -70,7 +73,8 @@ impl FeedEvent {
         let mut w = Writer::with_capacity(size);
         let flags = (self.ttl_expired as u8)
             | ((self.current.is_some() as u8) << 1)
-            | ((self.previous.is_some() as u8) << 2);
+            | ((self.previous.is_some() as u8) << 2)
+            | ((self.image_in_item as u8) << 3);
         w.u8(self.op as u8)
             .u8(flags)
             .i64(self.crts)
@@ -110,6 +114,7 @@ impl FeedEvent {
             pk,
             current: (flags & 2 != 0).then(|| current.to_vec()),
             previous: (flags & 4 != 0).then(|| previous.to_vec()),
+            image_in_item: flags & 8 != 0,
         })
     }
 }
@@ -339,7 +344,11 @@ impl Store {
                 if token.mode != mode_name(req.mode) {
                     return Err(Error::bad_request(format!(
                         "the continuation token was issued for the {} feed; read it in that mode",
-                        if token.mode == "all" { "all-versions" } else { "latest-version" }
+                        if token.mode == "all" {
+                            "all-versions"
+                        } else {
+                            "latest-version"
+                        }
                     )));
                 }
                 Some(token)
@@ -458,7 +467,7 @@ impl Store {
             for entry in self.feed.range(txn, &keys::closed(&start, &end))? {
                 let (k, v) = entry?;
                 let lsn = keys::feed_lsn(k).unwrap_or(0);
-                let event = FeedEvent::decode(v)
+                let mut event = FeedEvent::decode(v)
                     .ok_or_else(|| Error::internal("corrupt change feed record"))?;
                 if !cursor.range.contains(&event.epk) {
                     continue;
@@ -467,7 +476,16 @@ impl Store {
                 if since.is_some_and(|t| event.crts < t) {
                     continue;
                 }
-                if mode == FeedMode::LatestVersion && !self.is_latest(txn, def, &event, lsn, now)? {
+                let latest = mode == FeedMode::LatestVersion;
+                if event.image_in_item {
+                    // This version is still current: its image is the item itself. Latest-version
+                    // mode also hides an item that has expired but is not purged yet.
+                    match self.current_image(txn, def, &event, lsn, latest.then_some(now))? {
+                        Some(json) => event.current = Some(json),
+                        None => continue,
+                    }
+                } else if latest {
+                    // A delete, or a version a later write superseded.
                     continue;
                 }
                 cursor.candidates.push(FeedChange {
@@ -484,27 +502,24 @@ impl Store {
         Ok(())
     }
 
-    /// Latest-version mode delivers a change only while it is the item's current version.
-    fn is_latest(
+    /// The item's JSON if the version logged at `lsn` is still its current one (and, when
+    /// `live_at` is given, not expired at that second).
+    fn current_image(
         &self,
         txn: &RoTxn,
         def: &ContainerDef,
         event: &FeedEvent,
         lsn: u64,
-        now: i64,
-    ) -> Result<bool> {
-        if event.op == FeedOp::Delete {
-            return Ok(false);
-        }
+        live_at: Option<i64>,
+    ) -> Result<Option<Vec<u8>>> {
         let mut key = keys::epk_bound_bytes(def.rid, &event.epk);
         key.extend_from_slice(event.id.as_bytes());
-        match self.items.get(txn, &key)? {
-            Some(record) => {
-                let (header, _) = item::decode_record(record)?;
-                Ok(header.lsn == lsn && !header.is_expired(now))
-            }
-            None => Ok(false),
-        }
+        let Some(record) = self.items.get(txn, &key)? else {
+            return Ok(None);
+        };
+        let (header, json) = item::decode_record(record)?;
+        let expired = live_at.is_some_and(|now| header.is_expired(now));
+        Ok((header.lsn == lsn && !expired).then(|| json.to_vec()))
     }
 
     /// The container-wide change sequence: followers poll it and read only when it moves.
@@ -535,6 +550,7 @@ mod tests {
             pk: b"[\"x\"]".to_vec(),
             current: Some(b"{}".to_vec()),
             previous: None,
+            image_in_item: false,
         };
         assert_eq!(FeedEvent::decode(&e.encode()), Some(e.clone()));
         let d = FeedEvent {

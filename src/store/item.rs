@@ -1,7 +1,7 @@
 //! Stored items: the record layout, system properties, and the service's item rules.
 //!
-//! A record is a 25-byte header (format version, LSN of the last write, expiry second,
-//! document number) followed by the item's JSON exactly as a read returns it, system
+//! A record is a 29-byte header (format version, LSN and range of the last write, expiry
+//! second, document number) followed by the item's JSON exactly as a read returns it, system
 //! properties included, so a point read hands out stored bytes without re-serializing.
 
 use base64::Engine as _;
@@ -17,7 +17,7 @@ pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
 pub const MAX_ID_BYTES: usize = 1023;
 
 const FORMAT: u8 = 1;
-pub const HEADER_LEN: usize = 25;
+pub const HEADER_LEN: usize = 29;
 
 /// System properties the store writes; any client-supplied values are replaced.
 pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
@@ -26,6 +26,9 @@ pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachment
 pub struct ItemHeader {
     /// LSN (in the owning range's sequence) of the write that produced this version.
     pub lsn: u64,
+    /// The range whose change feed log holds that write's event (the owner at the time; an
+    /// ancestor of today's owner after a split).
+    pub range: u32,
     /// Unix second at which the item expires; 0 = never.
     pub expires_at: u64,
     /// Document number, the last 8 bytes of `_rid`; kept across replaces.
@@ -42,6 +45,7 @@ pub fn encode_record(header: &ItemHeader, json: &[u8]) -> Vec<u8> {
     let mut w = Writer::with_capacity(HEADER_LEN + json.len());
     w.u8(FORMAT)
         .u64(header.lsn)
+        .u32(header.range)
         .u64(header.expires_at)
         .u64(header.doc_number);
     let mut buf = w.into_inner();
@@ -58,6 +62,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<(ItemHeader, &[u8])> {
     }
     let header = ItemHeader {
         lsn: r.u64().ok_or_else(corrupt)?,
+        range: r.u32().ok_or_else(corrupt)?,
         expires_at: r.u64().ok_or_else(corrupt)?,
         doc_number: r.u64().ok_or_else(corrupt)?,
     };
@@ -247,6 +252,7 @@ mod tests {
     fn records_round_trip() {
         let h = ItemHeader {
             lsn: 7,
+            range: 2,
             expires_at: 0,
             doc_number: 3,
         };

@@ -282,6 +282,9 @@ impl<'s> WriteBatch<'s> {
         }
 
         // Every check passed: mutate.
+        if let Some(e) = &existing {
+            self.retire_image(e)?;
+        }
         for entry in &old_unique {
             self.store.unique.delete(&mut self.txn, entry)?;
         }
@@ -305,6 +308,7 @@ impl<'s> WriteBatch<'s> {
         }
         let header = ItemHeader {
             lsn,
+            range,
             expires_at,
             doc_number,
         };
@@ -324,7 +328,8 @@ impl<'s> WriteBatch<'s> {
             epk: epk.as_bytes().to_vec(),
             id: id.clone(),
             pk: pk.to_json().to_string().into_bytes(),
-            current: Some(json.clone()),
+            current: None,
+            image_in_item: true,
             previous: existing
                 .as_ref()
                 .filter(|_| def.feed_previous_images)
@@ -456,6 +461,7 @@ impl<'s> WriteBatch<'s> {
                 &keys::ttl(def.rid, existing.header.expires_at, epk, id),
             )?;
         }
+        self.retire_image(&existing)?;
         self.store.items.delete(&mut self.txn, key)?;
         let seq = self.cstats.seq + 1;
         let lsn = self.range_stats(range)?.lsn + 1;
@@ -469,6 +475,7 @@ impl<'s> WriteBatch<'s> {
             id: id.to_string(),
             pk: pk.to_json().to_string().into_bytes(),
             current: None,
+            image_in_item: false,
             previous: def.feed_previous_images.then(|| existing.json.clone()),
         };
         self.store.feed.put(
@@ -482,6 +489,23 @@ impl<'s> WriteBatch<'s> {
         self.range_stats(range)?.counters.resize(-1, -bytes);
         self.cstats.counters.resize(-1, -bytes);
         Ok(lsn)
+    }
+
+    /// A version is being superseded: move its image from the item record into its own
+    /// feed event, so the all-versions feed keeps it.
+    fn retire_image(&mut self, existing: &Existing) -> Result<()> {
+        let key = keys::feed(self.def.rid, existing.header.range, existing.header.lsn);
+        let Some(bytes) = self.store.feed.get(&self.txn, &key)? else {
+            return Ok(()); // the event is gone with a deleted container's history
+        };
+        let mut event = FeedEvent::decode(bytes)
+            .ok_or_else(|| Error::internal("corrupt change feed record"))?;
+        if event.image_in_item {
+            event.image_in_item = false;
+            event.current = Some(existing.json.clone());
+            self.store.feed.put(&mut self.txn, &key, &event.encode())?;
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
