@@ -279,16 +279,118 @@ fn mode_name(mode: FeedMode) -> &'static str {
     }
 }
 
-/// Per-range state while building a page.
-struct RangeCursor<'d> {
+/// What every range log of one request filters by.
+struct ReadContext<'a> {
+    store: &'a Store,
+    def: &'a ContainerDef,
+    mode: FeedMode,
+    since: Option<i64>,
+    now: i64,
+}
+
+/// A lazy reader of one live range's history: its ancestors' logs (filtered to its EPK
+/// bounds) then its own, yielding deliverable changes in LSN order.
+struct RangeLog<'t, 'd> {
     range: &'d PkRange,
+    /// Logs still to open, oldest ancestor first.
+    chain: std::vec::IntoIter<RangeId>,
+    iter: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
     /// Position before this page.
     from: u64,
     /// Last LSN scanned (delivered or skipped).
     scanned_to: u64,
-    /// The log was read to its end.
-    exhausted: bool,
-    candidates: Vec<FeedChange>,
+    /// Last LSN delivered in this page.
+    taken_to: Option<u64>,
+    /// The next deliverable change, read ahead for the merge.
+    head: Option<FeedChange>,
+    bytes: usize,
+}
+
+impl<'t, 'd> RangeLog<'t, 'd> {
+    fn new(range: &'d PkRange, from: u64) -> RangeLog<'t, 'd> {
+        let mut chain = range.parents.clone();
+        chain.push(range.id);
+        RangeLog {
+            range,
+            chain: chain.into_iter(),
+            iter: None,
+            from,
+            scanned_to: from,
+            taken_to: None,
+            head: None,
+            bytes: 0,
+        }
+    }
+
+    /// A log that delivers nothing (reads that start from "now").
+    fn at_end(range: &'d PkRange, from: u64) -> RangeLog<'t, 'd> {
+        let mut log = RangeLog::new(range, from);
+        log.chain = Vec::new().into_iter();
+        log
+    }
+
+    /// Reads ahead to the next deliverable change.
+    fn advance(&mut self, txn: &'t RoTxn, cx: &ReadContext) -> Result<()> {
+        self.head = None;
+        loop {
+            let entry = match self.iter.as_mut().and_then(Iterator::next) {
+                Some(entry) => entry?,
+                None => {
+                    let Some(log) = self.chain.next() else {
+                        return Ok(());
+                    };
+                    let start = keys::feed(cx.def.rid, log, self.scanned_to.saturating_add(1));
+                    let end = keys::feed(cx.def.rid, log, u64::MAX);
+                    // The bounds are copied into the iterator's cursor position on creation.
+                    self.iter = Some(cx.store.feed.range(txn, &keys::closed(&start, &end))?);
+                    continue;
+                }
+            };
+            let (k, v) = entry;
+            let lsn = keys::feed_lsn(k).unwrap_or(0);
+            let mut event = FeedEvent::decode(v)
+                .ok_or_else(|| Error::internal("corrupt change feed record"))?;
+            if !self.range.contains(&event.epk) {
+                continue;
+            }
+            self.scanned_to = lsn;
+            if cx.since.is_some_and(|t| event.crts < t) {
+                continue;
+            }
+            let latest = cx.mode == FeedMode::LatestVersion;
+            if event.image_in_item {
+                // This version is still current: its image is the item itself. Latest-version
+                // mode also hides an item that has expired but is not purged yet.
+                match cx
+                    .store
+                    .current_image(txn, cx.def, &event, lsn, latest.then_some(cx.now))?
+                {
+                    Some(json) => event.current = Some(json),
+                    None => continue,
+                }
+            } else if latest {
+                // A delete, or a version a later write superseded.
+                continue;
+            }
+            self.head = Some(FeedChange {
+                range: self.range.id,
+                lsn,
+                event,
+            });
+            return Ok(());
+        }
+    }
+
+    /// Where the next page resumes in this range.
+    fn position(&self) -> u64 {
+        match (&self.head, self.taken_to) {
+            // Read to the end: everything scanned is done with.
+            (None, _) => self.scanned_to,
+            // A change was read ahead but not delivered: resume before it.
+            (Some(_), Some(taken)) => taken,
+            (Some(_), None) => self.from,
+        }
+    }
 }
 
 impl Store {
@@ -360,77 +462,62 @@ impl Store {
             _ => None,
         };
         let max_items = req.max_items.max(1);
+        let cx = ReadContext {
+            store: self,
+            def,
+            mode: req.mode,
+            since,
+            now: super::now_secs(),
+        };
 
-        let mut cursors = Vec::with_capacity(targets.len());
+        let mut logs = Vec::with_capacity(targets.len());
         for range in targets {
-            let from = match (&req.start, &token) {
-                (FeedStart::Now, _) => self.range_lsn(txn, def, range.id)?,
+            let log = match (&req.start, &token) {
+                (FeedStart::Now, _) => RangeLog::at_end(range, self.range_lsn(txn, def, range.id)?),
                 (_, Some(token)) => match token.position(range) {
-                    Some(lsn) => lsn,
+                    Some(lsn) => RangeLog::new(range, lsn),
                     None => continue, // the token does not cover this range
                 },
-                _ => 0,
+                _ => RangeLog::new(range, 0),
             };
-            let mut cursor = RangeCursor {
-                range,
-                from,
-                scanned_to: from,
-                exhausted: false,
-                candidates: Vec::new(),
-            };
-            if !matches!(req.start, FeedStart::Now) {
-                self.scan_range(txn, def, &mut cursor, req.mode, since, max_items)?;
-            } else {
-                cursor.exhausted = true;
-            }
-            cursors.push(cursor);
+            logs.push(log);
+        }
+        for log in logs.iter_mut() {
+            log.advance(txn, &cx)?;
         }
 
-        // Merge in commit order and cut at the page size.
-        let mut all: Vec<(u64, usize, usize)> = Vec::new();
-        for (ci, c) in cursors.iter().enumerate() {
-            for (ei, change) in c.candidates.iter().enumerate() {
-                all.push((change.event.seq, ci, ei));
+        // Merge the ranges in commit order, reading each only as far as the page needs.
+        let mut changes = Vec::with_capacity(max_items.min(1024));
+        while changes.len() < max_items {
+            let next = logs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| l.head.as_ref().map(|h| (h.event.seq, i)))
+                .min();
+            let Some((_, i)) = next else { break };
+            let log = &mut logs[i];
+            if let Some(change) = log.head.take() {
+                log.taken_to = Some(change.lsn);
+                log.bytes += change.size();
+                changes.push(change);
             }
-        }
-        all.sort_unstable();
-        all.truncate(max_items);
-        let mut taken_per_cursor = vec![0usize; cursors.len()];
-        for &(_, ci, _) in &all {
-            taken_per_cursor[ci] += 1;
+            log.advance(txn, &cx)?;
         }
 
-        let mut changes = Vec::with_capacity(all.len());
-        let mut token_ranges = Vec::with_capacity(cursors.len());
+        let mut token_ranges = Vec::with_capacity(logs.len());
         let mut charge_total = 0.0;
-        let mut ranges_read = Vec::with_capacity(cursors.len());
-        for (ci, mut c) in cursors.into_iter().enumerate() {
-            let taken = taken_per_cursor[ci];
-            let position = if taken == c.candidates.len() {
-                if c.exhausted || taken > 0 {
-                    c.scanned_to.max(c.candidates.last().map_or(0, |x| x.lsn))
-                } else {
-                    c.from
-                }
-            } else if taken == 0 {
-                c.from
-            } else {
-                c.candidates[taken - 1].lsn
-            };
-            c.candidates.truncate(taken);
-            let bytes: usize = c.candidates.iter().map(FeedChange::size).sum();
-            let ru = charge::feed_range_read(bytes);
+        let mut ranges_read = Vec::with_capacity(logs.len());
+        for log in &logs {
+            let ru = charge::feed_range_read(log.bytes);
             charge_total += ru;
-            self.record_read(def.rid, c.range.id, None, OpKind::Feed, ru);
-            ranges_read.push(c.range.id);
+            self.record_read(def.rid, log.range.id, None, OpKind::Feed, ru);
+            ranges_read.push(log.range.id);
             token_ranges.push(TokenRange {
-                min: c.range.min_inclusive.to_hex(),
-                max: c.range.max_exclusive.to_hex(),
-                lsn: position,
+                min: log.range.min_inclusive.to_hex(),
+                max: log.range.max_exclusive.to_hex(),
+                lsn: log.position(),
             });
-            changes.extend(c.candidates);
         }
-        changes.sort_by_key(|c| c.event.seq);
         let token = FeedToken {
             version: 1,
             rid: item::rids(def, 0).container,
@@ -445,61 +532,6 @@ impl Store {
             request_charge: charge::round(charge_total),
             ranges: ranges_read,
         })
-    }
-
-    /// Collects up to `limit` deliverable changes of one live range after `cursor.from`,
-    /// walking its ancestors' logs first.
-    fn scan_range(
-        &self,
-        txn: &RoTxn,
-        def: &ContainerDef,
-        cursor: &mut RangeCursor,
-        mode: FeedMode,
-        since: Option<i64>,
-        limit: usize,
-    ) -> Result<()> {
-        let mut chain: Vec<RangeId> = cursor.range.parents.clone();
-        chain.push(cursor.range.id);
-        let now = super::now_secs();
-        for log in chain {
-            let start = keys::feed(def.rid, log, cursor.scanned_to.saturating_add(1));
-            let end = keys::feed(def.rid, log, u64::MAX);
-            for entry in self.feed.range(txn, &keys::closed(&start, &end))? {
-                let (k, v) = entry?;
-                let lsn = keys::feed_lsn(k).unwrap_or(0);
-                let mut event = FeedEvent::decode(v)
-                    .ok_or_else(|| Error::internal("corrupt change feed record"))?;
-                if !cursor.range.contains(&event.epk) {
-                    continue;
-                }
-                cursor.scanned_to = lsn;
-                if since.is_some_and(|t| event.crts < t) {
-                    continue;
-                }
-                let latest = mode == FeedMode::LatestVersion;
-                if event.image_in_item {
-                    // This version is still current: its image is the item itself. Latest-version
-                    // mode also hides an item that has expired but is not purged yet.
-                    match self.current_image(txn, def, &event, lsn, latest.then_some(now))? {
-                        Some(json) => event.current = Some(json),
-                        None => continue,
-                    }
-                } else if latest {
-                    // A delete, or a version a later write superseded.
-                    continue;
-                }
-                cursor.candidates.push(FeedChange {
-                    range: cursor.range.id,
-                    lsn,
-                    event,
-                });
-                if cursor.candidates.len() >= limit {
-                    return Ok(());
-                }
-            }
-        }
-        cursor.exhausted = true;
-        Ok(())
     }
 
     /// The item's JSON if the version logged at `lsn` is still its current one (and, when
