@@ -514,9 +514,10 @@ fn an_import_killed_midway_leaves_a_consistent_store() {
     let count = shown["statistics"]["itemCount"].as_u64().unwrap();
     eprintln!("killed after {count} of {total} items");
     assert!(count > 0, "no batch was committed before the kill");
-    // Batches are atomic: only whole batches of 1,000 (or the whole file) are present.
+    // Batches are atomic: only whole batches (or the whole file) are present.
+    let batch = cosmoscope::engine::IMPORT_BATCH_ITEMS as u64;
     assert!(
-        count % 1000 == 0 || count == total as u64,
+        count % batch == 0 || count == total as u64,
         "partial batch: {count}"
     );
     let exported = run(dir, &["export", "shop/orders"]);

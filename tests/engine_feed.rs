@@ -807,7 +807,9 @@ fn feed_reads_are_charged_per_range_and_by_size() {
 fn a_continuation_is_read_in_the_mode_that_issued_it() {
     let fx = common::open();
     fx.pk_container("c");
-    fx.engine.create_item(common::DB, "c", br#"{"id":"a","pk":"x"}"#).unwrap();
+    fx.engine
+        .create_item(common::DB, "c", br#"{"id":"a","pk":"x"}"#)
+        .unwrap();
     let req = FeedRequest {
         start: FeedStart::Beginning,
         mode: FeedMode::LatestVersion,

