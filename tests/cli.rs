@@ -566,3 +566,45 @@ fn a_corrupt_data_directory_is_reported() {
         "{e}"
     );
 }
+
+#[test]
+fn logical_partitions_of_a_range_page_through_its_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("items.ndjson");
+    std::fs::write(&file, ndjson(370, 5)).unwrap(); // 37 distinct keys, 10 items each
+    ok(dir, &["import", "shop/orders", file.to_str().unwrap()]);
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    let mut keys = Vec::new();
+    let mut items = 0;
+    for p in shown["partitions"].as_array().unwrap() {
+        let id = p["id"].as_str().unwrap();
+        let mut after: Option<String> = None;
+        loop {
+            let mut args = vec!["partitions", "shop/orders", "--range", id, "--limit", "5"];
+            if let Some(a) = &after {
+                args.extend(["--after", a.as_str()]);
+            }
+            let page = ok(dir, &args);
+            for lp in page["logicalPartitions"].as_array().unwrap() {
+                assert_eq!(lp["range"], id);
+                keys.push(lp["partitionKey"].as_str().unwrap().to_string());
+                items += lp["statistics"]["itemCount"].as_u64().unwrap();
+            }
+            match page["next"].as_str() {
+                Some(n) => after = Some(n.to_string()),
+                None => break,
+            }
+        }
+    }
+    keys.sort();
+    let before = keys.len();
+    keys.dedup();
+    assert_eq!((before, keys.len()), (37, 37));
+    assert_eq!(items, 370);
+    assert_eq!(
+        err(run(dir, &["partitions", "shop/orders", "--range", "99"]), 1)["status"],
+        404
+    );
+}

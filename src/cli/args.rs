@@ -60,6 +60,15 @@ pub enum Command {
         /// Seconds of per-second RU history to include
         #[arg(long, default_value_t = 600)]
         window: u64,
+        /// Instead: list the logical partitions of this physical partition, a page at a time
+        #[arg(long, value_name = "ID")]
+        range: Option<u32>,
+        /// With --range: logical partitions per page
+        #[arg(long, default_value_t = 100, requires = "range")]
+        limit: usize,
+        /// With --range: continue after this EPK (the previous page's "next")
+        #[arg(long, value_name = "EPK", requires = "range")]
+        after: Option<String>,
     },
     /// The effective partition key (EPK) of a partition key value and the range that owns it
     Epk {

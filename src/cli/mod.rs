@@ -91,7 +91,15 @@ fn execute(cli: Cli) -> CliResult {
             target,
             top,
             window,
-        }) => resources::partitions(&engine, &target, top, window),
+            range,
+            limit,
+            after,
+        }) => match range {
+            Some(range) => {
+                resources::logical_partitions(&engine, &target, range, after.as_deref(), limit)
+            }
+            None => resources::partitions(&engine, &target, top, window),
+        },
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Import { target, files }) => items::import(&engine, &target, &files),

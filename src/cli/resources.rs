@@ -137,6 +137,18 @@ pub fn partitions(engine: &Engine, target: &str, top: usize, window: u64) -> Cli
     Ok(())
 }
 
+pub fn logical_partitions(
+    engine: &Engine,
+    target: &str,
+    range: u32,
+    after: Option<&str>,
+    limit: usize,
+) -> CliResult {
+    let (db, name) = split_target(target)?;
+    print_json(&engine.logical_partitions(db, name, range, after, limit)?);
+    Ok(())
+}
+
 pub fn epk(engine: &Engine, target: &str, value: &str) -> CliResult {
     let (db, name) = split_target(target)?;
     let pk = parse_json_arg("the partition key value", value)?;

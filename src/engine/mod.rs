@@ -234,6 +234,52 @@ impl Engine {
         })
     }
 
+    /// Logical partitions of one physical partition in EPK order, read from that range's
+    /// statistics only, `limit` per page; pass the last EPK (hex) as `after` for the next.
+    pub fn logical_partitions(
+        &self,
+        db: &str,
+        name: &str,
+        range: u32,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<LogicalPartitionPage> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let r = def.range(range).ok_or_else(|| {
+            Error::not_found(format!(
+                "container {} has no live partition key range {range}",
+                def.full_name()
+            ))
+        })?;
+        let after = after
+            .map(|a| {
+                epk::Epk::from_hex(a)
+                    .ok_or_else(|| Error::bad_request(format!("{a:?} is not an EPK (hex digits)")))
+            })
+            .transpose()?;
+        let limit = limit.max(1);
+        let items = self.store.logical_partitions(
+            &txn,
+            &def,
+            &r.min_inclusive,
+            &r.max_exclusive,
+            after.as_ref(),
+            limit,
+        )?;
+        let next = (items.len() == limit)
+            .then(|| items.last().map(|l| l.epk.to_hex()))
+            .flatten();
+        Ok(LogicalPartitionPage {
+            range: range.to_string(),
+            logical_partitions: items
+                .iter()
+                .map(|l| LogicalPartitionView::new(&def, l))
+                .collect(),
+            next,
+        })
+    }
+
     /// A key's EPK and the range that owns it; for a hierarchical prefix, the EPK range it
     /// spans and every range overlapping it.
     pub fn epk(&self, db: &str, name: &str, pk: &Value) -> Result<EpkInfo> {

@@ -218,6 +218,17 @@ pub struct PartitionsReport {
     pub hottest_logical_partitions: Vec<LogicalPartitionView>,
 }
 
+/// One page of the logical partitions of a range.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalPartitionPage {
+    pub range: String,
+    pub logical_partitions: Vec<LogicalPartitionView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
 /// `epk DB/C JSON`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
