@@ -243,10 +243,7 @@ impl Store {
             else {
                 continue;
             };
-            stats.counters.ru += counters.ru;
-            for (a, b) in stats.counters.ops.iter_mut().zip(counters.ops) {
-                *a += b;
-            }
+            stats.counters.add_activity(counters);
             self.logical.put(&mut txn, &key, &stats.encode())?;
         }
         for ((cid, range), counters) in range_acc {
@@ -259,10 +256,7 @@ impl Store {
             else {
                 continue;
             };
-            stats.counters.ru += counters.ru;
-            for (a, b) in stats.counters.ops.iter_mut().zip(counters.ops) {
-                *a += b;
-            }
+            stats.counters.add_activity(&counters);
             self.range_stats.put(&mut txn, &key, &stats.encode())?;
         }
         for (cid, counters) in container_acc {
@@ -274,10 +268,7 @@ impl Store {
             else {
                 continue;
             };
-            stats.counters.ru += counters.ru;
-            for (a, b) in stats.counters.ops.iter_mut().zip(counters.ops) {
-                *a += b;
-            }
+            stats.counters.add_activity(&counters);
             self.container_stats.put(&mut txn, &key, &stats.encode())?;
         }
         let (now, _) = current_second();

@@ -93,6 +93,11 @@ impl Counters {
     pub fn add(&mut self, other: &Counters) {
         self.items += other.items;
         self.bytes += other.bytes;
+        self.add_activity(other);
+    }
+
+    /// Adds another counter's RU and operation counts (activity), leaving sizes alone.
+    pub fn add_activity(&mut self, other: &Counters) {
         self.ru += other.ru;
         for (a, b) in self.ops.iter_mut().zip(other.ops) {
             *a += b;
