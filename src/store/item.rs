@@ -212,11 +212,12 @@ pub fn stamp_system_properties(
     ts: i64,
 ) {
     for p in SYSTEM_PROPERTIES {
-        doc.shift_remove(p);
+        // Usually absent (a read-modify-write carries them): skip the O(n) removal then.
+        if doc.contains_key(p) {
+            doc.shift_remove(p);
+        }
     }
     let rids = rids(container, doc_number);
-    doc.insert("_self".into(), Value::Null); // placeholder keeps the order below readable
-    doc.shift_remove("_self");
     doc.insert("_rid".into(), rids.document.clone().into());
     doc.insert(
         "_self".into(),
