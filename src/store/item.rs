@@ -212,7 +212,8 @@ pub fn stamp_system_properties(
     ts: i64,
 ) {
     for p in SYSTEM_PROPERTIES {
-        // Usually absent (a read-modify-write carries them): skip the O(n) removal then.
+        // Absent on new items, present when a client writes back what it read; the
+        // removal is O(n), so only pay it when needed.
         if doc.contains_key(p) {
             doc.shift_remove(p);
         }
