@@ -38,6 +38,12 @@ pub fn round(ru: f64) -> f64 {
 const KB: f64 = 1024.0;
 
 /// Point read of an item of `bytes` (its stored JSON, system properties included).
+///
+/// ```
+/// use cosmoscope::charge::point_read;
+/// assert_eq!(point_read(1024), 1.0); // 1 KB: 1 RU
+/// assert_eq!(point_read(100 * 1024), 10.0); // 100 KB: 10 RU
+/// ```
 pub fn point_read(bytes: usize) -> f64 {
     let kb = bytes as f64 / KB;
     round((1.0 + (kb - 1.0) * 9.0 / 99.0).max(1.0))
@@ -78,6 +84,12 @@ pub fn create(work: WriteWork) -> f64 {
 }
 
 /// Replace: the service documents it as twice the insert of the same item.
+///
+/// ```
+/// use cosmoscope::charge::{create, replace, WriteWork};
+/// let work = WriteWork { bytes: 1024, indexed_terms: 12, unique_keys: 0 };
+/// assert_eq!(replace(work), 2.0 * create(work));
+/// ```
 pub fn replace(work: WriteWork) -> f64 {
     round(2.0 * insert_base(work))
 }
