@@ -12,6 +12,7 @@ pub mod charge;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod query;
 pub mod store;
 
 pub use error::{Error, Result};

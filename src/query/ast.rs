@@ -1,0 +1,212 @@
+//! The syntax tree of the NoSQL query dialect, as the parser produces it.
+//!
+//! Every node that can be the subject of an error carries its source position, so semantic
+//! checks (unknown function, misplaced aggregate, GROUP BY rules) can point at it.
+
+/// A 1-based line and column in the query text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub select: Select,
+    pub from: Option<From>,
+    pub joins: Vec<Join>,
+    pub filter: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub order_by: Vec<OrderItem>,
+    pub offset_limit: Option<OffsetLimit>,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Select {
+    pub distinct: bool,
+    /// `TOP n` or `TOP @p`.
+    pub top: Option<Expr>,
+    pub kind: SelectKind,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SelectKind {
+    /// `SELECT *`
+    Star,
+    /// `SELECT VALUE expr`
+    Value(Expr),
+    /// `SELECT a, b AS x, ...`
+    Items(Vec<SelectItem>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectItem {
+    pub expr: Expr,
+    pub alias: Option<String>,
+    pub pos: Pos,
+}
+
+/// `FROM <source> [AS] alias` or `FROM alias IN <expr>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct From {
+    pub kind: FromKind,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FromKind {
+    /// `FROM c`, `FROM root r`, `FROM c.children[0] ch`: the container (its identifier is the
+    /// first name, any name works) optionally narrowed by a path; binds `alias`, or the
+    /// container identifier when no alias is given (only for a bare container reference).
+    Container {
+        name: String,
+        path: Vec<PathStep>,
+        alias: Option<String>,
+    },
+    /// `FROM x IN c.children`: iterates an array of each item.
+    In { alias: String, expr: Expr },
+    /// `FROM (SELECT ...) alias`
+    Subquery { query: Box<Query>, alias: String },
+}
+
+/// One step of a path in a FROM source: `.name`, `["name"]` or `[3]`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathStep {
+    Property(String),
+    Index(i64),
+}
+
+/// `JOIN x IN <expr>` or `JOIN (SELECT ...) x`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    pub alias: String,
+    pub source: JoinSource,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum JoinSource {
+    In(Expr),
+    Subquery(Box<Query>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderItem {
+    pub expr: Expr,
+    pub descending: bool,
+    pub pos: Pos,
+}
+
+/// `OFFSET n LIMIT m`: each an integer literal or a parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OffsetLimit {
+    pub offset: Expr,
+    pub limit: Expr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    /// `@name` (the name without `@`).
+    Param(String),
+    /// A bound name: the FROM alias, a JOIN alias, or `root`-style container identifier.
+    Ident(String),
+    /// `a.b` or `a["b"]`.
+    Property(Box<Expr>, String),
+    /// `a[0]` or `a[expr]` with a non-string-literal index.
+    Index(Box<Expr>, Box<Expr>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `expr [NOT] BETWEEN low AND high`
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    /// `expr [NOT] IN (a, b, ...)`
+    In {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    /// `expr [NOT] LIKE pattern [ESCAPE 'c']`
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: Option<Box<Expr>>,
+        negated: bool,
+    },
+    /// `cond ? a : b`
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A built-in call (`name` upper-cased) or `udf.name(...)` (`udf: true`, name as written).
+    Call {
+        name: String,
+        args: Vec<Expr>,
+        udf: bool,
+    },
+    /// `{ "a": expr, b: expr }`
+    Object(Vec<(String, Expr)>),
+    /// `[a, b]`
+    Array(Vec<Expr>),
+    /// `EXISTS (SELECT ...)`
+    Exists(Box<Query>),
+    /// `ARRAY (SELECT ...)`
+    ArraySubquery(Box<Query>),
+    /// `(SELECT ...)` used as a value.
+    Subquery(Box<Query>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    BitNot,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    /// `||` string concatenation
+    Concat,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    /// `>>` (sign-propagating)
+    Shr,
+    /// `>>>` (zero-fill)
+    UShr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    /// `??`
+    Coalesce,
+}

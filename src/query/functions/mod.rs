@@ -1,0 +1,166 @@
+//! The built-in function library: one registry, one file per family.
+//!
+//! Each family exports `FUNCTIONS`, a table of [`FnSpec`]s. The parser upper-cases names,
+//! the planner checks arity against the spec (a 400 with the call's position), and the
+//! evaluator calls `eval` with already-evaluated arguments. Functions never fail at run time:
+//! a wrong-typed or undefined argument gives `undefined`, as on the service, unless the
+//! function's documentation says otherwise (`IS_DEFINED`, `IIF`, ...). Aggregates (COUNT, SUM,
+//! AVG, MIN, MAX) are listed for name and arity checks but evaluated by the executor.
+
+pub mod array;
+pub mod datetime;
+pub mod math;
+pub mod spatial;
+pub mod string;
+pub mod types;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::value::Val;
+
+/// What a function call may depend on besides its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct FnContext {
+    /// The query's start time in Unix milliseconds: `GetCurrent*` functions return the same
+    /// value for every item of one query.
+    pub now_ms: i64,
+    /// Seed for `RAND()`, fixed per query so a run is repeatable.
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FnKind {
+    Scalar,
+    Aggregate,
+}
+
+pub type FnImpl = fn(&[Val], &FnContext) -> Val;
+
+#[derive(Clone, Copy)]
+pub struct FnSpec {
+    /// Upper-case name as the parser normalizes it (e.g. `ARRAY_CONTAINS`, `STRINGTONUMBER`).
+    pub name: &'static str,
+    pub min_args: usize,
+    /// `usize::MAX` for variadic functions (CONCAT, SETUNION, ...).
+    pub max_args: usize,
+    pub kind: FnKind,
+    /// Whether the service can serve a filter on this function from the index
+    /// (StartsWith, Contains, RegexMatch, Left, Substring(…, 0, …), IS_DEFINED, ...); when
+    /// false, a WHERE using it on a path forces a scan of the range (RU model).
+    pub uses_index: bool,
+    pub eval: FnImpl,
+}
+
+impl std::fmt::Debug for FnSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "FnSpec({}, {}..={})",
+            self.name, self.min_args, self.max_args
+        )
+    }
+}
+
+fn aggregate_placeholder(_: &[Val], _: &FnContext) -> Val {
+    // Aggregates are evaluated by the executor over groups, never through this pointer.
+    Val::Undefined
+}
+
+const AGGREGATES: &[FnSpec] = &[
+    FnSpec {
+        name: "COUNT",
+        min_args: 1,
+        max_args: 1,
+        kind: FnKind::Aggregate,
+        uses_index: true,
+        eval: aggregate_placeholder,
+    },
+    FnSpec {
+        name: "SUM",
+        min_args: 1,
+        max_args: 1,
+        kind: FnKind::Aggregate,
+        uses_index: true,
+        eval: aggregate_placeholder,
+    },
+    FnSpec {
+        name: "AVG",
+        min_args: 1,
+        max_args: 1,
+        kind: FnKind::Aggregate,
+        uses_index: true,
+        eval: aggregate_placeholder,
+    },
+    FnSpec {
+        name: "MIN",
+        min_args: 1,
+        max_args: 1,
+        kind: FnKind::Aggregate,
+        uses_index: true,
+        eval: aggregate_placeholder,
+    },
+    FnSpec {
+        name: "MAX",
+        min_args: 1,
+        max_args: 1,
+        kind: FnKind::Aggregate,
+        uses_index: true,
+        eval: aggregate_placeholder,
+    },
+];
+
+fn registry() -> &'static HashMap<&'static str, FnSpec> {
+    static REGISTRY: OnceLock<HashMap<&'static str, FnSpec>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let families: [&[FnSpec]; 7] = [
+            AGGREGATES,
+            string::FUNCTIONS,
+            math::FUNCTIONS,
+            array::FUNCTIONS,
+            types::FUNCTIONS,
+            datetime::FUNCTIONS,
+            spatial::FUNCTIONS,
+        ];
+        families
+            .iter()
+            .flat_map(|f| f.iter())
+            .map(|s| (s.name, *s))
+            .collect()
+    })
+}
+
+/// The function named `name` (upper case), if it exists.
+pub fn lookup(name: &str) -> Option<&'static FnSpec> {
+    registry().get(name)
+}
+
+/// Every function name, sorted (for "did you mean" suggestions and help).
+pub fn names() -> Vec<&'static str> {
+    let mut v: Vec<_> = registry().keys().copied().collect();
+    v.sort_unstable();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_registers_distinct_upper_case_names() {
+        let families: [&[FnSpec]; 7] = [
+            AGGREGATES,
+            string::FUNCTIONS,
+            math::FUNCTIONS,
+            array::FUNCTIONS,
+            types::FUNCTIONS,
+            datetime::FUNCTIONS,
+            spatial::FUNCTIONS,
+        ];
+        let total: usize = families.iter().map(|f| f.len()).sum();
+        assert_eq!(registry().len(), total, "a name is registered twice");
+        for name in names() {
+            assert_eq!(name, name.to_uppercase());
+        }
+    }
+}
