@@ -1,5 +1,10 @@
-//! The NoSQL query dialect: syntax tree, runtime values, built-in functions.
+//! The NoSQL query dialect: syntax tree, runtime values, built-in functions, evaluation,
+//! routing and execution against the store.
 
 pub mod ast;
+pub mod eval;
+pub mod exec;
 pub mod functions;
+pub mod plan;
+pub mod run;
 pub mod value;

@@ -1,0 +1,553 @@
+//! Executing a query over a stream of root documents: FROM and JOIN expansion, WHERE,
+//! GROUP BY and aggregates, projection, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP.
+//!
+//! The same pipeline runs the top-level query (its documents come from the store, range by
+//! range) and correlated subqueries (their FROM iterates values of the outer row). Running
+//! every routed range through one pipeline gives exactly the result the service's
+//! cross-partition merge produces (ORDER BY merge, combined aggregates, global DISTINCT,
+//! GROUP BY, OFFSET/LIMIT and TOP).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::ast::{Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind};
+use super::eval::{Scope, SubqueryFn, aggregate_key, eval};
+use super::functions::{self, FnContext, FnKind};
+use super::value::{Val, total_cmp};
+
+pub type Bindings = Vec<(String, Val)>;
+
+/// Per-query inputs shared by every row.
+pub struct Env<'a> {
+    pub params: &'a HashMap<String, Val>,
+    pub ctx: &'a FnContext,
+}
+
+impl Env<'_> {
+    fn scope<'s>(
+        &'s self,
+        bindings: &'s [(String, Val)],
+        aggregates: Option<&'s HashMap<usize, Val>>,
+        sub: &'s SubqueryFn<'s>,
+    ) -> Scope<'s> {
+        Scope {
+            bindings,
+            params: self.params,
+            ctx: self.ctx,
+            aggregates,
+            subquery: sub,
+        }
+    }
+
+    /// Runs a correlated subquery: its FROM reads the outer row's values.
+    pub fn subquery(&self, q: &Query, outer: &[(String, Val)]) -> Vec<Val> {
+        let mut state = Run::new(q, self);
+        for row in rows_of(q, None, outer, self) {
+            state.push(row);
+        }
+        state.finish()
+    }
+
+    pub fn eval(&self, e: &Expr, bindings: &[(String, Val)]) -> Val {
+        let sub = |q: &Query, b: &[(String, Val)]| self.subquery(q, b);
+        eval(e, &self.scope(bindings, None, &sub))
+    }
+}
+
+/// The name the FROM clause binds (the alias, or the container identifier).
+pub fn from_alias(q: &Query) -> Option<&str> {
+    q.from.as_ref().map(|f| match &f.kind {
+        FromKind::Container { name, alias, .. } => alias.as_deref().unwrap_or(name),
+        FromKind::In { alias, .. } | FromKind::Subquery { alias, .. } => alias.as_str(),
+    })
+}
+
+/// The name the query uses for the container's root document.
+pub fn root_name(q: &Query) -> Option<String> {
+    match &q.from.as_ref()?.kind {
+        FromKind::Container { name, .. } => Some(name.clone()),
+        FromKind::In { expr, .. } => leftmost_ident(expr).map(str::to_string),
+        FromKind::Subquery { .. } => None,
+    }
+}
+
+fn leftmost_ident(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        ExprKind::Property(b, _) | ExprKind::Index(b, _) => leftmost_ident(b),
+        _ => None,
+    }
+}
+
+fn navigate(mut v: Val, path: &[PathStep]) -> Val {
+    for step in path {
+        v = match step {
+            PathStep::Property(p) => v.get(p),
+            PathStep::Index(i) => v.index(*i as f64),
+        };
+    }
+    v
+}
+
+/// The FROM and JOIN rows one root document (or, without a document, the outer row of a
+/// subquery) expands to; each row is the outer bindings plus this query's aliases.
+pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env) -> Vec<Bindings> {
+    let mut base: Bindings = outer.to_vec();
+    let mut rows: Vec<Bindings> = match &q.from {
+        None => vec![base],
+        Some(from) => match &from.kind {
+            FromKind::Container { name, path, alias } => {
+                let root = match doc {
+                    Some(d) => d.clone(),
+                    None => outer
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default(),
+                };
+                let v = navigate(root, path);
+                if v.is_undefined() {
+                    return Vec::new();
+                }
+                base.push((alias.clone().unwrap_or_else(|| name.clone()), v));
+                vec![base]
+            }
+            FromKind::In { alias, expr } => {
+                if let (Some(d), Some(root)) = (doc, leftmost_ident(expr)) {
+                    base.push((root.to_string(), d.clone()));
+                }
+                match env.eval(expr, &base) {
+                    Val::Arr(items) => items
+                        .iter()
+                        .map(|item| {
+                            let mut b = base.clone();
+                            b.push((alias.clone(), item.clone()));
+                            b
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            }
+            FromKind::Subquery { query, alias } => {
+                let inner = match doc {
+                    Some(d) => {
+                        let mut b = base.clone();
+                        if let Some(root) = root_name(query) {
+                            b.push((root, d.clone()));
+                        }
+                        let mut state = Run::new(query, env);
+                        for row in rows_of(query, Some(d), &base, env) {
+                            state.push(row);
+                        }
+                        state.finish()
+                    }
+                    None => env.subquery(query, &base),
+                };
+                inner
+                    .into_iter()
+                    .map(|v| {
+                        let mut b = base.clone();
+                        b.push((alias.clone(), v));
+                        b
+                    })
+                    .collect()
+            }
+        },
+    };
+    for join in &q.joins {
+        let mut next = Vec::new();
+        for row in rows {
+            let values: Vec<Val> = match &join.source {
+                JoinSource::In(expr) => match env.eval(expr, &row) {
+                    Val::Arr(items) => items.to_vec(),
+                    _ => Vec::new(),
+                },
+                JoinSource::Subquery(sub) => env.subquery(sub, &row),
+            };
+            for v in values {
+                let mut b = row.clone();
+                b.push((join.alias.clone(), v));
+                next.push(b);
+            }
+        }
+        rows = next;
+    }
+    rows
+}
+
+/// Aggregate calls of an expression tree (not descending into subqueries).
+pub fn collect_aggregates<'q>(e: &'q Expr, out: &mut Vec<&'q Expr>) {
+    match &e.kind {
+        ExprKind::Call {
+            name,
+            args,
+            udf: false,
+        } => {
+            if functions::lookup(name).is_some_and(|s| s.kind == FnKind::Aggregate) {
+                out.push(e);
+                return;
+            }
+            args.iter().for_each(|a| collect_aggregates(a, out));
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| collect_aggregates(a, out)),
+        ExprKind::Property(b, _) | ExprKind::Unary(_, b) => collect_aggregates(b, out),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+            collect_aggregates(a, out);
+            collect_aggregates(b, out);
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => {
+            for x in [expr, low, high] {
+                collect_aggregates(x, out);
+            }
+        }
+        ExprKind::In { expr, list, .. } => {
+            collect_aggregates(expr, out);
+            list.iter().for_each(|a| collect_aggregates(a, out));
+        }
+        ExprKind::Like {
+            expr,
+            pattern,
+            escape,
+            ..
+        } => {
+            collect_aggregates(expr, out);
+            collect_aggregates(pattern, out);
+            if let Some(e) = escape {
+                collect_aggregates(e, out);
+            }
+        }
+        ExprKind::Ternary(a, b, c) => {
+            for x in [a, b, c] {
+                collect_aggregates(x, out);
+            }
+        }
+        ExprKind::Object(m) => m.iter().for_each(|(_, v)| collect_aggregates(v, out)),
+        ExprKind::Array(items) => items.iter().for_each(|v| collect_aggregates(v, out)),
+        _ => {}
+    }
+}
+
+/// Running state of one aggregate over a group.
+#[derive(Clone, Default)]
+pub struct Acc {
+    pub count: u64,
+    pub sum: f64,
+    /// A SUM/AVG input that was not a number makes the result undefined.
+    pub poisoned: bool,
+    pub min: Option<Val>,
+    pub max: Option<Val>,
+}
+
+impl Acc {
+    pub fn add(&mut self, name: &str, v: Val) {
+        if v.is_undefined() {
+            return;
+        }
+        match name {
+            "COUNT" => self.count += 1,
+            "SUM" | "AVG" => match v {
+                Val::Num(n) => {
+                    self.sum += n;
+                    self.count += 1;
+                }
+                _ => self.poisoned = true,
+            },
+            "MIN" => {
+                if self.min.as_ref().is_none_or(|m| total_cmp(&v, m).is_lt()) {
+                    self.min = Some(v);
+                }
+            }
+            _ => {
+                if self.max.as_ref().is_none_or(|m| total_cmp(&v, m).is_gt()) {
+                    self.max = Some(v);
+                }
+            }
+        }
+    }
+
+    /// Merges a partial aggregate (from another range), as the service combines them.
+    pub fn merge(&mut self, other: &Acc) {
+        self.count += other.count;
+        self.sum += other.sum;
+        self.poisoned |= other.poisoned;
+        if let Some(m) = &other.min {
+            if self.min.as_ref().is_none_or(|x| total_cmp(m, x).is_lt()) {
+                self.min = Some(m.clone());
+            }
+        }
+        if let Some(m) = &other.max {
+            if self.max.as_ref().is_none_or(|x| total_cmp(m, x).is_gt()) {
+                self.max = Some(m.clone());
+            }
+        }
+    }
+
+    pub fn value(&self, name: &str) -> Val {
+        match name {
+            "COUNT" => Val::Num(self.count as f64),
+            "SUM" if self.poisoned => Val::Undefined,
+            "SUM" => Val::Num(self.sum),
+            "AVG" if self.poisoned || self.count == 0 => Val::Undefined,
+            "AVG" => Val::Num(self.sum / self.count as f64),
+            "MIN" => self.min.clone().unwrap_or_default(),
+            _ => self.max.clone().unwrap_or_default(),
+        }
+    }
+}
+
+struct Group {
+    /// The first row of the group: grouped expressions evaluate against it.
+    row: Bindings,
+    accs: Vec<Acc>,
+}
+
+/// One query's pipeline state: rows go in with [`Run::push`], results come out of
+/// [`Run::finish`].
+pub struct Run<'q, 'e> {
+    q: &'q Query,
+    env: &'e Env<'e>,
+    aggregates: Vec<&'q Expr>,
+    grouped: bool,
+    groups: Vec<Group>,
+    group_index: HashMap<String, usize>,
+    /// (order keys, projected value) for non-grouped queries.
+    out: Vec<(Vec<Val>, Val)>,
+    /// Rows that passed the filter.
+    pub matched: u64,
+}
+
+impl<'q, 'e> Run<'q, 'e> {
+    pub fn new(q: &'q Query, env: &'e Env<'e>) -> Run<'q, 'e> {
+        let mut aggregates = Vec::new();
+        match &q.select.kind {
+            SelectKind::Value(e) => collect_aggregates(e, &mut aggregates),
+            SelectKind::Items(items) => items
+                .iter()
+                .for_each(|i| collect_aggregates(&i.expr, &mut aggregates)),
+            SelectKind::Star => {}
+        }
+        let grouped = !q.group_by.is_empty() || !aggregates.is_empty();
+        Run {
+            q,
+            env,
+            aggregates,
+            grouped,
+            groups: Vec::new(),
+            group_index: HashMap::new(),
+            out: Vec::new(),
+            matched: 0,
+        }
+    }
+
+    fn sub(&self) -> impl Fn(&Query, &[(String, Val)]) -> Vec<Val> + '_ {
+        |q: &Query, b: &[(String, Val)]| self.env.subquery(q, b)
+    }
+
+    /// Feeds one FROM/JOIN row; returns whether it passed the filter.
+    pub fn push(&mut self, row: Bindings) -> bool {
+        if let Some(f) = &self.q.filter {
+            if !self.env.eval(f, &row).is_true() {
+                return false;
+            }
+        }
+        self.matched += 1;
+        if self.grouped {
+            let key: Vec<Val> = self
+                .q
+                .group_by
+                .iter()
+                .map(|g| self.env.eval(g, &row))
+                .collect();
+            let key_text = group_key_text(&key);
+            let idx = match self.group_index.get(&key_text) {
+                Some(i) => *i,
+                None => {
+                    self.groups.push(Group {
+                        row: row.clone(),
+                        accs: vec![Acc::default(); self.aggregates.len()],
+                    });
+                    self.group_index.insert(key_text, self.groups.len() - 1);
+                    self.groups.len() - 1
+                }
+            };
+            for (i, agg) in self.aggregates.iter().enumerate() {
+                if let ExprKind::Call { name, args, .. } = &agg.kind {
+                    let v = args
+                        .first()
+                        .map(|a| self.env.eval(a, &row))
+                        .unwrap_or_default();
+                    self.groups[idx].accs[i].add(name, v);
+                }
+            }
+        } else {
+            let keys = self
+                .q
+                .order_by
+                .iter()
+                .map(|o| self.env.eval(&o.expr, &row))
+                .collect();
+            let value = self.project(&row, None);
+            self.out.push((keys, value));
+        }
+        true
+    }
+
+    fn project(&self, row: &[(String, Val)], aggregates: Option<&HashMap<usize, Val>>) -> Val {
+        let sub = self.sub();
+        let scope = self.env.scope(row, aggregates, &sub);
+        match &self.q.select.kind {
+            SelectKind::Star => match from_alias(self.q) {
+                // SELECT * returns the FROM binding itself (the whole item for FROM c).
+                Some(alias) if self.q.joins.is_empty() => row
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == alias)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default(),
+                // With JOINs, * is an object of every alias.
+                _ => Val::obj(
+                    row.iter()
+                        .filter(|(n, _)| self.own_alias(n))
+                        .map(|(n, v)| (Arc::from(n.as_str()), v.clone()))
+                        .collect(),
+                ),
+            },
+            SelectKind::Value(e) => eval(e, &scope),
+            SelectKind::Items(items) => {
+                let mut members = Vec::with_capacity(items.len());
+                let mut unnamed = 0;
+                for item in items {
+                    let v = eval(&item.expr, &scope);
+                    let name = match (&item.alias, &item.expr.kind) {
+                        (Some(a), _) => a.clone(),
+                        (None, ExprKind::Property(_, p)) => p.clone(),
+                        (None, ExprKind::Ident(n)) => n.clone(),
+                        _ => {
+                            unnamed += 1;
+                            format!("${unnamed}")
+                        }
+                    };
+                    members.push((Arc::from(name.as_str()), v));
+                }
+                Val::obj(members)
+            }
+        }
+    }
+
+    fn own_alias(&self, name: &str) -> bool {
+        from_alias(self.q) == Some(name) || self.q.joins.iter().any(|j| j.alias == name)
+    }
+
+    /// Applies grouping, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP; undefined results are
+    /// dropped, as the service drops them.
+    pub fn finish(mut self) -> Vec<Val> {
+        let mut results: Vec<(Vec<Val>, Val)> = if self.grouped {
+            if self.groups.is_empty() && self.q.group_by.is_empty() {
+                // Aggregates without GROUP BY produce one row even over no input.
+                self.groups.push(Group {
+                    row: Vec::new(),
+                    accs: vec![Acc::default(); self.aggregates.len()],
+                });
+            }
+            let groups = std::mem::take(&mut self.groups);
+            groups
+                .iter()
+                .map(|g| {
+                    let values: HashMap<usize, Val> = self
+                        .aggregates
+                        .iter()
+                        .zip(&g.accs)
+                        .map(|(e, acc)| {
+                            let name = match &e.kind {
+                                ExprKind::Call { name, .. } => name.as_str(),
+                                _ => "",
+                            };
+                            (aggregate_key(e), acc.value(name))
+                        })
+                        .collect();
+                    (Vec::new(), self.project(&g.row, Some(&values)))
+                })
+                .collect()
+        } else {
+            std::mem::take(&mut self.out)
+        };
+        if !self.q.order_by.is_empty() {
+            let dirs: Vec<bool> = self.q.order_by.iter().map(|o| o.descending).collect();
+            results.sort_by(|a, b| {
+                for (i, desc) in dirs.iter().enumerate() {
+                    let o = total_cmp(&a.0[i], &b.0[i]);
+                    let o = if *desc { o.reverse() } else { o };
+                    if o.is_ne() {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+        }
+        let mut values: Vec<Val> = results
+            .into_iter()
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_undefined())
+            .collect();
+        if self.q.select.distinct {
+            let mut seen = std::collections::HashSet::new();
+            values.retain(|v| seen.insert(group_key_text(std::slice::from_ref(v))));
+        }
+        let no_row: Bindings = Vec::new();
+        if let Some(ol) = &self.q.offset_limit {
+            let offset = count_of(&self.env.eval(&ol.offset, &no_row));
+            let limit = count_of(&self.env.eval(&ol.limit, &no_row));
+            values = values.into_iter().skip(offset).take(limit).collect();
+        }
+        if let Some(top) = &self.q.select.top {
+            values.truncate(count_of(&self.env.eval(top, &no_row)));
+        }
+        values
+    }
+}
+
+fn count_of(v: &Val) -> usize {
+    match v {
+        Val::Num(n) if *n >= 0.0 => *n as usize,
+        _ => 0,
+    }
+}
+
+/// A canonical text of values for grouping and DISTINCT (undefined distinct from null).
+pub fn group_key_text(vals: &[Val]) -> String {
+    let mut s = String::new();
+    for v in vals {
+        match v {
+            Val::Undefined => s.push('~'),
+            other => {
+                let j = other.to_json().unwrap_or_default();
+                s.push_str(&canonical_json(&j));
+            }
+        }
+        s.push('\u{1}');
+    }
+    s
+}
+
+fn canonical_json(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(o) => {
+            let mut members: Vec<_> = o.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", canonical_json(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
+        ),
+        serde_json::Value::Number(n) => format!("{}", n.as_f64().unwrap_or(f64::NAN)),
+        other => other.to_string(),
+    }
+}

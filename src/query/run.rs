@@ -1,0 +1,457 @@
+//! Running a query against a container: routing, per-range execution, metrics, RU, paging.
+//!
+//! Each routed physical partition is read in key order and its documents go through one
+//! [`Run`] pipeline, so results equal the service's cross-partition merge. Per range we
+//! count what the service would load under the container's indexing policy (an
+//! index-served filter loads only matching documents; anything else loads every document in
+//! scope; TOP N without ORDER BY stops after N+1 matches) and charge it through
+//! [`charge::query_range`].
+//!
+//! Paging: a page is a window of the full result; the continuation records how many
+//! results were delivered and the charge accrued so far. Page charges telescope, so the
+//! pages of one query add up exactly to its unpaged charge. (Each page re-executes the
+//! query; resuming a scan mid-range is future work.)
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ast::{BinaryOp, Expr, ExprKind, Query, SelectKind};
+use super::exec::{Env, Run, root_name, rows_of};
+use super::functions::{self, FnContext};
+use super::plan::{self, Routing};
+use super::value::Val;
+use crate::charge::{self, QueryWork};
+use crate::error::{Error, Result};
+use crate::store::catalog::ContainerDef;
+use crate::store::epk::Epk;
+use crate::store::indexing::{CompiledPolicy, PathSegment};
+use crate::store::keys;
+use crate::store::stats::OpKind;
+use crate::store::{RoTxn, Store};
+
+/// Options of one query request.
+#[derive(Debug, Clone, Default)]
+pub struct QueryOptions {
+    pub params: HashMap<String, Val>,
+    /// Partition key (or hierarchical prefix) given with the request.
+    pub partition_key: Option<Value>,
+    /// Results per page (default 100).
+    pub max_items: Option<usize>,
+    pub continuation: Option<String>,
+}
+
+/// Per-partition metrics, named as the service names them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryMetrics {
+    pub retrieved_document_count: u64,
+    pub retrieved_document_size: u64,
+    pub output_document_count: u64,
+    pub output_document_size: u64,
+    pub index_hit_document_count: u64,
+    pub index_lookup_time_in_ms: f64,
+    pub document_load_time_in_ms: f64,
+    pub query_engine_execution_time_in_ms: f64,
+}
+
+impl QueryMetrics {
+    fn add(&mut self, o: &QueryMetrics) {
+        self.retrieved_document_count += o.retrieved_document_count;
+        self.retrieved_document_size += o.retrieved_document_size;
+        self.output_document_count += o.output_document_count;
+        self.output_document_size += o.output_document_size;
+        self.index_hit_document_count += o.index_hit_document_count;
+        self.index_lookup_time_in_ms += o.index_lookup_time_in_ms;
+        self.document_load_time_in_ms += o.document_load_time_in_ms;
+        self.query_engine_execution_time_in_ms += o.query_engine_execution_time_in_ms;
+    }
+}
+
+/// One physical partition's part in a query.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionResult {
+    pub id: String,
+    pub min_inclusive: String,
+    pub max_exclusive: String,
+    /// Key values of the logical partitions whose documents matched.
+    pub logical_partitions: Vec<Value>,
+    pub request_charge: f64,
+    pub metrics: QueryMetrics,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoutingView {
+    pub kind: &'static str,
+    pub reason: String,
+}
+
+/// A page of results with everything the query console shows about it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryResult {
+    pub documents: Vec<Value>,
+    pub continuation: Option<String>,
+    pub request_charge: f64,
+    pub routing: RoutingView,
+    pub partitions: Vec<PartitionResult>,
+    pub metrics: QueryMetrics,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Token {
+    v: u8,
+    rid: String,
+    /// Hash of the query text and parameters: a token only continues its own query.
+    q: u64,
+    /// Results already delivered.
+    skip: usize,
+    /// Charge accrued by the previous pages (unrounded).
+    charged: f64,
+}
+
+/// Index-served filters load only matching documents; others scan. A filter is served by
+/// the index when every leaf compares an indexed path of the item with a constant, or calls
+/// a function that can use the index on such a path.
+fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Or, a, b) => {
+            index_served(a, alias, policy) && index_served(b, alias, policy)
+        }
+        ExprKind::Unary(super::ast::UnaryOp::Not, x) => index_served(x, alias, policy),
+        ExprKind::Binary(
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
+            a,
+            b,
+        ) => {
+            (indexed_path(a, alias, policy) && is_constant(b))
+                || (indexed_path(b, alias, policy) && is_constant(a))
+        }
+        ExprKind::In { expr, list, .. } => {
+            indexed_path(expr, alias, policy) && list.iter().all(is_constant)
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => indexed_path(expr, alias, policy) && is_constant(low) && is_constant(high),
+        ExprKind::Call {
+            name,
+            args,
+            udf: false,
+        } => {
+            functions::lookup(name).is_some_and(|f| f.uses_index)
+                && args.first().is_some_and(|a| indexed_path(a, alias, policy))
+                && args.iter().skip(1).all(is_constant)
+        }
+        ExprKind::Literal(_) => true,
+        _ => false,
+    }
+}
+
+fn is_constant(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+}
+
+fn indexed_path(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
+    let mut segs = Vec::new();
+    let mut cur = e;
+    loop {
+        match &cur.kind {
+            ExprKind::Property(base, name) => {
+                segs.push(PathSegment::Property(name.clone()));
+                cur = base;
+            }
+            ExprKind::Index(base, idx) => {
+                match &idx.kind {
+                    ExprKind::Literal(super::ast::Literal::Number(n)) if *n >= 0.0 => {
+                        segs.push(PathSegment::Index(*n as usize))
+                    }
+                    _ => return false,
+                }
+                cur = base;
+            }
+            ExprKind::Ident(n) if n == alias => break,
+            _ => return false,
+        }
+    }
+    segs.reverse();
+    !segs.is_empty() && policy.is_indexed(&segs)
+}
+
+fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
+    let mut names: Vec<_> = params.iter().collect();
+    names.sort_by(|a, b| a.0.cmp(b.0));
+    let mut buf = text.as_bytes().to_vec();
+    for (k, v) in names {
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(
+            v.to_json()
+                .map(|j| j.to_string())
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+    }
+    crate::store::murmur3::hash128(&buf, 0).0
+}
+
+/// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
+/// documents and ranges.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    text: &str,
+    q: &Query,
+    opts: &QueryOptions,
+    cancel: &AtomicBool,
+) -> Result<QueryResult> {
+    let started = Instant::now();
+    let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+    let hash = query_hash(text, &opts.params);
+    let rid = crate::store::item::rids(def, 0).container;
+    let token = match &opts.continuation {
+        Some(t) => {
+            let token: Token = serde_json::from_str(t).map_err(|e| {
+                Error::bad_request(format!(
+                    "the continuation token is not one this store issued: {e}"
+                ))
+            })?;
+            if token.rid != rid || token.q != hash {
+                return Err(Error::bad_request(
+                    "the continuation token belongs to another query or container; run the query from the start",
+                ));
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    let first_page = token.is_none();
+    let max_items = opts.max_items.unwrap_or(100).max(1);
+    let ctx = FnContext {
+        now_ms: chrono::Utc::now().timestamp_millis(),
+        seed: hash,
+    };
+    let env = Env {
+        params: &opts.params,
+        ctx: &ctx,
+    };
+    let mut pipeline = Run::new(q, &env);
+    let root = root_name(q).unwrap_or_else(|| "c".into());
+    let policy = def.indexing_policy.compile();
+    let served = q
+        .filter
+        .as_ref()
+        .is_some_and(|f| index_served(f, &root, &policy));
+    // TOP N without ORDER BY, grouping, DISTINCT or OFFSET stops after N+1 matches, as the
+    // service loads N+1 documents for it.
+    let streaming = q.order_by.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && q.offset_limit.is_none()
+        && !has_aggregate(q);
+    let early_stop = match &q.select.top {
+        Some(top) if streaming => match env.eval(top, &[]) {
+            Val::Num(n) if n >= 0.0 => Some(n as u64 + 1),
+            _ => None,
+        },
+        _ => None,
+    };
+
+    let ranges = routing.ranges(def);
+    let mut per_range = Vec::with_capacity(ranges.len());
+    let spans: Vec<(Epk, Epk)> = match &routing.targets {
+        plan::Targets::Keys(keys) => keys
+            .iter()
+            .map(|k| {
+                let e = k.epk(&def.partition_key);
+                let mut end = e.as_bytes().to_vec();
+                end.push(0xFF);
+                (e, Epk(end))
+            })
+            .collect(),
+        plan::Targets::Ranges(spans) => spans.clone(),
+        plan::Targets::All => vec![(Epk::min(), Epk::max())],
+    };
+    let epk_len = def.partition_key.epk_len();
+    let now = crate::store::now_secs();
+    let mut total_matched = 0u64;
+    for range in &ranges {
+        let mut m = QueryMetrics::default();
+        let mut logical: Vec<Value> = Vec::new();
+        let mut last_logical: Option<Vec<u8>> = None;
+        let mut load_ns = 0u128;
+        let mut exec_ns = 0u128;
+        for (smin, smax) in &spans {
+            // Intersect the span with the range.
+            let lo = smin.clone().max(range.min_inclusive.clone());
+            let hi = smax.clone().min(range.max_exclusive.clone());
+            if lo >= hi {
+                continue;
+            }
+            let start = keys::epk_bound(def.rid, &lo);
+            let end = keys::epk_bound(def.rid, &hi);
+            for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::new(499, "the query was cancelled"));
+                }
+                if early_stop.is_some_and(|n| total_matched >= n) {
+                    break;
+                }
+                let t0 = Instant::now();
+                let (k, v) = entry?;
+                let (header, json) = crate::store::item::decode_record(v)?;
+                if header.is_expired(now) {
+                    continue;
+                }
+                let doc = Val::from_slice(json)
+                    .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+                let t1 = Instant::now();
+                load_ns += (t1 - t0).as_nanos();
+                let mut hit = false;
+                for row in rows_of(q, Some(&doc), &[], &env) {
+                    if pipeline.push(row) {
+                        hit = true;
+                        m.output_document_count += 1;
+                    }
+                }
+                exec_ns += t1.elapsed().as_nanos();
+                if !served || hit {
+                    m.retrieved_document_count += 1;
+                    m.retrieved_document_size += json.len() as u64;
+                }
+                if hit {
+                    total_matched += 1;
+                    m.index_hit_document_count += 1;
+                    m.output_document_size += json.len() as u64;
+                    let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
+                    if epk != last_logical {
+                        let j = key_of(&doc, def);
+                        if !logical.contains(&j) {
+                            logical.push(j);
+                        }
+                        last_logical = epk;
+                    }
+                }
+            }
+        }
+        m.document_load_time_in_ms = load_ns as f64 / 1e6;
+        m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
+        per_range.push((range, m, logical));
+    }
+    let results = pipeline.finish();
+    let skip = token.as_ref().map_or(0, |t| t.skip);
+    let page: Vec<Value> = results
+        .iter()
+        .skip(skip)
+        .take(max_items)
+        .filter_map(Val::to_json)
+        .collect();
+    let more = results.len() > skip + page.len();
+
+    // Charges: loads and range bases on the first page, output bytes on every page.
+    let page_output: Vec<u64> = page.iter().map(|d| d.to_string().len() as u64).collect();
+    let page_output_total: u64 = page_output.iter().sum();
+    let mut partitions = Vec::with_capacity(per_range.len());
+    let mut totals = QueryMetrics::default();
+    let mut raw_charge = 0.0;
+    for (range, m, logical) in per_range {
+        // Output bytes of this page are attributed to ranges by their share of matches.
+        let share = if total_matched == 0 {
+            0.0
+        } else {
+            m.output_document_count as f64 / total_matched.max(1) as f64
+        };
+        let work = QueryWork {
+            visited: first_page,
+            loaded_docs: if first_page {
+                m.retrieved_document_count
+            } else {
+                0
+            },
+            loaded_bytes: if first_page {
+                m.retrieved_document_size
+            } else {
+                0
+            },
+            output_bytes: (page_output_total as f64 * share) as u64,
+        };
+        let ru = charge::query_range(work);
+        raw_charge += ru;
+        store.record_read(def.rid, range.id, None, OpKind::Query, ru);
+        totals.add(&m);
+        partitions.push(PartitionResult {
+            id: range.id.to_string(),
+            min_inclusive: range.min_inclusive.to_hex(),
+            max_exclusive: range.max_exclusive.to_hex(),
+            logical_partitions: logical,
+            request_charge: charge::round(ru),
+            metrics: m,
+        });
+    }
+    totals.output_document_count = page.len() as u64;
+    totals.output_document_size = page_output_total;
+    totals.query_engine_execution_time_in_ms =
+        started.elapsed().as_secs_f64() * 1e3 - totals.document_load_time_in_ms;
+    let before = token.as_ref().map_or(0.0, |t| t.charged);
+    let after = before + raw_charge;
+    let request_charge = charge::round(after) - charge::round(before);
+    let continuation = more.then(|| {
+        serde_json::to_string(&Token {
+            v: 1,
+            rid: rid.clone(),
+            q: hash,
+            skip: skip + page.len(),
+            charged: after,
+        })
+        .unwrap_or_default()
+    });
+    Ok(QueryResult {
+        documents: page,
+        continuation,
+        request_charge: charge::round(request_charge),
+        routing: RoutingView {
+            kind: routing.kind.name(),
+            reason: routing.reason,
+        },
+        partitions,
+        metrics: totals,
+    })
+}
+
+/// The document's partition key value for display (bare for one level, `{}` if undefined).
+fn key_of(doc: &Val, def: &ContainerDef) -> Value {
+    let mut parts: Vec<Value> = def
+        .partition_key
+        .paths
+        .iter()
+        .map(|p| {
+            let v = p
+                .trim_start_matches('/')
+                .split('/')
+                .fold(doc.clone(), |v, seg| v.get(seg.trim_matches('"')));
+            v.to_json()
+                .unwrap_or_else(|| Value::Object(Default::default()))
+        })
+        .collect();
+    if parts.len() == 1 {
+        parts.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(parts)
+    }
+}
+
+fn has_aggregate(q: &Query) -> bool {
+    let mut v = Vec::new();
+    match &q.select.kind {
+        SelectKind::Value(e) => super::exec::collect_aggregates(e, &mut v),
+        SelectKind::Items(items) => items
+            .iter()
+            .for_each(|i| super::exec::collect_aggregates(&i.expr, &mut v)),
+        SelectKind::Star => {}
+    }
+    !v.is_empty()
+}
