@@ -62,6 +62,16 @@ pub fn from_alias(q: &Query) -> Option<&str> {
     })
 }
 
+/// The name under which the query's expressions see the whole item: the FROM alias of a
+/// bare container reference (`FROM c`, `FROM root r`), or the root of a `FROM x IN c.arr`.
+pub fn doc_alias(q: &Query) -> Option<String> {
+    match &q.from.as_ref()?.kind {
+        FromKind::Container { path, .. } if path.is_empty() => from_alias(q).map(str::to_string),
+        FromKind::In { expr, .. } => leftmost_ident(expr).map(str::to_string),
+        _ => None,
+    }
+}
+
 /// The name the query uses for the container's root document.
 pub fn root_name(q: &Query) -> Option<String> {
     match &q.from.as_ref()?.kind {

@@ -151,6 +151,50 @@ fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
     }
 }
 
+/// ORDER BY on two or more expressions needs a composite index with the same paths in the
+/// same directions (or all reversed), as on the service.
+fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
+    if q.order_by.len() < 2 {
+        return Ok(());
+    }
+    let root = doc_alias(q).unwrap_or_default();
+    let wanted: Option<Vec<(String, bool)>> = q
+        .order_by
+        .iter()
+        .map(|o| path_text(&o.expr, &root).map(|p| (p, o.descending)))
+        .collect();
+    let served = wanted.is_some_and(|wanted| {
+        def.indexing_policy.composite_indexes.iter().any(|ci| {
+            ci.len() == wanted.len()
+                && [false, true].iter().any(|flip| {
+                    ci.iter().zip(&wanted).all(|(c, (p, desc))| {
+                        let c_desc = matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
+                        c.path == *p && (c_desc ^ flip) == *desc
+                    })
+                })
+        })
+    });
+    if served {
+        return Ok(());
+    }
+    let pos = q.order_by[0].pos;
+    Err(Error::bad_request(
+        "The order by query does not have a corresponding composite index that it can be served from. \
+         Add a composite index with these paths in this order (same or all-reversed directions) to the \
+         container's indexing policy.",
+    )
+    .at(pos.line, pos.column))
+}
+
+/// `/a/b` for `root.a.b`.
+fn path_text(e: &Expr, root: &str) -> Option<String> {
+    match &e.kind {
+        ExprKind::Property(base, name) => Some(format!("{}/{name}", path_text(base, root)?)),
+        ExprKind::Ident(n) if n == root => Some(String::new()),
+        _ => None,
+    }
+}
+
 fn is_constant(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
 }
@@ -210,6 +254,7 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<QueryResult> {
     let started = Instant::now();
+    check_order_by(q, def)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
     let hash = query_hash(text, &opts.params);
     let rid = crate::store::item::rids(def, 0).container;
@@ -240,7 +285,7 @@ pub fn run(
         ctx: &ctx,
     };
     let mut pipeline = Run::new(q, &env);
-    let root = root_name(q).unwrap_or_else(|| "c".into());
+    let root = doc_alias(q).unwrap_or_default();
     let policy = def.indexing_policy.compile();
     let served = q
         .filter
