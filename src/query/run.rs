@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ast::{BinaryOp, Expr, ExprKind, Query, SelectKind};
-use super::exec::{Env, Run, root_name, rows_of};
+use super::exec::{Env, Run, doc_alias, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
 use super::value::Val;
