@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn total_order_follows_the_type_order() {
-        let mut vals = vec![
+        let mut vals = [
             v(json!({"a": 1})),
             v(json!([1])),
             v(json!("s")),
