@@ -49,6 +49,27 @@ pub enum Command {
         #[arg(long, value_name = "JSON")]
         pk: Option<String>,
     },
+    /// Run a NoSQL query: documents, continuation, charge, routing and per-partition metrics
+    Query {
+        target: String,
+        /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id"
+        sql: String,
+        /// A parameter value: --param @id='"c-42"' (repeatable)
+        #[arg(long = "param", value_name = "@name=JSON")]
+        params: Vec<String>,
+        /// Run in one logical partition (or hierarchical prefix) given as JSON
+        #[arg(long, value_name = "JSON")]
+        pk: Option<String>,
+        /// Results per page
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        max_items: usize,
+        /// Resume after a previous page
+        #[arg(long, value_name = "TOKEN")]
+        continuation: Option<String>,
+        /// Read every page
+        #[arg(long)]
+        all: bool,
+    },
     /// Read the change feed (one page, --all pages, or --follow to stream NDJSON)
     Feed(FeedArgs),
     /// Physical partitions with statistics and load, and the largest and hottest logical partitions

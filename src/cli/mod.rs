@@ -8,6 +8,7 @@
 pub mod args;
 mod feed;
 mod items;
+mod query;
 mod resources;
 
 use std::io::Write;
@@ -105,6 +106,24 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Import { target, files }) => items::import(&engine, &target, &files),
         Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
         Some(Command::Feed(args)) => feed::feed(&engine, args),
+        Some(Command::Query {
+            target,
+            sql,
+            params,
+            pk,
+            max_items,
+            continuation,
+            all,
+        }) => query::query(
+            &engine,
+            &target,
+            &sql,
+            &params,
+            pk.as_deref(),
+            max_items,
+            continuation,
+            all,
+        ),
     }
 }
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+pub use crate::query::run::{QueryOptions, QueryResult};
 use crate::store::Store;
 use crate::store::catalog::{ContainerDef, ContainerSettings, Throughput};
 use crate::store::epk;
@@ -502,6 +503,44 @@ impl Engine {
                 None => return Ok(count),
             }
         }
+    }
+
+    // ---- queries ----
+
+    /// Runs one page of a NoSQL query. Syntax and semantic errors are 400s with the line
+    /// and column of the offending token.
+    pub fn query(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+    ) -> Result<QueryResult> {
+        self.query_cancellable(
+            db,
+            name,
+            sql,
+            opts,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+    }
+
+    /// Like [`Engine::query`], stopping with 499 when `cancel` becomes true (checked between
+    /// documents and ranges).
+    pub fn query_cancellable(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<QueryResult> {
+        let q =
+            crate::query::parser::parse(sql).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        crate::query::check::check(&q).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        crate::query::run::run(&self.store, &txn, &def, sql, &q, opts, cancel)
     }
 
     // ---- change feed ----

@@ -2,9 +2,12 @@
 //! routing and execution against the store.
 
 pub mod ast;
+pub mod check;
 pub mod eval;
 pub mod exec;
 pub mod functions;
+pub mod lexer;
+pub mod parser;
 pub mod plan;
 pub mod run;
 pub mod value;

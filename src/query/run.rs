@@ -168,7 +168,8 @@ fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
             ci.len() == wanted.len()
                 && [false, true].iter().any(|flip| {
                     ci.iter().zip(&wanted).all(|(c, (p, desc))| {
-                        let c_desc = matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
+                        let c_desc =
+                            matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
                         c.path == *p && (c_desc ^ flip) == *desc
                     })
                 })
@@ -291,6 +292,12 @@ pub fn run(
         .filter
         .as_ref()
         .is_some_and(|f| index_served(f, &root, &policy));
+    // COUNT of a constant needs no document at all when the filter (if any) is index-served:
+    // the service answers it from the index.
+    let index_only = count_only(q)
+        && q.filter
+            .as_ref()
+            .is_none_or(|f| index_served(f, &root, &policy));
     // TOP N without ORDER BY, grouping, DISTINCT or OFFSET stops after N+1 matches, as the
     // service loads N+1 documents for it.
     let streaming = q.order_by.is_empty()
@@ -364,14 +371,13 @@ pub fn run(
                     }
                 }
                 exec_ns += t1.elapsed().as_nanos();
-                if !served || hit {
+                if !index_only && (!served || hit) {
                     m.retrieved_document_count += 1;
                     m.retrieved_document_size += json.len() as u64;
                 }
                 if hit {
                     total_matched += 1;
                     m.index_hit_document_count += 1;
-                    m.output_document_size += json.len() as u64;
                     let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
                     if epk != last_logical {
                         let j = key_of(&doc, def);
@@ -403,7 +409,7 @@ pub fn run(
     let mut partitions = Vec::with_capacity(per_range.len());
     let mut totals = QueryMetrics::default();
     let mut raw_charge = 0.0;
-    for (range, m, logical) in per_range {
+    for (range, mut m, logical) in per_range {
         // Output bytes of this page are attributed to ranges by their share of matches.
         let share = if total_matched == 0 {
             0.0
@@ -425,6 +431,7 @@ pub fn run(
             output_bytes: (page_output_total as f64 * share) as u64,
         };
         let ru = charge::query_range(work);
+        m.output_document_size = work.output_bytes;
         raw_charge += ru;
         store.record_read(def.rid, range.id, None, OpKind::Query, ru);
         totals.add(&m);
@@ -487,6 +494,21 @@ fn key_of(doc: &Val, def: &ContainerDef) -> Value {
     } else {
         Value::Array(parts)
     }
+}
+
+/// `SELECT VALUE COUNT(<constant>)` / `SELECT COUNT(<constant>) AS n` without grouping.
+fn count_only(q: &Query) -> bool {
+    let is_count = |e: &Expr| {
+        matches!(&e.kind, ExprKind::Call { name, args, udf: false }
+            if name == "COUNT" && args.first().is_some_and(is_constant))
+    };
+    q.group_by.is_empty()
+        && q.joins.is_empty()
+        && match &q.select.kind {
+            SelectKind::Value(e) => is_count(e),
+            SelectKind::Items(items) => items.iter().all(|i| is_count(&i.expr)),
+            SelectKind::Star => false,
+        }
 }
 
 fn has_aggregate(q: &Query) -> bool {

@@ -1,0 +1,63 @@
+//! `query`: run a NoSQL query and print the result with its routing, charge and metrics.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
+use crate::engine::{Engine, QueryOptions};
+use crate::query::value::Val;
+
+#[allow(clippy::too_many_arguments)]
+pub fn query(
+    engine: &Engine,
+    target: &str,
+    sql: &str,
+    params: &[String],
+    pk: Option<&str>,
+    max_items: usize,
+    continuation: Option<String>,
+    all: bool,
+) -> CliResult {
+    let (db, c) = split_target(target)?;
+    if max_items == 0 {
+        return Err(Failure::Usage("--max-items must be at least 1".into()));
+    }
+    let mut values = HashMap::new();
+    for p in params {
+        let Some((name, json)) = p.split_once('=') else {
+            return Err(Failure::Usage(format!(
+                "--param takes @name=JSON, got {p:?}"
+            )));
+        };
+        let name = name.trim().trim_start_matches('@').to_string();
+        let value: Value = parse_json_arg(&format!("--param @{name}"), json)?;
+        values.insert(name, Val::from_json(&value));
+    }
+    let partition_key = pk.map(|p| parse_json_arg("--pk", p)).transpose()?;
+    let mut opts = QueryOptions {
+        params: values,
+        partition_key,
+        max_items: Some(max_items),
+        continuation,
+    };
+    let mut result = engine.query(db, c, sql, &opts)?;
+    if all {
+        // Drain every page into one result: documents appended, charges and metrics summed.
+        while let Some(token) = result.continuation.take() {
+            opts.continuation = Some(token);
+            let next = engine.query(db, c, sql, &opts)?;
+            result.documents.extend(next.documents);
+            result.request_charge =
+                crate::charge::round(result.request_charge + next.request_charge);
+            result.metrics.output_document_count += next.metrics.output_document_count;
+            result.metrics.output_document_size += next.metrics.output_document_size;
+            for (p, n) in result.partitions.iter_mut().zip(&next.partitions) {
+                p.request_charge = crate::charge::round(p.request_charge + n.request_charge);
+            }
+            result.continuation = next.continuation;
+        }
+    }
+    print_json(&result);
+    Ok(())
+}
