@@ -313,7 +313,17 @@ pub fn run(
         _ => None,
     };
 
-    let ranges = routing.ranges(def);
+    let ranges = if q.from.is_some() {
+        routing.ranges(def)
+    } else {
+        Vec::new()
+    };
+    if q.from.is_none() {
+        // `SELECT 1`: one evaluation, no documents.
+        for row in rows_of(q, None, &[], &env) {
+            pipeline.push(row);
+        }
+    }
     let mut per_range = Vec::with_capacity(ranges.len());
     let spans: Vec<(Epk, Epk)> = match &routing.targets {
         plan::Targets::Keys(keys) => keys
@@ -408,13 +418,19 @@ pub fn run(
     let page_output_total: u64 = page_output.iter().sum();
     let mut partitions = Vec::with_capacity(per_range.len());
     let mut totals = QueryMetrics::default();
-    let mut raw_charge = 0.0;
+    // Output is charged on the page's total (the model is linear, so pages add up exactly)
+    // and attributed to ranges by their share of the matching rows, for display.
+    let output_cost = charge::QUERY_PER_OUTPUT_KB * page_output_total as f64 / 1024.0;
+    let matched_rows: u64 = per_range
+        .iter()
+        .map(|(_, m, _)| m.output_document_count)
+        .sum();
+    let mut raw_charge = if matched_rows == 0 { output_cost } else { 0.0 };
     for (range, mut m, logical) in per_range {
-        // Output bytes of this page are attributed to ranges by their share of matches.
-        let share = if total_matched == 0 {
+        let share = if matched_rows == 0 {
             0.0
         } else {
-            m.output_document_count as f64 / total_matched.max(1) as f64
+            m.output_document_count as f64 / matched_rows as f64
         };
         let work = QueryWork {
             visited: first_page,
@@ -428,10 +444,10 @@ pub fn run(
             } else {
                 0
             },
-            output_bytes: (page_output_total as f64 * share) as u64,
+            output_bytes: 0,
         };
-        let ru = charge::query_range(work);
-        m.output_document_size = work.output_bytes;
+        let ru = charge::query_range(work) + output_cost * share;
+        m.output_document_size = (page_output_total as f64 * share).round() as u64;
         raw_charge += ru;
         store.record_read(def.rid, range.id, None, OpKind::Query, ru);
         totals.add(&m);
