@@ -608,3 +608,91 @@ fn logical_partitions_of_a_range_page_through_its_statistics() {
         404
     );
 }
+
+#[test]
+fn query_prints_the_documented_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("items.ndjson");
+    std::fs::write(&file, ndjson(74, 5)).unwrap(); // 37 keys, 2 items each
+    ok(dir, &["import", "shop/orders", file.to_str().unwrap()]);
+    let r = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT c.id FROM c WHERE c.customerId = @k",
+            "--param",
+            r#"@k="c-3""#,
+        ],
+    );
+    for field in [
+        "documents",
+        "continuation",
+        "requestCharge",
+        "routing",
+        "partitions",
+        "metrics",
+    ] {
+        assert!(r.get(field).is_some(), "missing {field}: {r}");
+    }
+    assert_eq!(r["documents"].as_array().unwrap().len(), 2);
+    assert_eq!(r["routing"]["kind"], "single-partition");
+    let p = &r["partitions"][0];
+    for field in [
+        "id",
+        "minInclusive",
+        "maxExclusive",
+        "logicalPartitions",
+        "requestCharge",
+        "metrics",
+    ] {
+        assert!(p.get(field).is_some(), "partition lacks {field}: {p}");
+    }
+    assert_eq!(p["logicalPartitions"], json!(["c-3"]));
+    assert!(p["metrics"]["retrievedDocumentCount"].as_u64().is_some());
+    // Paging through the CLI.
+    let page = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE c.id FROM c",
+            "--max-items",
+            "10",
+        ],
+    );
+    assert_eq!(page["documents"].as_array().unwrap().len(), 10);
+    assert!(page["continuation"].is_string());
+    let all = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE c.id FROM c",
+            "--max-items",
+            "10",
+            "--all",
+        ],
+    );
+    assert_eq!(all["documents"].as_array().unwrap().len(), 74);
+    assert!(all["continuation"].is_null());
+    // Errors carry the position and exit 1.
+    let e = err(
+        run(
+            dir,
+            &[
+                "query",
+                "shop/orders",
+                "SELECT c.id\nFROM c\nWHERE c.id = = 1",
+            ],
+        ),
+        1,
+    );
+    assert_eq!(
+        (e["status"].as_u64(), e["line"].as_u64()),
+        (Some(400), Some(3))
+    );
+    assert!(e["column"].as_u64().is_some());
+}
