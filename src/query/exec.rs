@@ -365,22 +365,27 @@ impl<'q, 'e> Run<'q, 'e> {
         }
         self.matched += 1;
         if self.grouped {
-            let key: Vec<Val> = self
-                .q
-                .group_by
-                .iter()
-                .map(|g| self.env.eval(g, &row))
-                .collect();
-            let key_text = group_key_text(&key);
-            let idx = match self.group_index.get(&key_text) {
-                Some(i) => *i,
-                None => {
-                    self.groups.push(Group {
-                        row: row.clone(),
-                        accs: vec![Acc::default(); self.aggregates.len()],
-                    });
-                    self.group_index.insert(key_text, self.groups.len() - 1);
-                    self.groups.len() - 1
+            let idx = if self.q.group_by.is_empty() && !self.groups.is_empty() {
+                // One group for the whole input: no key to build or hash.
+                0
+            } else {
+                let key: Vec<Val> = self
+                    .q
+                    .group_by
+                    .iter()
+                    .map(|g| self.env.eval(g, &row))
+                    .collect();
+                let key_text = group_key_text(&key);
+                match self.group_index.get(&key_text) {
+                    Some(i) => *i,
+                    None => {
+                        self.groups.push(Group {
+                            row: row.clone(),
+                            accs: vec![Acc::default(); self.aggregates.len()],
+                        });
+                        self.group_index.insert(key_text, self.groups.len() - 1);
+                        self.groups.len() - 1
+                    }
                 }
             };
             for (i, agg) in self.aggregates.iter().enumerate() {

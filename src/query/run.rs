@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ast::{BinaryOp, Expr, ExprKind, Query, SelectKind};
+use super::demand;
 use super::exec::{Env, Run, doc_alias, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
@@ -288,6 +289,8 @@ pub fn run(
     let mut pipeline = Run::new(q, &env);
     let root = doc_alias(q).unwrap_or_default();
     let policy = def.indexing_policy.compile();
+    // Only the properties the query reads are built from each item.
+    let extractor = demand::Extractor::new(demand::of_query(q, &root));
     let served = q
         .filter
         .as_ref()
@@ -369,7 +372,8 @@ pub fn run(
                 if header.is_expired(now) {
                     continue;
                 }
-                let doc = Val::from_slice(json)
+                let doc = extractor
+                    .extract(json)
                     .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
                 let t1 = Instant::now();
                 load_ns += (t1 - t0).as_nanos();

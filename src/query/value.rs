@@ -167,8 +167,7 @@ impl Val {
 
     /// Parses JSON text straight into a value.
     pub fn from_slice(bytes: &[u8]) -> Result<Val, serde_json::Error> {
-        let v: Value = serde_json::from_slice(bytes)?;
-        Ok(Val::from_json(&v))
+        super::demand::extract(bytes, &super::demand::Demand::All)
     }
 }
 

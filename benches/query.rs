@@ -1,0 +1,1336 @@
+//! Query benchmarks: `Engine::query` next to SQLite's JSON functions on the same documents,
+//! and the full scan next to its physical floor, all measured in the same run.
+//!
+//! Data: 1,000,000 sales orders of about 1 KB shaped like perf.md's data set (100,000
+//! customers, so about 10 orders each; 40 cities), plus `salesPerson` with 100,000 values
+//! (about 10 orders each) and `salesRegion` with 100 values. They are imported once into a
+//! 10-range container (`Throughput::Manual(60000)`) partitioned by `/customerId`. The bytes
+//! the engine stores (read back with `read_item`, system properties included) are then put,
+//! keyed by id, into a raw heed env (the scan floor) and into SQLite (the peer), so all
+//! three hold the same documents.
+//!
+//! Queries, each drained through every page (`max_items` 1,000; the scan's `SELECT *` form
+//! uses one page of 100,000 because every page re-executes the query):
+//!
+//! 1. `SELECT * FROM c WHERE c.customerId = @id` (single partition, about 10 items), random ids.
+//! 2. `SELECT * FROM c WHERE c.salesPerson = @p` (fan-out, about 10 items), random values.
+//! 3. `SELECT VALUE COUNT(1) FROM c WHERE UPPER(c.shipTo.city) = 'OSLO'` and its `SELECT *`
+//!    form (2.5% of items): a full scan. Floors: a raw heed cursor walk of the same stored
+//!    bytes with a lazy `sonic_rs::get_from_slice` of `shipTo.city`, with serde_json into a
+//!    borrowed struct, and the bare walk touching one byte per value.
+//! 4. `SELECT TOP 100 * FROM c ORDER BY c.creationDate DESC`.
+//! 5. `SELECT VALUE COUNT(1) FROM c`.
+//! 6. `SELECT c.salesRegion, COUNT(1) AS n, SUM(c.totalDue) AS s FROM c GROUP BY c.salesRegion`
+//!    (100 groups).
+//!
+//! SQLite (rusqlite, bundled) is set up as perf.md §2: `docs(id TEXT PRIMARY KEY, doc TEXT,
+//! pk GENERATED ... VIRTUAL)`, WAL, `synchronous=NORMAL`, 256 MiB cache, `temp_store=MEMORY`,
+//! an index on `pk` and expression indexes on `json_extract(doc,'$.customerId')`,
+//! `'$.salesPerson'` and `'$.creationDate'`, then `ANALYZE`. Its queries use `json_extract`;
+//! the scan predicate `upper(json_extract(doc,'$.shipTo.city'))` has no index. Every returned
+//! row's `doc` text is read (not parsed); the engine returns parsed `serde_json::Value`s.
+//!
+//! Before timing, every query's results are checked against SQLite's (counts, the TOP 100
+//! order, the groups' counts and sums). After criterion's report a summary table prints
+//! medians measured with `Instant`, the engine, SQLite and floor variants of one query
+//! interleaved round by round so that machine noise hits them alike, with the per-round
+//! engine/SQLite ratios (< 1 means the engine wins), and each query's request charge and
+//! routing kind.
+//!
+//! `cargo bench --bench query` runs the full benchmark; `cargo test --bench query`
+//! (criterion's test mode) runs a smoke version on 5,000 items.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cosmoscope::engine::Engine;
+use cosmoscope::engine::import::Record;
+use cosmoscope::query::run::QueryOptions;
+use cosmoscope::query::value::Val;
+use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use criterion::{Criterion, SamplingMode, Throughput as Rate};
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
+use rusqlite::Connection;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sonic_rs::JsonValueTrait;
+
+const DB: &str = "bench";
+const CONTAINER: &str = "orders";
+/// Manual 60,000 RU/s gives a new container 10 physical partitions.
+const RANGES: usize = 10;
+/// Page size for draining results.
+const PAGE: usize = 1000;
+/// Page size for the scan's `SELECT *` form: all 2.5% matches in one page.
+const SCAN_PAGE: usize = 100_000;
+const LOAD_BATCH: usize = 10_000;
+
+/// Sizes of one run: the full benchmark, or a smoke run under `cargo test --bench query`.
+struct Sizes {
+    items: usize,
+    customers: usize,
+    sales_people: usize,
+    /// Interleaved rounds per query in the summary.
+    rounds: usize,
+    /// A summary round of one variant aims at this much time (fast queries repeat).
+    round_target: Duration,
+    /// At most this many queries per variant per round.
+    max_ops: usize,
+    smoke: bool,
+}
+
+impl Sizes {
+    fn for_args() -> Sizes {
+        let args: Vec<String> = std::env::args().collect();
+        let bench = args.iter().any(|a| a == "--bench");
+        let smoke = !bench || args.iter().any(|a| a == "--test" || a == "--list");
+        let items = std::env::var("QUERY_BENCH_ITEMS")
+            .ok()
+            .and_then(|v| v.parse().ok());
+        if smoke {
+            let items = items.unwrap_or(5_000);
+            Sizes {
+                items,
+                customers: items / 10,
+                sales_people: items / 10,
+                rounds: 1,
+                round_target: Duration::from_millis(20),
+                max_ops: 50,
+                smoke,
+            }
+        } else {
+            let items = items.unwrap_or(1_000_000);
+            Sizes {
+                items,
+                customers: items / 10,
+                sales_people: items / 10,
+                rounds: 3,
+                round_target: Duration::from_millis(300),
+                max_ops: 3_000,
+                smoke,
+            }
+        }
+    }
+}
+
+// ---- deterministic data ----
+
+/// SplitMix64: tiny, fast and good enough to shuffle keys and vary documents.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn range(&mut self, lo: u64, hi_inclusive: u64) -> u64 {
+        lo + self.below(hi_inclusive - lo + 1)
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
+    fn uuid(&mut self) -> String {
+        let (a, b) = (self.next(), self.next());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xFFFF,
+            a & 0xFFF,
+            ((b >> 48) & 0x3FFF) | 0x8000,
+            b & 0xFFFF_FFFF_FFFF
+        )
+    }
+
+    fn date(&mut self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            self.range(2020, 2025),
+            self.range(1, 12),
+            self.range(1, 28),
+            self.below(24),
+            self.below(60),
+            self.below(60),
+            self.below(1000)
+        )
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+}
+
+const CITIES: [(&str, &str); 40] = [
+    ("Oslo", "Norway"),
+    ("Bergen", "Norway"),
+    ("Stockholm", "Sweden"),
+    ("Gothenburg", "Sweden"),
+    ("Copenhagen", "Denmark"),
+    ("Aarhus", "Denmark"),
+    ("Helsinki", "Finland"),
+    ("Reykjavik", "Iceland"),
+    ("London", "United Kingdom"),
+    ("Manchester", "United Kingdom"),
+    ("Edinburgh", "United Kingdom"),
+    ("Dublin", "Ireland"),
+    ("Paris", "France"),
+    ("Lyon", "France"),
+    ("Marseille", "France"),
+    ("Berlin", "Germany"),
+    ("Hamburg", "Germany"),
+    ("Munich", "Germany"),
+    ("Frankfurt", "Germany"),
+    ("Amsterdam", "Netherlands"),
+    ("Rotterdam", "Netherlands"),
+    ("Brussels", "Belgium"),
+    ("Zurich", "Switzerland"),
+    ("Vienna", "Austria"),
+    ("Prague", "Czechia"),
+    ("Warsaw", "Poland"),
+    ("Madrid", "Spain"),
+    ("Barcelona", "Spain"),
+    ("Lisbon", "Portugal"),
+    ("Rome", "Italy"),
+    ("Milan", "Italy"),
+    ("Athens", "Greece"),
+    ("New York", "United States"),
+    ("Seattle", "United States"),
+    ("Chicago", "United States"),
+    ("Toronto", "Canada"),
+    ("Vancouver", "Canada"),
+    ("Sydney", "Australia"),
+    ("Tokyo", "Japan"),
+    ("Singapore", "Singapore"),
+];
+const FIRST: [&str; 12] = [
+    "Ana", "Bjorn", "Chen", "Dagny", "Emeka", "Farah", "Gustav", "Hiro", "Ingrid", "Jonas",
+    "Keiko", "Lars",
+];
+const LAST: [&str; 12] = [
+    "Andersen", "Berg", "Costa", "Dahl", "Eriksen", "Fischer", "Garcia", "Hansen", "Ito",
+    "Johansen", "Kowalski", "Larsen",
+];
+const STREETS: [&str; 8] = [
+    "Main Street",
+    "Harbour Road",
+    "Storgata",
+    "Church Lane",
+    "Rue de la Paix",
+    "Market Square",
+    "Kongens gate",
+    "Station Road",
+];
+const PRODUCTS: [(&str, &str); 10] = [
+    ("BK-M68B", "Mountain-200 Black"),
+    ("BK-R93R", "Road-150 Red"),
+    ("BK-T79Y", "Touring-1000 Yellow"),
+    ("HL-U509", "Sport-100 Helmet, Blue"),
+    ("FR-R92B", "HL Road Frame - Black"),
+    ("GL-F110", "Full-Finger Gloves"),
+    ("TI-M823", "HL Mountain Tire"),
+    ("BC-R205", "Road Bottle Cage"),
+    ("SH-M897", "Men's Sports Shorts"),
+    ("LJ-0192", "Long-Sleeve Logo Jersey"),
+];
+const STATUSES: [&str; 5] = ["Shipped", "Pending", "Cancelled", "Delivered", "Processing"];
+const CURRENCIES: [&str; 4] = ["USD", "EUR", "GBP", "NOK"];
+/// 4 × 25 = 100 sales regions.
+const REGIONS: [&str; 4] = ["AMER", "EMEA", "APAC", "LATAM"];
+const WORDS: [&str; 24] = [
+    "please",
+    "deliver",
+    "to",
+    "the",
+    "back",
+    "door",
+    "customer",
+    "requested",
+    "gift",
+    "wrapping",
+    "call",
+    "before",
+    "arrival",
+    "fragile",
+    "items",
+    "leave",
+    "with",
+    "neighbour",
+    "if",
+    "not",
+    "home",
+    "invoice",
+    "separately",
+    "thanks",
+];
+
+fn money(cents: u64) -> Value {
+    json!(cents as f64 / 100.0)
+}
+
+/// Sales person number `k`: 100,000 distinct names in the full run.
+fn sales_person(k: u64) -> String {
+    format!(
+        "{} {} {k:05}",
+        FIRST[k as usize % FIRST.len()],
+        LAST[(k as usize / FIRST.len()) % LAST.len()]
+    )
+}
+
+/// One sales order shaped like perf.md's data set (without system properties; the engine
+/// adds `_rid`, `_self`, `_etag`, `_attachments` and `_ts`).
+struct Order {
+    id: String,
+    customer_id: String,
+    json: Vec<u8>,
+}
+
+struct DataSet {
+    orders: Vec<Order>,
+    customers: Vec<String>,
+}
+
+fn generate(sizes: &Sizes) -> DataSet {
+    let mut customers_rng = Rng(0xC05_0500_0001);
+    let customers: Vec<String> = (0..sizes.customers).map(|_| customers_rng.uuid()).collect();
+    let mut rng = Rng(0x5A1E_5000_0003);
+    let orders = (0..sizes.items)
+        .map(|i| {
+            let id = rng.uuid();
+            let customer_id = rng.pick(&customers).clone();
+            let (city, country) = *rng.pick(&CITIES);
+            let mut sub_total = 0;
+            let details: Vec<Value> = (0..rng.range(1, 5))
+                .map(|_| {
+                    let (sku, name) = *rng.pick(&PRODUCTS);
+                    let price = rng.range(499, 339_999);
+                    let quantity = rng.range(1, 6);
+                    sub_total += price * quantity;
+                    let discount = [0.0, 0.0, 0.05, 0.1][rng.below(4) as usize];
+                    json!({
+                        "sku": format!("{sku}-{}", rng.range(38, 52)),
+                        "name": format!("{name}, {}", rng.range(38, 52)),
+                        "price": money(price),
+                        "quantity": quantity,
+                        "discount": discount,
+                    })
+                })
+                .collect();
+            let tax = sub_total * 8 / 100;
+            let freight = sub_total / 40;
+            let mut comment = String::new();
+            let comment_len = rng.range(10, 150) as usize;
+            while comment.len() < comment_len {
+                if !comment.is_empty() {
+                    comment.push(' ');
+                }
+                let word: &&str = rng.pick(&WORDS);
+                comment.push_str(word);
+            }
+            let region = rng.below(100) as usize;
+            let doc = json!({
+                "id": id,
+                "type": "SalesOrder",
+                "customerId": customer_id,
+                "orderNumber": format!("SO{:07}", 43_659 + i),
+                "orderDate": rng.date(),
+                "shipDate": rng.date(),
+                "creationDate": rng.date(),
+                "status": rng.pick(&STATUSES),
+                "currency": rng.pick(&CURRENCIES),
+                "salesPerson": sales_person(rng.below(sizes.sales_people as u64)),
+                "salesRegion": format!("{}-{:02}", REGIONS[region / 25], region % 25),
+                "shipTo": {
+                    "name": format!("{} {}", rng.pick(&FIRST), rng.pick(&LAST)),
+                    "street": format!("{} {}", rng.range(1, 9999), rng.pick(&STREETS)),
+                    "city": city,
+                    "postalCode": format!("{:05}", rng.below(100_000)),
+                    "country": country,
+                },
+                "details": details,
+                "subTotal": money(sub_total),
+                "taxAmt": money(tax),
+                "freight": money(freight),
+                "totalDue": money(sub_total + tax + freight),
+                "comment": comment,
+            });
+            let json = serde_json::to_vec(&doc).expect("serialize order");
+            Order {
+                id,
+                customer_id,
+                json,
+            }
+        })
+        .collect();
+    DataSet { orders, customers }
+}
+
+// ---- engine, raw heed and SQLite setup ----
+
+fn open_engine(dir: &Path) -> Engine {
+    let engine = Engine::open(dir).expect("open engine");
+    engine.create_database(DB).expect("create database");
+    let mut settings = ContainerSettings::new(vec!["/customerId".to_string()]);
+    settings.throughput = Throughput::Manual(60_000);
+    let info = engine
+        .create_container(DB, CONTAINER, settings)
+        .expect("create container");
+    assert_eq!(
+        info.partition_count, RANGES,
+        "Manual(60000) should give {RANGES} ranges"
+    );
+    engine
+}
+
+type RawDb = Database<'static, Bytes, Bytes>;
+
+/// A plain env opened the way the store opens its own (no TLS read txns), with one
+/// unnamed database. `NO_SYNC` only speeds up loading; the floor measures reads.
+fn open_raw(dir: &Path) -> (Env<WithoutTls>, RawDb) {
+    let mut options = EnvOpenOptions::new().read_txn_without_tls();
+    options.map_size(1 << 36).max_dbs(1);
+    // SAFETY: NO_SYNC risks only this throwaway env on a crash.
+    unsafe { options.flags(EnvFlags::NO_SYNC) };
+    // SAFETY: each raw env gets its own fresh temp dir, opened once in this process.
+    let env = unsafe { options.open(dir) }.expect("open raw env");
+    let wtxn = env.write_txn().expect("write txn");
+    let db: RawDb = env
+        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+            let db = opener.create_database::<Bytes, Bytes>(wtxn, None)?;
+            Ok(CommitOrAbort::<_, ()>::Commit(db))
+        })
+        .expect("create raw db")
+        .unwrap_commit();
+    (env, db)
+}
+
+/// perf.md §2's schema and settings, without the indexes (added after the load).
+fn open_sqlite(path: &Path) -> Connection {
+    let conn = Connection::open(path).expect("open sqlite");
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL;
+         PRAGMA synchronous=NORMAL;
+         PRAGMA cache_size=-262144;
+         PRAGMA temp_store=MEMORY;
+         CREATE TABLE docs(
+             id TEXT PRIMARY KEY,
+             doc TEXT NOT NULL,
+             pk TEXT GENERATED ALWAYS AS (json_extract(doc,'$.customerId')) VIRTUAL
+         );",
+    )
+    .expect("sqlite schema");
+    conn
+}
+
+fn index_sqlite(conn: &Connection) {
+    conn.execute_batch(
+        "CREATE INDEX ix_pk ON docs(pk);
+         CREATE INDEX ix_cust ON docs(json_extract(doc,'$.customerId'));
+         CREATE INDEX ix_sales ON docs(json_extract(doc,'$.salesPerson'));
+         CREATE INDEX ix_created ON docs(json_extract(doc,'$.creationDate'));
+         ANALYZE;",
+    )
+    .expect("sqlite indexes");
+}
+
+/// Bytes of all files under `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+// ---- the measured operations ----
+
+/// What one engine query delivered over all its pages.
+struct Drained {
+    results: usize,
+    pages: usize,
+    charge: f64,
+    routing: &'static str,
+    loaded: u64,
+    documents: Vec<Value>,
+}
+
+/// Runs `sql` and follows continuation tokens to the end. Keeps the documents if `keep`.
+fn engine_drain(
+    engine: &Engine,
+    sql: &str,
+    params: HashMap<String, Val>,
+    page: usize,
+    keep: bool,
+) -> Drained {
+    let mut opts = QueryOptions {
+        params,
+        partition_key: None,
+        max_items: Some(page),
+        continuation: None,
+    };
+    let mut out = Drained {
+        results: 0,
+        pages: 0,
+        charge: 0.0,
+        routing: "",
+        loaded: 0,
+        documents: Vec::new(),
+    };
+    loop {
+        let r = engine
+            .query(DB, CONTAINER, sql, &opts)
+            .unwrap_or_else(|e| panic!("engine query `{sql}` failed: {e}"));
+        out.results += r.documents.len();
+        out.pages += 1;
+        out.charge += r.request_charge;
+        out.routing = r.routing.kind;
+        out.loaded += r.metrics.retrieved_document_count;
+        if keep {
+            out.documents.extend(r.documents);
+        } else {
+            black_box(&r.documents);
+        }
+        match r.continuation {
+            Some(t) => opts.continuation = Some(t),
+            None => return out,
+        }
+    }
+}
+
+/// Runs a SQLite query and reads every row's first column (as text when it is text);
+/// returns the number of rows.
+fn sqlite_rows(conn: &Connection, sql: &str, arg: Option<&str>) -> usize {
+    let mut stmt = conn.prepare_cached(sql).expect("prepare");
+    let mut rows = match arg {
+        Some(a) => stmt.query([a]),
+        None => stmt.query([]),
+    }
+    .expect("query");
+    let mut n = 0;
+    while let Some(row) = rows.next().expect("row") {
+        let v = row.get_ref(0).expect("column");
+        black_box(v.as_str().map_or(0, str::len));
+        n += 1;
+    }
+    n
+}
+
+fn sqlite_count(conn: &Connection, sql: &str) -> usize {
+    let mut stmt = conn.prepare_cached(sql).expect("prepare");
+    stmt.query_row([], |r| r.get::<_, i64>(0)).expect("count") as usize
+}
+
+#[derive(Deserialize)]
+#[allow(non_snake_case)]
+struct CityDoc<'a> {
+    #[serde(borrow)]
+    shipTo: Ship<'a>,
+}
+
+#[derive(Deserialize)]
+struct Ship<'a> {
+    #[serde(borrow)]
+    city: Cow<'a, str>,
+}
+
+fn is_oslo(city: &str) -> bool {
+    city.to_uppercase() == "OSLO"
+}
+
+/// Floor: a cursor walk over the stored values with a lazy sonic-rs get of `shipTo.city`.
+fn floor_sonic(env: &Env<WithoutTls>, db: RawDb) -> usize {
+    let rtxn = env.read_txn().expect("read txn");
+    let mut n = 0;
+    for entry in db.iter(&rtxn).expect("iter") {
+        let (_, v) = entry.expect("entry");
+        let city = sonic_rs::get_from_slice(v, ["shipTo", "city"]).expect("shipTo.city");
+        if city.as_str().is_some_and(is_oslo) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Floor: the same walk, with serde_json into a borrowed struct holding only `shipTo.city`.
+fn floor_serde(env: &Env<WithoutTls>, db: RawDb) -> usize {
+    let rtxn = env.read_txn().expect("read txn");
+    let mut n = 0;
+    for entry in db.iter(&rtxn).expect("iter") {
+        let (_, v) = entry.expect("entry");
+        let doc: CityDoc = serde_json::from_slice(v).expect("parse");
+        if is_oslo(&doc.shipTo.city) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Floor: the bare cursor walk, reading one byte per value.
+fn floor_walk(env: &Env<WithoutTls>, db: RawDb) -> usize {
+    let rtxn = env.read_txn().expect("read txn");
+    let mut n = 0usize;
+    for entry in db.iter(&rtxn).expect("iter") {
+        let (_, v) = entry.expect("entry");
+        n = n.wrapping_add(v[v.len() / 2] as usize);
+    }
+    black_box(n);
+    1
+}
+
+// ---- summary ----
+
+/// Timings of one variant over several rounds (seconds per query).
+#[derive(Default)]
+struct Samples(Vec<f64>);
+
+impl Samples {
+    fn push(&mut self, v: f64) {
+        self.0.push(v);
+    }
+
+    fn sorted(&self) -> Vec<f64> {
+        let mut v = self.0.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    fn median(&self) -> f64 {
+        let v = self.sorted();
+        match v.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    }
+
+    fn min(&self) -> f64 {
+        self.sorted().first().copied().unwrap_or(f64::NAN)
+    }
+
+    fn max(&self) -> f64 {
+        self.sorted().last().copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// Per-round ratios `a[i] / b[i]`.
+fn ratios(a: &Samples, b: &Samples) -> Samples {
+    Samples(a.0.iter().zip(&b.0).map(|(x, y)| x / y).collect())
+}
+
+fn thousands(v: f64) -> String {
+    let s = format!("{:.0}", v);
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
+/// A duration in seconds with a unit that keeps 3–4 significant digits.
+fn time(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.2} s", s)
+    }
+}
+
+fn time_range(s: &Samples) -> String {
+    format!("{} ({}–{})", time(s.median()), time(s.min()), time(s.max()))
+}
+
+fn ratio_text(r: &Samples) -> String {
+    format!("**{:.2}×** ({:.2}–{:.2})", r.median(), r.min(), r.max())
+}
+
+// ---- the cases ----
+
+/// The argument a query takes, rotated through random values.
+#[derive(Clone, Copy)]
+enum Arg {
+    None,
+    Customer,
+    SalesPerson,
+}
+
+/// One timed variant: runs query number `i` (for rotating arguments), returns a result count.
+type Op<'a> = Box<dyn Fn(usize) -> usize + 'a>;
+
+struct Variant<'a> {
+    name: String,
+    op: Op<'a>,
+}
+
+/// What the checked, untimed run of a query showed.
+struct Facts {
+    results: String,
+    charge: f64,
+    pages: usize,
+    routing: &'static str,
+    loaded: u64,
+    sqlite_plan: String,
+}
+
+struct Case<'a> {
+    /// Criterion group name.
+    key: &'static str,
+    title: &'static str,
+    sql: &'static str,
+    sqlite: &'static str,
+    /// Variants: engine first, SQLite second, then floors.
+    variants: Vec<Variant<'a>>,
+    facts: Facts,
+    /// Items scanned per query, for the scan's items/s.
+    scanned: Option<usize>,
+    /// Seconds per query of each variant in the checked run: decides criterion's sampling
+    /// mode and the queries per summary round.
+    once: Vec<f64>,
+}
+
+/// Runs `f` once, returning its result and the seconds it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64())
+}
+
+fn sqlite_plan(conn: &Connection, sql: &str, arg: Arg) -> String {
+    let mut stmt = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .expect("explain");
+    let details = |r: &rusqlite::Row| r.get::<_, String>(3);
+    let rows: Vec<String> = match arg {
+        Arg::None => stmt.query_map([], details),
+        _ => stmt.query_map(["x"], details),
+    }
+    .expect("explain rows")
+    .map(|r| r.expect("plan row"))
+    .collect();
+    rows.join("; ")
+}
+
+fn main() {
+    let sizes = Sizes::for_args();
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let mut report: Vec<String> = Vec::new();
+
+    let started = Instant::now();
+    let data = generate(&sizes);
+    let generate_time = started.elapsed();
+    let orders = &data.orders;
+    let avg_input = orders.iter().map(|o| o.json.len()).sum::<usize>() as f64 / orders.len() as f64;
+
+    // The engine container, loaded once.
+    let engine_dir = tempfile::tempdir().expect("temp dir");
+    let engine = open_engine(engine_dir.path());
+    let records: Vec<Record> = orders
+        .iter()
+        .enumerate()
+        .map(|(i, o)| Record {
+            line: i + 1,
+            json: &o.json,
+        })
+        .collect();
+    let started = Instant::now();
+    engine
+        .import_records(DB, CONTAINER, &records, &mut |_| {})
+        .expect("import");
+    let import_time = started.elapsed();
+    drop(records);
+
+    // The stored bytes, read back, go into the raw env and SQLite.
+    let raw_dir = tempfile::tempdir().expect("temp dir");
+    let (raw_env, raw_db) = open_raw(raw_dir.path());
+    let sqlite_dir = tempfile::tempdir().expect("temp dir");
+    let mut conn = open_sqlite(&sqlite_dir.path().join("docs.db"));
+    let mut stored_bytes = 0usize;
+    let mut raw_time = Duration::ZERO;
+    let mut sqlite_time = Duration::ZERO;
+    for chunk in orders.chunks(LOAD_BATCH) {
+        let stored: Vec<Vec<u8>> = chunk
+            .iter()
+            .map(|o| {
+                engine
+                    .read_item(DB, CONTAINER, &o.id, &json!(o.customer_id))
+                    .expect("read back")
+                    .body
+                    .expect("body")
+            })
+            .collect();
+        stored_bytes += stored.iter().map(Vec::len).sum::<usize>();
+        let t = Instant::now();
+        let mut wtxn = raw_env.write_txn().expect("write txn");
+        for (o, v) in chunk.iter().zip(&stored) {
+            raw_db.put(&mut wtxn, o.id.as_bytes(), v).expect("put");
+        }
+        wtxn.commit().expect("commit");
+        raw_time += t.elapsed();
+        let t = Instant::now();
+        let tx = conn.transaction().expect("sqlite txn");
+        {
+            let mut ins = tx
+                .prepare_cached("INSERT INTO docs(id, doc) VALUES (?1, ?2)")
+                .expect("prepare insert");
+            for (o, v) in chunk.iter().zip(&stored) {
+                let text = std::str::from_utf8(v).expect("utf-8 item");
+                ins.execute((o.id.as_str(), text)).expect("insert");
+            }
+        }
+        tx.commit().expect("sqlite commit");
+        sqlite_time += t.elapsed();
+    }
+    raw_env.force_sync().expect("sync");
+    let t = Instant::now();
+    index_sqlite(&conn);
+    let sqlite_index_time = t.elapsed();
+    let avg_stored = stored_bytes as f64 / orders.len() as f64;
+    let conn = conn;
+
+    // Random arguments: customers and sales people, in a fixed shuffled order.
+    let mut shuffle = Rng(0x0BAD_5EED);
+    let mut customers = data.customers.clone();
+    shuffle.shuffle(&mut customers);
+    let mut people: Vec<String> = (0..sizes.sales_people as u64).map(sales_person).collect();
+    shuffle.shuffle(&mut people);
+    let arg_of = |arg: Arg, i: usize| -> Option<&str> {
+        match arg {
+            Arg::None => None,
+            Arg::Customer => Some(customers[i % customers.len()].as_str()),
+            Arg::SalesPerson => Some(people[i % people.len()].as_str()),
+        }
+    };
+    let params_of = |arg: Arg, i: usize| -> HashMap<String, Val> {
+        let name = match arg {
+            Arg::None => return HashMap::new(),
+            Arg::Customer => "id",
+            Arg::SalesPerson => "p",
+        };
+        HashMap::from([(name.to_string(), Val::str(arg_of(arg, i).expect("arg")))])
+    };
+
+    let items = orders.len();
+    let engine = &engine;
+    let conn = &conn;
+    let (raw_env, raw_db) = (&raw_env, raw_db);
+    let engine_op = move |sql: &'static str, arg: Arg, page: usize| -> Op {
+        Box::new(move |i| engine_drain(engine, sql, params_of(arg, i), page, false).results)
+    };
+    let sqlite_op = move |sql: &'static str, arg: Arg| -> Op {
+        Box::new(move |i| sqlite_rows(conn, sql, arg_of(arg, i)))
+    };
+
+    // ---- the cases, each checked against SQLite before timing ----
+    let mut cases: Vec<Case> = Vec::new();
+    let check_started = Instant::now();
+
+    // 1 and 2: ~10 items by customer (single partition) and by sales person (fan-out).
+    for (key, title, sql, sqlite, arg, probes) in [
+        (
+            "q1_single_partition_customer",
+            "1. `SELECT * FROM c WHERE c.customerId = @id` (random ids)",
+            "SELECT * FROM c WHERE c.customerId = @id",
+            "SELECT doc FROM docs WHERE json_extract(doc,'$.customerId') = ?1",
+            Arg::Customer,
+            20,
+        ),
+        (
+            "q2_fan_out_sales_person",
+            "2. `SELECT * FROM c WHERE c.salesPerson = @p` (random values)",
+            "SELECT * FROM c WHERE c.salesPerson = @p",
+            "SELECT doc FROM docs WHERE json_extract(doc,'$.salesPerson') = ?1",
+            Arg::SalesPerson,
+            3,
+        ),
+    ] {
+        let mut total = 0;
+        let mut once = vec![0.0; 2];
+        let mut first = None;
+        for i in 0..probes {
+            let (d, te) = timed(|| engine_drain(engine, sql, params_of(arg, i), PAGE, true));
+            let (s, ts) = timed(|| sqlite_rows(conn, sqlite, arg_of(arg, i)));
+            once[0] += te / probes as f64;
+            once[1] += ts / probes as f64;
+            assert_eq!(
+                d.results, s,
+                "{sql}: engine and SQLite disagree for probe {i}"
+            );
+            total += d.results;
+            first.get_or_insert(d);
+        }
+        let first = first.expect("a probe");
+        cases.push(Case {
+            key,
+            title,
+            sql,
+            sqlite,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: engine_op(sql, arg, PAGE),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: sqlite_op(sqlite, arg),
+                },
+            ],
+            facts: Facts {
+                results: format!("{:.1} avg", total as f64 / probes as f64),
+                charge: first.charge,
+                pages: first.pages,
+                routing: first.routing,
+                loaded: first.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite, arg),
+            },
+            scanned: None,
+            once,
+        });
+    }
+
+    // 3. The full scan with an unindexed-style predicate, count and SELECT * forms.
+    {
+        let sql = "SELECT VALUE COUNT(1) FROM c WHERE UPPER(c.shipTo.city) = 'OSLO'";
+        let sqlite =
+            "SELECT COUNT(*) FROM docs WHERE upper(json_extract(doc,'$.shipTo.city')) = 'OSLO'";
+        let star = "SELECT * FROM c WHERE UPPER(c.shipTo.city) = 'OSLO'";
+        let sqlite_star =
+            "SELECT doc FROM docs WHERE upper(json_extract(doc,'$.shipTo.city')) = 'OSLO'";
+        let (d, t_engine) = timed(|| engine_drain(engine, sql, HashMap::new(), PAGE, true));
+        let count = d.documents[0].as_u64().expect("count") as usize;
+        let (ds, t_star) = timed(|| engine_drain(engine, star, HashMap::new(), SCAN_PAGE, false));
+        let (sc, t_sqlite) = timed(|| sqlite_count(conn, sqlite));
+        let (sc_star, t_sqlite_star) = timed(|| sqlite_rows(conn, sqlite_star, None));
+        let (fs, t_sonic) = timed(|| floor_sonic(raw_env, raw_db));
+        let (fj, t_serde) = timed(|| floor_serde(raw_env, raw_db));
+        let (_, t_walk) = timed(|| floor_walk(raw_env, raw_db));
+        assert_eq!(sc, count, "{sql}: SQLite disagrees");
+        assert_eq!(sc_star, count, "{sqlite_star}: SQLite disagrees");
+        assert_eq!(ds.results, count, "{star}: engine's SELECT * disagrees");
+        assert_eq!(fs, count, "sonic floor disagrees");
+        assert_eq!(fj, count, "serde floor disagrees");
+        cases.push(Case {
+            key: "q3_scan_upper_city_count",
+            title: "3. `SELECT VALUE COUNT(1) FROM c WHERE UPPER(c.shipTo.city) = 'OSLO'`",
+            sql,
+            sqlite,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: Box::new(move |_| {
+                        let d = engine_drain(engine, sql, HashMap::new(), PAGE, true);
+                        d.documents[0].as_u64().unwrap_or(0) as usize
+                    }),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: Box::new(move |_| sqlite_count(conn, sqlite)),
+                },
+                Variant {
+                    name: "floor_heed_walk_sonic_lazy_city".into(),
+                    op: Box::new(move |_| floor_sonic(raw_env, raw_db)),
+                },
+                Variant {
+                    name: "floor_heed_walk_serde_borrowed_city".into(),
+                    op: Box::new(move |_| floor_serde(raw_env, raw_db)),
+                },
+                Variant {
+                    name: "floor_heed_walk_one_byte".into(),
+                    op: Box::new(move |_| floor_walk(raw_env, raw_db)),
+                },
+            ],
+            facts: Facts {
+                results: thousands(count as f64),
+                charge: d.charge,
+                pages: d.pages,
+                routing: d.routing,
+                loaded: d.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite, Arg::None),
+            },
+            scanned: Some(items),
+            once: vec![t_engine, t_sqlite, t_sonic, t_serde, t_walk],
+        });
+        cases.push(Case {
+            key: "q3b_scan_upper_city_select_star",
+            title: "3b. `SELECT * FROM c WHERE UPPER(c.shipTo.city) = 'OSLO'` (one page of 100,000)",
+            sql: star,
+            sqlite: sqlite_star,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: engine_op(star, Arg::None, SCAN_PAGE),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: sqlite_op(sqlite_star, Arg::None),
+                },
+            ],
+            facts: Facts {
+                results: thousands(ds.results as f64),
+                charge: ds.charge,
+                pages: ds.pages,
+                routing: ds.routing,
+                loaded: ds.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite_star, Arg::None),
+            },
+            scanned: Some(items),
+            once: vec![t_star, t_sqlite_star],
+        });
+    }
+
+    // 4. TOP 100 by creationDate descending.
+    {
+        let sql = "SELECT TOP 100 * FROM c ORDER BY c.creationDate DESC";
+        let sqlite =
+            "SELECT doc FROM docs ORDER BY json_extract(doc,'$.creationDate') DESC LIMIT 100";
+        let (d, t_engine) = timed(|| engine_drain(engine, sql, HashMap::new(), PAGE, true));
+        let (_, t_sqlite) = timed(|| sqlite_rows(conn, sqlite, None));
+        let engine_dates: Vec<String> = d
+            .documents
+            .iter()
+            .map(|doc| doc["creationDate"].as_str().expect("date").to_string())
+            .collect();
+        let mut stmt = conn.prepare(sqlite).expect("prepare");
+        let sqlite_dates: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .expect("query")
+            .map(|doc| {
+                let v: Value = serde_json::from_str(&doc.expect("row")).expect("json");
+                v["creationDate"].as_str().expect("date").to_string()
+            })
+            .collect();
+        assert_eq!(engine_dates.len(), 100.min(items));
+        assert_eq!(
+            engine_dates, sqlite_dates,
+            "{sql}: engine and SQLite disagree"
+        );
+        cases.push(Case {
+            key: "q4_top100_order_by_creation_date",
+            title: "4. `SELECT TOP 100 * FROM c ORDER BY c.creationDate DESC`",
+            sql,
+            sqlite,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: engine_op(sql, Arg::None, PAGE),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: sqlite_op(sqlite, Arg::None),
+                },
+            ],
+            facts: Facts {
+                results: thousands(d.results as f64),
+                charge: d.charge,
+                pages: d.pages,
+                routing: d.routing,
+                loaded: d.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite, Arg::None),
+            },
+            scanned: None,
+            once: vec![t_engine, t_sqlite],
+        });
+    }
+
+    // 5. COUNT of everything.
+    {
+        let sql = "SELECT VALUE COUNT(1) FROM c";
+        let sqlite = "SELECT COUNT(*) FROM docs";
+        let (d, t_engine) = timed(|| engine_drain(engine, sql, HashMap::new(), PAGE, true));
+        let (sc, t_sqlite) = timed(|| sqlite_count(conn, sqlite));
+        assert_eq!(d.documents, vec![json!(items)], "{sql}");
+        assert_eq!(sc, items, "{sqlite}");
+        cases.push(Case {
+            key: "q5_count_all",
+            title: "5. `SELECT VALUE COUNT(1) FROM c`",
+            sql,
+            sqlite,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: engine_op(sql, Arg::None, PAGE),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: Box::new(move |_| sqlite_count(conn, sqlite)),
+                },
+            ],
+            facts: Facts {
+                results: thousands(items as f64),
+                charge: d.charge,
+                pages: d.pages,
+                routing: d.routing,
+                loaded: d.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite, Arg::None),
+            },
+            scanned: None,
+            once: vec![t_engine, t_sqlite],
+        });
+    }
+
+    // 6. GROUP BY over 100 groups.
+    {
+        let sql = "SELECT c.salesRegion, COUNT(1) AS n, SUM(c.totalDue) AS s FROM c GROUP BY c.salesRegion";
+        let sqlite = "SELECT json_extract(doc,'$.salesRegion') AS r, COUNT(*) AS n, \
+                      SUM(json_extract(doc,'$.totalDue')) AS s FROM docs GROUP BY r";
+        let (d, t_engine) = timed(|| engine_drain(engine, sql, HashMap::new(), PAGE, true));
+        let engine_groups: BTreeMap<String, (u64, f64)> = d
+            .documents
+            .iter()
+            .map(|g| {
+                (
+                    g["salesRegion"].as_str().expect("region").to_string(),
+                    (g["n"].as_u64().expect("n"), g["s"].as_f64().expect("s")),
+                )
+            })
+            .collect();
+        let mut stmt = conn.prepare(sqlite).expect("prepare");
+        let (sqlite_groups, t_sqlite) = timed(|| -> BTreeMap<String, (u64, f64)> {
+            stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    (r.get::<_, i64>(1)? as u64, r.get::<_, f64>(2)?),
+                ))
+            })
+            .expect("query")
+            .map(|r| r.expect("row"))
+            .collect()
+        });
+        assert_eq!(engine_groups.len(), 100.min(items));
+        assert_eq!(
+            engine_groups.keys().collect::<Vec<_>>(),
+            sqlite_groups.keys().collect::<Vec<_>>(),
+            "{sql}: groups differ"
+        );
+        for (k, (n, s)) in &engine_groups {
+            let (sn, ss) = sqlite_groups[k];
+            assert_eq!(*n, sn, "{sql}: count of {k}");
+            assert!(
+                (s - ss).abs() <= 1e-9 * ss.abs().max(1.0),
+                "{sql}: sum of {k}: {s} vs {ss}"
+            );
+        }
+        cases.push(Case {
+            key: "q6_group_by_100_regions",
+            title: "6. `SELECT c.salesRegion, COUNT(1) AS n, SUM(c.totalDue) AS s FROM c GROUP BY c.salesRegion`",
+            sql,
+            sqlite,
+            variants: vec![
+                Variant {
+                    name: "engine".into(),
+                    op: engine_op(sql, Arg::None, PAGE),
+                },
+                Variant {
+                    name: "sqlite".into(),
+                    op: sqlite_op(sqlite, Arg::None),
+                },
+            ],
+            facts: Facts {
+                results: thousands(d.results as f64),
+                charge: d.charge,
+                pages: d.pages,
+                routing: d.routing,
+                loaded: d.loaded,
+                sqlite_plan: sqlite_plan(conn, sqlite, Arg::None),
+            },
+            scanned: None,
+            once: vec![t_engine, t_sqlite],
+        });
+    }
+    let check_time = check_started.elapsed();
+
+    // ---- criterion ----
+    for case in &cases {
+        // Queries of 50 ms or more take flat sampling: 1 warm-up run and 10 samples of one.
+        let slow = case.once.iter().any(|&s| s > 0.05);
+        let mut g = c.benchmark_group(case.key);
+        if let Some(n) = case.scanned {
+            g.throughput(Rate::Elements(n as u64));
+        }
+        if slow {
+            g.sampling_mode(SamplingMode::Flat);
+            g.warm_up_time(Duration::from_millis(1));
+            g.measurement_time(Duration::from_secs(1));
+        }
+        for v in &case.variants {
+            let mut i = 0;
+            g.bench_function(&v.name, |b| {
+                b.iter(|| {
+                    i += 1;
+                    (v.op)(i)
+                })
+            });
+        }
+        g.finish();
+    }
+
+    // ---- interleaved summary rounds ----
+    let mut seconds: Vec<Vec<Samples>> = Vec::new();
+    let mut ops_per_round: Vec<Vec<usize>> = Vec::new();
+    for case in &cases {
+        let ops: Vec<usize> = case
+            .once
+            .iter()
+            .map(|&once| {
+                ((sizes.round_target.as_secs_f64() / once) as usize).clamp(1, sizes.max_ops)
+            })
+            .collect();
+        let mut samples: Vec<Samples> = case.variants.iter().map(|_| Samples::default()).collect();
+        for round in 0..sizes.rounds {
+            for k in 0..case.variants.len() {
+                let which = (k + round) % case.variants.len();
+                let n = ops[which];
+                let base = 1_000_000 + round * n;
+                let t = Instant::now();
+                for j in 0..n {
+                    black_box((case.variants[which].op)(base + j));
+                }
+                samples[which].push(t.elapsed().as_secs_f64() / n as f64);
+            }
+        }
+        seconds.push(samples);
+        ops_per_round.push(ops);
+    }
+
+    c.final_summary();
+
+    // ---- report ----
+    report.push(format!(
+        "{} sales orders of {:.0} B stored ({:.0} B input), {RANGES} ranges, pk /customerId; \
+         {} customers, {} sales people, 40 cities, 100 sales regions.",
+        thousands(items as f64),
+        avg_stored,
+        avg_input,
+        thousands(sizes.customers as f64),
+        thousands(sizes.sales_people as f64),
+    ));
+    report.push(format!(
+        "Setup: generate {:.1} s; engine `import_records` {:.1} s ({} items/s); raw heed puts {:.1} s; \
+         SQLite inserts {:.1} s + indexes and ANALYZE {:.1} s; result checks {:.1} s.",
+        generate_time.as_secs_f64(),
+        import_time.as_secs_f64(),
+        thousands(items as f64 / import_time.as_secs_f64()),
+        raw_time.as_secs_f64(),
+        sqlite_time.as_secs_f64(),
+        sqlite_index_time.as_secs_f64(),
+        check_time.as_secs_f64(),
+    ));
+    report.push(format!(
+        "Files: engine dir {} MB, raw heed env {} MB, SQLite {} MB.",
+        thousands(dir_size(engine_dir.path()) as f64 / 1e6),
+        thousands(dir_size(raw_dir.path()) as f64 / 1e6),
+        thousands(dir_size(sqlite_dir.path()) as f64 / 1e6),
+    ));
+    report.push(format!(
+        "{} interleaved rounds per query; a round runs each variant about {} ms (fast queries \
+         repeat, up to {} times, with rotating arguments); figures are time per query.",
+        sizes.rounds,
+        sizes.round_target.as_millis(),
+        thousands(sizes.max_ops as f64)
+    ));
+    report.push(String::new());
+    report.push(
+        "| Query | results | engine median (min–max) | SQLite median (min–max) | engine / SQLite | RU | routing | pages | docs loaded (RU model) |"
+            .into(),
+    );
+    report.push("|---|---|---|---|---|---|---|---|---|".into());
+    for (case, s) in cases.iter().zip(&seconds) {
+        report.push(format!(
+            "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {} |",
+            case.title,
+            case.facts.results,
+            time_range(&s[0]),
+            time_range(&s[1]),
+            ratio_text(&ratios(&s[0], &s[1])),
+            case.facts.charge,
+            case.facts.routing,
+            case.facts.pages,
+            thousands(case.facts.loaded as f64),
+        ));
+    }
+    report.push(String::new());
+    report.push("Ratio: engine time / SQLite time per round, median (range); < 1 means the engine wins. RU is the engine's request charge summed over the pages (for 1 and 2: of the first probe).".into());
+    report.push(String::new());
+    report.push("### Full scan: items scanned per second, with the raw floor".into());
+    report.push(String::new());
+    report.push("| Variant | time per scan, median (min–max) | items/s at median |".into());
+    report.push("|---|---|---|".into());
+    for (case, s) in cases.iter().zip(&seconds) {
+        let Some(n) = case.scanned else { continue };
+        for (v, s) in case.variants.iter().zip(s) {
+            let name = match v.name.as_str() {
+                "engine" => format!("engine: `{}`", case.sql),
+                "sqlite" => format!("SQLite: `{}`", case.sqlite),
+                other => other.to_string(),
+            };
+            report.push(format!(
+                "| {name} | {} | {} |",
+                time_range(s),
+                thousands(n as f64 / s.median())
+            ));
+        }
+    }
+    if let Some(i) = cases
+        .iter()
+        .position(|c| c.key == "q3_scan_upper_city_count")
+    {
+        let s = &seconds[i];
+        report.push(String::new());
+        report.push(format!(
+            "- engine count / sonic-rs lazy floor: {}; engine count / serde borrowed floor: {}; engine count / bare walk: {}",
+            ratio_text(&ratios(&s[0], &s[2])),
+            ratio_text(&ratios(&s[0], &s[3])),
+            ratio_text(&ratios(&s[0], &s[4])),
+        ));
+    }
+    report.push(String::new());
+    report.push("### SQLite plans (EXPLAIN QUERY PLAN) and ops per round".into());
+    report.push(String::new());
+    for (case, ops) in cases.iter().zip(&ops_per_round) {
+        report.push(format!(
+            "- {}: {}; ops/round {:?}",
+            case.key, case.facts.sqlite_plan, ops
+        ));
+    }
+
+    println!();
+    println!("## cosmoscope query benchmark summary (Instant-timed medians, this run)");
+    println!();
+    for line in &report {
+        println!("{line}");
+    }
+    if sizes.smoke {
+        println!("(smoke run)");
+    }
+}
