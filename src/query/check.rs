@@ -1,14 +1,19 @@
 //! Semantic checks of a parsed query, run before planning: every name bound, every function
 //! known and called with the right number of arguments, aggregates only where the service
-//! allows them, the GROUP BY rules, TOP/OFFSET/LIMIT counts, and the per-query limits. Each
-//! failure is a 400 positioned at the offending node, saying what is wrong and how to fix it.
+//! allows them, the GROUP BY rules, ORDER BY on document paths, TOP/OFFSET/LIMIT counts, and
+//! the per-query limits. Each failure is a 400 positioned at the offending node, saying what is
+//! wrong and how to fix it.
 //!
-//! Sources: from.md (binding and aliasing rules), select.md and join.md (`SELECT *` needs
-//! exactly one input set), group-by.md (what SELECT and GROUP BY may hold; no ORDER BY with
-//! GROUP BY), subquery.md (only correlated subqueries), concepts-limits.md (10 JOINs and 10
-//! UDFs per query). Where several errors exist, the one earliest in the text is reported.
-//! The unresolved-name message keeps the service's wording ("Identifier 'x' could not be
-//! resolved.", code SC2001 in its error payloads) and adds a hint.
+//! Sources: from.md (binding and aliasing rules; `FROM c.children` without an alias binds
+//! `children`), select.md and join.md (`SELECT *` needs exactly one input set), group-by.md
+//! (what SELECT and GROUP BY may hold; no ORDER BY with GROUP BY; no aggregate over a grouped
+//! subquery), order-by.md (sorting on a property path), subquery.md (only correlated
+//! subqueries), concepts-limits.md (10 JOINs and 10 UDFs per query). Where several errors
+//! exist, the one earliest in the text is reported. Messages keep the service's wording where
+//! it is known ("Identifier 'x' could not be resolved.", "'SELECT *' is not valid if FROM
+//! clause is omitted", "ORDER BY item expression could not be mapped to a document path") and
+//! add a hint. Checks that need the container (indexes, partitioning) or parameter values are
+//! left to the planner and executor.
 
 use std::collections::BTreeSet;
 
@@ -158,7 +163,8 @@ impl Checker {
                     bound.push(alias.clone());
                 }
                 FromKind::Subquery { query, alias } => {
-                    self.subquery(query, outer);
+                    // At the top level a FROM subquery reads the container itself.
+                    self.query(query, outer, nested);
                     bound.push(alias.clone());
                 }
             }
@@ -230,6 +236,17 @@ impl Checker {
         }
         for o in &q.order_by {
             self.expr(&o.expr, &scope, Ctx::at(Place::OrderBy));
+            if !is_document_path(&o.expr)
+                && find(&o.expr, &|e| aggregate_name(e).is_some()).is_none()
+            {
+                // order-by.md: sorting works on a property name or a computed property.
+                self.fail(
+                    o.pos,
+                    "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped \
+                     to a document path. Sort by a property such as c.name, or define a computed \
+                     property for the expression and sort by that",
+                );
+            }
         }
         if !q.group_by.is_empty()
             && let Some(first) = q.order_by.first()
@@ -241,6 +258,7 @@ impl Checker {
             );
         }
         self.grouping(q);
+        self.aggregate_over_grouped_subquery(q);
         if let Some(top) = &q.select.top {
             self.count(top, "TOP");
         }
@@ -329,6 +347,44 @@ impl Checker {
                 };
                 self.fail(bad.pos, message);
             }
+        }
+    }
+
+    /// group-by.md: "Queries with an aggregate system function and a subquery with GROUP BY
+    /// aren't supported."
+    fn aggregate_over_grouped_subquery(&mut self, q: &Query) {
+        let selected: Vec<&Expr> = match &q.select.kind {
+            SelectKind::Star => return,
+            SelectKind::Value(e) => vec![e],
+            SelectKind::Items(items) => items.iter().map(|i| &i.expr).collect(),
+        };
+        let Some(aggregate) = selected
+            .iter()
+            .find_map(|e| find(e, &|x| aggregate_name(x).is_some()))
+        else {
+            return;
+        };
+        let from_sub = q.from.as_ref().and_then(|f| match &f.kind {
+            FromKind::Subquery { query, .. } => Some(&**query),
+            _ => None,
+        });
+        let join_subs = q.joins.iter().filter_map(|j| match &j.source {
+            JoinSource::Subquery(sub) => Some(&**sub),
+            JoinSource::In(_) => None,
+        });
+        if from_sub
+            .into_iter()
+            .chain(join_subs)
+            .any(|sub| !sub.group_by.is_empty())
+        {
+            let name = aggregate_name(aggregate).unwrap_or("an aggregate");
+            self.fail(
+                aggregate.pos,
+                format!(
+                    "{name} can't aggregate over a subquery with GROUP BY (not supported, \
+                     group-by.md); aggregate inside the subquery instead"
+                ),
+            );
         }
     }
 
@@ -476,6 +532,19 @@ impl Ctx {
             place,
             in_aggregate: false,
         }
+    }
+}
+
+/// Whether `e` is a path into a document: an alias followed by `.name`, `["name"]` or
+/// `[number]` steps.
+fn is_document_path(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(_) => true,
+        ExprKind::Property(base, _) => is_document_path(base),
+        ExprKind::Index(base, index) => {
+            matches!(index.kind, ExprKind::Literal(Literal::Number(_))) && is_document_path(base)
+        }
+        _ => false,
     }
 }
 

@@ -191,7 +191,7 @@ impl Extractor {
         };
         let found = sonic_rs::get_many(json, tree).map_err(|e| e.to_string())?;
         let mut found = found.into_iter();
-        Ok(assemble(&self.demand, &mut found)?)
+        assemble(&self.demand, &mut found)
     }
 }
 

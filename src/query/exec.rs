@@ -54,10 +54,15 @@ impl Env<'_> {
     }
 }
 
-/// The name the FROM clause binds (the alias, or the container identifier).
+/// The name the FROM clause binds: the alias; without one, the last property of a path
+/// (`FROM c.children` binds `children`, as from.md says) or the container identifier.
 pub fn from_alias(q: &Query) -> Option<&str> {
     q.from.as_ref().map(|f| match &f.kind {
-        FromKind::Container { name, alias, .. } => alias.as_deref().unwrap_or(name),
+        FromKind::Container { name, alias, path } => match (alias, path.last()) {
+            (Some(a), _) => a.as_str(),
+            (None, Some(PathStep::Property(p))) => p.as_str(),
+            _ => name.as_str(),
+        },
         FromKind::In { alias, .. } | FromKind::Subquery { alias, .. } => alias.as_str(),
     })
 }
@@ -106,7 +111,7 @@ pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env)
     let mut rows: Vec<Bindings> = match &q.from {
         None => vec![base],
         Some(from) => match &from.kind {
-            FromKind::Container { name, path, alias } => {
+            FromKind::Container { name, path, .. } => {
                 let root = match doc {
                     Some(d) => d.clone(),
                     None => outer
@@ -120,7 +125,7 @@ pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env)
                 if v.is_undefined() {
                     return Vec::new();
                 }
-                base.push((alias.clone().unwrap_or_else(|| name.clone()), v));
+                base.push((from_alias(q).unwrap_or(name).to_string(), v));
                 vec![base]
             }
             FromKind::In { alias, expr } => {
