@@ -189,9 +189,12 @@ impl Extractor {
         let Some(tree) = &self.tree else {
             return extract(json, &Demand::All).map_err(|e| e.to_string());
         };
-        let found = sonic_rs::get_many(json, tree).map_err(|e| e.to_string())?;
-        let mut found = found.into_iter();
-        assemble(&self.demand, &mut found)
+        match sonic_rs::get_many(json, tree) {
+            Ok(found) => assemble(&self.demand, &mut found.into_iter()),
+            // A demanded path runs through a non-object (`c.v.x` where `v` is a string):
+            // the serde walk keeps such values as they are, so evaluation yields undefined.
+            Err(_) => extract(json, &self.demand).map_err(|e| e.to_string()),
+        }
     }
 }
 

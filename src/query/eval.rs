@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::ast::{BinaryOp, Expr, ExprKind, Literal, Query, UnaryOp};
 use super::functions::{self, FnContext, FnKind};
-use super::value::{Val, sql_cmp, sql_eq};
+use super::value::{Val, sql_cmp, sql_eq, sql_ne};
 
 /// Runs a correlated subquery against the current bindings.
 pub type SubqueryFn<'a> = dyn Fn(&Query, &[(String, Val)]) -> Vec<Val> + 'a;
@@ -227,7 +227,7 @@ fn binary(op: BinaryOp, a: &Val, b: &Val) -> Val {
     use BinaryOp::*;
     match op {
         Eq => sql_eq(a, b).map_or(Val::Undefined, Val::Bool),
-        Ne => sql_eq(a, b).map_or(Val::Undefined, |x| Val::Bool(!x)),
+        Ne => sql_ne(a, b).map_or(Val::Undefined, Val::Bool),
         Lt | Le | Gt | Ge => match sql_cmp(a, b) {
             Some(o) => Val::Bool(match op {
                 Lt => o == Ordering::Less,

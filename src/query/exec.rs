@@ -108,7 +108,7 @@ fn navigate(mut v: Val, path: &[PathStep]) -> Val {
 /// subquery) expands to; each row is the outer bindings plus this query's aliases.
 pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env) -> Vec<Bindings> {
     let mut base: Bindings = outer.to_vec();
-    let mut rows: Vec<Bindings> = match &q.from {
+    let rows: Vec<Bindings> = match &q.from {
         None => vec![base],
         Some(from) => match &from.kind {
             FromKind::Container { name, path, .. } => {
@@ -170,6 +170,11 @@ pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env)
             }
         },
     };
+    expand_joins(q, rows, env)
+}
+
+/// Applies the query's JOINs to FROM rows (a cross product with each JOIN's values).
+pub fn expand_joins(q: &Query, mut rows: Vec<Bindings>, env: &Env) -> Vec<Bindings> {
     for join in &q.joins {
         let mut next = Vec::new();
         for row in rows {

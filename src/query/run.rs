@@ -19,9 +19,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ast::{BinaryOp, Expr, ExprKind, Query, SelectKind};
+use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
-use super::exec::{Env, Run, doc_alias, rows_of};
+use super::exec::{Env, Run, doc_alias, expand_joins, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
 use super::value::Val;
@@ -155,6 +155,25 @@ fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
 /// ORDER BY on two or more expressions needs a composite index with the same paths in the
 /// same directions (or all reversed), as on the service.
 fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
+    // Every ORDER BY path needs a range index (order-by.md); the default policy has one.
+    let root = doc_alias(q).unwrap_or_default();
+    let policy = def.indexing_policy.compile();
+    for o in &q.order_by {
+        if let Some(p) = path_text(&o.expr, &root) {
+            let segs: Vec<PathSegment> = p
+                .trim_start_matches('/')
+                .split('/')
+                .map(|s| PathSegment::Property(s.to_string()))
+                .collect();
+            if !policy.is_indexed(&segs) {
+                return Err(Error::bad_request(format!(
+                    "Order-by item requires a range index to be defined on the corresponding index \
+                     path: {p} is excluded by the container's indexing policy; include it to sort by it."
+                ))
+                .at(o.pos.line, o.pos.column));
+            }
+        }
+    }
     if q.order_by.len() < 2 {
         return Ok(());
     }
@@ -186,6 +205,34 @@ fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
          container's indexing policy.",
     )
     .at(pos.line, pos.column))
+}
+
+/// TOP, OFFSET and LIMIT take non-negative integers; parameters are checked here because
+/// their values arrive with the request.
+fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
+    let exprs = q.select.top.iter().map(|e| (e, "TOP")).chain(
+        q.offset_limit
+            .iter()
+            .flat_map(|ol| [(&ol.offset, "OFFSET"), (&ol.limit, "LIMIT")]),
+    );
+    for (e, clause) in exprs {
+        let v = match &e.kind {
+            ExprKind::Param(p) => params.get(p).cloned().unwrap_or_default(),
+            ExprKind::Literal(l) => super::eval::literal(l),
+            _ => continue,
+        };
+        let ok = matches!(v, Val::Num(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64);
+        if !ok {
+            let shown = v
+                .to_json()
+                .map_or("undefined".to_string(), |j| j.to_string());
+            return Err(Error::bad_request(format!(
+                "{clause} takes a non-negative integer, got {shown}"
+            ))
+            .at(e.pos.line, e.pos.column));
+        }
+    }
+    Ok(())
 }
 
 /// `/a/b` for `root.a.b`.
@@ -257,6 +304,7 @@ pub fn run(
 ) -> Result<QueryResult> {
     let started = Instant::now();
     check_order_by(q, def)?;
+    check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
     let hash = query_hash(text, &opts.params);
     let rid = crate::store::item::rids(def, 0).container;
@@ -316,6 +364,31 @@ pub fn run(
         _ => None,
     };
 
+    if routing.kind != plan::RoutingKind::SinglePartition && !q.group_by.is_empty() {
+        let mut aggs = Vec::new();
+        match &q.select.kind {
+            SelectKind::Value(e) => super::exec::collect_aggregates(e, &mut aggs),
+            SelectKind::Items(items) => items
+                .iter()
+                .for_each(|i| super::exec::collect_aggregates(&i.expr, &mut aggs)),
+            SelectKind::Star => {}
+        }
+        if aggs.len() > 21 {
+            return Err(Error::bad_request(format!(
+                "a cross-partition GROUP BY query can have at most 21 aggregates; this one has {}",
+                aggs.len()
+            ))
+            .at(q.select.pos.line, q.select.pos.column));
+        }
+    }
+    let mut inner = match q.from.as_ref().map(|f| &f.kind) {
+        Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
+            query,
+            alias,
+            run: Run::new(query, &env),
+        }),
+        _ => None,
+    };
     let ranges = if q.from.is_some() {
         routing.ranges(def)
     } else {
@@ -378,10 +451,23 @@ pub fn run(
                 let t1 = Instant::now();
                 load_ns += (t1 - t0).as_nanos();
                 let mut hit = false;
-                for row in rows_of(q, Some(&doc), &[], &env) {
-                    if pipeline.push(row) {
-                        hit = true;
-                        m.output_document_count += 1;
+                match inner.as_mut() {
+                    // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
+                    Some(inner) => {
+                        for row in rows_of(inner.query, Some(&doc), &[], &env) {
+                            if inner.run.push(row) {
+                                hit = true;
+                                m.output_document_count += 1;
+                            }
+                        }
+                    }
+                    None => {
+                        for row in rows_of(q, Some(&doc), &[], &env) {
+                            if pipeline.push(row) {
+                                hit = true;
+                                m.output_document_count += 1;
+                            }
+                        }
                     }
                 }
                 exec_ns += t1.elapsed().as_nanos();
@@ -407,14 +493,21 @@ pub fn run(
         m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
         per_range.push((range, m, logical));
     }
+    if let Some(inner) = inner {
+        // Feed the inner query's results to the outer one as its FROM rows.
+        let alias = inner.alias.clone();
+        for v in inner.run.finish() {
+            for row in expand_joins(q, vec![vec![(alias.clone(), v)]], &env) {
+                pipeline.push(row);
+            }
+        }
+    }
     let results = pipeline.finish();
     let skip = token.as_ref().map_or(0, |t| t.skip);
-    let page: Vec<Value> = results
-        .iter()
-        .skip(skip)
-        .take(max_items)
-        .filter_map(Val::to_json)
-        .collect();
+    // Values without a JSON form (undefined, 1/0) are not results: drop them before paging
+    // so every page advances.
+    let results: Vec<Value> = results.iter().filter_map(Val::to_json).collect();
+    let page: Vec<Value> = results.iter().skip(skip).take(max_items).cloned().collect();
     let more = results.len() > skip + page.len();
 
     // Charges: loads and range bases on the first page, output bytes on every page.
@@ -514,6 +607,13 @@ fn key_of(doc: &Val, def: &ContainerDef) -> Value {
     } else {
         Value::Array(parts)
     }
+}
+
+/// A top-level `FROM (subquery) alias` being evaluated over the container.
+struct InnerFrom<'q, 'e> {
+    query: &'q Query,
+    alias: &'q String,
+    run: Run<'q, 'e>,
 }
 
 /// `SELECT VALUE COUNT(<constant>)` / `SELECT COUNT(<constant>) AS n` without grouping.

@@ -214,6 +214,15 @@ fn deep_eq(a: &Val, b: &Val) -> bool {
     }
 }
 
+/// `a != b`: like equality, but undefined for two arrays or two objects
+/// (reference/cosmos.md §6.2).
+pub fn sql_ne(a: &Val, b: &Val) -> Option<bool> {
+    match (a, b) {
+        (Val::Arr(_), Val::Arr(_)) | (Val::Obj(_), Val::Obj(_)) => None,
+        _ => sql_eq(a, b).map(|x| !x),
+    }
+}
+
 /// `<`, `<=`, `>`, `>=`: defined for two numbers, two strings (ordinal), two booleans or two
 /// nulls; undefined otherwise (other type pairs, arrays, objects).
 pub fn sql_cmp(a: &Val, b: &Val) -> Option<Ordering> {
