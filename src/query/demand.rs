@@ -29,6 +29,14 @@ impl Demand {
         Demand::Some(BTreeMap::new())
     }
 
+    /// Adds property paths (e.g. the partition key's) to the demand.
+    pub fn with_paths<'p>(mut self, paths: impl IntoIterator<Item = &'p [String]>) -> Demand {
+        for p in paths {
+            self.add(p);
+        }
+        self
+    }
+
     pub fn is_all(&self) -> bool {
         matches!(self, Demand::All)
     }
@@ -49,6 +57,15 @@ impl Demand {
 pub fn of_query(q: &Query, root: &str) -> Demand {
     let mut d = Demand::none();
     walk_query(q, root, &mut d);
+    d
+}
+
+/// The demand of `q` apart from a `SELECT *`, whose output is taken from the stored item.
+pub fn of_query_without_star(q: &Query, root: &str) -> Demand {
+    let mut d = Demand::none();
+    let mut without = q.clone();
+    without.select.kind = SelectKind::Items(Vec::new());
+    walk_query(&without, root, &mut d);
     d
 }
 

@@ -333,8 +333,11 @@ pub struct Run<'q, 'e> {
     grouped: bool,
     groups: Vec<Group>,
     group_index: HashMap<String, usize>,
-    /// (order keys, projected value) for non-grouped queries.
-    out: Vec<(Vec<Val>, Val)>,
+    /// (order keys, projected value, stored item) for non-grouped queries.
+    out: Vec<(Vec<Val>, Val, Option<Arc<[u8]>>)>,
+    /// With ORDER BY and TOP (or OFFSET/LIMIT), only this many rows can reach the result:
+    /// keep the best ones while scanning instead of sorting everything at the end.
+    bound: Option<usize>,
     /// Rows that passed the filter.
     pub matched: u64,
 }
@@ -350,6 +353,21 @@ impl<'q, 'e> Run<'q, 'e> {
             SelectKind::Star => {}
         }
         let grouped = !q.group_by.is_empty() || !aggregates.is_empty();
+        let no_row: Bindings = Vec::new();
+        let count = |e: &Expr| count_of(&env.eval(e, &no_row));
+        let bound = if grouped || q.select.distinct || q.order_by.is_empty() {
+            None
+        } else {
+            let top = q.select.top.as_ref().map(count);
+            let window = q
+                .offset_limit
+                .as_ref()
+                .map(|ol| count(&ol.offset).saturating_add(count(&ol.limit)));
+            match (top, window) {
+                (Some(t), Some(w)) => Some(t.min(w)),
+                (t, w) => t.or(w),
+            }
+        };
         Run {
             q,
             env,
@@ -358,6 +376,7 @@ impl<'q, 'e> Run<'q, 'e> {
             groups: Vec::new(),
             group_index: HashMap::new(),
             out: Vec::new(),
+            bound,
             matched: 0,
         }
     }
@@ -368,6 +387,17 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// Feeds one FROM/JOIN row; returns whether it passed the filter.
     pub fn push(&mut self, row: Bindings) -> bool {
+        self.push_with(row, None)
+    }
+
+    /// Like [`Run::push`] for `SELECT *` over whole items: the result is the stored item,
+    /// parsed only if the row survives ORDER BY/TOP (late materialization), so the row
+    /// itself needs only the properties the filter and sort keys read.
+    pub fn push_stored(&mut self, row: Bindings, stored: &[u8]) -> bool {
+        self.push_with(row, Some(stored))
+    }
+
+    fn push_with(&mut self, row: Bindings, stored: Option<&[u8]>) -> bool {
         if let Some(f) = &self.q.filter {
             if !self.env.eval(f, &row).is_true() {
                 return false;
@@ -414,10 +444,39 @@ impl<'q, 'e> Run<'q, 'e> {
                 .iter()
                 .map(|o| self.env.eval(&o.expr, &row))
                 .collect();
-            let value = self.project(&row, None);
-            self.out.push((keys, value));
+            match stored {
+                Some(bytes) => self
+                    .out
+                    .push((keys, Val::Undefined, Some(Arc::from(bytes)))),
+                None => {
+                    let value = self.project(&row, None);
+                    self.out.push((keys, value, None));
+                }
+            }
+            if let Some(k) = self.bound {
+                if self.out.len() >= (2 * k).max(64) {
+                    let cmp = self.order_cmp();
+                    self.out.sort_by(|a, b| cmp(&a.0, &b.0));
+                    self.out.truncate(k);
+                }
+            }
         }
         true
+    }
+
+    /// Compares ORDER BY keys: type order, each key in its direction (stable for ties).
+    fn order_cmp(&self) -> impl Fn(&[Val], &[Val]) -> std::cmp::Ordering + use<> {
+        let dirs: Vec<bool> = self.q.order_by.iter().map(|o| o.descending).collect();
+        move |a: &[Val], b: &[Val]| {
+            for (i, desc) in dirs.iter().enumerate() {
+                let o = total_cmp(&a[i], &b[i]);
+                let o = if *desc { o.reverse() } else { o };
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        }
     }
 
     fn project(&self, row: &[(String, Val)], aggregates: Option<&HashMap<usize, Val>>) -> Val {
@@ -469,7 +528,7 @@ impl<'q, 'e> Run<'q, 'e> {
     /// Applies grouping, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP; undefined results are
     /// dropped, as the service drops them.
     pub fn finish(mut self) -> Vec<Val> {
-        let mut results: Vec<(Vec<Val>, Val)> = if self.grouped {
+        let mut results: Vec<(Vec<Val>, Val, Option<Arc<[u8]>>)> = if self.grouped {
             if self.groups.is_empty() && self.q.group_by.is_empty() {
                 // Aggregates without GROUP BY produce one row even over no input.
                 self.groups.push(Group {
@@ -493,28 +552,22 @@ impl<'q, 'e> Run<'q, 'e> {
                             (aggregate_key(e), acc.value(name))
                         })
                         .collect();
-                    (Vec::new(), self.project(&g.row, Some(&values)))
+                    (Vec::new(), self.project(&g.row, Some(&values)), None)
                 })
                 .collect()
         } else {
             std::mem::take(&mut self.out)
         };
         if !self.q.order_by.is_empty() {
-            let dirs: Vec<bool> = self.q.order_by.iter().map(|o| o.descending).collect();
-            results.sort_by(|a, b| {
-                for (i, desc) in dirs.iter().enumerate() {
-                    let o = total_cmp(&a.0[i], &b.0[i]);
-                    let o = if *desc { o.reverse() } else { o };
-                    if o.is_ne() {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            });
+            let cmp = self.order_cmp();
+            results.sort_by(|a, b| cmp(&a.0, &b.0));
         }
         let mut values: Vec<Val> = results
             .into_iter()
-            .map(|(_, v)| v)
+            .map(|(_, v, stored)| match stored {
+                Some(bytes) => Val::from_slice(&bytes).unwrap_or_default(),
+                None => v,
+            })
             .filter(|v| !v.is_undefined())
             .collect();
         if self.q.select.distinct {

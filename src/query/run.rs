@@ -338,7 +338,30 @@ pub fn run(
     let root = doc_alias(q).unwrap_or_default();
     let policy = def.indexing_policy.compile();
     // Only the properties the query reads are built from each item.
-    let extractor = demand::Extractor::new(demand::of_query(q, &root));
+    // `SELECT *` over whole items: rows carry the stored bytes and are parsed in full only
+    // if they make it into the result.
+    let stored_star = matches!(q.select.kind, SelectKind::Star)
+        && q.joins.is_empty()
+        && !q.select.distinct
+        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    // The partition key is always read: results report their logical partitions.
+    let key_paths: Vec<Vec<String>> = def
+        .partition_key
+        .paths
+        .iter()
+        .map(|p| {
+            p.trim_start_matches('/')
+                .split('/')
+                .map(|s| s.trim_matches('"').to_string())
+                .collect()
+        })
+        .collect();
+    let demand = if stored_star {
+        demand::of_query_without_star(q, &root)
+    } else {
+        demand::of_query(q, &root)
+    };
+    let extractor = demand::Extractor::new(demand.with_paths(key_paths.iter().map(Vec::as_slice)));
     let served = q
         .filter
         .as_ref()
@@ -381,6 +404,31 @@ pub fn run(
             .at(q.select.pos.line, q.select.pos.column));
         }
     }
+    // ORDER BY on indexed paths (checked above) with no filter or an index-served one, and a
+    // bound on the results: the index streams the order, so loads stop at the bound.
+    let ordered_bound = if !q.order_by.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && !has_aggregate(q)
+        && (q.filter.is_none() || served)
+    {
+        let no_row: Vec<(String, Val)> = Vec::new();
+        let count = |e: &Expr| match env.eval(e, &no_row) {
+            Val::Num(n) if n >= 0.0 => n as usize,
+            _ => usize::MAX,
+        };
+        let top = q.select.top.as_ref().map(count);
+        let window = q
+            .offset_limit
+            .as_ref()
+            .map(|ol| count(&ol.offset).saturating_add(count(&ol.limit)));
+        match (top, window) {
+            (Some(t), Some(w)) => Some(t.min(w)),
+            (t, w) => t.or(w),
+        }
+    } else {
+        None
+    };
     let mut inner = match q.from.as_ref().map(|f| &f.kind) {
         Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
             query,
@@ -463,7 +511,12 @@ pub fn run(
                     }
                     None => {
                         for row in rows_of(q, Some(&doc), &[], &env) {
-                            if pipeline.push(row) {
+                            let passed = if stored_star {
+                                pipeline.push_stored(row, json)
+                            } else {
+                                pipeline.push(row)
+                            };
+                            if passed {
                                 hit = true;
                                 m.output_document_count += 1;
                             }
@@ -488,6 +541,16 @@ pub fn run(
                     }
                 }
             }
+        }
+        if let Some(k) = ordered_bound {
+            // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
+            // the service loads at most k documents per range.
+            let kept = m.retrieved_document_count.min(k as u64);
+            if m.retrieved_document_count > 0 {
+                m.retrieved_document_size =
+                    m.retrieved_document_size * kept / m.retrieved_document_count;
+            }
+            m.retrieved_document_count = kept;
         }
         m.document_load_time_in_ms = load_ns as f64 / 1e6;
         m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
