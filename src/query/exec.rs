@@ -318,6 +318,10 @@ impl Acc {
     }
 }
 
+/// A candidate result: its ORDER BY keys, its projected value, and for late-materialized
+/// `SELECT *` the stored item it will be parsed from.
+type OutRow = (Vec<Val>, Val, Option<Arc<[u8]>>);
+
 struct Group {
     /// The first row of the group: grouped expressions evaluate against it.
     row: Bindings,
@@ -333,8 +337,8 @@ pub struct Run<'q, 'e> {
     grouped: bool,
     groups: Vec<Group>,
     group_index: HashMap<String, usize>,
-    /// (order keys, projected value, stored item) for non-grouped queries.
-    out: Vec<(Vec<Val>, Val, Option<Arc<[u8]>>)>,
+    /// Candidate results of a non-grouped query.
+    out: Vec<OutRow>,
     /// With ORDER BY and TOP (or OFFSET/LIMIT), only this many rows can reach the result:
     /// keep the best ones while scanning instead of sorting everything at the end.
     bound: Option<usize>,
@@ -528,7 +532,7 @@ impl<'q, 'e> Run<'q, 'e> {
     /// Applies grouping, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP; undefined results are
     /// dropped, as the service drops them.
     pub fn finish(mut self) -> Vec<Val> {
-        let mut results: Vec<(Vec<Val>, Val, Option<Arc<[u8]>>)> = if self.grouped {
+        let mut results: Vec<OutRow> = if self.grouped {
             if self.groups.is_empty() && self.q.group_by.is_empty() {
                 // Aggregates without GROUP BY produce one row even over no input.
                 self.groups.push(Group {

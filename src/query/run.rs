@@ -546,9 +546,11 @@ pub fn run(
             // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
             // the service loads at most k documents per range.
             let kept = m.retrieved_document_count.min(k as u64);
-            if m.retrieved_document_count > 0 {
-                m.retrieved_document_size =
-                    m.retrieved_document_size * kept / m.retrieved_document_count;
+            if let Some(avg) = m
+                .retrieved_document_size
+                .checked_div(m.retrieved_document_count)
+            {
+                m.retrieved_document_size = avg * kept;
             }
             m.retrieved_document_count = kept;
         }
