@@ -578,3 +578,65 @@ fn joins_subqueries_and_constructors() {
     );
     assert_eq!(r.documents[0]["$1"], json!(75));
 }
+
+#[test]
+fn a_streaming_scan_resumes_where_it_stopped_even_after_a_split() {
+    let (_d, e) = engine();
+    container(&e, "orders", &["/customerId"], 6_000);
+    load(&e, "orders", &orders());
+    let sql = "SELECT c.id, t FROM c JOIN t IN c.tags";
+    let whole = q_with(
+        &e,
+        "orders",
+        sql,
+        QueryOptions {
+            max_items: Some(1000),
+            ..Default::default()
+        },
+    );
+    let first = q_with(
+        &e,
+        "orders",
+        sql,
+        QueryOptions {
+            max_items: Some(25),
+            ..Default::default()
+        },
+    );
+    assert_eq!(first.documents.len(), 25);
+    e.set_throughput("db", "orders", Throughput::Manual(40_000))
+        .unwrap();
+    let mut docs = first.documents.clone();
+    let mut opts = QueryOptions {
+        max_items: Some(25),
+        continuation: first.continuation,
+        ..Default::default()
+    };
+    while opts.continuation.is_some() {
+        let page = q_with(&e, "orders", sql, opts.clone());
+        // Later pages load only what they scan, never the whole container again.
+        assert!(
+            page.metrics.retrieved_document_count < 120,
+            "{:?}",
+            page.metrics
+        );
+        docs.extend(page.documents);
+        opts.continuation = page.continuation;
+    }
+    assert_eq!(docs, whole.documents);
+    // TOP across pages stops at N results in total.
+    let mut opts = QueryOptions {
+        max_items: Some(4),
+        ..Default::default()
+    };
+    let mut n = 0;
+    loop {
+        let page = q_with(&e, "orders", "SELECT TOP 10 c.id FROM c", opts.clone());
+        n += page.documents.len();
+        match page.continuation {
+            Some(t) => opts.continuation = Some(t),
+            None => break,
+        }
+    }
+    assert_eq!(n, 10);
+}

@@ -113,6 +113,16 @@ struct Token {
     skip: usize,
     /// Charge accrued by the previous pages (unrounded).
     charged: f64,
+    /// Streaming queries resume their scan at this item key (hex) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    after: Option<String>,
+    /// ... skipping this many of its rows (JOINs give an item several rows); when non-zero
+    /// the item was loaded, and charged, by the previous page.
+    #[serde(default)]
+    within: usize,
+    /// Results delivered so far (for TOP across pages).
+    #[serde(default)]
+    emitted: u64,
 }
 
 /// Index-served filters load only matching documents; others scan. A filter is served by
@@ -465,7 +475,47 @@ pub fn run(
     let epk_len = def.partition_key.epk_len();
     let now = crate::store::now_secs();
     let mut total_matched = 0u64;
+    // Streaming queries page by resuming the scan; others page over their full result.
+    let paged_scan = streaming && inner.is_none() && q.from.is_some();
+    let resume_key: Option<Vec<u8>> = match token.as_ref().and_then(|t| t.after.as_deref()) {
+        Some(hex) if paged_scan => Some(
+            Epk::from_hex(hex)
+                .map(|e| e.0)
+                .ok_or_else(|| Error::bad_request("the continuation token is damaged"))?,
+        ),
+        _ => None,
+    };
+    let within = token.as_ref().map_or(0, |t| t.within);
+    let emitted_before = token.as_ref().map_or(0, |t| t.emitted);
+    let top_left = match &q.select.top {
+        Some(top) => match env.eval(top, &[]) {
+            Val::Num(n) if n >= 0.0 => (n as u64).saturating_sub(emitted_before) as usize,
+            _ => 0,
+        },
+        None => usize::MAX,
+    };
+    let page_cap = if paged_scan {
+        max_items.min(top_left)
+    } else {
+        usize::MAX
+    };
+    let mut page_rows = 0usize;
+    let mut resume: Option<(Vec<u8>, usize)> = None;
+    let resume_epk: Option<Vec<u8>> = resume_key
+        .as_ref()
+        .and_then(|k| k.get(4..4 + epk_len))
+        .map(<[u8]>::to_vec);
     for range in &ranges {
+        if resume.is_some() {
+            break;
+        }
+        // A resumed scan skips ranges it finished on earlier pages.
+        if let Some(e) = &resume_epk {
+            if range.max_exclusive.as_bytes() <= e.as_slice() {
+                continue;
+            }
+        }
+        let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
         let mut m = QueryMetrics::default();
         let mut logical: Vec<Value> = Vec::new();
         let mut last_logical: Option<Vec<u8>> = None;
@@ -478,8 +528,16 @@ pub fn run(
             if lo >= hi {
                 continue;
             }
-            let start = keys::epk_bound(def.rid, &lo);
+            let mut start = keys::epk_bound(def.rid, &lo);
+            if let Some(rk) = &resume_key {
+                if rk > &start {
+                    start = rk.clone();
+                }
+            }
             let end = keys::epk_bound(def.rid, &hi);
+            if start >= end {
+                continue;
+            }
             for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::new(499, "the query was cancelled"));
@@ -489,6 +547,22 @@ pub fn run(
                 }
                 let t0 = Instant::now();
                 let (k, v) = entry?;
+                if page_rows >= page_cap {
+                    if page_cap == top_left && !index_only {
+                        // TOP is satisfied: the service loads one document more (N+1).
+                        let (_, json) = crate::store::item::decode_record(v)?;
+                        m.retrieved_document_count += 1;
+                        m.retrieved_document_size += json.len() as u64;
+                    }
+                    // The page is full before this item: the next page starts with it.
+                    resume = Some((k.to_vec(), 0));
+                    break;
+                }
+                // The item the previous page stopped in: its first rows were delivered.
+                let (skip_rows, charged_before) = match &resume_key {
+                    Some(rk) if rk.as_slice() == k => (within, within > 0),
+                    _ => (0, false),
+                };
                 let (header, json) = crate::store::item::decode_record(v)?;
                 if header.is_expired(now) {
                     continue;
@@ -510,7 +584,15 @@ pub fn run(
                         }
                     }
                     None => {
-                        for row in rows_of(q, Some(&doc), &[], &env) {
+                        for (i, row) in rows_of(q, Some(&doc), &[], &env)
+                            .into_iter()
+                            .enumerate()
+                            .skip(skip_rows)
+                        {
+                            if page_rows >= page_cap {
+                                resume = Some((k.to_vec(), i));
+                                break;
+                            }
                             let passed = if stored_star {
                                 pipeline.push_stored(row, json)
                             } else {
@@ -519,12 +601,13 @@ pub fn run(
                             if passed {
                                 hit = true;
                                 m.output_document_count += 1;
+                                page_rows += 1;
                             }
                         }
                     }
                 }
                 exec_ns += t1.elapsed().as_nanos();
-                if !index_only && (!served || hit) {
+                if !index_only && !charged_before && (!served || hit) {
                     m.retrieved_document_count += 1;
                     m.retrieved_document_size += json.len() as u64;
                 }
@@ -540,6 +623,12 @@ pub fn run(
                         last_logical = epk;
                     }
                 }
+                if resume.is_some() {
+                    break;
+                }
+            }
+            if resume.is_some() {
+                break;
             }
         }
         if let Some(k) = ordered_bound {
@@ -556,7 +645,7 @@ pub fn run(
         }
         m.document_load_time_in_ms = load_ns as f64 / 1e6;
         m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
-        per_range.push((range, m, logical));
+        per_range.push((range, m, logical, visited_before));
     }
     if let Some(inner) = inner {
         // Feed the inner query's results to the outer one as its FROM rows.
@@ -568,12 +657,20 @@ pub fn run(
         }
     }
     let results = pipeline.finish();
-    let skip = token.as_ref().map_or(0, |t| t.skip);
+    let skip = if paged_scan {
+        0
+    } else {
+        token.as_ref().map_or(0, |t| t.skip)
+    };
     // Values without a JSON form (undefined, 1/0) are not results: drop them before paging
     // so every page advances.
     let results: Vec<Value> = results.iter().filter_map(Val::to_json).collect();
     let page: Vec<Value> = results.iter().skip(skip).take(max_items).cloned().collect();
-    let more = results.len() > skip + page.len();
+    let more = if paged_scan {
+        resume.is_some() && page_rows < top_left
+    } else {
+        results.len() > skip + page.len()
+    };
 
     // Charges: loads and range bases on the first page, output bytes on every page.
     let page_output: Vec<u64> = page.iter().map(|d| d.to_string().len() as u64).collect();
@@ -585,27 +682,26 @@ pub fn run(
     let output_cost = charge::QUERY_PER_OUTPUT_KB * page_output_total as f64 / 1024.0;
     let matched_rows: u64 = per_range
         .iter()
-        .map(|(_, m, _)| m.output_document_count)
+        .map(|(_, m, _, _)| m.output_document_count)
         .sum();
     let mut raw_charge = if matched_rows == 0 { output_cost } else { 0.0 };
-    for (range, mut m, logical) in per_range {
+    for (range, mut m, logical, visited_before) in per_range {
         let share = if matched_rows == 0 {
             0.0
         } else {
             m.output_document_count as f64 / matched_rows as f64
         };
+        // A scanned page pays for what it loaded and for ranges it entered first; a page of a
+        // fully computed result paid everything on the first page.
+        let (visited, loads) = if paged_scan {
+            (!visited_before, true)
+        } else {
+            (first_page, first_page)
+        };
         let work = QueryWork {
-            visited: first_page,
-            loaded_docs: if first_page {
-                m.retrieved_document_count
-            } else {
-                0
-            },
-            loaded_bytes: if first_page {
-                m.retrieved_document_size
-            } else {
-                0
-            },
+            visited,
+            loaded_docs: if loads { m.retrieved_document_count } else { 0 },
+            loaded_bytes: if loads { m.retrieved_document_size } else { 0 },
             output_bytes: 0,
         };
         let ru = charge::query_range(work) + output_cost * share;
@@ -636,6 +732,9 @@ pub fn run(
             q: hash,
             skip: skip + page.len(),
             charged: after,
+            after: resume.as_ref().map(|(k, _)| Epk(k.clone()).to_hex()),
+            within: resume.as_ref().map_or(0, |(_, w)| *w),
+            emitted: emitted_before + page.len() as u64,
         })
         .unwrap_or_default()
     });
