@@ -12,25 +12,8 @@
 
 use std::cmp::Ordering;
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::{Val, sql_eq, total_cmp};
-
-const fn scalar(
-    name: &'static str,
-    min_args: usize,
-    max_args: usize,
-    uses_index: bool,
-    eval: fn(&[Val], &FnContext) -> Val,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args,
-        max_args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 const VARIADIC: usize = usize::MAX;
 

@@ -15,7 +15,7 @@
 
 use chrono::{Datelike, NaiveDate, Weekday};
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::Val;
 
 const TICKS_PER_MICROSECOND: i64 = 10;
@@ -72,23 +72,6 @@ pub const FUNCTIONS: &[FnSpec] = &[
     // NOW() or NOW(part, n); "This function performs a full scan."
     scalar("NOW", 0, 2, false, now),
 ];
-
-const fn scalar(
-    name: &'static str,
-    min_args: usize,
-    max_args: usize,
-    uses_index: bool,
-    eval: fn(&[Val], &FnContext) -> Val,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args,
-        max_args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Parts
@@ -1300,7 +1283,7 @@ mod tests {
         let names: Vec<_> = FUNCTIONS.iter().map(|f| f.name).collect();
         assert_eq!(names.len(), 21);
         for f in FUNCTIONS {
-            assert_eq!(f.kind, FnKind::Scalar);
+            assert_eq!(f.kind, super::super::FnKind::Scalar);
             assert_eq!(f.name, f.name.to_uppercase());
         }
         let spec = |name: &str| FUNCTIONS.iter().find(|f| f.name == name).unwrap();

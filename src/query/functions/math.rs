@@ -16,25 +16,8 @@
 
 use std::f64::consts::PI;
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::Val;
-
-const fn scalar(
-    name: &'static str,
-    min_args: usize,
-    max_args: usize,
-    uses_index: bool,
-    eval: fn(&[Val], &FnContext) -> Val,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args,
-        max_args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 // Only ABS, CEILING, FLOOR, ROUND and TRUNC are documented as benefiting from a range index;
 // every other page says the function doesn't use the index.
@@ -555,6 +538,10 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(indexed, ["ABS", "CEILING", "FLOOR", "ROUND", "TRUNC"]);
-        assert!(FUNCTIONS.iter().all(|s| s.kind == FnKind::Scalar));
+        assert!(
+            FUNCTIONS
+                .iter()
+                .all(|s| s.kind == super::super::FnKind::Scalar)
+        );
     }
 }

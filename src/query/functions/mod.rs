@@ -62,6 +62,24 @@ impl std::fmt::Debug for FnSpec {
     }
 }
 
+/// A scalar function's table entry.
+pub(crate) const fn scalar(
+    name: &'static str,
+    min_args: usize,
+    max_args: usize,
+    uses_index: bool,
+    eval: FnImpl,
+) -> FnSpec {
+    FnSpec {
+        name,
+        min_args,
+        max_args,
+        kind: FnKind::Scalar,
+        uses_index,
+        eval,
+    }
+}
+
 fn aggregate_placeholder(_: &[Val], _: &FnContext) -> Val {
     // Aggregates are evaluated by the executor over groups, never through this pointer.
     Val::Undefined

@@ -20,35 +20,19 @@
 use std::f64::consts::{PI, TAU};
 use std::sync::Arc;
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::Val;
 
 pub const FUNCTIONS: &[FnSpec] = &[
     // Distance, within and intersects "benefit from a geospatial index"; the validity and
     // area pages do not mention the index.
-    scalar("ST_DISTANCE", 2, true, st_distance),
-    scalar("ST_WITHIN", 2, true, st_within),
-    scalar("ST_INTERSECTS", 2, true, st_intersects),
-    scalar("ST_ISVALID", 1, false, st_isvalid),
-    scalar("ST_ISVALIDDETAILED", 1, false, st_isvaliddetailed),
-    scalar("ST_AREA", 1, false, st_area),
+    scalar("ST_DISTANCE", 2, 2, true, st_distance),
+    scalar("ST_WITHIN", 2, 2, true, st_within),
+    scalar("ST_INTERSECTS", 2, 2, true, st_intersects),
+    scalar("ST_ISVALID", 1, 1, false, st_isvalid),
+    scalar("ST_ISVALIDDETAILED", 1, 1, false, st_isvaliddetailed),
+    scalar("ST_AREA", 1, 1, false, st_area),
 ];
-
-const fn scalar(
-    name: &'static str,
-    args: usize,
-    uses_index: bool,
-    eval: fn(&[Val], &FnContext) -> Val,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args: args,
-        max_args: args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 /// WGS-84 semi-major axis (m) and flattening.
 const WGS84_A: f64 = 6_378_137.0;
@@ -1276,7 +1260,7 @@ mod tests {
     fn registry_entries() {
         assert_eq!(FUNCTIONS.len(), 6);
         for f in FUNCTIONS {
-            assert_eq!(f.kind, FnKind::Scalar);
+            assert_eq!(f.kind, super::super::FnKind::Scalar);
             assert_eq!(f.min_args, f.max_args);
         }
         let spec = |name: &str| FUNCTIONS.iter().find(|f| f.name == name).unwrap();

@@ -21,28 +21,11 @@ use std::collections::HashMap;
 
 use regex::{Regex, RegexBuilder};
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::{Val, number_json};
 
 /// Largest result REPLICATE may build (replicate.md: `length(str) * n <= 10,000`).
 const REPLICATE_MAX_LEN: f64 = 10_000.0;
-
-const fn scalar(
-    name: &'static str,
-    min_args: usize,
-    max_args: usize,
-    uses_index: bool,
-    eval: super::FnImpl,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args,
-        max_args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 // `uses_index` follows each page's remarks: StartsWith ("precise index scan"), StringEquals
 // ("index seek"), Left/Right/Substring/RegexMatch ("benefits from a range index"), EndsWith

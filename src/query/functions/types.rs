@@ -15,25 +15,8 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::{FnContext, FnKind, FnSpec};
+use super::{FnContext, FnSpec, scalar};
 use crate::query::value::Val;
-
-const fn scalar(
-    name: &'static str,
-    min_args: usize,
-    max_args: usize,
-    uses_index: bool,
-    eval: super::FnImpl,
-) -> FnSpec {
-    FnSpec {
-        name,
-        min_args,
-        max_args,
-        kind: FnKind::Scalar,
-        uses_index,
-        eval,
-    }
-}
 
 // `uses_index`: every IS_* page says "benefits from a range index", except IS_DATETIME whose page
 // says "performs a full scan" (the wording CONTAINS uses, which the string family also marks
