@@ -342,6 +342,8 @@ pub struct Run<'q, 'e> {
     /// With ORDER BY and TOP (or OFFSET/LIMIT), only this many rows can reach the result:
     /// keep the best ones while scanning instead of sorting everything at the end.
     bound: Option<usize>,
+    /// The ORDER BY keys of the worst row kept at the last pruning.
+    threshold: Option<Vec<Val>>,
     /// Rows that passed the filter.
     pub matched: u64,
 }
@@ -381,6 +383,7 @@ impl<'q, 'e> Run<'q, 'e> {
             group_index: HashMap::new(),
             out: Vec::new(),
             bound,
+            threshold: None,
             matched: 0,
         }
     }
@@ -442,12 +445,19 @@ impl<'q, 'e> Run<'q, 'e> {
                 }
             }
         } else {
-            let keys = self
+            let keys: Vec<Val> = self
                 .q
                 .order_by
                 .iter()
                 .map(|o| self.env.eval(&o.expr, &row))
                 .collect();
+            // Once `bound` rows are kept, a row that sorts after the worst of them can never
+            // reach the result: drop it before projecting or copying anything.
+            if let (Some(k), Some(worst)) = (self.bound, &self.threshold) {
+                if self.out.len() >= k && (self.order_cmp())(&keys, worst).is_ge() {
+                    return true;
+                }
+            }
             match stored {
                 Some(bytes) => self
                     .out
@@ -462,6 +472,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     let cmp = self.order_cmp();
                     self.out.sort_by(|a, b| cmp(&a.0, &b.0));
                     self.out.truncate(k);
+                    self.threshold = self.out.last().map(|r| r.0.clone());
                 }
             }
         }
@@ -527,6 +538,23 @@ impl<'q, 'e> Run<'q, 'e> {
 
     fn own_alias(&self, name: &str) -> bool {
         from_alias(self.q) == Some(name) || self.q.joins.iter().any(|j| j.alias == name)
+    }
+
+    /// Finishes a query whose aggregates are all `COUNT(<constant>)` with `count` rows,
+    /// counted without reading them (from statistics).
+    pub fn finish_with_count(mut self, count: u64) -> Vec<Val> {
+        let accs = vec![
+            Acc {
+                count,
+                ..Acc::default()
+            };
+            self.aggregates.len()
+        ];
+        self.groups.push(Group {
+            row: Vec::new(),
+            accs,
+        });
+        self.finish()
     }
 
     /// Applies grouping, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP; undefined results are
