@@ -683,12 +683,25 @@ fn literals_and_udf_are_lower_case_only() {
         14,
         "the udf prefix is lower-case: write udf.tax(...)",
     );
-    // NaN and Infinity are not literals (neither sql.g4 nor constants.md has them).
-    assert_error_at(
-        check_error("SELECT VALUE Infinity"),
-        1,
-        14,
-        "no NaN or Infinity literal",
+    // NaN and Infinity are number literals (case-sensitive, as in JavaScript); other
+    // spellings are plain identifiers.
+    let q = cosmoscope::query::parser::parse("SELECT VALUE [NaN, Infinity, -Infinity]").unwrap();
+    let cosmoscope::query::ast::SelectKind::Value(e) = &q.select.kind else {
+        panic!()
+    };
+    let cosmoscope::query::ast::ExprKind::Array(items) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert!(
+        matches!(&items[0].kind, cosmoscope::query::ast::ExprKind::Literal(cosmoscope::query::ast::Literal::Number(n)) if n.is_nan())
+    );
+    assert!(
+        matches!(&items[1].kind, cosmoscope::query::ast::ExprKind::Literal(cosmoscope::query::ast::Literal::Number(n)) if *n == f64::INFINITY)
+    );
+    assert!(
+        check_error("SELECT VALUE infinity")
+            .2
+            .contains("could not be resolved")
     );
 }
 

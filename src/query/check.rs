@@ -781,11 +781,6 @@ fn unresolved_hint(name: &str, scope: &Scope, place: Place) -> String {
     if matches!(lower.as_str(), "true" | "false" | "null" | "undefined") {
         return format!("Literals are lower-case: write {lower}.");
     }
-    if matches!(name, "NaN" | "Infinity") {
-        return "The query language has no NaN or Infinity literal; compute one (8.9 / 0.0 is \
-                infinite, SQRT(-1.0) is NaN) or compare with IS_FINITE_NUMBER."
-            .to_string();
-    }
     if !scope.has_source {
         return format!(
             "This query has no FROM clause, so '{name}' refers to nothing; add one, as in \

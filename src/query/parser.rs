@@ -1707,6 +1707,22 @@ impl Parser<'_> {
         if self.peek().kind == TokenKind::LParen {
             return self.call_args(name.to_ascii_uppercase(), false, t.pos);
         }
+        // `NaN` and `Infinity` are number literals (as in JavaScript, case-sensitive).
+        match name.as_str() {
+            "NaN" => {
+                return Ok(Node::leaf(
+                    ExprKind::Literal(Literal::Number(f64::NAN)),
+                    t.pos,
+                ));
+            }
+            "Infinity" => {
+                return Ok(Node::leaf(
+                    ExprKind::Literal(Literal::Number(f64::INFINITY)),
+                    t.pos,
+                ));
+            }
+            _ => {}
+        }
         Ok(Node::leaf(ExprKind::Ident(name), t.pos))
     }
 
