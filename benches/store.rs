@@ -21,6 +21,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod common;
+use common::*;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -81,168 +84,7 @@ impl Sizes {
     }
 }
 
-// ---- deterministic data ----
-
-/// SplitMix64: tiny, fast and good enough to shuffle keys and vary documents.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn range(&mut self, lo: u64, hi_inclusive: u64) -> u64 {
-        lo + self.below(hi_inclusive - lo + 1)
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    fn uuid(&mut self) -> String {
-        let (a, b) = (self.next(), self.next());
-        format!(
-            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xFFFF,
-            a & 0xFFF,
-            ((b >> 48) & 0x3FFF) | 0x8000,
-            b & 0xFFFF_FFFF_FFFF
-        )
-    }
-
-    fn date(&mut self) -> String {
-        format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            self.range(2020, 2025),
-            self.range(1, 12),
-            self.range(1, 28),
-            self.below(24),
-            self.below(60),
-            self.below(60),
-            self.below(1000)
-        )
-    }
-
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.below(i as u64 + 1) as usize);
-        }
-    }
-}
-
-const CITIES: [(&str, &str); 40] = [
-    ("Oslo", "Norway"),
-    ("Bergen", "Norway"),
-    ("Stockholm", "Sweden"),
-    ("Gothenburg", "Sweden"),
-    ("Copenhagen", "Denmark"),
-    ("Aarhus", "Denmark"),
-    ("Helsinki", "Finland"),
-    ("Reykjavik", "Iceland"),
-    ("London", "United Kingdom"),
-    ("Manchester", "United Kingdom"),
-    ("Edinburgh", "United Kingdom"),
-    ("Dublin", "Ireland"),
-    ("Paris", "France"),
-    ("Lyon", "France"),
-    ("Marseille", "France"),
-    ("Berlin", "Germany"),
-    ("Hamburg", "Germany"),
-    ("Munich", "Germany"),
-    ("Frankfurt", "Germany"),
-    ("Amsterdam", "Netherlands"),
-    ("Rotterdam", "Netherlands"),
-    ("Brussels", "Belgium"),
-    ("Zurich", "Switzerland"),
-    ("Vienna", "Austria"),
-    ("Prague", "Czechia"),
-    ("Warsaw", "Poland"),
-    ("Madrid", "Spain"),
-    ("Barcelona", "Spain"),
-    ("Lisbon", "Portugal"),
-    ("Rome", "Italy"),
-    ("Milan", "Italy"),
-    ("Athens", "Greece"),
-    ("New York", "United States"),
-    ("Seattle", "United States"),
-    ("Chicago", "United States"),
-    ("Toronto", "Canada"),
-    ("Vancouver", "Canada"),
-    ("Sydney", "Australia"),
-    ("Tokyo", "Japan"),
-    ("Singapore", "Singapore"),
-];
-const FIRST: [&str; 12] = [
-    "Ana", "Bjorn", "Chen", "Dagny", "Emeka", "Farah", "Gustav", "Hiro", "Ingrid", "Jonas",
-    "Keiko", "Lars",
-];
-const LAST: [&str; 12] = [
-    "Andersen", "Berg", "Costa", "Dahl", "Eriksen", "Fischer", "Garcia", "Hansen", "Ito",
-    "Johansen", "Kowalski", "Larsen",
-];
-const STREETS: [&str; 8] = [
-    "Main Street",
-    "Harbour Road",
-    "Storgata",
-    "Church Lane",
-    "Rue de la Paix",
-    "Market Square",
-    "Kongens gate",
-    "Station Road",
-];
-const PRODUCTS: [(&str, &str); 10] = [
-    ("BK-M68B", "Mountain-200 Black"),
-    ("BK-R93R", "Road-150 Red"),
-    ("BK-T79Y", "Touring-1000 Yellow"),
-    ("HL-U509", "Sport-100 Helmet, Blue"),
-    ("FR-R92B", "HL Road Frame - Black"),
-    ("GL-F110", "Full-Finger Gloves"),
-    ("TI-M823", "HL Mountain Tire"),
-    ("BC-R205", "Road Bottle Cage"),
-    ("SH-M897", "Men's Sports Shorts"),
-    ("LJ-0192", "Long-Sleeve Logo Jersey"),
-];
-const STATUSES: [&str; 5] = ["Shipped", "Pending", "Cancelled", "Delivered", "Processing"];
-const CURRENCIES: [&str; 4] = ["USD", "EUR", "GBP", "NOK"];
-const WORDS: [&str; 24] = [
-    "please",
-    "deliver",
-    "to",
-    "the",
-    "back",
-    "door",
-    "customer",
-    "requested",
-    "gift",
-    "wrapping",
-    "call",
-    "before",
-    "arrival",
-    "fragile",
-    "items",
-    "leave",
-    "with",
-    "neighbour",
-    "if",
-    "not",
-    "home",
-    "invoice",
-    "separately",
-    "thanks",
-];
-
-fn money(cents: u64) -> Value {
-    json!(cents as f64 / 100.0)
-}
+// ---- deterministic data: see benches/common ----
 
 /// One sales order shaped like perf.md's data set (without system properties; the engine
 /// adds `_rid`, `_self`, `_etag`, `_attachments` and `_ts`).

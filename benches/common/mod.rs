@@ -1,0 +1,172 @@
+//! Deterministic data shared by the benchmarks: a tiny PRNG and the vocabulary of the
+//! generated sales orders (perf.md's data set shape), so every bench measures the same kind
+//! of document.
+
+#![allow(dead_code)] // each bench uses a different part
+
+use serde_json::{Value, json};
+
+// ---- deterministic data ----
+
+/// SplitMix64: tiny, fast and good enough to shuffle keys and vary documents.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn range(&mut self, lo: u64, hi_inclusive: u64) -> u64 {
+        lo + self.below(hi_inclusive - lo + 1)
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
+    pub fn uuid(&mut self) -> String {
+        let (a, b) = (self.next(), self.next());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xFFFF,
+            a & 0xFFF,
+            ((b >> 48) & 0x3FFF) | 0x8000,
+            b & 0xFFFF_FFFF_FFFF
+        )
+    }
+
+    pub fn date(&mut self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            self.range(2020, 2025),
+            self.range(1, 12),
+            self.range(1, 28),
+            self.below(24),
+            self.below(60),
+            self.below(60),
+            self.below(1000)
+        )
+    }
+
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+}
+
+pub const CITIES: [(&str, &str); 40] = [
+    ("Oslo", "Norway"),
+    ("Bergen", "Norway"),
+    ("Stockholm", "Sweden"),
+    ("Gothenburg", "Sweden"),
+    ("Copenhagen", "Denmark"),
+    ("Aarhus", "Denmark"),
+    ("Helsinki", "Finland"),
+    ("Reykjavik", "Iceland"),
+    ("London", "United Kingdom"),
+    ("Manchester", "United Kingdom"),
+    ("Edinburgh", "United Kingdom"),
+    ("Dublin", "Ireland"),
+    ("Paris", "France"),
+    ("Lyon", "France"),
+    ("Marseille", "France"),
+    ("Berlin", "Germany"),
+    ("Hamburg", "Germany"),
+    ("Munich", "Germany"),
+    ("Frankfurt", "Germany"),
+    ("Amsterdam", "Netherlands"),
+    ("Rotterdam", "Netherlands"),
+    ("Brussels", "Belgium"),
+    ("Zurich", "Switzerland"),
+    ("Vienna", "Austria"),
+    ("Prague", "Czechia"),
+    ("Warsaw", "Poland"),
+    ("Madrid", "Spain"),
+    ("Barcelona", "Spain"),
+    ("Lisbon", "Portugal"),
+    ("Rome", "Italy"),
+    ("Milan", "Italy"),
+    ("Athens", "Greece"),
+    ("New York", "United States"),
+    ("Seattle", "United States"),
+    ("Chicago", "United States"),
+    ("Toronto", "Canada"),
+    ("Vancouver", "Canada"),
+    ("Sydney", "Australia"),
+    ("Tokyo", "Japan"),
+    ("Singapore", "Singapore"),
+];
+pub const FIRST: [&str; 12] = [
+    "Ana", "Bjorn", "Chen", "Dagny", "Emeka", "Farah", "Gustav", "Hiro", "Ingrid", "Jonas",
+    "Keiko", "Lars",
+];
+pub const LAST: [&str; 12] = [
+    "Andersen", "Berg", "Costa", "Dahl", "Eriksen", "Fischer", "Garcia", "Hansen", "Ito",
+    "Johansen", "Kowalski", "Larsen",
+];
+pub const STREETS: [&str; 8] = [
+    "Main Street",
+    "Harbour Road",
+    "Storgata",
+    "Church Lane",
+    "Rue de la Paix",
+    "Market Square",
+    "Kongens gate",
+    "Station Road",
+];
+pub const PRODUCTS: [(&str, &str); 10] = [
+    ("BK-M68B", "Mountain-200 Black"),
+    ("BK-R93R", "Road-150 Red"),
+    ("BK-T79Y", "Touring-1000 Yellow"),
+    ("HL-U509", "Sport-100 Helmet, Blue"),
+    ("FR-R92B", "HL Road Frame - Black"),
+    ("GL-F110", "Full-Finger Gloves"),
+    ("TI-M823", "HL Mountain Tire"),
+    ("BC-R205", "Road Bottle Cage"),
+    ("SH-M897", "Men's Sports Shorts"),
+    ("LJ-0192", "Long-Sleeve Logo Jersey"),
+];
+pub const STATUSES: [&str; 5] = ["Shipped", "Pending", "Cancelled", "Delivered", "Processing"];
+pub const CURRENCIES: [&str; 4] = ["USD", "EUR", "GBP", "NOK"];
+/// 4 × 25 = 100 sales regions.
+pub const REGIONS: [&str; 4] = ["AMER", "EMEA", "APAC", "LATAM"];
+pub const WORDS: [&str; 24] = [
+    "please",
+    "deliver",
+    "to",
+    "the",
+    "back",
+    "door",
+    "customer",
+    "requested",
+    "gift",
+    "wrapping",
+    "call",
+    "before",
+    "arrival",
+    "fragile",
+    "items",
+    "leave",
+    "with",
+    "neighbour",
+    "if",
+    "not",
+    "home",
+    "invoice",
+    "separately",
+    "thanks",
+];
+
+pub fn money(cents: u64) -> Value {
+    json!(cents as f64 / 100.0)
+}
