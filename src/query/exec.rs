@@ -318,6 +318,13 @@ impl Acc {
     }
 }
 
+/// A result of [`Run::finish_rows`].
+pub enum Output {
+    Value(Val),
+    /// A whole stored item (`SELECT *` materialized late).
+    Stored(Arc<[u8]>),
+}
+
 /// A candidate result: its ORDER BY keys, its projected value, and for late-materialized
 /// `SELECT *` the stored item it will be parsed from.
 type OutRow = (Vec<Val>, Val, Option<Arc<[u8]>>);
@@ -559,7 +566,19 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// Applies grouping, ORDER BY, DISTINCT, OFFSET/LIMIT and TOP; undefined results are
     /// dropped, as the service drops them.
-    pub fn finish(mut self) -> Vec<Val> {
+    pub fn finish(self) -> Vec<Val> {
+        self.finish_rows()
+            .into_iter()
+            .map(|r| match r {
+                Output::Value(v) => v,
+                Output::Stored(bytes) => Val::from_slice(&bytes).unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// Like [`Run::finish`], leaving late-materialized `SELECT *` rows as their stored JSON
+    /// so a caller that wants JSON parses each once.
+    pub fn finish_rows(mut self) -> Vec<Output> {
         let mut results: Vec<OutRow> = if self.grouped {
             if self.groups.is_empty() && self.q.group_by.is_empty() {
                 // Aggregates without GROUP BY produce one row even over no input.
@@ -594,17 +613,20 @@ impl<'q, 'e> Run<'q, 'e> {
             let cmp = self.order_cmp();
             results.sort_by(|a, b| cmp(&a.0, &b.0));
         }
-        let mut values: Vec<Val> = results
+        let mut values: Vec<Output> = results
             .into_iter()
-            .map(|(_, v, stored)| match stored {
-                Some(bytes) => Val::from_slice(&bytes).unwrap_or_default(),
-                None => v,
+            .filter_map(|(_, v, stored)| match stored {
+                Some(bytes) => Some(Output::Stored(bytes)),
+                None => (!v.is_undefined()).then_some(Output::Value(v)),
             })
-            .filter(|v| !v.is_undefined())
             .collect();
         if self.q.select.distinct {
+            // Stored rows never reach here: DISTINCT projects values.
             let mut seen = std::collections::HashSet::new();
-            values.retain(|v| seen.insert(group_key_text(std::slice::from_ref(v))));
+            values.retain(|o| match o {
+                Output::Value(v) => seen.insert(group_key_text(std::slice::from_ref(v))),
+                Output::Stored(_) => true,
+            });
         }
         let no_row: Bindings = Vec::new();
         if let Some(ol) = &self.q.offset_limit {

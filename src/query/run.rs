@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
-use super::exec::{Env, Run, doc_alias, expand_joins, rows_of};
+use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
 use super::value::Val;
@@ -750,16 +750,31 @@ pub fn run(
             }
         }
     }
-    let results = pipeline.finish();
+    let results = pipeline.finish_rows();
     let skip = if paged_scan {
         0
     } else {
         token.as_ref().map_or(0, |t| t.skip)
     };
-    // Values without a JSON form (undefined, 1/0) are not results: drop them before paging
-    // so every page advances.
-    let results: Vec<Value> = results.iter().filter_map(Val::to_json).collect();
-    let page: Vec<Value> = results.iter().skip(skip).take(max_items).cloned().collect();
+    // Results as JSON with their sizes. Stored items are parsed once and their size is
+    // known; values without a JSON form (undefined, 1/0) are not results: drop them before
+    // paging so every page advances.
+    let results: Vec<(Value, u64)> = results
+        .into_iter()
+        .filter_map(|r| match r {
+            Output::Stored(bytes) => serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .map(|v| (v, bytes.len() as u64)),
+            Output::Value(v) => v.to_json().map(|j| {
+                let n = serde_json::to_vec(&j).map_or(0, |b| b.len() as u64);
+                (j, n)
+            }),
+        })
+        .collect();
+    let page_sized: Vec<(Value, u64)> =
+        results.iter().skip(skip).take(max_items).cloned().collect();
+    let page_output_total: u64 = page_sized.iter().map(|(_, n)| n).sum();
+    let page: Vec<Value> = page_sized.into_iter().map(|(v, _)| v).collect();
     let more = if paged_scan {
         resume.is_some() && page_rows < top_left
     } else {
@@ -767,8 +782,6 @@ pub fn run(
     };
 
     // Charges: loads and range bases on the first page, output bytes on every page.
-    let page_output: Vec<u64> = page.iter().map(|d| d.to_string().len() as u64).collect();
-    let page_output_total: u64 = page_output.iter().sum();
     let mut partitions = Vec::with_capacity(per_range.len());
     let mut totals = QueryMetrics::default();
     // Output is charged on the page's total (the model is linear, so pages add up exactly)
