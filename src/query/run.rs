@@ -164,12 +164,15 @@ fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
 
 /// ORDER BY on two or more expressions needs a composite index with the same paths in the
 /// same directions (or all reversed), as on the service.
-fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
+fn check_order_by(
+    q: &Query,
+    def: &ContainerDef,
+    root: &str,
+    policy: &CompiledPolicy,
+) -> Result<()> {
     // Every ORDER BY path needs a range index (order-by.md); the default policy has one.
-    let root = doc_alias(q).unwrap_or_default();
-    let policy = def.indexing_policy.compile();
     for o in &q.order_by {
-        if let Some(p) = path_text(&o.expr, &root) {
+        if let Some(p) = path_text(&o.expr, root) {
             let segs: Vec<PathSegment> = p
                 .trim_start_matches('/')
                 .split('/')
@@ -187,11 +190,10 @@ fn check_order_by(q: &Query, def: &ContainerDef) -> Result<()> {
     if q.order_by.len() < 2 {
         return Ok(());
     }
-    let root = doc_alias(q).unwrap_or_default();
     let wanted: Option<Vec<(String, bool)>> = q
         .order_by
         .iter()
-        .map(|o| path_text(&o.expr, &root).map(|p| (p, o.descending)))
+        .map(|o| path_text(&o.expr, root).map(|p| (p, o.descending)))
         .collect();
     let served = wanted.is_some_and(|wanted| {
         def.indexing_policy.composite_indexes.iter().any(|ci| {
@@ -313,7 +315,9 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<QueryResult> {
     let started = Instant::now();
-    check_order_by(q, def)?;
+    let root = doc_alias(q).unwrap_or_default();
+    let policy = def.indexing_policy.compile();
+    check_order_by(q, def, &root, &policy)?;
     check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
     let hash = query_hash(text, &opts.params);
@@ -345,8 +349,6 @@ pub fn run(
         ctx: &ctx,
     };
     let mut pipeline = Run::new(q, &env);
-    let root = doc_alias(q).unwrap_or_default();
-    let policy = def.indexing_policy.compile();
     // Only the properties the query reads are built from each item.
     // `SELECT *` over whole items: rows carry the stored bytes and are parsed in full only
     // if they make it into the result.
