@@ -7,6 +7,7 @@
 //! - [`charge`]: the RU model, pure functions of counted work
 //! - [`engine`]: the facade every front end uses
 //! - [`cli`]: the headless subcommands
+//! - [`tui`]: the terminal UI
 
 pub mod charge;
 pub mod cli;
@@ -14,5 +15,6 @@ pub mod engine;
 pub mod error;
 pub mod query;
 pub mod store;
+pub mod tui;
 
 pub use error::{Error, Result};

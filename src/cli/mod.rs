@@ -85,7 +85,7 @@ fn execute(cli: Cli) -> CliResult {
         .unwrap_or_else(Engine::default_data_dir);
     let engine = Engine::open(&dir)?;
     match cli.command {
-        None => resources::status(&engine),
+        None => launch(engine, &dir),
         Some(Command::Db(cmd)) => resources::db(&engine, cmd),
         Some(Command::Container(cmd)) => resources::container(&engine, cmd),
         Some(Command::Partitions {
@@ -125,6 +125,17 @@ fn execute(cli: Cli) -> CliResult {
             all,
         ),
     }
+}
+
+/// No subcommand: the terminal UI on a terminal, the store's status otherwise (so a
+/// script or a pipe gets JSON, never a screen takeover).
+fn launch(engine: Engine, dir: &std::path::Path) -> CliResult {
+    use std::io::IsTerminal;
+    if !(std::io::stdout().is_terminal() && std::io::stdin().is_terminal()) {
+        return resources::status(&engine);
+    }
+    crate::tui::run(engine, dir)
+        .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }
 
 /// Splits `DATABASE/CONTAINER`.

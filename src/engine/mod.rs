@@ -281,6 +281,68 @@ impl Engine {
         })
     }
 
+    /// The logical partitions of one physical partition, largest first: `skip` then
+    /// `limit` of them, from that range's statistics (no item is read). `next` is the skip
+    /// for the following page.
+    pub fn largest_logical_partitions(
+        &self,
+        db: &str,
+        name: &str,
+        range: u32,
+        skip: usize,
+        limit: usize,
+    ) -> Result<LogicalPartitionPage> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let r = def.range(range).ok_or_else(|| {
+            Error::not_found(format!(
+                "container {} has no live partition key range {range}",
+                def.full_name()
+            ))
+        })?;
+        let limit = limit.max(1);
+        let (top, more) = self.store.largest_in_range(
+            &txn,
+            &def,
+            &r.min_inclusive,
+            &r.max_exclusive,
+            skip + limit,
+        )?;
+        Ok(LogicalPartitionPage {
+            range: range.to_string(),
+            logical_partitions: top
+                .iter()
+                .skip(skip)
+                .map(|l| LogicalPartitionView::new(&def, l))
+                .collect(),
+            next: more.then(|| (skip + limit).to_string()),
+        })
+    }
+
+    /// A page of `(partition key, id)` pairs of a container in storage order, read from keys
+    /// and statistics only (no RU: this is the explorer's own listing, not a service
+    /// request). Pass the returned cursor back to continue; `None` means done.
+    pub fn item_keys(
+        &self,
+        db: &str,
+        name: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<(Vec<(Value, String)>, Option<Vec<u8>>)> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let (keys, last) = self.store.item_keys(&txn, &def, after, limit.max(1))?;
+        // Wire form to request form: bare for one-level keys.
+        let keys = keys
+            .into_iter()
+            .map(|(pk, id)| match pk {
+                Value::Array(mut a) if a.len() == 1 => (a.pop().unwrap_or(Value::Null), id),
+                other => (other, id),
+            })
+            .collect();
+        Ok((keys, last))
+    }
+
     /// A key's EPK and the range that owns it; for a hierarchical prefix, the EPK range it
     /// spans and every range overlapping it.
     pub fn epk(&self, db: &str, name: &str, pk: &Value) -> Result<EpkInfo> {

@@ -129,6 +129,51 @@ impl Store {
         Ok((out, last))
     }
 
+    /// Item ids with their partition key values (wire form), in key order, resuming after
+    /// `after`, at most `limit`; reads keys and logical-partition statistics only, never
+    /// item bodies (for listings such as the palette's id index).
+    pub fn item_keys(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<(Vec<(serde_json::Value, String)>, Option<Vec<u8>>)> {
+        let prefix = keys::container_prefix(def.rid);
+        let end = keys::prefix_end(&prefix).unwrap_or_default();
+        let lower = match after {
+            Some(a) => std::ops::Bound::Excluded(a),
+            None => std::ops::Bound::Included(&prefix[..]),
+        };
+        let epk_len = def.partition_key.epk_len();
+        let items = self.items.remap_data_type::<heed::types::DecodeIgnore>();
+        let mut out = Vec::new();
+        let mut last = None;
+        let mut current: Option<(Vec<u8>, serde_json::Value)> = None;
+        for entry in items.range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))? {
+            let (k, ()) = entry?;
+            let (epk, id) =
+                keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
+            if current.as_ref().is_none_or(|(e, _)| e != epk) {
+                let epk = Epk(epk.to_vec());
+                let key = self
+                    .logical
+                    .get(txn, &keys::logical(def.rid, &epk))?
+                    .and_then(LogicalStats::decode)
+                    .and_then(|s| serde_json::from_slice(&s.key).ok())
+                    .unwrap_or(serde_json::Value::Null);
+                current = Some((epk.0, key));
+            }
+            let pk = current.as_ref().map(|(_, v)| v.clone()).unwrap_or_default();
+            out.push((pk, id.to_string()));
+            if out.len() >= limit {
+                last = Some(k.to_vec());
+                break;
+            }
+        }
+        Ok((out, last))
+    }
+
     pub fn container_stats(&self, txn: &RoTxn, def: &ContainerDef) -> Result<ContainerStats> {
         Ok(self
             .container_stats
@@ -189,6 +234,30 @@ impl Store {
         Ok(out)
     }
 
+    /// The `n` largest logical partitions of the EPK range `[min, max)`, largest first, and
+    /// whether the range holds more than `n`.
+    pub fn largest_in_range(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        min: &Epk,
+        max: &Epk,
+        n: usize,
+    ) -> Result<(Vec<LogicalPartitionInfo>, bool)> {
+        let start = keys::epk_bound(def.rid, min);
+        let end = keys::epk_bound(def.rid, max);
+        let mut top = Vec::new();
+        let mut seen = 0usize;
+        if start < end {
+            for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
+                let (k, v) = entry?;
+                seen += 1;
+                keep_top(&mut top, decode_logical(k, v)?, n, |i| i.counters.bytes as f64);
+            }
+        }
+        Ok((top, seen > n))
+    }
+
     /// The `n` largest and `n` hottest (most RU consumed) logical partitions of a container,
     /// from statistics only.
     pub fn top_logical_partitions(
@@ -197,6 +266,9 @@ impl Store {
         def: &ContainerDef,
         n: usize,
     ) -> Result<(Vec<LogicalPartitionInfo>, Vec<LogicalPartitionInfo>)> {
+        if n == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
         let prefix = keys::container_prefix(def.rid);
         let mut largest: Vec<LogicalPartitionInfo> = Vec::new();
         let mut hottest: Vec<LogicalPartitionInfo> = Vec::new();

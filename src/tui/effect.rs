@@ -1,0 +1,77 @@
+//! Work `update` asks for: every store call, subscription and terminal hand-over the UI
+//! needs, as data. The runtime performs effects off the UI task; tests assert on them.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::state::feed::{FeedModeChoice, FeedScope, StartChoice};
+use super::state::tree::NodeKind;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// The databases (tree roots).
+    LoadDatabases { generation: u64 },
+    /// The children of a tree node: a page of them, from `cursor` when appending.
+    LoadChildren {
+        generation: u64,
+        key: String,
+        node: NodeKind,
+        cursor: Option<String>,
+    },
+    ReadItem {
+        ticket: u64,
+        db: String,
+        c: String,
+        id: String,
+        pk: Value,
+    },
+    /// One page of a query; `ranges` also fetches the container's ranges for the strip.
+    RunQuery {
+        ticket: u64,
+        db: String,
+        c: String,
+        sql: String,
+        params: BTreeMap<String, Value>,
+        continuation: Option<String>,
+        ranges: bool,
+    },
+    CancelQuery { ticket: u64 },
+    LoadPartitions { ticket: u64, db: String, c: String },
+    Subscribe {
+        ticket: u64,
+        scope: FeedScope,
+        mode: FeedModeChoice,
+        start: StartChoice,
+    },
+    Unsubscribe { ticket: u64 },
+    /// Fill the palette: databases, containers, ranges, then every item id.
+    StreamPalette { ticket: u64 },
+    StopPalette { ticket: u64 },
+    /// Hand the terminal to `$EDITOR` with `text`; the answer comes back as `Msg::Edited`.
+    Edit {
+        db: String,
+        c: String,
+        text: String,
+        if_match: Option<String>,
+        create: bool,
+    },
+    SaveItem {
+        ticket: u64,
+        db: String,
+        c: String,
+        body: String,
+        if_match: Option<String>,
+        create: bool,
+    },
+    DeleteItem {
+        ticket: u64,
+        db: String,
+        c: String,
+        id: String,
+        pk: Value,
+        if_match: Option<String>,
+    },
+    Copy { text: String },
+    SaveHistory { entries: Vec<String> },
+}

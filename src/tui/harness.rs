@@ -1,0 +1,261 @@
+//! A headless driver for the UI: the real `update`, the real effects against a real
+//! engine, and frames drawn on ratatui's `TestBackend`. Effects run synchronously, so a
+//! test reads like a person at the keyboard: keys, then what the screen shows.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::effect::Effect;
+use super::keymap::Keymap;
+use super::msg::Msg;
+use super::state::App;
+use super::{ui, update, worker};
+use crate::engine::Engine;
+
+pub struct Harness {
+    pub app: App,
+    pub engine: Arc<Engine>,
+    data_dir: PathBuf,
+    terminal: Terminal<TestBackend>,
+    followers: HashMap<u64, worker::FeedFollower>,
+    /// What `Copy` effects copied.
+    pub copied: Vec<String>,
+    /// What the "editor" returns for the next `Edit` effects, in order.
+    pub editor_results: VecDeque<Result<String, String>>,
+    /// Every effect performed, for assertions.
+    pub log: Vec<Effect>,
+}
+
+impl Harness {
+    /// A UI on `engine`, `width`×`height`, with the tree loaded.
+    pub fn new(engine: Arc<Engine>, data_dir: PathBuf, width: u16, height: u16) -> Harness {
+        let app = App::new("<data-dir>".into(), Arc::new(Keymap::defaults()));
+        let terminal = Terminal::new(TestBackend::new(width, height))
+            .unwrap_or_else(|e| panic!("test backend: {e}"));
+        let mut h = Harness {
+            app,
+            engine,
+            data_dir,
+            terminal,
+            followers: HashMap::new(),
+            copied: Vec::new(),
+            editor_results: VecDeque::new(),
+            log: Vec::new(),
+        };
+        let effects = update::start(&mut h.app);
+        h.run(effects);
+        h
+    }
+
+    /// Sends keys written like `j j <enter> <c-p> <f5>`: `<...>` names a key, anything
+    /// else is typed character by character (`<space>` for a space).
+    pub fn keys(&mut self, spec: &str) {
+        for key in parse_keys(spec) {
+            self.send(Msg::Key(key));
+        }
+    }
+
+    /// Types text into whatever has focus.
+    pub fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            let key = if c == '\n' {
+                KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)
+            } else {
+                KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+            };
+            self.send(Msg::Key(key));
+        }
+    }
+
+    pub fn send(&mut self, msg: Msg) {
+        let effects = update::update(&mut self.app, msg);
+        self.run(effects);
+    }
+
+    /// Performs effects until none are left.
+    fn run(&mut self, effects: Vec<Effect>) {
+        let mut queue: VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            self.log.push(effect.clone());
+            let msgs = match effect {
+                Effect::Subscribe {
+                    ticket,
+                    scope,
+                    mode,
+                    start,
+                } => {
+                    let f = worker::FeedFollower::new(ticket, scope, mode, &start);
+                    self.followers.insert(ticket, f);
+                    self.poll_feed_for(ticket)
+                }
+                Effect::Unsubscribe { ticket } => {
+                    self.followers.remove(&ticket);
+                    Vec::new()
+                }
+                Effect::StreamPalette { ticket } => {
+                    let injector = self.app.palette.injector();
+                    worker::stream_palette(&self.engine, &injector, &AtomicBool::new(false));
+                    drop(injector);
+                    vec![Msg::PaletteDone { ticket }]
+                }
+                Effect::Copy { text } => {
+                    self.copied.push(text);
+                    vec![Msg::Copied(Ok("test clipboard"))]
+                }
+                Effect::Edit {
+                    db,
+                    c,
+                    text,
+                    if_match,
+                    create,
+                } => {
+                    let result = self
+                        .editor_results
+                        .pop_front()
+                        .unwrap_or_else(|| Ok(text.clone()));
+                    vec![Msg::Edited {
+                        db,
+                        c,
+                        original: text,
+                        result,
+                        if_match,
+                        create,
+                    }]
+                }
+                other => worker::perform(
+                    &self.engine,
+                    &self.data_dir,
+                    other,
+                    &AtomicBool::new(false),
+                ),
+            };
+            for m in msgs {
+                queue.extend(update::update(&mut self.app, m));
+            }
+        }
+        self.settle_palette();
+    }
+
+    fn poll_feed_for(&mut self, ticket: u64) -> Vec<Msg> {
+        let Some(f) = self.followers.get_mut(&ticket) else {
+            return Vec::new();
+        };
+        match f.poll(&self.engine) {
+            Ok(Some(m)) => vec![m],
+            Ok(None) => Vec::new(),
+            Err(m) => {
+                self.followers.remove(&ticket);
+                vec![m]
+            }
+        }
+    }
+
+    /// Polls every live feed subscription once, as its thread would.
+    pub fn poll_feeds(&mut self) {
+        let tickets: Vec<u64> = self.followers.keys().copied().collect();
+        for t in tickets {
+            for m in self.poll_feed_for(t) {
+                self.send(m);
+            }
+        }
+    }
+
+    /// Lets the palette's matcher finish.
+    fn settle_palette(&mut self) {
+        for _ in 0..500 {
+            self.app.palette.tick(10);
+            if !self.app.palette.running {
+                break;
+            }
+        }
+    }
+
+    /// Draws a frame and returns it as text, one line per row.
+    pub fn render(&mut self) -> String {
+        let mut rows = 0;
+        let app = &self.app;
+        if let Err(e) = self.terminal.draw(|f| rows = ui::draw(f, app)) {
+            panic!("draw: {e}");
+        }
+        self.app.page_rows = rows;
+        let buf = self.terminal.backend().buffer();
+        let area = buf.area;
+        let mut out = String::new();
+        for y in 0..area.height {
+            let mut line = String::new();
+            for x in 0..area.width {
+                line.push_str(buf[(x, y)].symbol());
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn resize(&mut self, width: u16, height: u16) {
+        self.terminal.backend_mut().resize(width, height);
+        let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, width, height));
+    }
+}
+
+/// Parses a key macro (see [`Harness::keys`]).
+pub fn parse_keys(spec: &str) -> Vec<KeyEvent> {
+    let mut out = Vec::new();
+    let mut chars = spec.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<' {
+            let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
+            if let Some(k) = named_key(&name) {
+                out.push(k);
+            }
+        } else if c != ' ' {
+            let m = if c.is_ascii_uppercase() {
+                KeyModifiers::SHIFT
+            } else {
+                KeyModifiers::NONE
+            };
+            out.push(KeyEvent::new(KeyCode::Char(c), m));
+        }
+    }
+    out
+}
+
+fn named_key(name: &str) -> Option<KeyEvent> {
+    let (mods, base) = if let Some(r) = name.strip_prefix("c-") {
+        (KeyModifiers::CONTROL, r)
+    } else if let Some(r) = name.strip_prefix("a-") {
+        (KeyModifiers::ALT, r)
+    } else if let Some(r) = name.strip_prefix("s-") {
+        (KeyModifiers::SHIFT, r)
+    } else {
+        (KeyModifiers::NONE, name)
+    };
+    let code = match base {
+        "enter" | "ret" => KeyCode::Enter,
+        "esc" => KeyCode::Esc,
+        "tab" => KeyCode::Tab,
+        "backtab" => KeyCode::BackTab,
+        "space" => KeyCode::Char(' '),
+        "bs" => KeyCode::Backspace,
+        "del" => KeyCode::Delete,
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "pageup" => KeyCode::PageUp,
+        "pagedown" => KeyCode::PageDown,
+        "lt" => KeyCode::Char('<'),
+        f if f.starts_with('f') => KeyCode::F(f[1..].parse().ok()?),
+        c if c.chars().count() == 1 => KeyCode::Char(c.chars().next()?),
+        _ => return None,
+    };
+    Some(KeyEvent::new(code, mods))
+}

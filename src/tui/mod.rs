@@ -1,0 +1,64 @@
+//! The terminal UI: a resource tree, the item view, the query console, the live change
+//! feed, partitions, the palette and help.
+//!
+//! The shape follows reference/tui.md B8: keys are resolved by the [`keymap`] into
+//! [`action::Action`]s; [`update::update`] changes the [`state::App`] and returns
+//! [`effect::Effect`]s; the [`runtime`] performs effects on blocking threads through the
+//! engine facade and feeds their results back as [`msg::Msg`]s tagged with a ticket, so
+//! stale results are dropped; [`ui`] draws from the state alone.
+
+pub mod action;
+pub mod effect;
+pub mod harness;
+pub mod keymap;
+pub mod msg;
+pub mod platform;
+pub mod runtime;
+pub mod state;
+pub mod terminal;
+pub mod ui;
+pub mod update;
+pub mod worker;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use crate::engine::Engine;
+use keymap::Keymap;
+use state::App;
+
+/// Runs the terminal UI on `engine` until the user quits.
+pub fn run(engine: Engine, data_dir: &Path) -> io::Result<()> {
+    let keymap_file = platform::config_dir().map(|d| d.join("keymap.toml"));
+    let (keymap, problems) = Keymap::load(keymap_file.as_deref());
+    let mut app = App::new(data_dir.display().to_string(), Arc::new(keymap));
+    if let Some(p) = problems.first() {
+        app.error(format!(
+            "{} (defaults used{})",
+            p.0,
+            if problems.len() > 1 {
+                format!(", {} more problems", problems.len() - 1)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    terminal::install_panic_hook();
+    let _guard = terminal::Guard::new()?;
+    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    term.clear()?;
+    let engine = Arc::new(engine);
+    let dir = data_dir.to_path_buf();
+    let result = rt.block_on(runtime::run(&mut term, app, engine, dir));
+    // Blocking jobs (a feed subscription) notice their stop flags within one poll.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
+}

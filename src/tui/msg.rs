@@ -1,0 +1,67 @@
+//! What reaches `update`: keys, ticks, and the results of effects, each result tagged with
+//! the ticket (or tree generation) it was asked with so stale ones can be dropped.
+
+use crossterm::event::KeyEvent;
+
+use super::state::feed::FeedRow;
+use super::state::query::RangeSpan;
+use super::state::tree::NodeKind;
+use crate::engine::{ItemResponse, PartitionsReport, QueryResult};
+use crate::error::Error;
+
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Paste(String),
+    /// A second (or more) passed; `now` is Unix seconds.
+    Tick { now: i64 },
+    Children {
+        generation: u64,
+        key: Option<String>,
+        append: bool,
+        result: Result<(Vec<NodeKind>, Option<String>), Error>,
+    },
+    Item {
+        ticket: u64,
+        result: Result<ItemResponse, Error>,
+    },
+    QueryPage {
+        ticket: u64,
+        result: Result<QueryResult, Error>,
+        elapsed_ms: f64,
+    },
+    Ranges { ticket: u64, ranges: Vec<RangeSpan> },
+    Partitions {
+        ticket: u64,
+        result: Result<PartitionsReport, Error>,
+    },
+    FeedBatch {
+        ticket: u64,
+        rows: Vec<FeedRow>,
+        request_charge: f64,
+    },
+    FeedError { ticket: u64, error: Error },
+    PaletteDone { ticket: u64 },
+    /// The text `$EDITOR` left (or why it could not run).
+    Edited {
+        db: String,
+        c: String,
+        original: String,
+        result: Result<String, String>,
+        if_match: Option<String>,
+        create: bool,
+    },
+    Saved {
+        ticket: u64,
+        result: Result<ItemResponse, Error>,
+        db: String,
+        c: String,
+    },
+    Deleted {
+        ticket: u64,
+        result: Result<ItemResponse, Error>,
+        id: String,
+    },
+    Copied(Result<&'static str, String>),
+    History(Vec<String>),
+}

@@ -1,0 +1,231 @@
+//! A small multi-line text buffer with a cursor: the query editor and one-line fields.
+//!
+//! Positions are in characters, not bytes, so the cursor never splits a UTF-8 sequence.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextBuffer {
+    pub lines: Vec<String>,
+    pub row: usize,
+    pub col: usize,
+    pub multiline: bool,
+    /// First line shown (the view scrolls to keep the cursor visible).
+    pub scroll: usize,
+}
+
+impl Default for TextBuffer {
+    fn default() -> TextBuffer {
+        TextBuffer::new("", true)
+    }
+}
+
+impl TextBuffer {
+    pub fn new(text: &str, multiline: bool) -> TextBuffer {
+        let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        if lines.is_empty() {
+            lines.push(String::new());
+        }
+        let row = lines.len() - 1;
+        let col = lines[row].chars().count();
+        TextBuffer {
+            lines,
+            row,
+            col,
+            multiline,
+            scroll: 0,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.lines.join("\n")
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        *self = TextBuffer::new(text, self.multiline);
+    }
+
+    fn byte_at(line: &str, col: usize) -> usize {
+        line.char_indices().nth(col).map_or(line.len(), |(i, _)| i)
+    }
+
+    fn line_len(&self, row: usize) -> usize {
+        self.lines[row].chars().count()
+    }
+
+    pub fn insert(&mut self, c: char) {
+        let line = &mut self.lines[self.row];
+        let at = Self::byte_at(line, self.col);
+        line.insert(at, c);
+        self.col += 1;
+    }
+
+    pub fn insert_str(&mut self, s: &str) {
+        for c in s.chars() {
+            if c == '\n' {
+                self.newline();
+            } else if c != '\r' {
+                self.insert(c);
+            }
+        }
+    }
+
+    pub fn newline(&mut self) {
+        if !self.multiline {
+            return;
+        }
+        let line = &mut self.lines[self.row];
+        let at = Self::byte_at(line, self.col);
+        let rest = line.split_off(at);
+        // Keep the indentation of the line being split.
+        let indent: String = line.chars().take_while(|c| *c == ' ').collect();
+        self.row += 1;
+        self.col = indent.chars().count();
+        self.lines.insert(self.row, indent + &rest);
+    }
+
+    pub fn backspace(&mut self) {
+        if self.col > 0 {
+            let line = &mut self.lines[self.row];
+            let at = Self::byte_at(line, self.col - 1);
+            line.remove(at);
+            self.col -= 1;
+        } else if self.row > 0 {
+            let line = self.lines.remove(self.row);
+            self.row -= 1;
+            self.col = self.line_len(self.row);
+            self.lines[self.row].push_str(&line);
+        }
+    }
+
+    pub fn delete(&mut self) {
+        if self.col < self.line_len(self.row) {
+            let line = &mut self.lines[self.row];
+            let at = Self::byte_at(line, self.col);
+            line.remove(at);
+        } else if self.row + 1 < self.lines.len() {
+            let next = self.lines.remove(self.row + 1);
+            self.lines[self.row].push_str(&next);
+        }
+    }
+
+    pub fn left(&mut self) {
+        if self.col > 0 {
+            self.col -= 1;
+        } else if self.row > 0 {
+            self.row -= 1;
+            self.col = self.line_len(self.row);
+        }
+    }
+
+    pub fn right(&mut self) {
+        if self.col < self.line_len(self.row) {
+            self.col += 1;
+        } else if self.row + 1 < self.lines.len() {
+            self.row += 1;
+            self.col = 0;
+        }
+    }
+
+    pub fn up(&mut self) {
+        if self.row > 0 {
+            self.row -= 1;
+            self.col = self.col.min(self.line_len(self.row));
+        }
+    }
+
+    pub fn down(&mut self) {
+        if self.row + 1 < self.lines.len() {
+            self.row += 1;
+            self.col = self.col.min(self.line_len(self.row));
+        }
+    }
+
+    /// Moves the cursor to a 1-based line and column (an error position).
+    pub fn goto(&mut self, line: usize, column: usize) {
+        self.row = line.saturating_sub(1).min(self.lines.len() - 1);
+        self.col = column.saturating_sub(1).min(self.line_len(self.row));
+    }
+
+    /// Applies an editing key; returns false for keys that are not editing keys.
+    pub fn handle_key(&mut self, key: &KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if !ctrl && !alt => self.insert(c),
+            KeyCode::Char('a') if ctrl => self.col = 0,
+            KeyCode::Char('e') if ctrl => self.col = self.line_len(self.row),
+            KeyCode::Char('k') if ctrl => {
+                let line = &mut self.lines[self.row];
+                let at = Self::byte_at(line, self.col);
+                line.truncate(at);
+            }
+            KeyCode::Char('u') if ctrl => {
+                let line = &mut self.lines[self.row];
+                let at = Self::byte_at(line, self.col);
+                line.drain(..at);
+                self.col = 0;
+            }
+            KeyCode::Enter if self.multiline && !ctrl => self.newline(),
+            KeyCode::Backspace => self.backspace(),
+            KeyCode::Delete => self.delete(),
+            KeyCode::Left => self.left(),
+            KeyCode::Right => self.right(),
+            KeyCode::Up if self.multiline && !ctrl => self.up(),
+            KeyCode::Down if self.multiline && !ctrl => self.down(),
+            KeyCode::Home => self.col = 0,
+            KeyCode::End => self.col = self.line_len(self.row),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Keeps the cursor inside a window of `height` lines.
+    pub fn scroll_into_view(&mut self, height: usize) {
+        let height = height.max(1);
+        if self.row < self.scroll {
+            self.scroll = self.row;
+        } else if self.row >= self.scroll + height {
+            self.scroll = self.row + 1 - height;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn editing_across_lines_and_multibyte_characters() {
+        let mut b = TextBuffer::new("SELECT *", true);
+        b.newline();
+        b.insert_str("FROM c WHERE c.name = 'Zoë'");
+        assert_eq!(b.text(), "SELECT *\nFROM c WHERE c.name = 'Zoë'");
+        b.left();
+        b.left();
+        b.backspace(); // removes ë
+        assert_eq!(b.lines[1], "FROM c WHERE c.name = 'Z'");
+        b.col = 0;
+        b.backspace(); // joins the lines
+        assert_eq!(b.text(), "SELECT *FROM c WHERE c.name = 'Z'");
+        b.goto(1, 9);
+        b.insert(' ');
+        assert_eq!(b.text(), "SELECT * FROM c WHERE c.name = 'Z'");
+    }
+
+    #[test]
+    fn single_line_fields_ignore_newlines() {
+        let mut b = TextBuffer::new("abc", false);
+        b.newline();
+        b.insert_str("d\ne");
+        assert_eq!(b.text(), "abcde");
+    }
+
+    #[test]
+    fn newline_keeps_indentation() {
+        let mut b = TextBuffer::new("  WHERE x", true);
+        b.newline();
+        b.insert('A');
+        assert_eq!(b.text(), "  WHERE x\n  A");
+    }
+}

@@ -1,0 +1,263 @@
+//! The change feed view's state: a bounded buffer of events, pause, filters and the
+//! events-per-second history.
+//!
+//! Pausing freezes what is shown, not the subscription: events keep arriving into the
+//! buffer, and when it is full the oldest are dropped and counted.
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+/// Events the view keeps; older ones are dropped and counted.
+pub const BUFFER: usize = 10_000;
+/// Seconds of the events-per-second sparkline.
+pub const RATE_WINDOW: usize = 60;
+
+/// One change as the view lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedRow {
+    pub container: String,
+    pub crts: i64,
+    pub op: String,
+    pub range: u32,
+    pub lsn: u64,
+    pub pk: Value,
+    pub id: String,
+    pub size: usize,
+    pub current: Option<Value>,
+    pub previous: Option<Value>,
+    pub ttl_expired: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeedModeChoice {
+    #[default]
+    Latest,
+    AllVersions,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum StartChoice {
+    Beginning,
+    #[default]
+    Now,
+    /// Unix seconds.
+    Time(i64),
+}
+
+/// What the view follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedScope {
+    Container { db: String, c: String },
+    Database { db: String },
+}
+
+impl FeedScope {
+    pub fn label(&self) -> String {
+        match self {
+            FeedScope::Container { db, c } => format!("{db}/{c}"),
+            FeedScope::Database { db } => format!("{db} (all containers)"),
+        }
+    }
+}
+
+/// Parsed `/` filter: `op:delete range:3 key:c-42 c:posts` and free words matching the id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedFilter {
+    pub text: String,
+    op: Option<String>,
+    range: Option<u32>,
+    key: Option<String>,
+    container: Option<String>,
+    words: Vec<String>,
+}
+
+impl FeedFilter {
+    pub fn parse(text: &str) -> FeedFilter {
+        let mut f = FeedFilter {
+            text: text.to_string(),
+            ..Default::default()
+        };
+        for word in text.split_whitespace() {
+            match word.split_once(':') {
+                Some(("op", v)) => f.op = Some(v.to_ascii_lowercase()),
+                Some(("range", v)) => f.range = v.parse().ok(),
+                Some(("key", v)) => f.key = Some(v.to_string()),
+                Some(("c", v)) | Some(("container", v)) => f.container = Some(v.to_string()),
+                _ => f.words.push(word.to_lowercase()),
+            }
+        }
+        f
+    }
+
+    pub fn matches(&self, row: &FeedRow) -> bool {
+        self.op
+            .as_ref()
+            .is_none_or(|op| row.op.to_ascii_lowercase().starts_with(op.as_str()))
+            && self.range.is_none_or(|r| r == row.range)
+            && self
+                .key
+                .as_ref()
+                .is_none_or(|k| super::tree::pk_label(&row.pk) == *k)
+            && self.container.as_ref().is_none_or(|c| row.container == *c)
+            && self
+                .words
+                .iter()
+                .all(|w| row.id.to_lowercase().contains(w.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FeedState {
+    pub scope: Option<FeedScope>,
+    pub mode: FeedModeChoice,
+    pub start: StartChoice,
+    /// Everything received, oldest first.
+    pub events: VecDeque<FeedRow>,
+    /// Events dropped because the buffer was full.
+    pub dropped: u64,
+    pub received: u64,
+    pub paused: bool,
+    /// While paused, how many events are in `events` beyond what is shown.
+    pub shown: usize,
+    pub filter: FeedFilter,
+    pub selected: usize,
+    pub offset: usize,
+    /// Events per second, oldest first, one slot per second.
+    pub rate: VecDeque<u64>,
+    pub rate_second: i64,
+    /// The ticket of the live subscription.
+    pub subscription: Option<u64>,
+    pub request_charge: f64,
+    pub error: Option<String>,
+}
+
+impl FeedState {
+    /// Adds a batch, dropping the oldest past [`BUFFER`]; `now` is the Unix second.
+    pub fn push(&mut self, rows: Vec<FeedRow>, now: i64) {
+        self.tick(now);
+        if let Some(last) = self.rate.back_mut() {
+            *last += rows.len() as u64;
+        }
+        self.received += rows.len() as u64;
+        for r in rows {
+            if self.events.len() == BUFFER {
+                self.events.pop_front();
+                self.dropped += 1;
+                self.shown = self.shown.saturating_sub(1);
+                self.selected = self.selected.saturating_sub(1);
+            }
+            self.events.push_back(r);
+        }
+        if !self.paused {
+            self.shown = self.events.len();
+        }
+    }
+
+    /// Advances the rate window to `now`.
+    pub fn tick(&mut self, now: i64) {
+        if self.rate.is_empty() {
+            self.rate_second = now;
+            self.rate.push_back(0);
+        }
+        while self.rate_second < now {
+            self.rate_second += 1;
+            self.rate.push_back(0);
+            if self.rate.len() > RATE_WINDOW {
+                self.rate.pop_front();
+            }
+        }
+    }
+
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+        if !paused {
+            self.shown = self.events.len();
+        }
+    }
+
+    /// The rows the list shows (filtered, paused view), as indices into `events`.
+    pub fn visible(&self) -> Vec<usize> {
+        (0..self.shown.min(self.events.len()))
+            .filter(|&i| self.filter.matches(&self.events[i]))
+            .collect()
+    }
+
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.shown = 0;
+        self.selected = 0;
+        self.offset = 0;
+        self.dropped = 0;
+        self.received = 0;
+    }
+
+    pub fn selected_row(&self) -> Option<&FeedRow> {
+        self.visible()
+            .get(self.selected)
+            .and_then(|&i| self.events.get(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, op: &str, range: u32) -> FeedRow {
+        FeedRow {
+            container: "posts".into(),
+            crts: 0,
+            op: op.into(),
+            range,
+            lsn: 1,
+            pk: serde_json::json!(["k1"]),
+            id: id.into(),
+            size: 10,
+            current: None,
+            previous: None,
+            ttl_expired: false,
+        }
+    }
+
+    #[test]
+    fn pause_keeps_receiving_and_resume_shows_everything() {
+        let mut f = FeedState::default();
+        f.push(vec![row("a", "create", 0)], 100);
+        f.set_paused(true);
+        f.push(vec![row("b", "create", 0), row("c", "replace", 1)], 100);
+        assert_eq!(f.visible().len(), 1);
+        f.set_paused(false);
+        assert_eq!(f.visible().len(), 3);
+        assert_eq!(f.rate.back(), Some(&3));
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_and_counts() {
+        let mut f = FeedState::default();
+        let rows: Vec<FeedRow> = (0..BUFFER + 5)
+            .map(|i| row(&i.to_string(), "create", 0))
+            .collect();
+        f.push(rows, 1);
+        assert_eq!(f.events.len(), BUFFER);
+        assert_eq!(f.dropped, 5);
+        assert_eq!(f.events.front().map(|r| r.id.as_str()), Some("5"));
+    }
+
+    #[test]
+    fn filters_combine() {
+        let f = FeedFilter::parse("op:del range:2 key:k1 x");
+        assert!(f.matches(&row("xy", "delete", 2)));
+        assert!(!f.matches(&row("xy", "create", 2)));
+        assert!(!f.matches(&row("xy", "delete", 1)));
+        assert!(!f.matches(&row("ab", "delete", 2)));
+    }
+
+    #[test]
+    fn rate_window_slides() {
+        let mut f = FeedState::default();
+        f.push(vec![row("a", "create", 0)], 10);
+        f.tick(10 + RATE_WINDOW as i64 + 5);
+        assert_eq!(f.rate.len(), RATE_WINDOW);
+        assert!(f.rate.iter().all(|&n| n == 0));
+    }
+}

@@ -1,0 +1,207 @@
+//! Everything the screen shows, in one value that `update` changes and drawing reads.
+
+pub mod editor;
+pub mod feed;
+pub mod json_tree;
+pub mod palette;
+pub mod query;
+pub mod tree;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::keymap::{Keymap, Mode};
+use crate::engine::PartitionsReport;
+use editor::TextBuffer;
+use feed::FeedState;
+use json_tree::JsonTree;
+use palette::PaletteState;
+use query::QueryState;
+use tree::TreeState;
+
+/// The view on the right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Item,
+    Query,
+    Feed,
+    Partitions,
+}
+
+impl View {
+    pub const ALL: [View; 4] = [View::Item, View::Query, View::Feed, View::Partitions];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Item => "Item",
+            View::Query => "Query",
+            View::Feed => "Change feed",
+            View::Partitions => "Partitions",
+        }
+    }
+}
+
+/// Which pane keys go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    #[default]
+    Tree,
+    /// The view; for the query console, its results.
+    View,
+    /// The query editor.
+    Editor,
+}
+
+/// Popups and overlays, drawn and fed keys top first.
+#[derive(Debug)]
+pub enum Layer {
+    Help { scroll: usize },
+    Palette,
+    /// A question with a yes/no answer and what to do on yes.
+    Confirm { text: String, on_yes: Confirmed },
+    /// A one-line prompt; `purpose` says what the answer is for.
+    Prompt { title: String, input: TextBuffer, purpose: PromptFor },
+    /// The query's parameter values, one field per `@name`.
+    Params { fields: Vec<(String, TextBuffer)>, selected: usize },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirmed {
+    DeleteItem { db: String, c: String, id: String, pk: Value, etag: Option<String> },
+    /// Save an edited or new item (the body as typed) after showing the change.
+    SaveItem { db: String, c: String, body: String, if_match: Option<String>, create: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptFor {
+    TreeFilter,
+    FeedFilter,
+    FeedStartTime,
+}
+
+/// The item shown in the item view, with where it came from.
+#[derive(Debug, Clone)]
+pub struct ItemView {
+    pub db: String,
+    pub c: String,
+    pub id: String,
+    pub pk: Value,
+    pub etag: Option<String>,
+    pub tree: JsonTree,
+    pub request_charge: f64,
+    pub range: String,
+    /// A short description of the last change to it (shown after a save).
+    pub diff: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+/// The partitions view: the report and its refresh ticket.
+#[derive(Debug, Clone, Default)]
+pub struct PartitionsState {
+    pub target: Option<(String, String)>,
+    pub report: Option<PartitionsReport>,
+    pub selected: usize,
+    pub loading: Option<u64>,
+    /// Range ids seen on the previous refresh, to point out splits as they happen.
+    pub previous_ranges: Vec<String>,
+    pub split_seen: Option<String>,
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    pub data_dir: String,
+    pub keymap: Arc<Keymap>,
+    pub view: View,
+    pub focus: Focus,
+    pub layers: Vec<Layer>,
+    pub tree: TreeState,
+    pub item: Option<ItemView>,
+    pub item_loading: Option<u64>,
+    pub query: QueryState,
+    pub feed: FeedState,
+    pub partitions: PartitionsState,
+    pub palette: PaletteState,
+    /// The container the last selection belongs to.
+    pub container: Option<(String, String)>,
+    pub last_charge: Option<f64>,
+    pub message: Option<(Level, String)>,
+    /// Unix second of the last tick (drives the feed rate and partitions refresh).
+    pub now: i64,
+    /// Tickets for background work: every result carries the ticket it was asked with,
+    /// and results whose ticket is no longer awaited are dropped.
+    pub next_ticket: u64,
+    pub quit: bool,
+    /// Rows of the main list area at the last draw (for paging keys).
+    pub page_rows: usize,
+}
+
+impl App {
+    pub fn new(data_dir: String, keymap: Arc<Keymap>) -> App {
+        App {
+            data_dir,
+            keymap,
+            view: View::default(),
+            focus: Focus::default(),
+            layers: Vec::new(),
+            tree: TreeState::default(),
+            item: None,
+            item_loading: None,
+            query: QueryState::default(),
+            feed: FeedState::default(),
+            partitions: PartitionsState::default(),
+            palette: PaletteState::new(),
+            container: None,
+            last_charge: None,
+            message: None,
+            now: 0,
+            next_ticket: 1,
+            quit: false,
+            page_rows: 20,
+        }
+    }
+
+    pub fn ticket(&mut self) -> u64 {
+        self.next_ticket += 1;
+        self.next_ticket
+    }
+
+    /// The keymap mode keys are read in now.
+    pub fn mode(&self) -> Mode {
+        match self.layers.last() {
+            Some(Layer::Help { .. }) => Mode::Help,
+            Some(Layer::Palette) => Mode::Palette,
+            Some(Layer::Prompt { .. } | Layer::Params { .. } | Layer::Confirm { .. }) => {
+                Mode::Input
+            }
+            None => self.base_mode(),
+        }
+    }
+
+    /// The mode of the panes, ignoring layers.
+    pub fn base_mode(&self) -> Mode {
+        match (self.focus, self.view) {
+            (Focus::Tree, _) => Mode::Tree,
+            (Focus::Editor, _) => Mode::Editor,
+            (Focus::View, View::Item) => Mode::Item,
+            (Focus::View, View::Query) => Mode::Results,
+            (Focus::View, View::Feed) => Mode::Feed,
+            (Focus::View, View::Partitions) => Mode::Partitions,
+        }
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some((Level::Info, text.into()));
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some((Level::Error, text.into()));
+    }
+}

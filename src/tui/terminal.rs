@@ -1,0 +1,58 @@
+//! Taking over and giving back the terminal, on every exit path, panics included.
+
+use std::io::{self, stdout};
+
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+
+/// Raw mode, the alternate screen and bracketed paste.
+pub fn enter() -> io::Result<()> {
+    enable_raw_mode()?;
+    execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+    Ok(())
+}
+
+/// Undoes [`enter`]; safe to call more than once.
+pub fn leave() -> io::Result<()> {
+    let r = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen);
+    disable_raw_mode()?;
+    r
+}
+
+/// Gives the terminal to another program (the editor).
+pub fn suspend() -> io::Result<()> {
+    leave()
+}
+
+pub fn resume() -> io::Result<()> {
+    enter()
+}
+
+/// Restores the terminal before the default panic message is printed, so a panic never
+/// leaves the shell in raw mode on the alternate screen.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = leave();
+        previous(info);
+    }));
+}
+
+/// Leaves the terminal when dropped: the normal exit path and early returns.
+pub struct Guard;
+
+impl Guard {
+    pub fn new() -> io::Result<Guard> {
+        enter()?;
+        Ok(Guard)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = leave();
+    }
+}

@@ -1,0 +1,179 @@
+//! The change feed view: the live list, the selected event with its previous image and a
+//! diff, and the events-per-second sparkline.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+
+use super::theme::THEME;
+use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
+use crate::tui::state::App;
+use crate::tui::state::feed::FeedModeChoice;
+use crate::tui::state::tree::pk_label;
+use crate::tui::update::item_diff;
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let focused = is_focused(app, true);
+    let feed = &app.feed;
+    let scope = feed
+        .scope
+        .as_ref()
+        .map_or("nothing followed".to_string(), |s| s.label());
+    let mode = match feed.mode {
+        FeedModeChoice::Latest => "latest version",
+        FeedModeChoice::AllVersions => "all versions",
+    };
+    let state = if feed.paused {
+        format!(
+            " · PAUSED ({} buffered)",
+            feed.events.len().saturating_sub(feed.shown)
+        )
+    } else {
+        String::new()
+    };
+    let block = pane(format!("Change feed · {scope} · {mode}{state}"), focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let detail_height = (inner.height / 3).clamp(4, 14);
+    let [top, list, detail] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(3),
+        Constraint::Length(detail_height),
+    ])
+    .areas(inner);
+    draw_rate(f, app, top);
+    let visible = feed.visible();
+    let height = list.height.saturating_sub(1) as usize;
+    let offset = if feed.selected < feed.offset {
+        feed.selected
+    } else if feed.selected >= feed.offset + height.max(1) {
+        feed.selected + 1 - height.max(1)
+    } else {
+        feed.offset
+    };
+    let mut lines = vec![Line::styled(
+        format!(
+            "{:<8} {:<9} {:<10} {:>3} {:>7} {:<14} {:<16} {:>7}",
+            "time", "op", "container", "rng", "lsn", "key", "id", "size"
+        ),
+        THEME.header,
+    )];
+    for (row, &i) in visible.iter().enumerate().skip(offset).take(height) {
+        let e = &feed.events[i];
+        let time = chrono::DateTime::from_timestamp(e.crts, 0)
+            .map(|t| t.format("%H:%M:%S").to_string())
+            .unwrap_or_default();
+        let op_style = match e.op.as_str() {
+            "create" => THEME.added,
+            "delete" => THEME.removed,
+            _ => THEME.number,
+        };
+        let line = Line::from(vec![
+            Span::raw(format!("{time:<8} ")),
+            Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
+            Span::raw(format!(
+                "{:<10} {:>3} {:>7} {:<14} {:<16} {:>7}",
+                clip(&e.container, 10),
+                e.range,
+                e.lsn,
+                clip(&pk_label(&e.pk), 14),
+                clip(&e.id, 16),
+                fmt_bytes(e.size as u64)
+            )),
+        ]);
+        lines.push(if row == feed.selected {
+            line.style(selected_style(focused))
+        } else {
+            line
+        });
+    }
+    if visible.is_empty() {
+        lines.push(Line::styled(
+            if feed.subscription.is_some() {
+                "waiting for changes… (writes from any process show up here)"
+            } else if let Some(e) = &feed.error {
+                e.as_str()
+            } else {
+                "select a container and press 3 to follow its feed"
+            },
+            THEME.dim,
+        ));
+    }
+    f.render_widget(Paragraph::new(lines), list);
+    draw_detail(f, app, detail);
+    height
+}
+
+fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
+    let feed = &app.feed;
+    let [text, spark] =
+        Layout::horizontal([Constraint::Length(44), Constraint::Min(4)]).areas(area);
+    let now = feed.rate.iter().rev().nth(1).copied().unwrap_or(0);
+    let filter = if feed.filter.text.is_empty() {
+        String::new()
+    } else {
+        format!(" · filter {}", feed.filter.text)
+    };
+    f.render_widget(
+        Paragraph::new(vec![
+            Line::styled(
+                format!(
+                    "{now} ev/s · {} received · {} dropped",
+                    feed.received, feed.dropped
+                ),
+                THEME.title,
+            ),
+            Line::styled(
+                format!("{} RU read{filter}", fmt_ru(feed.request_charge)),
+                THEME.dim,
+            ),
+        ]),
+        text,
+    );
+    let data: Vec<u64> = feed.rate.iter().copied().collect();
+    f.render_widget(Sparkline::default().data(&data).style(THEME.info), spark);
+}
+
+fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
+    let Some(e) = app.feed.selected_row() else {
+        return;
+    };
+    let mut lines = vec![Line::styled(
+        format!(
+            "{} {} · range {} · lsn {}{}",
+            e.op,
+            e.id,
+            e.range,
+            e.lsn,
+            if e.ttl_expired { " · expired by TTL" } else { "" }
+        ),
+        THEME.header,
+    )];
+    match (&e.previous, &e.current) {
+        (Some(prev), Some(cur)) => {
+            lines.push(Line::styled("changes from the previous image:", THEME.dim));
+            for d in item_diff(prev, cur) {
+                let style = match d.chars().next() {
+                    Some('+') => THEME.added,
+                    Some('-') => THEME.removed,
+                    _ => THEME.number,
+                };
+                lines.push(Line::styled(d, style));
+            }
+        }
+        (Some(prev), None) => {
+            lines.push(Line::styled("previous image:", THEME.dim));
+            lines.push(Line::styled(prev.to_string(), THEME.removed));
+        }
+        (None, Some(cur)) => lines.push(Line::styled(cur.to_string(), THEME.string)),
+        (None, None) => lines.push(Line::styled(
+            "no image (deletes carry one only with previous images kept)",
+            THEME.dim,
+        )),
+    }
+    f.render_widget(
+        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        area,
+    );
+}

@@ -1,0 +1,228 @@
+//! Drawing: pure functions from the state to a frame. Nothing here changes state or
+//! touches the store.
+
+mod feed;
+mod item;
+mod overlays;
+mod partitions;
+mod query;
+pub mod theme;
+mod tree;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::keymap::Mode;
+use super::state::{App, Focus, Level, View};
+use theme::THEME;
+
+/// Draws a frame and returns how many list rows the main view shows (for paging keys).
+pub fn draw(f: &mut Frame, app: &App) -> usize {
+    let area = f.area();
+    let [main, status, hints] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let tree_width = (main.width / 3).clamp(24, 44);
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(main);
+    tree::draw(f, app, left);
+    let rows = match app.view {
+        View::Item => item::draw(f, app, right),
+        View::Query => query::draw(f, app, right),
+        View::Feed => feed::draw(f, app, right),
+        View::Partitions => partitions::draw(f, app, right),
+    };
+    draw_status(f, app, status);
+    draw_hints(f, app, hints);
+    overlays::draw(f, app, area);
+    rows.max(1)
+}
+
+/// A bordered block whose border shows whether it has focus.
+pub fn pane(title: String, focused: bool) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused {
+            THEME.focus_border
+        } else {
+            THEME.border
+        })
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused { THEME.title_focus } else { THEME.title },
+        ))
+}
+
+fn draw_status(f: &mut Frame, app: &App, area: Rect) {
+    let mut spans = vec![Span::styled(format!(" {} ", app.data_dir), THEME.status_dir)];
+    if let Some((db, c)) = &app.container {
+        spans.push(Span::styled(format!(" {db}/{c} "), THEME.status_container));
+    }
+    let tabs: Vec<Span> = View::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let style = if *v == app.view {
+                THEME.tab_active
+            } else {
+                THEME.tab
+            };
+            Span::styled(format!(" {}:{} ", i + 1, v.title()), style)
+        })
+        .collect();
+    spans.extend(tabs);
+    if let Some(ru) = app.last_charge {
+        spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), THEME.charge));
+    }
+    if let Some((level, text)) = &app.message {
+        let style = match level {
+            Level::Info => THEME.info,
+            Level::Error => THEME.error,
+        };
+        spans.push(Span::styled(format!(" {text}"), style));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(THEME.status), area);
+}
+
+/// The hint bar: generated from the bindings live in the current mode.
+fn draw_hints(f: &mut Frame, app: &App, area: Rect) {
+    let mode = app.mode();
+    let keymap = &app.keymap;
+    let wanted: &[super::action::Action] = hint_actions(mode, app);
+    let mut spans = Vec::new();
+    for action in wanted {
+        if let Some(key) = keymap.key_for(mode, *action) {
+            spans.push(Span::styled(format!(" {key}"), THEME.hint_key));
+            spans.push(Span::styled(format!(" {} ", action.label()), THEME.hint));
+        }
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(THEME.hints), area);
+}
+
+fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
+    use super::action::Action as A;
+    match mode {
+        Mode::Tree => &[
+            A::Select,
+            A::Filter,
+            A::NewQuery,
+            A::ShowFeed,
+            A::ShowPartitions,
+            A::Palette,
+            A::Help,
+            A::Quit,
+        ],
+        Mode::Item => &[
+            A::Select,
+            A::CopyValue,
+            A::CopyPath,
+            A::EditItem,
+            A::DeleteItem,
+            A::ToggleSystem,
+            A::Help,
+        ],
+        Mode::Editor if app.query.running.is_some() => &[A::CancelQuery, A::Help],
+        Mode::Editor => &[
+            A::RunQuery,
+            A::QueryParams,
+            A::HistoryPrev,
+            A::ToggleResults,
+            A::FocusNext,
+            A::Palette,
+            A::Help,
+        ],
+        Mode::Results => &[
+            A::Select,
+            A::LoadMore,
+            A::ToggleResults,
+            A::FocusEditor,
+            A::CopyValue,
+            A::Help,
+        ],
+        Mode::Feed => &[
+            A::FeedPause,
+            A::Filter,
+            A::FeedMode,
+            A::FeedStart,
+            A::FeedScope,
+            A::FeedClear,
+            A::Help,
+        ],
+        Mode::Partitions => &[A::Refresh, A::FocusNext, A::Palette, A::Help],
+        Mode::Palette => &[A::Select, A::Back],
+        Mode::Help => &[A::Down, A::Up, A::Back],
+        Mode::Input => &[A::Back],
+    }
+}
+
+/// RU as the service reports it, without noise digits.
+pub fn fmt_ru(ru: f64) -> String {
+    let r = crate::charge::round(ru);
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r}")
+    }
+}
+
+/// `1.2 MB`, `830 B`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// `1.2M`, `34.5k`, `999`.
+pub fn fmt_count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// Cuts `s` to `width` characters, marking the cut.
+pub fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else if width == 0 {
+        String::new()
+    } else {
+        let mut out: String = s.chars().take(width - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The style of a focused list row.
+pub fn selected_style(focused: bool) -> Style {
+    if focused {
+        THEME.selected
+    } else {
+        THEME.selected_unfocused
+    }
+}
+
+pub fn is_focused(app: &App, view: bool) -> bool {
+    app.layers.is_empty()
+        && if view {
+            app.focus == Focus::View
+        } else {
+            app.focus == Focus::Tree
+        }
+}

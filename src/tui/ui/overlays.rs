@@ -1,0 +1,181 @@
+//! Layers drawn over the panes: help (generated from the keymap), the palette, prompts,
+//! the parameters form and confirmations.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+use super::theme::THEME;
+use super::{clip, pane, selected_style};
+use crate::tui::keymap::Mode;
+use crate::tui::state::editor::TextBuffer;
+use crate::tui::state::{App, Layer};
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    for (i, layer) in app.layers.iter().enumerate() {
+        let top = i + 1 == app.layers.len();
+        match layer {
+            Layer::Help { scroll } => help(f, app, area, *scroll),
+            Layer::Palette => palette(f, app, area, top),
+            Layer::Confirm { text, .. } => confirm(f, area, text),
+            Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
+            Layer::Params { fields, selected } => params(f, area, fields, *selected, top),
+        }
+    }
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// Every binding live in the mode under the help layer, from the keymap itself.
+fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
+    let mode = {
+        // The mode of what is below the help layer.
+        let below = app.layers.len().saturating_sub(1);
+        match app.layers.get(below.wrapping_sub(1)) {
+            Some(Layer::Palette) => Mode::Palette,
+            _ => app.base_mode(),
+        }
+    };
+    let r = centered(area, 76, area.height.saturating_sub(2));
+    f.render_widget(Clear, r);
+    let block = pane(format!("Help · {}", mode.title()), true);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let mut lines = Vec::new();
+    for (action, keys) in app.keymap.bindings(mode) {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<22}", clip(&keys.join(" "), 22)), THEME.hint_key),
+            Span::styled(format!("{:<16}", action.name()), THEME.key),
+            Span::raw(action.description()),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    let config = crate::tui::platform::config_dir()
+        .map(|d| d.join("keymap.toml").display().to_string())
+        .unwrap_or_else(|| "(no config directory)".into());
+    lines.push(Line::styled(
+        format!("Rebind keys in {config} (same tables as the built-in assets/keymap.toml)."),
+        THEME.dim,
+    ));
+    let scroll = scroll.min(lines.len().saturating_sub(1));
+    f.render_widget(
+        Paragraph::new(lines).scroll((scroll as u16, 0)),
+        inner,
+    );
+}
+
+fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
+    let r = centered(area, 80, area.height.saturating_sub(4).max(6));
+    f.render_widget(Clear, r);
+    let p = &app.palette;
+    let status = if p.running || p.streaming.is_some() {
+        " · matching…"
+    } else {
+        ""
+    };
+    let block = pane(format!("Palette · {}/{}{status}", p.matched, p.total), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let [input, list] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    draw_input(f, input, "> ", &p.input, top);
+    let height = list.height as usize;
+    let offset = p.selected.saturating_sub(height.saturating_sub(1));
+    let lines: Vec<Line> = p
+        .matches
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, e)| {
+            let line = Line::from(vec![
+                Span::styled(format!("{:<10}", e.kind), THEME.dim),
+                Span::raw(clip(&e.text, list.width.saturating_sub(10) as usize)),
+            ]);
+            if i == p.selected {
+                line.style(selected_style(true))
+            } else {
+                line
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), list);
+}
+
+fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
+    let text = buf.text();
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(label.to_string(), THEME.hint_key),
+            Span::raw(text),
+        ])),
+        area,
+    );
+    if cursor {
+        let x = area.x + label.chars().count() as u16 + buf.col as u16;
+        f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
+    }
+}
+
+fn confirm(f: &mut Frame, area: Rect, text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    let r = centered(area, 70, lines.len() as u16 + 4);
+    f.render_widget(Clear, r);
+    let block = pane("Confirm".into(), true);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let mut out: Vec<Line> = lines
+        .iter()
+        .map(|l| {
+            let style = match l.chars().next() {
+                Some('+') => THEME.added,
+                Some('-') => THEME.removed,
+                Some('~') => THEME.number,
+                _ => THEME.title,
+            };
+            Line::styled(l.to_string(), style)
+        })
+        .collect();
+    out.push(Line::styled("y / Enter: yes    n / Esc: no", THEME.hint_key));
+    f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
+}
+
+fn prompt(f: &mut Frame, area: Rect, title: &str, input: &TextBuffer, top: bool) {
+    let r = Rect::new(area.x, area.bottom().saturating_sub(5), area.width, 3);
+    f.render_widget(Clear, r);
+    let block = pane(title.to_string(), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    draw_input(f, inner, "", input, top);
+}
+
+fn params(f: &mut Frame, area: Rect, fields: &[(String, TextBuffer)], selected: usize, top: bool) {
+    let r = centered(area, 60, fields.len() as u16 + 4);
+    f.render_widget(Clear, r);
+    let block = pane("Parameters (JSON values)".into(), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    for (i, (name, buf)) in fields.iter().enumerate() {
+        let row = Rect::new(inner.x, inner.y + i as u16, inner.width, 1);
+        if row.y >= inner.bottom() {
+            break;
+        }
+        draw_input(f, row, &format!("@{name} = "), buf, top && i == selected);
+    }
+    let help = Rect::new(inner.x, inner.bottom().saturating_sub(1), inner.width, 1);
+    f.render_widget(
+        Paragraph::new("↑↓ field · Enter runs · strings need quotes: \"abc\"").style(THEME.dim),
+        help,
+    );
+}

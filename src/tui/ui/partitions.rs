@@ -1,0 +1,149 @@
+//! The partitions view: storage and RU heat per physical partition, throttling, and the
+//! largest and hottest logical partitions.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::THEME;
+use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
+use crate::tui::state::App;
+use crate::tui::state::tree::pk_label;
+
+/// A bar of `width` cells filled to `fraction`.
+fn bar(fraction: f64, width: usize) -> String {
+    let f = fraction.clamp(0.0, 1.0);
+    let full = (f * width as f64).round() as usize;
+    format!("{}{}", "█".repeat(full), "░".repeat(width - full.min(width)))
+}
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let focused = is_focused(app, true);
+    let p = &app.partitions;
+    let title = match &p.target {
+        Some((d, c)) => format!("Partitions · {d}/{c}"),
+        None => "Partitions".into(),
+    };
+    let block = pane(title, focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(report) = &p.report else {
+        f.render_widget(
+            Paragraph::new(if p.target.is_some() {
+                "loading…"
+            } else {
+                "select a container in the tree, then press 4"
+            })
+            .style(THEME.dim),
+            inner,
+        );
+        return inner.height as usize;
+    };
+    let n = report.partitions.len() as u16;
+    let [ranges, lps] =
+        Layout::vertical([Constraint::Length(n + 3), Constraint::Min(3)]).areas(inner);
+    let bar_w = (inner.width as usize).saturating_sub(60).clamp(6, 30);
+    let mut lines = vec![Line::styled(
+        format!(
+            "{:<5} {:>7} {:>9} {:>6} {:<bw$} {:>8} {:>8} {:>5}",
+            "range",
+            "items",
+            "size",
+            "store%",
+            "RU/s heat (last s / budget)",
+            "RU/s",
+            "peak",
+            "429s",
+            bw = bar_w
+        ),
+        THEME.header,
+    )];
+    for (i, r) in report.partitions.iter().enumerate() {
+        let load = report.load.iter().find(|l| l.id == r.id);
+        let (now, peak, budget, throttled) = load.map_or((0.0, 0.0, 1.0, 0), |l| {
+            (l.ru_last_second, l.ru_peak, l.budget_per_second, l.throttled)
+        });
+        let heat = if budget > 0.0 { now / budget } else { 0.0 };
+        let heat_style = if heat >= 0.9 {
+            THEME.hot
+        } else if heat >= 0.5 {
+            THEME.number
+        } else {
+            THEME.info
+        };
+        let line = Line::from(vec![
+            Span::raw(format!(
+                "{:<5} {:>7} {:>9} {:>5.1}% ",
+                r.id,
+                fmt_count(r.statistics.item_count),
+                fmt_bytes(r.statistics.size_bytes),
+                r.storage_fraction * 100.0
+            )),
+            Span::styled(bar(heat, bar_w), heat_style),
+            Span::raw(format!(" {:>8} {:>8} ", fmt_ru(now), fmt_ru(peak))),
+            Span::styled(
+                format!("{throttled:>5}"),
+                if throttled > 0 { THEME.hot } else { THEME.dim },
+            ),
+        ]);
+        lines.push(if i == p.selected {
+            line.style(selected_style(focused))
+        } else {
+            line
+        });
+    }
+    lines.push(Line::styled(
+        p.split_seen.clone().unwrap_or_else(|| {
+            format!(
+                "{} physical partitions · window {} s · refreshed every second",
+                report.partitions.len(),
+                report.window_seconds
+            )
+        }),
+        if p.split_seen.is_some() {
+            THEME.hot
+        } else {
+            THEME.dim
+        },
+    ));
+    f.render_widget(Paragraph::new(lines), ranges);
+
+    let [largest, hottest] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lps);
+    let list = |title: &str, items: &[crate::engine::LogicalPartitionView], by_ru: bool| {
+        let mut lines = vec![Line::styled(title.to_string(), THEME.header)];
+        for l in items {
+            let value = if by_ru {
+                format!("{} RU", fmt_ru(l.statistics.request_charge_total))
+            } else {
+                fmt_bytes(l.statistics.size_bytes)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{:<18} ", clip(&pk_label(&l.partition_key), 18)),
+                    THEME.string,
+                ),
+                Span::raw(format!("{value:>10} r{}", l.range)),
+            ]));
+        }
+        Paragraph::new(lines)
+    };
+    f.render_widget(
+        list(
+            "largest logical partitions",
+            &report.largest_logical_partitions,
+            false,
+        ),
+        largest,
+    );
+    f.render_widget(
+        list(
+            "hottest logical partitions (RU)",
+            &report.hottest_logical_partitions,
+            true,
+        ),
+        hottest,
+    );
+    inner.height as usize
+}

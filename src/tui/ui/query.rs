@@ -1,0 +1,416 @@
+//! The query console: the editor with highlighting and the error marked, the results as a
+//! table or JSON, and the stats panel with the key-space strip.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::theme::THEME;
+use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
+use crate::tui::state::query::{QueryRun, RangeSpan, ResultsMode, cell, columns};
+use crate::tui::state::tree::pk_label;
+use crate::tui::state::{App, Focus};
+
+const KEYWORDS: &[&str] = &[
+    "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "ESCAPE", "JOIN",
+    "VALUE", "TOP", "DISTINCT", "ORDER", "BY", "GROUP", "ASC", "DESC", "OFFSET", "LIMIT", "AS",
+    "EXISTS", "ARRAY", "UNDEFINED", "NULL", "TRUE", "FALSE", "IS", "NAN", "INFINITY",
+];
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let editor_height = (app.query.editor.lines.len() as u16 + 2).clamp(5, 10);
+    let [editor, rest] =
+        Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
+    draw_editor(f, app, editor);
+    let (results, stats) = if rest.width >= 90 {
+        let [r, s] =
+            Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
+        (r, s)
+    } else {
+        let [r, s] = Layout::vertical([Constraint::Min(3), Constraint::Length(10)]).areas(rest);
+        (r, s)
+    };
+    let rows = draw_results(f, app, results);
+    draw_stats(f, app, stats);
+    rows
+}
+
+fn draw_editor(f: &mut Frame, app: &App, area: Rect) {
+    let focused = app.layers.is_empty() && app.focus == Focus::Editor;
+    let target = app
+        .query
+        .target
+        .as_ref()
+        .map_or("no container".to_string(), |(d, c)| format!("{d}/{c}"));
+    let state = if app.query.running.is_some() {
+        " · running…"
+    } else {
+        ""
+    };
+    let block = pane(format!("Query · {target}{state}"), focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let ed = &app.query.editor;
+    let height = inner.height as usize;
+    let scroll = if ed.row >= ed.scroll + height {
+        ed.row + 1 - height
+    } else {
+        ed.scroll.min(ed.row)
+    };
+    let error_at = app
+        .query
+        .error
+        .as_ref()
+        .and_then(|e| Some((e.line?.checked_sub(1)?, e.column?.checked_sub(1)?)));
+    let lines: Vec<Line> = ed
+        .lines
+        .iter()
+        .enumerate()
+        .skip(scroll)
+        .take(height)
+        .map(|(i, l)| highlight(l, error_at.filter(|(line, _)| *line == i).map(|(_, c)| c)))
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+    if focused {
+        let col = ed.lines[ed.row]
+            .chars()
+            .take(ed.col)
+            .collect::<String>()
+            .chars()
+            .count() as u16;
+        f.set_cursor_position(Position::new(
+            inner.x + col.min(inner.width.saturating_sub(1)),
+            inner.y + (ed.row - scroll) as u16,
+        ));
+    }
+}
+
+/// Colours one line of SQL; `error_col` marks the offending character.
+pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        let style: Style = if c == '\'' || c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+            THEME.string
+        } else if c == '-' && chars.get(i + 1) == Some(&'-') {
+            i = chars.len();
+            THEME.dim
+        } else if c == '@' {
+            i += 1;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            THEME.param
+        } else if c.is_ascii_digit() {
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            THEME.number
+        } else if c.is_alphabetic() || c == '_' {
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect::<String>().to_uppercase();
+            let next = chars[i..].iter().find(|c| !c.is_whitespace());
+            if KEYWORDS.contains(&word.as_str()) {
+                THEME.keyword
+            } else if next == Some(&'(') {
+                THEME.function
+            } else {
+                Style::new()
+            }
+        } else {
+            i += 1;
+            THEME.punct
+        };
+        let text: String = chars[start..i].iter().collect();
+        match error_col {
+            Some(e) if e >= start && e < i => {
+                let (a, rest) = text.split_at(
+                    text.char_indices()
+                        .nth(e - start)
+                        .map_or(text.len(), |(b, _)| b),
+                );
+                let mut rest = rest.chars();
+                let bad: String = rest.next().map(String::from).unwrap_or_default();
+                spans.push(Span::styled(a.to_string(), style));
+                spans.push(Span::styled(bad, THEME.error.reversed()));
+                spans.push(Span::styled(rest.collect::<String>(), style));
+            }
+            _ => spans.push(Span::styled(text, style)),
+        }
+    }
+    if let Some(e) = error_col
+        && e >= chars.len()
+    {
+        spans.push(Span::styled(" ", THEME.error.reversed()));
+    }
+    Line::from(spans)
+}
+
+fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let focused = app.layers.is_empty() && app.focus == Focus::View;
+    let q = &app.query;
+    let count = q.run.as_ref().map_or(0, |r| r.documents.len());
+    let more = q.run.as_ref().is_some_and(|r| r.continuation.is_some());
+    let mode = match q.mode {
+        ResultsMode::Table => "table",
+        ResultsMode::Json => "json",
+    };
+    let title = format!(
+        "Results · {count}{} · {mode}",
+        if more { "+ (more on scroll)" } else { "" }
+    );
+    let block = pane(title, focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if let Some(err) = &q.error {
+        let pos = match (err.line, err.column) {
+            (Some(l), Some(c)) => format!(" at line {l}, column {c}"),
+            _ => String::new(),
+        };
+        let text = vec![
+            Line::styled(format!("Error {}{pos}", err.status), THEME.error),
+            Line::raw(err.message.clone()),
+        ];
+        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), inner);
+        return inner.height as usize;
+    }
+    let Some(run) = &q.run else {
+        let key = app
+            .keymap
+            .key_for(crate::tui::keymap::Mode::Editor, crate::tui::action::Action::RunQuery)
+            .map_or("F5".to_string(), |k| k.to_string());
+        f.render_widget(
+            Paragraph::new(format!("Type a query above and press {key} to run it."))
+                .style(THEME.dim),
+            inner,
+        );
+        return inner.height as usize;
+    };
+    match q.mode {
+        ResultsMode::Table => draw_table(f, app, run, inner, focused),
+        ResultsMode::Json => draw_json(f, app, run, inner, focused),
+    }
+}
+
+fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool) -> usize {
+    let q = &app.query;
+    let cols = columns(&run.documents);
+    let cols: Vec<&String> = cols.iter().skip(q.hscroll).collect();
+    let height = area.height.saturating_sub(1) as usize;
+    let offset = window(q.selected, q.offset, height);
+    // Column widths from what is visible, capped so several fit.
+    let widths: Vec<usize> = cols
+        .iter()
+        .map(|c| {
+            run.documents
+                .iter()
+                .skip(offset)
+                .take(height)
+                .map(|d| cell(d, c).chars().count())
+                .chain(std::iter::once(c.chars().count()))
+                .max()
+                .unwrap_or(4)
+                .clamp(3, 28)
+        })
+        .collect();
+    let render = |values: Vec<String>| -> String {
+        values
+            .iter()
+            .zip(&widths)
+            .map(|(v, w)| format!("{:<w$}", clip(v, *w), w = *w))
+            .collect::<Vec<_>>()
+            .join(" │ ")
+    };
+    let mut lines = vec![Line::styled(
+        render(cols.iter().map(|c| c.to_string()).collect()),
+        THEME.header,
+    )];
+    for (i, d) in run.documents.iter().enumerate().skip(offset).take(height) {
+        let line = Line::raw(render(cols.iter().map(|c| cell(d, c)).collect()));
+        lines.push(if i == q.selected {
+            line.style(selected_style(focused))
+        } else {
+            line
+        });
+    }
+    f.render_widget(Paragraph::new(lines), area);
+    height
+}
+
+fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool) -> usize {
+    let q = &app.query;
+    let height = area.height as usize;
+    let offset = window(q.selected, q.offset, height);
+    let mut lines = Vec::new();
+    for (i, d) in run.documents.iter().enumerate().skip(offset) {
+        if lines.len() >= height {
+            break;
+        }
+        let text = clip(&d.to_string(), area.width as usize);
+        let line = Line::styled(text, THEME.string);
+        lines.push(if i == q.selected {
+            line.style(selected_style(focused))
+        } else {
+            line
+        });
+    }
+    f.render_widget(Paragraph::new(lines), area);
+    height
+}
+
+fn window(selected: usize, offset: usize, height: usize) -> usize {
+    let height = height.max(1);
+    if selected < offset {
+        selected
+    } else if selected >= offset + height {
+        selected + 1 - height
+    } else {
+        offset
+    }
+}
+
+fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
+    let block = pane("Stats".into(), false);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let q = &app.query;
+    let Some(run) = &q.run else {
+        f.render_widget(
+            Paragraph::new("Charge, routing and partitions appear here.").style(THEME.dim),
+            inner,
+        );
+        return;
+    };
+    let width = inner.width as usize;
+    let mut lines = Vec::new();
+    let running = if q.running.is_some() { " (running)" } else { "" };
+    lines.push(Line::from(vec![
+        Span::styled(format!("{} RU", fmt_ru(run.request_charge)), THEME.charge),
+        Span::styled(
+            format!(
+                " {} docs · {} page{} · {:.1} ms{running}",
+                run.documents.len(),
+                run.pages,
+                if run.pages == 1 { "" } else { "s" },
+                run.elapsed_ms
+            ),
+            THEME.dim,
+        ),
+    ]));
+    if let Some((kind, reason)) = &run.routing {
+        let style = match kind.as_str() {
+            "single-partition" => THEME.info,
+            "targeted" => THEME.number,
+            _ => THEME.hot,
+        };
+        lines.push(Line::from(vec![
+            Span::styled(kind.clone(), style),
+            Span::styled(format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))), THEME.title),
+        ]));
+    }
+    lines.push(strip(&q.ranges, run, width));
+    let lps = run.logical_partitions();
+    if !lps.is_empty() {
+        let names: Vec<String> = lps.iter().take(8).map(|v| pk_label(v)).collect();
+        let extra = lps.len().saturating_sub(8);
+        lines.push(Line::from(vec![
+            Span::styled(format!("{} logical: ", lps.len()), THEME.dim),
+            Span::styled(
+                clip(
+                    &format!(
+                        "{}{}",
+                        names.join(", "),
+                        if extra > 0 {
+                            format!(" +{extra}")
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    width.saturating_sub(12),
+                ),
+                THEME.string,
+            ),
+        ]));
+    }
+    let m = &run.metrics;
+    lines.push(Line::styled(
+        format!(
+            "retrieved {} ({}) · output {} ({})",
+            m.retrieved_document_count,
+            fmt_bytes(m.retrieved_document_size),
+            m.output_document_count,
+            fmt_bytes(m.output_document_size)
+        ),
+        THEME.title,
+    ));
+    lines.push(Line::styled(
+        format!(
+            "index hits {} · lookup {:.2} · load {:.2} · exec {:.2} ms",
+            m.index_hit_document_count,
+            m.index_lookup_time_in_ms,
+            m.document_load_time_in_ms,
+            m.query_engine_execution_time_in_ms
+        ),
+        THEME.dim,
+    ));
+    lines.push(Line::styled("range     RU  retr  out  lp", THEME.header));
+    for p in run.partitions.values() {
+        lines.push(Line::raw(format!(
+            "{:<5} {:>6} {:>5} {:>4} {:>3}",
+            p.id,
+            fmt_ru(p.request_charge),
+            p.metrics.retrieved_document_count,
+            p.metrics.output_document_count,
+            p.logical_partitions.len()
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The whole EPK space as a bar, every physical partition drawn to scale, the ones the
+/// query touched lit.
+fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
+    let width = width.max(10);
+    if ranges.is_empty() {
+        return Line::styled("key space: …", THEME.dim);
+    }
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    for (n, r) in ranges.iter().enumerate() {
+        let end = if n + 1 == ranges.len() {
+            width
+        } else {
+            ((r.end * width as f64).round() as usize).clamp(used, width)
+        };
+        let cells = end - used;
+        if cells == 0 {
+            continue;
+        }
+        let touched = run.partitions.contains_key(&r.id);
+        // A boundary mark, then the id centred in the range's share of the width.
+        let text = if cells >= 2 {
+            let w = cells - 1;
+            format!("▏{:─^w$}", clip(&r.id, w))
+        } else {
+            "▏".to_string()
+        };
+        spans.push(Span::styled(text, if touched { THEME.lit } else { THEME.unlit }));
+        used = end;
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,81 @@
+//! Colours and text styles, in one place.
+
+use ratatui::style::{Color, Modifier, Style};
+
+pub struct Theme {
+    pub border: Style,
+    pub focus_border: Style,
+    pub title: Style,
+    pub title_focus: Style,
+    pub selected: Style,
+    pub selected_unfocused: Style,
+    pub dim: Style,
+    pub status: Style,
+    pub status_dir: Style,
+    pub status_container: Style,
+    pub tab: Style,
+    pub tab_active: Style,
+    pub charge: Style,
+    pub info: Style,
+    pub error: Style,
+    pub hints: Style,
+    pub hint_key: Style,
+    pub hint: Style,
+    pub key: Style,
+    pub string: Style,
+    pub number: Style,
+    pub literal: Style,
+    pub punct: Style,
+    pub system: Style,
+    pub keyword: Style,
+    pub function: Style,
+    pub param: Style,
+    pub hot: Style,
+    pub lit: Style,
+    pub unlit: Style,
+    pub header: Style,
+    pub added: Style,
+    pub removed: Style,
+}
+
+const fn fg(c: Color) -> Style {
+    Style::new().fg(c)
+}
+
+pub static THEME: Theme = Theme {
+    border: fg(Color::DarkGray),
+    focus_border: fg(Color::Cyan),
+    title: fg(Color::Gray),
+    title_focus: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    selected: Style::new().bg(Color::Blue).fg(Color::White),
+    selected_unfocused: Style::new().bg(Color::DarkGray),
+    dim: fg(Color::DarkGray),
+    status: Style::new().bg(Color::Black),
+    status_dir: Style::new().fg(Color::Black).bg(Color::Gray),
+    status_container: Style::new().fg(Color::Black).bg(Color::Cyan),
+    tab: fg(Color::Gray),
+    tab_active: Style::new()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD),
+    charge: Style::new().fg(Color::Black).bg(Color::Yellow),
+    info: fg(Color::Green),
+    error: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+    hints: Style::new(),
+    hint_key: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+    hint: fg(Color::Gray),
+    key: fg(Color::LightBlue),
+    string: fg(Color::Green),
+    number: fg(Color::Yellow),
+    literal: fg(Color::Magenta),
+    punct: fg(Color::Gray),
+    system: fg(Color::DarkGray),
+    keyword: Style::new().fg(Color::LightMagenta).add_modifier(Modifier::BOLD),
+    function: fg(Color::LightCyan),
+    param: fg(Color::Yellow),
+    hot: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+    lit: Style::new().fg(Color::Black).bg(Color::Yellow),
+    unlit: Style::new().fg(Color::Gray).bg(Color::DarkGray),
+    header: Style::new().fg(Color::White).add_modifier(Modifier::BOLD),
+    added: fg(Color::Green),
+    removed: fg(Color::Red),
+};

@@ -1,0 +1,114 @@
+//! The resource tree pane.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::THEME;
+use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
+use crate::tui::state::App;
+use crate::tui::state::tree::{Node, NodeKind, pk_label};
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    let focused = is_focused(app, false);
+    let title = match &app.tree.filter {
+        Some(q) => format!("Resources /{q}"),
+        None => "Resources".to_string(),
+    };
+    let block = pane(title, focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let height = inner.height as usize;
+    let t = &app.tree;
+    // Keep the selection on screen without mutating state: derive the window here.
+    let offset = if t.selected < t.offset {
+        t.selected
+    } else if t.selected >= t.offset + height {
+        t.selected + 1 - height
+    } else {
+        t.offset
+    };
+    let width = inner.width as usize;
+    let lines: Vec<Line> = (offset..t.row_count().min(offset + height))
+        .filter_map(|row| t.row_index(row).map(|i| (row, &t.nodes[i])))
+        .map(|(row, node)| {
+            let line = node_line(node, width);
+            if row == t.selected {
+                line.style(selected_style(focused))
+            } else {
+                line
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn node_line(node: &Node, width: usize) -> Line<'static> {
+    let indent = "  ".repeat(node.depth as usize);
+    let marker = if node.expandable() {
+        if node.expanded { "▾ " } else { "▸ " }
+    } else {
+        "  "
+    };
+    let (name, detail, name_style) = match &node.kind {
+        NodeKind::Database { db, containers } => {
+            (db.clone(), format!("{containers} containers"), THEME.header)
+        }
+        NodeKind::Container {
+            c,
+            pk_paths,
+            items,
+            bytes,
+            ..
+        } => (
+            c.clone(),
+            format!(
+                "{} · {} · {}",
+                pk_paths.join(","),
+                fmt_count(*items),
+                fmt_bytes(*bytes)
+            ),
+            THEME.key,
+        ),
+        NodeKind::Range {
+            range,
+            items,
+            bytes,
+            ru_now,
+            ..
+        } => (
+            format!("range {range}"),
+            format!(
+                "{} · {} · {} RU/s",
+                fmt_count(*items),
+                fmt_bytes(*bytes),
+                fmt_ru(*ru_now)
+            ),
+            THEME.number,
+        ),
+        NodeKind::Logical {
+            pk,
+            items,
+            bytes,
+            hottest,
+            ..
+        } => (
+            format!("{}{}", if *hottest { "🔥" } else { "" }, pk_label(pk)),
+            format!("{} · {}", fmt_count(*items), fmt_bytes(*bytes)),
+            if *hottest { THEME.hot } else { THEME.string },
+        ),
+        NodeKind::Item { id, .. } => (id.clone(), String::new(), THEME.title),
+        NodeKind::More { .. } => ("… more".into(), String::new(), THEME.dim),
+        NodeKind::Note(n) => (n.clone(), String::new(), THEME.dim),
+    };
+    let head = format!("{indent}{marker}");
+    let room = width.saturating_sub(head.chars().count());
+    let name = clip(&name, room);
+    let room = room.saturating_sub(name.chars().count() + 1);
+    let mut spans = vec![Span::raw(head), Span::styled(name, name_style)];
+    if !detail.is_empty() && room > 3 {
+        spans.push(Span::styled(format!(" {}", clip(&detail, room)), THEME.dim));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,387 @@
+//! The item view's reactions: showing an item, editing it in `$EDITOR` with a confirmed,
+//! If-Match-guarded save, creating and deleting.
+
+use serde_json::{Map, Value};
+
+use super::{Effect, move_selection};
+use crate::engine::ItemResponse;
+use crate::error::Error;
+use crate::tui::action::Action;
+use crate::tui::state::json_tree::{JsonTree, SYSTEM_PROPERTIES};
+use crate::tui::state::tree::NodeKind;
+use crate::tui::state::{App, Confirmed, Focus, ItemView, Layer, View};
+
+pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) -> Vec<Effect> {
+    if app.item_loading != Some(ticket) {
+        return Vec::new();
+    }
+    app.item_loading = None;
+    match result {
+        Ok(r) => {
+            app.last_charge = Some(r.request_charge);
+            let doc: Value = r
+                .body
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(Value::Null);
+            let (db, c) = app.container.clone().unwrap_or_default();
+            let id = doc
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let pk = pk_of(&doc, &pk_paths(app, &db, &c));
+            let hide = app.item.as_ref().is_some_and(|i| i.tree.hide_system);
+            let mut tree = JsonTree::new(doc);
+            tree.hide_system = hide;
+            tree.rebuild();
+            app.item = Some(ItemView {
+                db,
+                c,
+                id,
+                pk,
+                etag: r.etag,
+                tree,
+                request_charge: r.request_charge,
+                range: r.range,
+                diff: None,
+            });
+        }
+        Err(e) => {
+            app.last_charge = Some(e.request_charge);
+            app.error(format!("read failed ({}): {}", e.status, e.message));
+        }
+    }
+    Vec::new()
+}
+
+/// The partition key paths of a container, from its tree node.
+pub fn pk_paths(app: &App, db: &str, c: &str) -> Vec<String> {
+    app.tree
+        .nodes
+        .iter()
+        .find_map(|n| match &n.kind {
+            NodeKind::Container {
+                db: d,
+                c: name,
+                pk_paths,
+                ..
+            } if d == db && name == c => Some(pk_paths.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// A document's partition key value in request form: bare for one path, an array for
+/// hierarchical keys, `{}` for a missing (undefined) component.
+pub fn pk_of(doc: &Value, paths: &[String]) -> Value {
+    let component = |path: &str| {
+        path.split('/')
+            .filter(|s| !s.is_empty())
+            .try_fold(doc, |v, seg| v.get(seg))
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    };
+    match paths {
+        [one] => component(one),
+        many => Value::Array(many.iter().map(|p| component(p)).collect()),
+    }
+}
+
+pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
+    let page = app.page_rows;
+    let Some(item) = app.item.as_mut() else {
+        return Vec::new();
+    };
+    let t = &mut item.tree;
+    match action {
+        Action::Select => t.toggle(),
+        Action::Expand | Action::Right => t.set_fold(false),
+        Action::Collapse | Action::Left => t.set_fold(true),
+        Action::Refresh => {
+            let (db, c, id, pk) = (
+                item.db.clone(),
+                item.c.clone(),
+                item.id.clone(),
+                item.pk.clone(),
+            );
+            let ticket = app.ticket();
+            app.item_loading = Some(ticket);
+            return vec![Effect::ReadItem {
+                ticket,
+                db,
+                c,
+                id,
+                pk,
+            }];
+        }
+        _ => {
+            let len = t.rows.len();
+            move_selection(&mut t.selected, &mut t.offset, len, page, action);
+        }
+    }
+    Vec::new()
+}
+
+pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::ToggleSystem => {
+            if let Some(i) = app.item.as_mut() {
+                i.tree.hide_system = !i.tree.hide_system;
+                i.tree.rebuild();
+            }
+            Vec::new()
+        }
+        Action::EditItem => edit(app),
+        Action::NewItem => new_item(app),
+        Action::DeleteItem => delete(app),
+        _ => Vec::new(),
+    }
+}
+
+/// The item the action is about: the one shown, or the item selected in the tree.
+fn current_item(app: &App) -> Option<(String, String, String, Value, Option<String>)> {
+    if app.focus == Focus::Tree {
+        if let Some(NodeKind::Item { db, c, pk, id }) = app.tree.selected_node().map(|n| &n.kind)
+        {
+            let etag = app
+                .item
+                .as_ref()
+                .filter(|i| i.id == *id && i.db == *db && i.c == *c)
+                .and_then(|i| i.etag.clone());
+            return Some((db.clone(), c.clone(), id.clone(), pk.clone(), etag));
+        }
+        return None;
+    }
+    app.item.as_ref().map(|i| {
+        (
+            i.db.clone(),
+            i.c.clone(),
+            i.id.clone(),
+            i.pk.clone(),
+            i.etag.clone(),
+        )
+    })
+}
+
+fn edit(app: &mut App) -> Vec<Effect> {
+    let Some(item) = app.item.as_ref().filter(|_| app.view == View::Item) else {
+        app.info("open an item first (Enter on an item in the tree)");
+        return Vec::new();
+    };
+    let text = serde_json::to_string_pretty(&without_system(&item.tree.doc)).unwrap_or_default();
+    vec![Effect::Edit {
+        db: item.db.clone(),
+        c: item.c.clone(),
+        text,
+        if_match: item.etag.clone(),
+        create: false,
+    }]
+}
+
+fn new_item(app: &mut App) -> Vec<Effect> {
+    let Some((db, c)) = app.container.clone() else {
+        app.info("select a container first");
+        return Vec::new();
+    };
+    let mut doc = Map::new();
+    doc.insert("id".into(), Value::String(String::new()));
+    for path in pk_paths(app, &db, &c) {
+        let name = path.trim_start_matches('/');
+        if !name.contains('/') && name != "id" {
+            doc.insert(name.to_string(), Value::String(String::new()));
+        }
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
+    vec![Effect::Edit {
+        db,
+        c,
+        text,
+        if_match: None,
+        create: true,
+    }]
+}
+
+fn delete(app: &mut App) -> Vec<Effect> {
+    let Some((db, c, id, pk, etag)) = current_item(app) else {
+        app.info("select an item first");
+        return Vec::new();
+    };
+    app.layers.push(Layer::Confirm {
+        text: format!(
+            "Delete item {id:?} (partition key {pk}) from {db}/{c}?{}",
+            if etag.is_some() {
+                " It is deleted only if nobody changed it since you read it."
+            } else {
+                ""
+            }
+        ),
+        on_yes: Confirmed::DeleteItem {
+            db,
+            c,
+            id,
+            pk,
+            etag,
+        },
+    });
+    Vec::new()
+}
+
+fn without_system(doc: &Value) -> Value {
+    match doc {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// What changed between two documents, one line per top-level property.
+pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
+    let empty = Map::new();
+    let b = before.as_object().unwrap_or(&empty);
+    let a = after.as_object().unwrap_or(&empty);
+    let short = |v: &Value| {
+        let s = v.to_string();
+        if s.chars().count() > 40 {
+            format!("{}…", s.chars().take(39).collect::<String>())
+        } else {
+            s
+        }
+    };
+    let mut out = Vec::new();
+    for (k, old) in b {
+        match a.get(k) {
+            None => out.push(format!("- {k}: {}", short(old))),
+            Some(new) if new != old => {
+                out.push(format!("~ {k}: {} → {}", short(old), short(new)))
+            }
+            _ => {}
+        }
+    }
+    for (k, new) in a {
+        if !b.contains_key(k) {
+            out.push(format!("+ {k}: {}", short(new)));
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn on_edited(
+    app: &mut App,
+    db: String,
+    c: String,
+    original: String,
+    result: Result<String, String>,
+    if_match: Option<String>,
+    create: bool,
+) -> Vec<Effect> {
+    let text = match result {
+        Ok(t) => t,
+        Err(e) => {
+            app.error(e);
+            return Vec::new();
+        }
+    };
+    if text.trim() == original.trim() {
+        app.info("no changes");
+        return Vec::new();
+    }
+    let after: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            app.error(format!(
+                "not saved: the edited text is not JSON (line {}, column {}: {e})",
+                e.line(),
+                e.column()
+            ));
+            return Vec::new();
+        }
+    };
+    let before: Value = serde_json::from_str(&original).unwrap_or(Value::Null);
+    let diff = item_diff(&before, &after);
+    let what = if create { "Create" } else { "Save" };
+    app.layers.push(Layer::Confirm {
+        text: format!(
+            "{what} this item in {db}/{c}?\n{}",
+            if diff.is_empty() {
+                "(only formatting changed)".to_string()
+            } else {
+                diff.join("\n")
+            }
+        ),
+        on_yes: Confirmed::SaveItem {
+            db,
+            c,
+            body: text,
+            if_match,
+            create,
+        },
+    });
+    Vec::new()
+}
+
+pub fn on_saved(
+    app: &mut App,
+    result: Result<ItemResponse, Error>,
+    db: String,
+    c: String,
+) -> Vec<Effect> {
+    match result {
+        Ok(r) => {
+            app.last_charge = Some(r.request_charge);
+            app.info(format!(
+                "saved ({} RU, range {})",
+                r.request_charge, r.range
+            ));
+            let before = app.item.as_ref().map(|i| i.tree.doc.clone());
+            app.container = Some((db, c));
+            let ticket = app.ticket();
+            app.item_loading = Some(ticket);
+            let mut effects = on_item(app, ticket, Ok(r));
+            if let (Some(before), Some(item)) = (before, app.item.as_mut()) {
+                item.diff = Some(item_diff(&without_system(&before), &without_system(&item.tree.doc)));
+            }
+            app.view = View::Item;
+            effects.extend(super::tree::reload(app));
+            effects
+        }
+        Err(e) => {
+            app.last_charge = Some(e.request_charge);
+            let hint = match e.status {
+                412 => " — someone changed the item since you opened it; refresh (r) and edit again",
+                409 => " — an item with this id already exists in that logical partition",
+                _ => "",
+            };
+            app.error(format!("not saved ({}): {}{hint}", e.status, e.message));
+            Vec::new()
+        }
+    }
+}
+
+pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String) -> Vec<Effect> {
+    match result {
+        Ok(r) => {
+            app.last_charge = Some(r.request_charge);
+            app.info(format!("deleted {id} ({} RU)", r.request_charge));
+            if app.item.as_ref().is_some_and(|i| i.id == id) {
+                app.item = None;
+            }
+            super::tree::reload(app)
+        }
+        Err(e) => {
+            app.last_charge = Some(e.request_charge);
+            let hint = if e.status == 412 {
+                " — it changed since you read it; refresh (r) first"
+            } else {
+                ""
+            };
+            app.error(format!("not deleted ({}): {}{hint}", e.status, e.message));
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! `update`: the only place state changes. It takes a message, changes the state and
+//! returns the effects to run; it never performs I/O and never waits.
+
+mod feed;
+mod item;
+mod layers;
+mod query;
+mod tree;
+
+use crossterm::event::KeyEvent;
+
+use super::action::Action;
+use super::effect::Effect;
+use super::keymap::Chord;
+use super::msg::Msg;
+use super::state::{App, Focus, Layer, View};
+
+pub use item::item_diff;
+
+/// Applies one message.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Key(key) => on_key(app, key),
+        Msg::Paste(text) => on_paste(app, &text),
+        Msg::Tick { now } => on_tick(app, now),
+        Msg::Children {
+            generation,
+            key,
+            append,
+            result,
+        } => tree::on_children(app, generation, key, append, result),
+        Msg::Item { ticket, result } => item::on_item(app, ticket, result),
+        Msg::QueryPage {
+            ticket,
+            result,
+            elapsed_ms,
+        } => query::on_page(app, ticket, result, elapsed_ms),
+        Msg::Ranges { ticket, ranges } => {
+            if app.query.running == Some(ticket) || app.query.ranges.is_empty() {
+                app.query.ranges = ranges;
+            }
+            Vec::new()
+        }
+        Msg::Partitions { ticket, result } => feed::on_partitions(app, ticket, result),
+        Msg::FeedBatch {
+            ticket,
+            rows,
+            request_charge,
+        } => feed::on_batch(app, ticket, rows, request_charge),
+        Msg::FeedError { ticket, error } => {
+            if app.feed.subscription == Some(ticket) {
+                app.feed.error = Some(error.message.clone());
+                app.feed.subscription = None;
+            }
+            Vec::new()
+        }
+        Msg::PaletteDone { ticket } => {
+            if app.palette.streaming == Some(ticket) {
+                app.palette.streaming = None;
+            }
+            Vec::new()
+        }
+        Msg::Edited {
+            db,
+            c,
+            original,
+            result,
+            if_match,
+            create,
+        } => item::on_edited(app, db, c, original, result, if_match, create),
+        Msg::Saved {
+            ticket: _,
+            result,
+            db,
+            c,
+        } => item::on_saved(app, result, db, c),
+        Msg::Deleted {
+            ticket: _,
+            result,
+            id,
+        } => item::on_deleted(app, result, id),
+        Msg::Copied(result) => {
+            match result {
+                Ok(how) => app.info(format!("copied ({how})")),
+                Err(e) => app.error(format!("copy failed: {e}")),
+            }
+            Vec::new()
+        }
+        Msg::History(entries) => {
+            app.query.history = entries;
+            Vec::new()
+        }
+    }
+}
+
+/// The first effects of a session: load the tree.
+pub fn start(app: &mut App) -> Vec<Effect> {
+    tree::reload(app)
+}
+
+fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    let new_second = now != app.now;
+    app.now = now;
+    app.feed.tick(now);
+    // The partitions view follows load and splits live, once a second.
+    if new_second && app.view == View::Partitions && app.partitions.loading.is_none() {
+        effects.extend(feed::load_partitions(app));
+    }
+    effects
+}
+
+fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
+    if let Some(buf) = layers::text_field(app) {
+        buf.insert_str(text);
+        return layers::after_text_edit(app, true);
+    }
+    if app.focus == Focus::Editor {
+        app.query.editor.insert_str(text);
+    }
+    Vec::new()
+}
+
+fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    if key.kind != crossterm::event::KeyEventKind::Press {
+        return Vec::new();
+    }
+    let mode = app.mode();
+    let action = Chord::from_event(&key).and_then(|c| app.keymap.resolve(mode, &c));
+    if !app.layers.is_empty() {
+        if let Some(effects) = layers::on_layer_key(app, &key, action) {
+            return effects;
+        }
+    } else if app.focus == Focus::Editor && action.is_none() {
+        app.query.editor.handle_key(&key);
+        return Vec::new();
+    }
+    match action {
+        Some(a) => act(app, a),
+        None => Vec::new(),
+    }
+}
+
+/// Performs one action in the current context.
+pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
+    app.message = None;
+    match action {
+        Action::Quit => {
+            app.quit = true;
+            let mut effects = Vec::new();
+            if let Some(t) = app.feed.subscription.take() {
+                effects.push(Effect::Unsubscribe { ticket: t });
+            }
+            if let Some(t) = app.query.running.take() {
+                effects.push(Effect::CancelQuery { ticket: t });
+            }
+            effects
+        }
+        Action::Help => {
+            app.layers.push(Layer::Help { scroll: 0 });
+            Vec::new()
+        }
+        Action::Palette => layers::open_palette(app),
+        Action::Back => layers::back(app),
+        Action::FocusNext => {
+            app.focus = match (app.focus, app.view) {
+                (Focus::Tree, View::Query) => Focus::Editor,
+                (Focus::Tree, _) => Focus::View,
+                (Focus::Editor, _) => Focus::View,
+                (Focus::View, _) => Focus::Tree,
+            };
+            Vec::new()
+        }
+        Action::FocusPrev => {
+            app.focus = match (app.focus, app.view) {
+                (Focus::Tree, _) => Focus::View,
+                (Focus::View, View::Query) => Focus::Editor,
+                (Focus::View, _) | (Focus::Editor, _) => Focus::Tree,
+            };
+            Vec::new()
+        }
+        Action::ShowItem => show(app, View::Item),
+        Action::ShowQuery => show(app, View::Query),
+        Action::ShowFeed => show(app, View::Feed),
+        Action::ShowPartitions => show(app, View::Partitions),
+        Action::RunQuery => query::run(app),
+        Action::CancelQuery => query::cancel(app),
+        Action::QueryParams => {
+            layers::open_params(app);
+            Vec::new()
+        }
+        Action::NewQuery => {
+            query::new_query(app);
+            Vec::new()
+        }
+        Action::HistoryPrev | Action::HistoryNext => {
+            app.query.history_step(action == Action::HistoryPrev);
+            Vec::new()
+        }
+        Action::ToggleResults => {
+            query::toggle_mode(app);
+            Vec::new()
+        }
+        Action::FocusEditor => {
+            app.view = View::Query;
+            app.focus = Focus::Editor;
+            Vec::new()
+        }
+        Action::LoadMore => query::load_more(app),
+        Action::FeedPause
+        | Action::FeedMode
+        | Action::FeedStart
+        | Action::FeedClear
+        | Action::FeedScope => feed::act(app, action),
+        Action::EditItem | Action::NewItem | Action::DeleteItem | Action::ToggleSystem => {
+            item::act(app, action)
+        }
+        Action::CopyValue | Action::CopyPath => copy(app, action),
+        Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown
+        | Action::Top
+        | Action::Bottom
+        | Action::Left
+        | Action::Right
+        | Action::Select
+        | Action::Expand
+        | Action::Collapse
+        | Action::Refresh
+        | Action::Filter => navigate(app, action),
+    }
+}
+
+fn show(app: &mut App, view: View) -> Vec<Effect> {
+    app.view = view;
+    app.focus = if view == View::Query {
+        Focus::Editor
+    } else {
+        Focus::View
+    };
+    match view {
+        View::Query => {
+            if app.query.target.is_none() {
+                query::new_query(app);
+            }
+            Vec::new()
+        }
+        View::Feed => feed::ensure_subscribed(app),
+        View::Partitions => {
+            app.partitions.target = app.container.clone();
+            feed::load_partitions(app)
+        }
+        View::Item => Vec::new(),
+    }
+}
+
+/// Moves within whatever has focus.
+fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
+    match (app.focus, app.view) {
+        (Focus::Tree, _) => tree::navigate(app, action),
+        (Focus::View, View::Item) => item::navigate(app, action),
+        (Focus::View, View::Query) => query::navigate(app, action),
+        (Focus::View, View::Feed) => feed::navigate(app, action),
+        (Focus::View, View::Partitions) => feed::navigate_partitions(app, action),
+        (Focus::Editor, _) => Vec::new(),
+    }
+}
+
+fn copy(app: &mut App, action: Action) -> Vec<Effect> {
+    let text = match (app.focus, app.view) {
+        (Focus::View, View::Item) => app.item.as_ref().and_then(|i| {
+            if action == Action::CopyPath {
+                i.tree.selected_path()
+            } else {
+                i.tree.selected_value()
+            }
+        }),
+        (Focus::View, View::Query) => app
+            .query
+            .run
+            .as_ref()
+            .and_then(|r| r.documents.get(app.query.selected))
+            .and_then(|d| serde_json::to_string_pretty(d).ok()),
+        (Focus::View, View::Feed) => app
+            .feed
+            .selected_row()
+            .and_then(|r| r.current.as_ref())
+            .and_then(|d| serde_json::to_string_pretty(d).ok()),
+        _ => None,
+    };
+    match text {
+        Some(text) => vec![Effect::Copy { text }],
+        None => {
+            app.info("nothing to copy here");
+            Vec::new()
+        }
+    }
+}
+
+/// Moves a list selection and keeps it on screen.
+pub(crate) fn move_selection(
+    selected: &mut usize,
+    offset: &mut usize,
+    len: usize,
+    page: usize,
+    action: Action,
+) {
+    let page = page.max(1);
+    let last = len.saturating_sub(1);
+    *selected = match action {
+        Action::Up => selected.saturating_sub(1),
+        Action::Down => (*selected + 1).min(last),
+        Action::PageUp => selected.saturating_sub(page),
+        Action::PageDown => (*selected + page).min(last),
+        Action::Top => 0,
+        Action::Bottom => last,
+        _ => *selected,
+    };
+    if *selected < *offset {
+        *offset = *selected;
+    } else if *selected >= *offset + page {
+        *offset = *selected + 1 - page;
+    }
+}

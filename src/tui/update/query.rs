@@ -1,0 +1,245 @@
+//! The query console's reactions: run, page, cancel, errors marked in the editor.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Effect, move_selection};
+use crate::engine::QueryResult;
+use crate::error::Error;
+use crate::tui::action::Action;
+use crate::tui::state::query::{QueryError, QueryRun, ResultsMode};
+use crate::tui::state::{App, Focus, ItemView, View};
+
+/// Points the console at the selected container with a starter query.
+pub fn new_query(app: &mut App) {
+    app.view = View::Query;
+    app.focus = Focus::Editor;
+    if let Some(target) = app.container.clone() {
+        let same = app.query.target.as_ref() == Some(&target);
+        app.query.target = Some(target);
+        if !same || app.query.editor.text().trim().is_empty() {
+            app.query.editor.set_text("SELECT * FROM c");
+            app.query.ranges.clear();
+            app.query.run = None;
+            app.query.error = None;
+        }
+    } else {
+        app.info("select a container in the tree first");
+    }
+}
+
+pub fn run(app: &mut App) -> Vec<Effect> {
+    let Some((db, c)) = app.query.target.clone() else {
+        app.view = View::Query;
+        new_query(app);
+        return Vec::new();
+    };
+    let sql = app.query.editor.text();
+    if sql.trim().is_empty() {
+        app.info("type a query first");
+        return Vec::new();
+    }
+    let params = match parameters(app, &sql) {
+        Ok(p) => p,
+        Err(missing) => {
+            app.error(missing);
+            super::layers::open_params(app);
+            return Vec::new();
+        }
+    };
+    let mut effects = cancel(app);
+    let ticket = app.ticket();
+    app.query.remember(&sql);
+    app.query.running = Some(ticket);
+    app.query.error = None;
+    app.query.selected = 0;
+    app.query.offset = 0;
+    app.query.run = Some(QueryRun {
+        sql: sql.clone(),
+        params: params.clone(),
+        ..Default::default()
+    });
+    app.view = View::Query;
+    effects.push(Effect::RunQuery {
+        ticket,
+        db,
+        c,
+        sql,
+        params,
+        continuation: None,
+        ranges: true,
+    });
+    effects.push(Effect::SaveHistory {
+        entries: app.query.history.clone(),
+    });
+    effects
+}
+
+/// The parameter values as JSON, or what is missing or malformed.
+fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
+    let mut out = BTreeMap::new();
+    for name in crate::tui::state::query::param_names(sql) {
+        let text = app.query.params.get(&name).map(String::as_str).unwrap_or("");
+        if text.trim().is_empty() {
+            return Err(format!("@{name} has no value: fill in the parameters"));
+        }
+        let value = serde_json::from_str(text)
+            .map_err(|e| format!("@{name} is not JSON ({e}); strings need quotes: \"text\""))?;
+        out.insert(name, value);
+    }
+    Ok(out)
+}
+
+pub fn cancel(app: &mut App) -> Vec<Effect> {
+    match app.query.running.take() {
+        Some(ticket) => {
+            app.info("query cancelled");
+            vec![Effect::CancelQuery { ticket }]
+        }
+        None => Vec::new(),
+    }
+}
+
+pub fn load_more(app: &mut App) -> Vec<Effect> {
+    if app.query.running.is_some() {
+        return Vec::new();
+    }
+    let (Some((db, c)), Some(run)) = (app.query.target.clone(), app.query.run.as_ref()) else {
+        return Vec::new();
+    };
+    let Some(continuation) = run.continuation.clone() else {
+        app.info("no more results");
+        return Vec::new();
+    };
+    let (sql, params) = (run.sql.clone(), run.params.clone());
+    let ticket = app.ticket();
+    app.query.running = Some(ticket);
+    vec![Effect::RunQuery {
+        ticket,
+        db,
+        c,
+        sql,
+        params,
+        continuation: Some(continuation),
+        ranges: false,
+    }]
+}
+
+pub fn on_page(
+    app: &mut App,
+    ticket: u64,
+    result: Result<QueryResult, Error>,
+    elapsed_ms: f64,
+) -> Vec<Effect> {
+    if app.query.running != Some(ticket) {
+        return Vec::new();
+    }
+    app.query.running = None;
+    match result {
+        Ok(page) => {
+            app.last_charge = Some(page.request_charge);
+            if let Some(run) = app.query.run.as_mut() {
+                run.add_page(page, elapsed_ms);
+            }
+        }
+        Err(e) => {
+            app.last_charge = Some(e.request_charge);
+            if let (Some(line), Some(column)) = (e.line, e.column) {
+                app.query.editor.goto(line as usize, column as usize);
+            }
+            app.query.error = Some(QueryError {
+                status: e.status,
+                message: e.message.clone(),
+                line: e.line.map(|l| l as usize),
+                column: e.column.map(|c| c as usize),
+            });
+            if e.status == 499 {
+                app.info("query cancelled");
+            }
+        }
+    }
+    Vec::new()
+}
+
+pub fn toggle_mode(app: &mut App) {
+    app.query.mode = match app.query.mode {
+        ResultsMode::Table => ResultsMode::Json,
+        ResultsMode::Json => ResultsMode::Table,
+    };
+}
+
+pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
+    let len = app.query.run.as_ref().map_or(0, |r| r.documents.len());
+    match action {
+        Action::Left => {
+            app.query.hscroll = app.query.hscroll.saturating_sub(1);
+            Vec::new()
+        }
+        Action::Right => {
+            app.query.hscroll += 1;
+            Vec::new()
+        }
+        Action::Select | Action::Expand => open_selected(app),
+        Action::Refresh => run(app),
+        _ => {
+            let page = app.page_rows;
+            move_selection(
+                &mut app.query.selected,
+                &mut app.query.offset,
+                len,
+                page,
+                action,
+            );
+            // Scrolling onto the last row loads the next page.
+            let at_end = len > 0 && app.query.selected + 1 >= len;
+            let more = app
+                .query
+                .run
+                .as_ref()
+                .is_some_and(|r| r.continuation.is_some());
+            if at_end && more && matches!(action, Action::Down | Action::PageDown | Action::Bottom)
+            {
+                return load_more(app);
+            }
+            Vec::new()
+        }
+    }
+}
+
+/// Shows the selected result in the item view (as a document; a stored item can be
+/// edited from the tree).
+fn open_selected(app: &mut App) -> Vec<Effect> {
+    let Some((db, c)) = app.query.target.clone() else {
+        return Vec::new();
+    };
+    let Some(doc) = app
+        .query
+        .run
+        .as_ref()
+        .and_then(|r| r.documents.get(app.query.selected))
+        .cloned()
+    else {
+        return Vec::new();
+    };
+    let id = doc
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("(result)")
+        .to_string();
+    let etag = doc.get("_etag").and_then(Value::as_str).map(str::to_string);
+    app.item = Some(ItemView {
+        db,
+        c,
+        id,
+        pk: Value::Null,
+        etag,
+        tree: crate::tui::state::json_tree::JsonTree::new(doc),
+        request_charge: 0.0,
+        range: String::new(),
+        diff: None,
+    });
+    app.view = View::Item;
+    app.focus = Focus::View;
+    Vec::new()
+}

@@ -1,0 +1,570 @@
+//! Effects performed against the engine. Every function here blocks (LMDB is synchronous)
+//! and runs on a blocking thread, never on the UI task; results go back as messages.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::effect::Effect;
+use super::msg::Msg;
+use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
+use super::state::palette::{Entry, Target};
+use super::state::query::RangeSpan;
+use super::state::tree::{NodeKind, PAGE};
+use crate::engine::{Engine, QueryOptions};
+use crate::error::Result;
+use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
+
+/// How often a feed subscription checks for new changes.
+pub const FEED_POLL: Duration = Duration::from_millis(50);
+
+/// The roots of the tree.
+pub fn databases(engine: &Engine) -> Result<(Vec<NodeKind>, Option<String>)> {
+    let dbs = engine.list_databases()?;
+    Ok((
+        dbs.into_iter()
+            .map(|d| NodeKind::Database {
+                db: d.id,
+                containers: d.container_count,
+            })
+            .collect(),
+        None,
+    ))
+}
+
+/// One page of a node's children and the cursor of the next page.
+pub fn children(
+    engine: &Engine,
+    node: &NodeKind,
+    cursor: Option<&str>,
+) -> Result<(Vec<NodeKind>, Option<String>)> {
+    match node {
+        NodeKind::Database { db, .. } => {
+            let cs = engine.list_containers(Some(db))?;
+            Ok((
+                cs.into_iter()
+                    .map(|c| NodeKind::Container {
+                        db: db.clone(),
+                        throughput: throughput_label(&c.throughput),
+                        pk_paths: c.partition_key.paths.clone(),
+                        items: c.statistics.item_count,
+                        bytes: c.statistics.size_bytes,
+                        c: c.id,
+                    })
+                    .collect(),
+                None,
+            ))
+        }
+        NodeKind::Container { db, c, .. } => {
+            let report = engine.partitions(db, c, 0, 2)?;
+            let kinds = report
+                .partitions
+                .iter()
+                .map(|r| {
+                    let ru_now = report
+                        .load
+                        .iter()
+                        .find(|l| l.id == r.id)
+                        .map_or(0.0, |l| l.ru_last_second);
+                    NodeKind::Range {
+                        db: db.clone(),
+                        c: c.clone(),
+                        range: r.id.parse().unwrap_or_default(),
+                        min: r.min_inclusive.clone(),
+                        max: r.max_exclusive.clone(),
+                        items: r.statistics.item_count,
+                        bytes: r.statistics.size_bytes,
+                        ru_now,
+                    }
+                })
+                .collect();
+            Ok((kinds, None))
+        }
+        NodeKind::Range { db, c, range, .. } => {
+            let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
+            let page = engine.largest_logical_partitions(db, c, *range, skip, PAGE)?;
+            // The hottest of the page: the one that has consumed the most RU.
+            let hottest = page
+                .logical_partitions
+                .iter()
+                .map(|l| l.statistics.request_charge_total)
+                .fold(0.0, f64::max);
+            let kinds = page
+                .logical_partitions
+                .into_iter()
+                .map(|l| NodeKind::Logical {
+                    db: db.clone(),
+                    c: c.clone(),
+                    range: *range,
+                    hottest: hottest > 0.0 && l.statistics.request_charge_total == hottest,
+                    items: l.statistics.item_count,
+                    bytes: l.statistics.size_bytes,
+                    pk: l.partition_key,
+                })
+                .collect();
+            Ok((kinds, page.next))
+        }
+        NodeKind::Logical { db, c, pk, .. } => {
+            // What Data Explorer does: a single-partition query for the ids, paged.
+            let opts = QueryOptions {
+                partition_key: Some(pk.clone()),
+                max_items: Some(PAGE),
+                continuation: cursor.map(str::to_string),
+                ..Default::default()
+            };
+            let r = engine.query(db, c, "SELECT VALUE c.id FROM c", &opts)?;
+            let kinds = r
+                .documents
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .map(|id| NodeKind::Item {
+                    db: db.clone(),
+                    c: c.clone(),
+                    pk: pk.clone(),
+                    id,
+                })
+                .collect();
+            Ok((kinds, r.continuation))
+        }
+        _ => Ok((Vec::new(), None)),
+    }
+}
+
+fn throughput_label(t: &crate::engine::ThroughputView) -> String {
+    match (t.manual, t.autoscale_max) {
+        (Some(ru), _) => format!("{ru} RU/s"),
+        (None, Some(max)) => format!("autoscale {max} RU/s"),
+        _ => "shared".into(),
+    }
+}
+
+/// One page of a query, timed.
+pub fn query_page(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    sql: &str,
+    params: &BTreeMap<String, Value>,
+    continuation: Option<String>,
+    cancel: &AtomicBool,
+) -> (Result<crate::engine::QueryResult>, f64) {
+    let start = Instant::now();
+    let mut opts = QueryOptions {
+        continuation,
+        ..Default::default()
+    };
+    for (k, v) in params {
+        opts.params
+            .insert(k.clone(), crate::query::value::Val::from_json(v));
+    }
+    let r = engine.query_cancellable(db, c, sql, &opts, cancel);
+    (r, start.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// The container's ranges as fractions of the EPK space, for the strip.
+pub fn ranges(engine: &Engine, db: &str, c: &str) -> Vec<RangeSpan> {
+    let Ok(report) = engine.partitions(db, c, 0, 0) else {
+        return Vec::new();
+    };
+    report
+        .partitions
+        .iter()
+        .map(|r| RangeSpan {
+            id: r.id.clone(),
+            start: epk_fraction(&r.min_inclusive, 0.0),
+            end: epk_fraction(&r.max_exclusive, 1.0),
+        })
+        .collect()
+}
+
+/// Where a hex EPK bound lies in the key space, from its first bytes ("" is the start,
+/// "FF" the end). V2 hashes clear the top two bits, so hashed keys fill `00…` to `3F…`.
+pub fn epk_fraction(hex: &str, empty: f64) -> f64 {
+    if hex.is_empty() {
+        return empty;
+    }
+    if hex.eq_ignore_ascii_case("FF") {
+        return 1.0;
+    }
+    let digits: String = hex.chars().take(12).collect();
+    let padded = format!("{digits:0<12}");
+    u64::from_str_radix(&padded, 16).map_or(empty, |v| (v as f64 / (1u64 << 46) as f64).min(1.0))
+}
+
+/// A live subscription: polled by its thread (or by tests) for new changes.
+pub struct FeedFollower {
+    ticket: u64,
+    scope: FeedScope,
+    mode: FeedMode,
+    start: FeedStart,
+    /// Per container: its request and the change sequence last read.
+    followed: Vec<(String, String, FeedRequest, Option<u64>)>,
+    last_listing: Option<Instant>,
+}
+
+impl FeedFollower {
+    pub fn new(
+        ticket: u64,
+        scope: FeedScope,
+        mode: FeedModeChoice,
+        start: &StartChoice,
+    ) -> FeedFollower {
+        FeedFollower {
+            ticket,
+            scope,
+            mode: match mode {
+                FeedModeChoice::Latest => FeedMode::LatestVersion,
+                FeedModeChoice::AllVersions => FeedMode::AllVersions,
+            },
+            start: match start {
+                StartChoice::Beginning => FeedStart::Beginning,
+                StartChoice::Now => FeedStart::Now,
+                StartChoice::Time(t) => FeedStart::Time(*t),
+            },
+            followed: Vec::new(),
+            last_listing: None,
+        }
+    }
+
+    /// Reads what is new; `Err` ends the subscription.
+    pub fn poll(&mut self, engine: &Engine) -> std::result::Result<Option<Msg>, Msg> {
+        let ticket = self.ticket;
+        // A database scope picks up containers created while it runs.
+        if self
+            .last_listing
+            .is_none_or(|t| t.elapsed() > Duration::from_secs(2))
+        {
+            self.last_listing = Some(Instant::now());
+            let names = match &self.scope {
+                FeedScope::Container { db, c } => vec![(db.clone(), c.clone())],
+                FeedScope::Database { db } => match engine.list_containers(Some(db)) {
+                    Ok(cs) => cs.into_iter().map(|c| (db.clone(), c.id)).collect(),
+                    Err(error) => return Err(Msg::FeedError { ticket, error }),
+                },
+            };
+            for (db, c) in names {
+                if !self.followed.iter().any(|f| f.0 == db && f.1 == c) {
+                    let req = FeedRequest {
+                        start: self.start.clone(),
+                        mode: self.mode,
+                        range: None,
+                        max_items: 500,
+                    };
+                    self.followed.push((db, c, req, None));
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        let mut charge = 0.0;
+        let database = matches!(self.scope, FeedScope::Database { .. });
+        for (db, c, req, seen) in &mut self.followed {
+            match read_new(engine, db, c, req, seen) {
+                Ok((r, ch)) => {
+                    rows.extend(r);
+                    charge += ch;
+                }
+                // A container deleted while its database is followed: forget it.
+                Err(e) if database && e.status == 404 => *seen = Some(u64::MAX),
+                Err(error) => return Err(Msg::FeedError { ticket, error }),
+            }
+        }
+        self.followed.retain(|f| f.3 != Some(u64::MAX));
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        rows.sort_by_key(|r| r.crts);
+        Ok(Some(Msg::FeedBatch {
+            ticket,
+            rows,
+            request_charge: charge,
+        }))
+    }
+
+    /// Polls until `stop`, sending batches.
+    pub fn run(mut self, engine: &Engine, stop: &AtomicBool, send: &dyn Fn(Msg)) {
+        while !stop.load(Ordering::Acquire) {
+            match self.poll(engine) {
+                Ok(Some(msg)) => send(msg),
+                Ok(None) => {}
+                Err(msg) => {
+                    send(msg);
+                    return;
+                }
+            }
+            std::thread::sleep(FEED_POLL);
+        }
+    }
+}
+
+/// Reads everything new in one container, if its change sequence moved.
+fn read_new(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    req: &mut FeedRequest,
+    seen: &mut Option<u64>,
+) -> Result<(Vec<FeedRow>, f64)> {
+    let head = engine.feed_head(db, c)?;
+    if *seen == Some(head) {
+        return Ok((Vec::new(), 0.0));
+    }
+    let mut rows = Vec::new();
+    let mut charge = 0.0;
+    loop {
+        let (def, page) = engine.read_feed(db, c, req)?;
+        charge += page.request_charge;
+        let n = page.changes.len();
+        for ch in &page.changes {
+            let parse = |b: &Vec<u8>| serde_json::from_slice::<Value>(b).ok();
+            rows.push(FeedRow {
+                container: c.to_string(),
+                crts: ch.event.crts,
+                op: ch.event.op.name().to_string(),
+                range: ch.range,
+                lsn: ch.lsn,
+                pk: serde_json::from_slice(&ch.event.pk).unwrap_or(Value::Null),
+                id: ch.event.id.clone(),
+                size: ch.size(),
+                current: ch.event.current.as_ref().and_then(parse),
+                previous: ch.event.previous.as_ref().and_then(parse),
+                ttl_expired: ch.event.ttl_expired,
+            });
+        }
+        let _ = def;
+        req.start = FeedStart::Continuation(page.continuation);
+        if n < req.max_items {
+            break;
+        }
+    }
+    *seen = Some(head);
+    Ok((rows, charge))
+}
+
+/// Fills the palette: databases, containers and ranges first, then every item id.
+pub fn stream_palette(engine: &Engine, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
+    let Ok(dbs) = engine.list_databases() else {
+        return;
+    };
+    let mut containers = Vec::new();
+    for d in &dbs {
+        Entry {
+            text: format!("database {}", d.id),
+            kind: "database",
+            target: Target::Database(d.id.clone()),
+        }
+        .push_into(injector);
+        for c in engine.list_containers(Some(&d.id)).unwrap_or_default() {
+            Entry {
+                text: format!("container {}/{}", d.id, c.id),
+                kind: "container",
+                target: Target::Container {
+                    db: d.id.clone(),
+                    c: c.id.clone(),
+                },
+            }
+            .push_into(injector);
+            containers.push((d.id.clone(), c.id));
+        }
+    }
+    for (db, c) in &containers {
+        if let Ok(report) = engine.partitions(db, c, 0, 0) {
+            for r in report.partitions {
+                Entry {
+                    text: format!("range {db}/{c} #{}", r.id),
+                    kind: "range",
+                    target: Target::Range {
+                        db: db.clone(),
+                        c: c.clone(),
+                        range: r.id.parse().unwrap_or_default(),
+                    },
+                }
+                .push_into(injector);
+            }
+        }
+    }
+    for (db, c) in &containers {
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            if stop.load(Ordering::Acquire) {
+                return;
+            }
+            let Ok((keys, next)) = engine.item_keys(db, c, after.as_deref(), 20_000) else {
+                break;
+            };
+            for (pk, id) in keys {
+                Entry {
+                    text: format!("{id} · {db}/{c}"),
+                    kind: "item",
+                    target: Target::Item {
+                        db: db.clone(),
+                        c: c.clone(),
+                        pk,
+                        id,
+                    },
+                }
+                .push_into(injector);
+            }
+            match next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+    }
+}
+
+/// Saves or creates an item from the edited text.
+pub fn save_item(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    body: &str,
+    if_match: Option<&str>,
+    create: bool,
+) -> Result<crate::engine::ItemResponse> {
+    if create {
+        engine.create_item(db, c, body.as_bytes())
+    } else {
+        // Replace keeps the id: a changed id is reported as 404, not silently duplicated.
+        engine.replace_item(db, c, body.as_bytes(), if_match)
+    }
+}
+
+/// The query history file.
+pub fn history_path(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("query-history.json")
+}
+
+pub fn load_history(data_dir: &std::path::Path) -> Vec<String> {
+    std::fs::read(history_path(data_dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::Result<()> {
+    let path = history_path(data_dir);
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(entries).unwrap_or_default())?;
+    std::fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epk_fractions() {
+        assert_eq!(epk_fraction("", 0.0), 0.0);
+        assert_eq!(epk_fraction("FF", 1.0), 1.0);
+        assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
+        assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
+    }
+}
+
+/// Performs a one-shot effect and returns the messages it produces. Effects that need the
+/// runtime (subscriptions, the palette stream, the terminal, the clipboard) are not
+/// handled here and produce nothing.
+pub fn perform(
+    engine: &Engine,
+    data_dir: &std::path::Path,
+    effect: Effect,
+    cancel: &AtomicBool,
+) -> Vec<Msg> {
+    match effect {
+        Effect::LoadDatabases { generation } => vec![Msg::Children {
+            generation,
+            key: None,
+            append: false,
+            result: databases(engine),
+        }],
+        Effect::LoadChildren {
+            generation,
+            key,
+            node,
+            cursor,
+        } => vec![Msg::Children {
+            generation,
+            append: cursor.is_some(),
+            result: children(engine, &node, cursor.as_deref()),
+            key: Some(key),
+        }],
+        Effect::ReadItem {
+            ticket,
+            db,
+            c,
+            id,
+            pk,
+        } => vec![Msg::Item {
+            ticket,
+            result: engine.read_item(&db, &c, &id, &pk),
+        }],
+        Effect::RunQuery {
+            ticket,
+            db,
+            c,
+            sql,
+            params,
+            continuation,
+            ranges: with_ranges,
+        } => {
+            let mut out = Vec::new();
+            if with_ranges {
+                out.push(Msg::Ranges {
+                    ticket,
+                    ranges: ranges(engine, &db, &c),
+                });
+            }
+            let (result, elapsed_ms) =
+                query_page(engine, &db, &c, &sql, &params, continuation, cancel);
+            out.push(Msg::QueryPage {
+                ticket,
+                result,
+                elapsed_ms,
+            });
+            out
+        }
+        Effect::LoadPartitions { ticket, db, c } => vec![Msg::Partitions {
+            ticket,
+            result: engine.partitions(&db, &c, 10, 120),
+        }],
+        Effect::SaveItem {
+            ticket,
+            db,
+            c,
+            body,
+            if_match,
+            create,
+        } => vec![Msg::Saved {
+            ticket,
+            result: save_item(engine, &db, &c, &body, if_match.as_deref(), create),
+            db,
+            c,
+        }],
+        Effect::DeleteItem {
+            ticket,
+            db,
+            c,
+            id,
+            pk,
+            if_match,
+        } => vec![Msg::Deleted {
+            ticket,
+            result: engine.delete_item(&db, &c, &id, &pk, if_match.as_deref()),
+            id,
+        }],
+        Effect::SaveHistory { entries } => {
+            // Losing history is not worth interrupting anyone for.
+            let _ = save_history(data_dir, &entries);
+            Vec::new()
+        }
+        Effect::CancelQuery { .. }
+        | Effect::Subscribe { .. }
+        | Effect::Unsubscribe { .. }
+        | Effect::StreamPalette { .. }
+        | Effect::StopPalette { .. }
+        | Effect::Edit { .. }
+        | Effect::Copy { .. } => Vec::new(),
+    }
+}
