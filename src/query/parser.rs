@@ -60,31 +60,66 @@ pub fn parse(text: &str) -> Result<Query, Error> {
     parse_boxed(text).map_err(|e| *e)
 }
 
-fn parse_boxed(text: &str) -> PResult<Query> {
-    if text.len() > MAX_QUERY_BYTES {
-        let pos = lexer::position_of(text, MAX_QUERY_BYTES);
-        return Err(err_at(
-            pos,
-            format!(
-                "the query text is {} bytes long; the limit is {MAX_QUERY_BYTES} bytes (512 KB) — \
-                 pass large values as parameters or split the query",
-                text.len()
-            ),
-        ));
-    }
-    let tokens = lexer::tokenize(text)?;
-    let mut p = Parser {
+/// Parses a patch condition, the service's filter predicate: `FROM c [JOIN ...] [WHERE expr]`
+/// without a SELECT (partial-document-update.md: `from c where c.taskNum = 3`). The result is
+/// the equivalent `SELECT VALUE true ...` query, so checks and evaluation treat it like any
+/// other.
+pub fn parse_condition(text: &str) -> Result<Query, Error> {
+    parse_condition_boxed(text).map_err(|e| *e)
+}
+
+fn parse_condition_boxed(text: &str) -> PResult<Query> {
+    let mut p = Parser::start(
         text,
-        tokens,
-        idx: 0,
-        depth: 0,
-    };
-    if p.peek().kind == TokenKind::Eof {
-        return Err(err_at(
-            p.peek().pos,
-            "the query is empty: write a query such as SELECT * FROM c",
-        ));
+        "the condition is empty: write one such as FROM c WHERE c.status = 'open'",
+    )?;
+    let start = p.peek().pos;
+    if !p.is_kw(Keyword::From) {
+        return Err(
+            p.expected("FROM at the start of the condition, as in FROM c WHERE c.status = 'open'")
+        );
     }
+    let mut st = QueryState {
+        depth: 0,
+        last: Clause::Select,
+        alias_tok: None,
+    };
+    let mut q = Query {
+        // `SELECT VALUE true`: valid whatever the FROM and JOINs bind; only matches count.
+        select: Select {
+            distinct: false,
+            top: None,
+            kind: SelectKind::Value(Expr {
+                kind: ExprKind::Literal(Literal::Bool(true)),
+                pos: start,
+            }),
+            pos: start,
+        },
+        from: None,
+        joins: Vec::new(),
+        filter: None,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        offset_limit: None,
+        pos: start,
+    };
+    p.parse_from(&mut q, &mut st)?;
+    p.parse_where(&mut q, &mut st)?;
+    if p.peek().kind != TokenKind::Eof {
+        let what = match st.last {
+            Clause::Where => "AND, OR or the end of the condition after its WHERE filter",
+            _ => "JOIN, WHERE or the end of the condition after the FROM clause",
+        };
+        return Err(p.expected(what));
+    }
+    Ok(q)
+}
+
+fn parse_boxed(text: &str) -> PResult<Query> {
+    let mut p = Parser::start(
+        text,
+        "the query is empty: write a query such as SELECT * FROM c",
+    )?;
     let (query, _) = p.query(false)?;
     p.expect_end_of_query()?;
     Ok(*query)
@@ -247,6 +282,35 @@ struct Parser<'a> {
     idx: usize,
     /// Current recursion depth (expressions and subqueries).
     depth: u32,
+}
+
+impl<'a> Parser<'a> {
+    /// A parser positioned on the first token of `text`, after the length limit and the
+    /// empty-text check (`empty` says what to write instead).
+    fn start(text: &'a str, empty: &str) -> PResult<Parser<'a>> {
+        if text.len() > MAX_QUERY_BYTES {
+            let pos = lexer::position_of(text, MAX_QUERY_BYTES);
+            return Err(err_at(
+                pos,
+                format!(
+                    "the query text is {} bytes long; the limit is {MAX_QUERY_BYTES} bytes \
+                     (512 KB) — pass large values as parameters or split the query",
+                    text.len()
+                ),
+            ));
+        }
+        let tokens = lexer::tokenize(text)?;
+        let p = Parser {
+            text,
+            tokens,
+            idx: 0,
+            depth: 0,
+        };
+        if p.peek().kind == TokenKind::Eof {
+            return Err(err_at(p.peek().pos, empty));
+        }
+        Ok(p)
+    }
 }
 
 impl Parser<'_> {
