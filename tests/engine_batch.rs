@@ -174,7 +174,11 @@ fn a_committed_batch_applies_every_operation_with_one_timestamp() {
     for id in ["comment", "post", "new", "edit"] {
         assert_eq!(fx.read_json(C, id, &json!("p"))["_ts"], ts, "{id}");
     }
-    assert_eq!(container_counts(&fx.engine, C).0, 4, "3 + comment + new − old");
+    assert_eq!(
+        container_counts(&fx.engine, C).0,
+        4,
+        "3 + comment + new − old"
+    );
 }
 
 #[test]

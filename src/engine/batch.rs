@@ -122,7 +122,11 @@ impl BatchOperation {
     }
 
     pub fn patch(id: impl Into<String>, request: &PatchRequest) -> Self {
-        Self::new(OperationType::Patch, Some(id.into()), Some(request.to_json()))
+        Self::new(
+            OperationType::Patch,
+            Some(id.into()),
+            Some(request.to_json()),
+        )
     }
 
     /// Adds an `If-Match` precondition.
@@ -166,7 +170,9 @@ impl PatchRequest {
             ))
         };
         match body {
-            Value::Array(_) => serde_json::from_value(body).map(PatchRequest::new).map_err(bad),
+            Value::Array(_) => serde_json::from_value(body)
+                .map(PatchRequest::new)
+                .map_err(bad),
             Value::Object(_) => serde_json::from_value(body).map_err(bad),
             other => Err(Error::bad_request(format!(
                 "a patch request is an array of operations or an object with \"operations\", \
@@ -343,7 +349,10 @@ impl Engine {
             let mut batch = WriteBatch::begin(&self.store, db, name)?;
             let def = batch.container().clone();
             let key = def.partition_key.parse_request_value(pk)?;
-            let range = def.owner(key.epk(&def.partition_key).as_bytes())?.id.to_string();
+            let range = def
+                .owner(key.epk(&def.partition_key).as_bytes())?
+                .id
+                .to_string();
             let mut done = Vec::with_capacity(ops.len());
             for (index, op) in ops.iter().enumerate() {
                 match charged(run(&mut batch, &key, op)) {
@@ -445,7 +454,12 @@ fn run(
         OperationType::Read => {
             let r = batch.read(required_id(op)?, key, if_match)?;
             let etag = item::stored_etag(&r.json);
-            Ok(BatchOperationResult::ok(200, r.request_charge, etag, Some(&r.json)))
+            Ok(BatchOperationResult::ok(
+                200,
+                r.request_charge,
+                etag,
+                Some(&r.json),
+            ))
         }
         OperationType::Delete => batch
             .delete(required_id(op)?, key, if_match)

@@ -24,12 +24,12 @@ use crate::store::epk;
 use crate::store::feed::{FeedPage, FeedRequest};
 use crate::store::item;
 use crate::store::meter;
+pub use crate::store::patch::PatchOperation;
 use crate::store::stats::StatsView;
 use crate::store::write::{WriteBatch, WriteKind, WriteResult};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
-pub use crate::store::patch::PatchOperation;
 pub use views::*;
 
 /// Environment variable naming the default data directory.

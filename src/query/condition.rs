@@ -70,15 +70,30 @@ mod tests {
         assert!(holds("FROM c WHERE c.status = 'open'", doc.clone()));
         assert!(!holds("from c where c.status = 'closed'", doc.clone()));
         assert!(holds("FROM c", doc.clone()), "no WHERE: every item matches");
-        assert!(!holds("FROM c WHERE c.missing = 1", doc.clone()), "undefined fails");
-        assert!(holds("FROM c WHERE c.n > 2 AND IS_DEFINED(c.tags)", doc.clone()));
-        assert!(holds("FROM root r JOIN t IN r.tags WHERE t = 'b'", doc.clone()));
+        assert!(
+            !holds("FROM c WHERE c.missing = 1", doc.clone()),
+            "undefined fails"
+        );
+        assert!(holds(
+            "FROM c WHERE c.n > 2 AND IS_DEFINED(c.tags)",
+            doc.clone()
+        ));
+        assert!(holds(
+            "FROM root r JOIN t IN r.tags WHERE t = 'b'",
+            doc.clone()
+        ));
         assert!(!holds("FROM c JOIN t IN c.tags WHERE t = 'z'", doc));
     }
 
     #[test]
     fn errors_are_positioned_400s() {
-        for bad in ["", "SELECT * FROM c", "WHERE c.a = 1", "FROM c WHERE", "FROM c ORDER BY c.a"] {
+        for bad in [
+            "",
+            "SELECT * FROM c",
+            "WHERE c.a = 1",
+            "FROM c WHERE",
+            "FROM c ORDER BY c.a",
+        ] {
             let e = Condition::parse(bad).unwrap_err();
             assert_eq!(e.status, 400, "{bad}: {e}");
             assert!(e.message.starts_with("in the patch condition"), "{e}");

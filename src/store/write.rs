@@ -425,9 +425,14 @@ impl<'s> WriteBatch<'s> {
     }
 
     /// Reads one item inside this transaction, so it sees the transaction's earlier writes
-    /// (a read in a transactional batch). Charged like a point read and metered with the
-    /// transaction.
-    pub fn read(&mut self, id: &str, pk: &PartitionKeyValue) -> Result<ReadResult> {
+    /// (a read in a transactional batch), optionally only if its etag is `if_match` (412).
+    /// Charged like a point read and metered with the transaction.
+    pub fn read(
+        &mut self,
+        id: &str,
+        pk: &PartitionKeyValue,
+        if_match: Option<&str>,
+    ) -> Result<ReadResult> {
         let Live {
             epk,
             range,
@@ -435,6 +440,9 @@ impl<'s> WriteBatch<'s> {
             ..
         } = self.require_live(id, pk)?;
         let ru = charge::point_read(existing.json.len());
+        if let Some(expected) = if_match {
+            check_etag(expected, &existing.json, id).map_err(|e| e.with_charge(ru))?;
+        }
         self.store
             .check_budget(&self.txn, &self.def, range, self.used(range), ru)?;
         self.account_read(range, &epk, pk, ru)?;
@@ -475,7 +483,9 @@ impl<'s> WriteBatch<'s> {
         }
         patch::apply(&mut doc, ops).map_err(|e| e.with_charge(read_charge))?;
         let Value::Object(doc) = doc else {
-            return Err(Error::internal(format!("stored item {id:?} is not an object")));
+            return Err(Error::internal(format!(
+                "stored item {id:?} is not an object"
+            )));
         };
         // If-Match was checked above against the same snapshot.
         self.write(WriteKind::Patch, doc, None)
@@ -637,7 +647,9 @@ impl<'s> WriteBatch<'s> {
         pk: &PartitionKeyValue,
         ru: f64,
     ) -> Result<()> {
-        self.logical_stats(epk, pk)?.counters.record(OpKind::Read, ru);
+        self.logical_stats(epk, pk)?
+            .counters
+            .record(OpKind::Read, ru);
         self.range_stats(range)?.counters.record(OpKind::Read, ru);
         self.cstats.counters.record(OpKind::Read, ru);
         let u = self.usage.entry(range).or_default();
