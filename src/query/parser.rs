@@ -79,30 +79,18 @@ fn parse_condition_boxed(text: &str) -> PResult<Query> {
             p.expected("FROM at the start of the condition, as in FROM c WHERE c.status = 'open'")
         );
     }
-    let mut st = QueryState {
-        depth: 0,
-        last: Clause::Select,
-        alias_tok: None,
-    };
-    let mut q = Query {
-        // `SELECT VALUE true`: valid whatever the FROM and JOINs bind; only matches count.
-        select: Select {
-            distinct: false,
-            top: None,
-            kind: SelectKind::Value(Expr {
-                kind: ExprKind::Literal(Literal::Bool(true)),
-                pos: start,
-            }),
+    let mut st = QueryState::new();
+    // `SELECT VALUE true`: valid whatever the FROM and JOINs bind; only matches count.
+    let select = Select {
+        distinct: false,
+        top: None,
+        kind: SelectKind::Value(Expr {
+            kind: ExprKind::Literal(Literal::Bool(true)),
             pos: start,
-        },
-        from: None,
-        joins: Vec::new(),
-        filter: None,
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        offset_limit: None,
+        }),
         pos: start,
     };
+    let mut q = clauses_after(select, start);
     p.parse_from(&mut q, &mut st)?;
     p.parse_where(&mut q, &mut st)?;
     if p.peek().kind != TokenKind::Eof {
@@ -208,6 +196,31 @@ struct QueryState {
     last: Clause,
     /// The token just taken as an alias without AS, if the last thing parsed ended so.
     alias_tok: Option<Token>,
+}
+
+impl QueryState {
+    /// The state right after SELECT.
+    fn new() -> QueryState {
+        QueryState {
+            depth: 0,
+            last: Clause::Select,
+            alias_tok: None,
+        }
+    }
+}
+
+/// A query of `select` whose other clauses are still to be parsed.
+fn clauses_after(select: Select, pos: Pos) -> Query {
+    Query {
+        select,
+        from: None,
+        joins: Vec::new(),
+        filter: None,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        offset_limit: None,
+        pos,
+    }
 }
 
 /// Clauses in the order a query must give them, for "out of place" messages.
@@ -636,22 +649,9 @@ impl Parser<'_> {
         if !self.eat_kw(Keyword::Select) {
             return Err(self.expected("SELECT at the start of the query"));
         }
-        let mut st = QueryState {
-            depth: 0,
-            last: Clause::Select,
-            alias_tok: None,
-        };
+        let mut st = QueryState::new();
         let select = self.select_clause(&mut st)?;
-        let mut q = Box::new(Query {
-            select,
-            from: None,
-            joins: Vec::new(),
-            filter: None,
-            group_by: Vec::new(),
-            order_by: Vec::new(),
-            offset_limit: None,
-            pos: start,
-        });
+        let mut q = Box::new(clauses_after(select, start));
         self.parse_from(&mut q, &mut st)?;
         self.parse_where(&mut q, &mut st)?;
         self.parse_group_by(&mut q, &mut st)?;
