@@ -14,6 +14,8 @@
 //! | insert with indexing              | more                 | + 0.12 RU per indexed term         |
 //! | replace                           | 2 × insert           | 2 × insert of the new image        |
 //! | unique key policy present         | "slightly higher"    | + 0.3 RU per unique key constraint |
+//! | patch                             | ≈ replace (FAQ)      | replace of the patched image       |
+//! | transactional batch               | —                    | sum of its operations' charges     |
 //!
 //! Formulas (KB = bytes / 1024):
 //!
@@ -22,6 +24,8 @@
 //! insert(bytes, terms) = max(5, 5 + (KB − 1) × 45/99) + 0.12 × terms + 0.3 × uniqueKeys
 //! replace              = 2 × insert(new image)
 //! delete               = insert(deleted image)
+//! patch                = replace(patched image)
+//! batch                = Σ operations
 //! ```
 //!
 //! Failed requests are charged too, as the service does: a request rejected before it
@@ -99,6 +103,21 @@ pub fn delete(work: WriteWork) -> f64 {
     round(insert_base(work))
 }
 
+/// Patch: the service bills a partial update like the write it performs ("users shouldn't
+/// expect a significant reduction in RU", partial-document-update-faq), so it costs a
+/// replace of the patched image.
+pub fn patch(work: WriteWork) -> f64 {
+    replace(work)
+}
+
+/// A transactional batch costs the sum of its operations: the service publishes no batch
+/// discount or surcharge, so none is invented. A failed batch is charged for the operations
+/// it ran before the failing one plus that one (the work was done, then rolled back); the
+/// operations it never reached cost nothing. (Unpublished: **unconfirmed**.)
+pub fn batch(operation_charges: impl IntoIterator<Item = f64>) -> f64 {
+    round(operation_charges.into_iter().sum())
+}
+
 /// Base cost of a query on each physical partition it visits (the service: "2–3 RU extra
 /// for every physical partition"; a one-document query measured 2.98–3.19 RU).
 pub const QUERY_PER_RANGE: f64 = 2.3;
@@ -164,6 +183,13 @@ mod tests {
         assert!(indexed > 6.0 && indexed < 7.0, "{indexed}");
         assert_eq!(replace(w(1024, 0)), 10.0);
         assert_eq!(delete(w(1024, 0)), create(w(1024, 0)));
+        assert_eq!(patch(w(1024, 12)), replace(w(1024, 12)));
+    }
+
+    #[test]
+    fn a_batch_costs_the_sum_of_its_operations() {
+        assert_eq!(batch([1.0, 6.44, 12.88]), 20.32);
+        assert_eq!(batch([]), 0.0);
     }
 
     #[test]

@@ -36,6 +36,17 @@ pub enum Command {
     /// Point operations on one item
     #[command(subcommand)]
     Item(ItemCommand),
+    /// Run a transactional batch read from stdin: a JSON array of up to 100 operations on one
+    /// logical partition, all applied or none
+    #[command(
+        after_help = "Operations: {\"operationType\": \"Create\"|\"Upsert\"|\"Replace\"|\"Read\"|\"Delete\"|\"Patch\",                       \"id\"?, \"resourceBody\"?, \"ifMatch\"?}. Create/Upsert/Replace take the item as                       resourceBody; Read/Delete/Patch take an id; Patch takes its operations as resourceBody.                       A failed batch prints every result (the failing one with its status, the others 424)                       and exits with status 1."
+    )]
+    Batch {
+        target: String,
+        /// The batch's logical partition (JSON)
+        #[arg(long, value_name = "JSON")]
+        pk: String,
+    },
     /// Upsert items from JSON-array or NDJSON files ("-" reads stdin)
     Import {
         target: String,
@@ -191,6 +202,17 @@ pub enum ItemCommand {
         id: String,
         #[arg(long, value_name = "JSON")]
         pk: String,
+    },
+    /// Patch an item with operations read from stdin: an array of {"op", "path", "value"}
+    /// (add, set, replace, remove, incr, move with "from"), or {"operations": [...],
+    /// "condition": "FROM c WHERE ..."}
+    Patch {
+        target: String,
+        id: String,
+        #[arg(long, value_name = "JSON")]
+        pk: String,
+        #[arg(long, value_name = "ETAG")]
+        if_match: Option<String>,
     },
     /// Delete an item by id and partition key
     Delete {

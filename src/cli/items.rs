@@ -10,14 +10,23 @@ use super::args::ItemCommand;
 use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, split_target, stderr_is_terminal,
 };
-use crate::engine::{Engine, ImportSummary, import};
+use crate::engine::{Engine, ImportSummary, PatchRequest, import};
 
-fn read_stdin() -> CliResult<Vec<u8>> {
+pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
     std::io::stdin()
         .read_to_end(&mut body)
-        .map_err(|e| Failure::Usage(format!("cannot read the item from stdin: {e}")))?;
+        .map_err(|e| Failure::Usage(format!("cannot read the request from stdin: {e}")))?;
     Ok(body)
+}
+
+/// A request body read from stdin as JSON; malformed JSON is the request's fault (400).
+pub(crate) fn parse_stdin_json(body: &[u8]) -> CliResult<serde_json::Value> {
+    serde_json::from_slice(body).map_err(|e| {
+        Failure::Request(crate::error::Error::bad_request(format!(
+            "the request on stdin is not valid JSON: {e}"
+        )))
+    })
 }
 
 pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
@@ -37,6 +46,23 @@ pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
         ItemCommand::Read { target, id, pk } => {
             let (db, c) = split_target(&target)?;
             engine.read_item(db, c, &id, &parse_json_arg("--pk", &pk)?)?
+        }
+        ItemCommand::Patch {
+            target,
+            id,
+            pk,
+            if_match,
+        } => {
+            let (db, c) = split_target(&target)?;
+            let request = PatchRequest::from_json(parse_stdin_json(&read_stdin()?)?)?;
+            engine.patch_item(
+                db,
+                c,
+                &id,
+                &parse_json_arg("--pk", &pk)?,
+                &request,
+                if_match.as_deref(),
+            )?
         }
         ItemCommand::Delete {
             target,

@@ -6,6 +6,7 @@
 //! stderr is a terminal.
 
 pub mod args;
+mod batch;
 mod feed;
 mod items;
 mod query;
@@ -22,10 +23,12 @@ use crate::engine::Engine;
 use crate::error::Error;
 use args::{Cli, Command};
 
-/// Why a command failed: a request the store refused, or a command line it cannot run.
+/// Why a command failed: a request the store refused, a command line it cannot run, or a
+/// request whose failure the command already printed in its own output (a failed batch).
 pub enum Failure {
     Request(Error),
     Usage(String),
+    Printed,
 }
 
 impl From<Error> for Failure {
@@ -73,6 +76,7 @@ fn fail(f: Failure) -> ExitCode {
     let (err, code) = match f {
         Failure::Request(e) => (e, 1),
         Failure::Usage(message) => (Error::bad_request(message), 2),
+        Failure::Printed => return ExitCode::from(1),
     };
     print_json(&serde_json::json!({ "error": err.to_json() }));
     ExitCode::from(code)
@@ -103,6 +107,7 @@ fn execute(cli: Cli) -> CliResult {
         },
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
+        Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import { target, files }) => items::import(&engine, &target, &files),
         Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
         Some(Command::Feed(args)) => feed::feed(&engine, args),

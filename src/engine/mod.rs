@@ -6,6 +6,7 @@
 //! expired items — on its own thread for as long as it is open.
 
 pub mod background;
+pub mod batch;
 pub mod import;
 pub mod processor;
 pub mod views;
@@ -23,8 +24,12 @@ use crate::store::epk;
 use crate::store::feed::{FeedPage, FeedRequest};
 use crate::store::item;
 use crate::store::meter;
+pub use crate::store::patch::PatchOperation;
 use crate::store::stats::StatsView;
 use crate::store::write::{WriteBatch, WriteKind, WriteResult};
+pub use batch::{
+    BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
+};
 pub use views::*;
 
 /// Environment variable naming the default data directory.
@@ -653,7 +658,7 @@ fn response(r: WriteResult) -> ItemResponse {
 
 /// The service charges failed requests too: one rejected before it touched data (bad
 /// input, a missing container) costs the minimum; 429s and internal faults cost nothing.
-fn charged(result: Result<ItemResponse>) -> Result<ItemResponse> {
+fn charged<T>(result: Result<T>) -> Result<T> {
     result.map_err(|e| {
         if e.request_charge == 0.0 && e.status != 429 && e.status < 500 {
             e.with_charge(crate::charge::REJECTED)

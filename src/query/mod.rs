@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod condition;
 pub mod demand;
 pub mod eval;
 pub mod exec;

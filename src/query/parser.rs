@@ -60,31 +60,54 @@ pub fn parse(text: &str) -> Result<Query, Error> {
     parse_boxed(text).map_err(|e| *e)
 }
 
-fn parse_boxed(text: &str) -> PResult<Query> {
-    if text.len() > MAX_QUERY_BYTES {
-        let pos = lexer::position_of(text, MAX_QUERY_BYTES);
-        return Err(err_at(
-            pos,
-            format!(
-                "the query text is {} bytes long; the limit is {MAX_QUERY_BYTES} bytes (512 KB) — \
-                 pass large values as parameters or split the query",
-                text.len()
-            ),
-        ));
-    }
-    let tokens = lexer::tokenize(text)?;
-    let mut p = Parser {
+/// Parses a patch condition, the service's filter predicate: `FROM c [JOIN ...] [WHERE expr]`
+/// without a SELECT (partial-document-update.md: `from c where c.taskNum = 3`). The result is
+/// the equivalent `SELECT VALUE true ...` query, so checks and evaluation treat it like any
+/// other.
+pub fn parse_condition(text: &str) -> Result<Query, Error> {
+    parse_condition_boxed(text).map_err(|e| *e)
+}
+
+fn parse_condition_boxed(text: &str) -> PResult<Query> {
+    let mut p = Parser::start(
         text,
-        tokens,
-        idx: 0,
-        depth: 0,
-    };
-    if p.peek().kind == TokenKind::Eof {
-        return Err(err_at(
-            p.peek().pos,
-            "the query is empty: write a query such as SELECT * FROM c",
-        ));
+        "the condition is empty: write one such as FROM c WHERE c.status = 'open'",
+    )?;
+    let start = p.peek().pos;
+    if !p.is_kw(Keyword::From) {
+        return Err(
+            p.expected("FROM at the start of the condition, as in FROM c WHERE c.status = 'open'")
+        );
     }
+    let mut st = QueryState::new();
+    // `SELECT VALUE true`: valid whatever the FROM and JOINs bind; only matches count.
+    let select = Select {
+        distinct: false,
+        top: None,
+        kind: SelectKind::Value(Expr {
+            kind: ExprKind::Literal(Literal::Bool(true)),
+            pos: start,
+        }),
+        pos: start,
+    };
+    let mut q = clauses_after(select, start);
+    p.parse_from(&mut q, &mut st)?;
+    p.parse_where(&mut q, &mut st)?;
+    if p.peek().kind != TokenKind::Eof {
+        let what = match st.last {
+            Clause::Where => "AND, OR or the end of the condition after its WHERE filter",
+            _ => "JOIN, WHERE or the end of the condition after the FROM clause",
+        };
+        return Err(p.expected(what));
+    }
+    Ok(q)
+}
+
+fn parse_boxed(text: &str) -> PResult<Query> {
+    let mut p = Parser::start(
+        text,
+        "the query is empty: write a query such as SELECT * FROM c",
+    )?;
     let (query, _) = p.query(false)?;
     p.expect_end_of_query()?;
     Ok(*query)
@@ -175,6 +198,31 @@ struct QueryState {
     alias_tok: Option<Token>,
 }
 
+impl QueryState {
+    /// The state right after SELECT.
+    fn new() -> QueryState {
+        QueryState {
+            depth: 0,
+            last: Clause::Select,
+            alias_tok: None,
+        }
+    }
+}
+
+/// A query of `select` whose other clauses are still to be parsed.
+fn clauses_after(select: Select, pos: Pos) -> Query {
+    Query {
+        select,
+        from: None,
+        joins: Vec::new(),
+        filter: None,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        offset_limit: None,
+        pos,
+    }
+}
+
 /// Clauses in the order a query must give them, for "out of place" messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Clause {
@@ -247,6 +295,35 @@ struct Parser<'a> {
     idx: usize,
     /// Current recursion depth (expressions and subqueries).
     depth: u32,
+}
+
+impl<'a> Parser<'a> {
+    /// A parser positioned on the first token of `text`, after the length limit and the
+    /// empty-text check (`empty` says what to write instead).
+    fn start(text: &'a str, empty: &str) -> PResult<Parser<'a>> {
+        if text.len() > MAX_QUERY_BYTES {
+            let pos = lexer::position_of(text, MAX_QUERY_BYTES);
+            return Err(err_at(
+                pos,
+                format!(
+                    "the query text is {} bytes long; the limit is {MAX_QUERY_BYTES} bytes \
+                     (512 KB) — pass large values as parameters or split the query",
+                    text.len()
+                ),
+            ));
+        }
+        let tokens = lexer::tokenize(text)?;
+        let p = Parser {
+            text,
+            tokens,
+            idx: 0,
+            depth: 0,
+        };
+        if p.peek().kind == TokenKind::Eof {
+            return Err(err_at(p.peek().pos, empty));
+        }
+        Ok(p)
+    }
 }
 
 impl Parser<'_> {
@@ -572,22 +649,9 @@ impl Parser<'_> {
         if !self.eat_kw(Keyword::Select) {
             return Err(self.expected("SELECT at the start of the query"));
         }
-        let mut st = QueryState {
-            depth: 0,
-            last: Clause::Select,
-            alias_tok: None,
-        };
+        let mut st = QueryState::new();
         let select = self.select_clause(&mut st)?;
-        let mut q = Box::new(Query {
-            select,
-            from: None,
-            joins: Vec::new(),
-            filter: None,
-            group_by: Vec::new(),
-            order_by: Vec::new(),
-            offset_limit: None,
-            pos: start,
-        });
+        let mut q = Box::new(clauses_after(select, start));
         self.parse_from(&mut q, &mut st)?;
         self.parse_where(&mut q, &mut st)?;
         self.parse_group_by(&mut q, &mut st)?;

@@ -9,6 +9,7 @@
 //! - [`ranges`]: physical partitions and split planning
 //! - [`item`]: item records, system properties and the service's item rules
 //! - [`write`]: the write transaction every mutation goes through (stats, feed, splits)
+//! - [`patch`]: partial document update operations on JSON-pointer paths
 //! - [`read`]: point reads, listings and statistics
 //! - [`feed`]: the change feed log and its readers
 //! - [`meter`]: RU per range per second, throttling, and read accounting
@@ -25,6 +26,7 @@ pub mod keys;
 pub mod meter;
 pub(crate) mod murmur3;
 pub mod partition_key;
+pub mod patch;
 pub mod ranges;
 pub mod read;
 pub mod stats;

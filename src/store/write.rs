@@ -20,7 +20,9 @@ use super::indexing::CompiledPolicy;
 use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
+use super::patch::{self, PatchOperation};
 use super::ranges::{self, PkRange};
+use super::read::ReadResult;
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
 use super::{Store, murmur3};
 use crate::charge::{self, WriteWork};
@@ -35,6 +37,9 @@ pub enum WriteKind {
     Replace,
     /// Creates or replaces.
     Upsert,
+    /// Replaces with a patched image ([`WriteBatch::patch`]): 404 if the item does not
+    /// exist, charged through [`charge::patch`].
+    Patch,
 }
 
 /// The outcome of one successful operation.
@@ -70,6 +75,14 @@ pub struct WriteBatch<'s> {
 struct Existing {
     header: ItemHeader,
     json: Vec<u8>,
+}
+
+/// A live item with where it lives.
+struct Live {
+    key: Vec<u8>,
+    epk: Epk,
+    range: RangeId,
+    existing: Existing,
 }
 
 impl<'s> WriteBatch<'s> {
@@ -194,7 +207,7 @@ impl<'s> WriteBatch<'s> {
                 ))
                 .with_charge(lookup_charge));
             }
-            (WriteKind::Replace, None) => {
+            (WriteKind::Replace | WriteKind::Patch, None) => {
                 return Err(Error::not_found(format!(
                     "no item with id {id:?} in logical partition {} of {}",
                     pk.to_display_json(),
@@ -230,11 +243,20 @@ impl<'s> WriteBatch<'s> {
             indexed_terms: self.index.count_indexed_terms(&doc),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
+        if kind == WriteKind::Patch && json.len() > item::MAX_ITEM_BYTES {
+            // Other writes were measured as request bodies; a patch grows the item here.
+            return Err(Error::too_large(format!(
+                "the patched item would be {} bytes; the service's limit is {} bytes (2 MB)",
+                json.len(),
+                item::MAX_ITEM_BYTES
+            ))
+            .with_charge(lookup_charge));
+        }
         let replacing = existing.is_some();
-        let ru = if replacing {
-            charge::replace(work)
-        } else {
-            charge::create(work)
+        let ru = match kind {
+            WriteKind::Patch => charge::patch(work),
+            _ if replacing => charge::replace(work),
+            _ => charge::create(work),
         };
         self.store
             .check_budget(&self.txn, &def, range, self.used(range), ru)?;
@@ -345,6 +367,7 @@ impl<'s> WriteBatch<'s> {
             WriteKind::Create => OpKind::Create,
             WriteKind::Replace => OpKind::Replace,
             WriteKind::Upsert => OpKind::Upsert,
+            WriteKind::Patch => OpKind::Patch,
         };
         let items_delta = if replacing { 0 } else { 1 };
         self.account(range, &epk, &pk, op, ru, items_delta, delta_bytes, lsn)?;
@@ -369,21 +392,12 @@ impl<'s> WriteBatch<'s> {
         if_match: Option<&str>,
     ) -> Result<WriteResult> {
         let def = self.def.clone();
-        item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
-        let epk = pk.epk(&def.partition_key);
-        let range = def.owner(epk.as_bytes())?.id;
-        let key = keys::item(def.rid, &epk, id);
-        let existing = match self.existing(&key)? {
-            Some(e) if !e.header.is_expired(self.now) => e,
-            _ => {
-                return Err(Error::not_found(format!(
-                    "no item with id {id:?} in logical partition {} of {}",
-                    pk.to_display_json(),
-                    def.full_name()
-                ))
-                .with_charge(charge::NOT_FOUND_READ));
-            }
-        };
+        let Live {
+            key,
+            epk,
+            range,
+            existing,
+        } = self.require_live(id, pk)?;
         if let Some(expected) = if_match {
             check_etag(expected, &existing.json, id)
                 .map_err(|e| e.with_charge(charge::point_read(existing.json.len())))?;
@@ -408,6 +422,95 @@ impl<'s> WriteBatch<'s> {
             lsn,
             epk,
         })
+    }
+
+    /// Reads one item inside this transaction, so it sees the transaction's earlier writes
+    /// (a read in a transactional batch), optionally only if its etag is `if_match` (412).
+    /// Charged like a point read and metered with the transaction.
+    pub fn read(
+        &mut self,
+        id: &str,
+        pk: &PartitionKeyValue,
+        if_match: Option<&str>,
+    ) -> Result<ReadResult> {
+        let Live {
+            epk,
+            range,
+            existing,
+            ..
+        } = self.require_live(id, pk)?;
+        let ru = charge::point_read(existing.json.len());
+        if let Some(expected) = if_match {
+            check_etag(expected, &existing.json, id).map_err(|e| e.with_charge(ru))?;
+        }
+        self.store
+            .check_budget(&self.txn, &self.def, range, self.used(range), ru)?;
+        self.account_read(range, &epk, pk, ru)?;
+        Ok(ReadResult {
+            json: existing.json,
+            request_charge: ru,
+            range,
+            epk,
+        })
+    }
+
+    /// Patches one item: reads it in this transaction, checks `If-Match` and `condition`
+    /// (412 when either fails), applies `ops` ([`patch::apply`]) and writes the result like a
+    /// replace, charged through [`charge::patch`]. `condition` is a predicate over the stored
+    /// item; the engine compiles it from the query dialect, which the store does not know.
+    pub fn patch(
+        &mut self,
+        id: &str,
+        pk: &PartitionKeyValue,
+        ops: &[PatchOperation],
+        if_match: Option<&str>,
+        condition: Option<&dyn Fn(&Value) -> bool>,
+    ) -> Result<WriteResult> {
+        patch::validate(ops, &self.def.partition_key.paths)
+            .map_err(|e| e.with_charge(charge::REJECTED))?;
+        let existing = self.require_live(id, pk)?.existing;
+        let read_charge = charge::point_read(existing.json.len());
+        if let Some(expected) = if_match {
+            check_etag(expected, &existing.json, id).map_err(|e| e.with_charge(read_charge))?;
+        }
+        let mut doc: Value = serde_json::from_slice(&existing.json)
+            .map_err(|e| Error::internal(format!("corrupt item {id:?} in the store: {e}")))?;
+        if condition.is_some_and(|matches| !matches(&doc)) {
+            return Err(Error::precondition_failed(format!(
+                "item {id:?} does not match the patch condition, so it was not patched"
+            ))
+            .with_charge(read_charge));
+        }
+        patch::apply(&mut doc, ops).map_err(|e| e.with_charge(read_charge))?;
+        let Value::Object(doc) = doc else {
+            return Err(Error::internal(format!(
+                "stored item {id:?} is not an object"
+            )));
+        };
+        // If-Match was checked above against the same snapshot.
+        self.write(WriteKind::Patch, doc, None)
+    }
+
+    /// The live (present, unexpired) item `id` in logical partition `pk`, or 404.
+    fn require_live(&self, id: &str, pk: &PartitionKeyValue) -> Result<Live> {
+        item::validate_id(id).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&self.def.partition_key);
+        let range = self.def.owner(epk.as_bytes())?.id;
+        let key = keys::item(self.def.rid, &epk, id);
+        match self.existing(&key)? {
+            Some(existing) if !existing.header.is_expired(self.now) => Ok(Live {
+                key,
+                epk,
+                range,
+                existing,
+            }),
+            _ => Err(Error::not_found(format!(
+                "no item with id {id:?} in logical partition {} of {}",
+                pk.to_display_json(),
+                self.def.full_name()
+            ))
+            .with_charge(charge::NOT_FOUND_READ)),
+        }
     }
 
     /// Purges an expired item (TTL): a delete flagged `timeToLiveExpired`, charged to nobody.
@@ -530,6 +633,25 @@ impl<'s> WriteBatch<'s> {
         self.cstats.counters.resize(items, bytes);
         self.cstats.counters.record(op, ru);
         self.cstats.last_ts = self.now;
+        let u = self.usage.entry(range).or_default();
+        u.0 += ru;
+        u.1 += 1;
+        Ok(())
+    }
+
+    /// Accounts a read made inside the transaction: operation counts and RU, no size change.
+    fn account_read(
+        &mut self,
+        range: RangeId,
+        epk: &Epk,
+        pk: &PartitionKeyValue,
+        ru: f64,
+    ) -> Result<()> {
+        self.logical_stats(epk, pk)?
+            .counters
+            .record(OpKind::Read, ru);
+        self.range_stats(range)?.counters.record(OpKind::Read, ru);
+        self.cstats.counters.record(OpKind::Read, ru);
         let u = self.usage.entry(range).or_default();
         u.0 += ru;
         u.1 += 1;
