@@ -330,7 +330,7 @@ fn engine_drain(
         params,
         partition_key: None,
         max_items: Some(page),
-        continuation: None,
+        ..Default::default()
     };
     let mut out = Drained {
         results: 0,

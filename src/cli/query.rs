@@ -40,6 +40,7 @@ pub fn query(
         partition_key,
         max_items: Some(max_items),
         continuation,
+        progress: None,
     };
     let mut result = engine.query(db, c, sql, &opts)?;
     if all {

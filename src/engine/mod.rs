@@ -333,7 +333,7 @@ impl Engine {
         name: &str,
         after: Option<&[u8]>,
         limit: usize,
-    ) -> Result<(Vec<(Value, String)>, Option<Vec<u8>>)> {
+    ) -> Result<crate::store::read::KeyPage> {
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
         let (keys, last) = self.store.item_keys(&txn, &def, after, limit.max(1))?;

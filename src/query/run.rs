@@ -43,6 +43,27 @@ pub struct QueryOptions {
     /// Results per page (default 100).
     pub max_items: Option<usize>,
     pub continuation: Option<String>,
+    /// Called as each physical partition finishes, so a front end can show a long
+    /// fan-out query filling in range by range.
+    pub progress: Option<Progress>,
+}
+
+/// What is known about one range when it finishes, before the page is assembled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeProgress {
+    pub range: String,
+    pub retrieved_document_count: u64,
+    pub matched: u64,
+}
+
+/// A progress callback (see [`QueryOptions::progress`]).
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&RangeProgress) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 /// Per-partition metrics, named as the service names them.
@@ -741,6 +762,13 @@ pub fn run(
         }
         m.document_load_time_in_ms = load_ns as f64 / 1e6;
         m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
+        if let Some(p) = &opts.progress {
+            (p.0)(&RangeProgress {
+                range: range.id.to_string(),
+                retrieved_document_count: m.retrieved_document_count,
+                matched: m.index_hit_document_count,
+            });
+        }
         per_range.push((range, m, logical, visited_before));
     }
     if let Some(inner) = inner {

@@ -32,6 +32,9 @@ pub struct LogicalPartitionInfo {
     pub counters: Counters,
 }
 
+/// A page of `(partition key, id)` pairs and the key to resume after.
+pub type KeyPage = (Vec<(serde_json::Value, String)>, Option<Vec<u8>>);
+
 /// A stored item met by a scan.
 #[derive(Debug, Clone)]
 pub struct ScannedItem {
@@ -138,7 +141,7 @@ impl Store {
         def: &ContainerDef,
         after: Option<&[u8]>,
         limit: usize,
-    ) -> Result<(Vec<(serde_json::Value, String)>, Option<Vec<u8>>)> {
+    ) -> Result<KeyPage> {
         let prefix = keys::container_prefix(def.rid);
         let end = keys::prefix_end(&prefix).unwrap_or_default();
         let lower = match after {
@@ -252,7 +255,9 @@ impl Store {
             for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
                 let (k, v) = entry?;
                 seen += 1;
-                keep_top(&mut top, decode_logical(k, v)?, n, |i| i.counters.bytes as f64);
+                keep_top(&mut top, decode_logical(k, v)?, n, |i| {
+                    i.counters.bytes as f64
+                });
             }
         }
         Ok((top, seen > n))

@@ -133,6 +133,7 @@ impl Harness {
                     &self.data_dir,
                     other,
                     &AtomicBool::new(false),
+                    None,
                 ),
             };
             for m in msgs {
@@ -146,14 +147,11 @@ impl Harness {
         let Some(f) = self.followers.get_mut(&ticket) else {
             return Vec::new();
         };
-        match f.poll(&self.engine) {
-            Ok(Some(m)) => vec![m],
-            Ok(None) => Vec::new(),
-            Err(m) => {
-                self.followers.remove(&ticket);
-                vec![m]
-            }
+        let (msg, ended) = f.poll(&self.engine);
+        if ended {
+            self.followers.remove(&ticket);
         }
+        msg.into_iter().collect()
     }
 
     /// Polls every live feed subscription once, as its thread would.
@@ -200,7 +198,9 @@ impl Harness {
 
     pub fn resize(&mut self, width: u16, height: u16) {
         self.terminal.backend_mut().resize(width, height);
-        let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, width, height));
+        let _ = self
+            .terminal
+            .resize(ratatui::layout::Rect::new(0, 0, width, height));
     }
 }
 

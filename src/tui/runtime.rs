@@ -19,6 +19,7 @@ use super::msg::Msg;
 use super::state::App;
 use super::{platform, terminal, ui, update, worker};
 use crate::engine::Engine;
+use crate::query::run::{Progress, RangeProgress};
 
 /// Frame interval: draws are coalesced to at most this rate.
 const FRAME: Duration = Duration::from_millis(16);
@@ -91,13 +92,23 @@ impl Executor {
             }
             Effect::Edit { .. } => {}
             other => {
-                let cancel = match &other {
-                    Effect::RunQuery { ticket, .. } => self.flag(*ticket),
-                    _ => Arc::new(AtomicBool::new(false)),
+                let (cancel, progress) = match &other {
+                    Effect::RunQuery { ticket, .. } => {
+                        let (ticket, tx) = (*ticket, self.tx.clone());
+                        let progress = Progress(Arc::new(move |p: &RangeProgress| {
+                            let _ = tx.send(Msg::QueryProgress {
+                                ticket,
+                                progress: p.clone(),
+                            });
+                        }));
+                        (self.flag(ticket), Some(progress))
+                    }
+                    _ => (Arc::new(AtomicBool::new(false)), None),
                 };
-                let (engine, tx, dir) = (self.engine.clone(), self.tx.clone(), self.data_dir.clone());
+                let (engine, tx, dir) =
+                    (self.engine.clone(), self.tx.clone(), self.data_dir.clone());
                 tokio::task::spawn_blocking(move || {
-                    for m in worker::perform(&engine, &dir, other, &cancel) {
+                    for m in worker::perform(&engine, &dir, other, &cancel, progress) {
                         let _ = tx.send(m);
                     }
                 });

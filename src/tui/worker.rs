@@ -1,7 +1,6 @@
 //! Effects performed against the engine. Every function here blocks (LMDB is synchronous)
 //! and runs on a blocking thread, never on the UI task; results go back as messages.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -15,6 +14,7 @@ use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::{Engine, QueryOptions};
 use crate::error::Result;
+use crate::query::run::Progress;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
 
 /// How often a feed subscription checks for new changes.
@@ -140,29 +140,6 @@ fn throughput_label(t: &crate::engine::ThroughputView) -> String {
     }
 }
 
-/// One page of a query, timed.
-pub fn query_page(
-    engine: &Engine,
-    db: &str,
-    c: &str,
-    sql: &str,
-    params: &BTreeMap<String, Value>,
-    continuation: Option<String>,
-    cancel: &AtomicBool,
-) -> (Result<crate::engine::QueryResult>, f64) {
-    let start = Instant::now();
-    let mut opts = QueryOptions {
-        continuation,
-        ..Default::default()
-    };
-    for (k, v) in params {
-        opts.params
-            .insert(k.clone(), crate::query::value::Val::from_json(v));
-    }
-    let r = engine.query_cancellable(db, c, sql, &opts, cancel);
-    (r, start.elapsed().as_secs_f64() * 1000.0)
-}
-
 /// The container's ranges as fractions of the EPK space, for the strip.
 pub fn ranges(engine: &Engine, db: &str, c: &str) -> Vec<RangeSpan> {
     let Ok(report) = engine.partitions(db, c, 0, 0) else {
@@ -228,8 +205,8 @@ impl FeedFollower {
         }
     }
 
-    /// Reads what is new; `Err` ends the subscription.
-    pub fn poll(&mut self, engine: &Engine) -> std::result::Result<Option<Msg>, Msg> {
+    /// Reads what is new; the flag says the subscription ended (the message says why).
+    pub fn poll(&mut self, engine: &Engine) -> (Option<Msg>, bool) {
         let ticket = self.ticket;
         // A database scope picks up containers created while it runs.
         if self
@@ -241,7 +218,7 @@ impl FeedFollower {
                 FeedScope::Container { db, c } => vec![(db.clone(), c.clone())],
                 FeedScope::Database { db } => match engine.list_containers(Some(db)) {
                     Ok(cs) => cs.into_iter().map(|c| (db.clone(), c.id)).collect(),
-                    Err(error) => return Err(Msg::FeedError { ticket, error }),
+                    Err(error) => return (Some(Msg::FeedError { ticket, error }), true),
                 },
             };
             for (db, c) in names {
@@ -267,31 +244,31 @@ impl FeedFollower {
                 }
                 // A container deleted while its database is followed: forget it.
                 Err(e) if database && e.status == 404 => *seen = Some(u64::MAX),
-                Err(error) => return Err(Msg::FeedError { ticket, error }),
+                Err(error) => return (Some(Msg::FeedError { ticket, error }), true),
             }
         }
         self.followed.retain(|f| f.3 != Some(u64::MAX));
         if rows.is_empty() {
-            return Ok(None);
+            return (None, false);
         }
         rows.sort_by_key(|r| r.crts);
-        Ok(Some(Msg::FeedBatch {
+        let batch = Msg::FeedBatch {
             ticket,
             rows,
             request_charge: charge,
-        }))
+        };
+        (Some(batch), false)
     }
 
     /// Polls until `stop`, sending batches.
     pub fn run(mut self, engine: &Engine, stop: &AtomicBool, send: &dyn Fn(Msg)) {
         while !stop.load(Ordering::Acquire) {
-            match self.poll(engine) {
-                Ok(Some(msg)) => send(msg),
-                Ok(None) => {}
-                Err(msg) => {
-                    send(msg);
-                    return;
-                }
+            let (msg, ended) = self.poll(engine);
+            if let Some(m) = msg {
+                send(m);
+            }
+            if ended {
+                return;
             }
             std::thread::sleep(FEED_POLL);
         }
@@ -450,19 +427,6 @@ pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::
     std::fs::rename(tmp, path)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn epk_fractions() {
-        assert_eq!(epk_fraction("", 0.0), 0.0);
-        assert_eq!(epk_fraction("FF", 1.0), 1.0);
-        assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
-        assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
-    }
-}
-
 /// Performs a one-shot effect and returns the messages it produces. Effects that need the
 /// runtime (subscriptions, the palette stream, the terminal, the clipboard) are not
 /// handled here and produce nothing.
@@ -471,6 +435,7 @@ pub fn perform(
     data_dir: &std::path::Path,
     effect: Effect,
     cancel: &AtomicBool,
+    progress: Option<Progress>,
 ) -> Vec<Msg> {
     match effect {
         Effect::LoadDatabases { generation } => vec![Msg::Children {
@@ -511,13 +476,30 @@ pub fn perform(
         } => {
             let mut out = Vec::new();
             if with_ranges {
+                let pk_paths = engine
+                    .container(&db, &c)
+                    .map(|i| i.partition_key.paths)
+                    .unwrap_or_default();
                 out.push(Msg::Ranges {
                     ticket,
                     ranges: ranges(engine, &db, &c),
+                    db: db.clone(),
+                    c: c.clone(),
+                    pk_paths,
                 });
             }
-            let (result, elapsed_ms) =
-                query_page(engine, &db, &c, &sql, &params, continuation, cancel);
+            let start = Instant::now();
+            let opts = QueryOptions {
+                continuation,
+                progress,
+                params: params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), crate::query::value::Val::from_json(v)))
+                    .collect(),
+                ..Default::default()
+            };
+            let result = engine.query_cancellable(&db, &c, &sql, &opts, cancel);
+            let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
             out.push(Msg::QueryPage {
                 ticket,
                 result,
@@ -566,5 +548,18 @@ pub fn perform(
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
         | Effect::Copy { .. } => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epk_fractions() {
+        assert_eq!(epk_fraction("", 0.0), 0.0);
+        assert_eq!(epk_fraction("FF", 1.0), 1.0);
+        assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
+        assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
     }
 }

@@ -57,21 +57,45 @@ pub enum Focus {
 /// Popups and overlays, drawn and fed keys top first.
 #[derive(Debug)]
 pub enum Layer {
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     Palette,
     /// A question with a yes/no answer and what to do on yes.
-    Confirm { text: String, on_yes: Confirmed },
+    Confirm {
+        text: String,
+        on_yes: Confirmed,
+    },
     /// A one-line prompt; `purpose` says what the answer is for.
-    Prompt { title: String, input: TextBuffer, purpose: PromptFor },
+    Prompt {
+        title: String,
+        input: TextBuffer,
+        purpose: PromptFor,
+    },
     /// The query's parameter values, one field per `@name`.
-    Params { fields: Vec<(String, TextBuffer)>, selected: usize },
+    Params {
+        fields: Vec<(String, TextBuffer)>,
+        selected: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
-    DeleteItem { db: String, c: String, id: String, pk: Value, etag: Option<String> },
+    DeleteItem {
+        db: String,
+        c: String,
+        id: String,
+        pk: Value,
+        etag: Option<String>,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
-    SaveItem { db: String, c: String, body: String, if_match: Option<String>, create: bool },
+    SaveItem {
+        db: String,
+        c: String,
+        body: String,
+        if_match: Option<String>,
+        create: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +118,16 @@ pub struct ItemView {
     pub range: String,
     /// A short description of the last change to it (shown after a save).
     pub diff: Option<Vec<String>>,
+}
+
+/// The item being read for the item view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemRequest {
+    pub ticket: u64,
+    pub db: String,
+    pub c: String,
+    pub id: String,
+    pub pk: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +158,9 @@ pub struct App {
     pub layers: Vec<Layer>,
     pub tree: TreeState,
     pub item: Option<ItemView>,
-    pub item_loading: Option<u64>,
+    pub item_loading: Option<ItemRequest>,
+    /// Partition key paths of the containers seen so far, by (database, container).
+    pub pk_paths: std::collections::HashMap<(String, String), Vec<String>>,
     pub query: QueryState,
     pub feed: FeedState,
     pub partitions: PartitionsState,
@@ -154,6 +190,7 @@ impl App {
             tree: TreeState::default(),
             item: None,
             item_loading: None,
+            pk_paths: Default::default(),
             query: QueryState::default(),
             feed: FeedState::default(),
             partitions: PartitionsState::default(),

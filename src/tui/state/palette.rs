@@ -16,9 +16,21 @@ use crate::tui::action::Action;
 pub enum Target {
     Action(Action),
     Database(String),
-    Container { db: String, c: String },
-    Range { db: String, c: String, range: u32 },
-    Item { db: String, c: String, pk: Value, id: String },
+    Container {
+        db: String,
+        c: String,
+    },
+    Range {
+        db: String,
+        c: String,
+        range: u32,
+    },
+    Item {
+        db: String,
+        c: String,
+        pk: Value,
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +120,8 @@ impl PaletteState {
             appended,
         );
         self.selected = 0;
+        // The matcher only looks at a new pattern when ticked: ask for a tick.
+        self.dirty.store(true, Ordering::Release);
     }
 
     /// Lets the matcher work for up to `ms` and refreshes the visible matches.

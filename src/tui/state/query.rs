@@ -43,12 +43,15 @@ pub struct QueryRun {
     pub metrics: QueryMetrics,
     pub pages: usize,
     pub elapsed_ms: f64,
+    /// Ranges finished while the current page runs (cleared when it arrives).
+    pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
 }
 
 impl QueryRun {
     /// Adds a page, accumulating charge and per-range metrics as the service's SDKs do
     /// when a caller drains a query.
     pub fn add_page(&mut self, page: QueryResult, elapsed_ms: f64) {
+        self.progress.clear();
         self.documents.extend(page.documents);
         self.continuation = page.continuation;
         self.request_charge = crate::charge::round(self.request_charge + page.request_charge);

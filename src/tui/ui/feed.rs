@@ -54,7 +54,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     };
     let mut lines = vec![Line::styled(
         format!(
-            "{:<8} {:<9} {:<10} {:>3} {:>7} {:<14} {:<16} {:>7}",
+            "{:<8} {:<9} {:<10} {:>3} {:>7} {:<14} {:<14} {:>7}",
             "time", "op", "container", "rng", "lsn", "key", "id", "size"
         ),
         THEME.header,
@@ -73,12 +73,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             Span::raw(format!("{time:<8} ")),
             Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
             Span::raw(format!(
-                "{:<10} {:>3} {:>7} {:<14} {:<16} {:>7}",
+                "{:<10} {:>3} {:>7} {:<14} {:<14} {:>7}",
                 clip(&e.container, 10),
                 e.range,
                 e.lsn,
                 clip(&pk_label(&e.pk), 14),
-                clip(&e.id, 16),
+                clip(&e.id, 14),
                 fmt_bytes(e.size as u64)
             )),
         ]);
@@ -146,7 +146,11 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
             e.id,
             e.range,
             e.lsn,
-            if e.ttl_expired { " · expired by TTL" } else { "" }
+            if e.ttl_expired {
+                " · expired by TTL"
+            } else {
+                ""
+            }
         ),
         THEME.header,
     )];
@@ -166,14 +170,16 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::styled("previous image:", THEME.dim));
             lines.push(Line::styled(prev.to_string(), THEME.removed));
         }
-        (None, Some(cur)) => lines.push(Line::styled(cur.to_string(), THEME.string)),
+        (None, Some(cur)) => lines.extend(
+            serde_json::to_string_pretty(cur)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| Line::styled(l.to_string(), THEME.string)),
+        ),
         (None, None) => lines.push(Line::styled(
             "no image (deletes carry one only with previous images kept)",
             THEME.dim,
         )),
     }
-    f.render_widget(
-        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-        area,
-    );
+    f.render_widget(Paragraph::new(lines), area);
 }

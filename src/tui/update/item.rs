@@ -9,13 +9,32 @@ use crate::error::Error;
 use crate::tui::action::Action;
 use crate::tui::state::json_tree::{JsonTree, SYSTEM_PROPERTIES};
 use crate::tui::state::tree::NodeKind;
-use crate::tui::state::{App, Confirmed, Focus, ItemView, Layer, View};
+use crate::tui::state::{App, Confirmed, Focus, ItemRequest, ItemView, Layer, View};
+
+/// Asks for an item to show in the item view.
+pub fn read(app: &mut App, db: String, c: String, id: String, pk: Value) -> Vec<Effect> {
+    let ticket = app.ticket();
+    app.item_loading = Some(ItemRequest {
+        ticket,
+        db: db.clone(),
+        c: c.clone(),
+        id: id.clone(),
+        pk: pk.clone(),
+    });
+    app.view = View::Item;
+    vec![Effect::ReadItem {
+        ticket,
+        db,
+        c,
+        id,
+        pk,
+    }]
+}
 
 pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) -> Vec<Effect> {
-    if app.item_loading != Some(ticket) {
+    let Some(req) = app.item_loading.take_if(|r| r.ticket == ticket) else {
         return Vec::new();
-    }
-    app.item_loading = None;
+    };
     match result {
         Ok(r) => {
             app.last_charge = Some(r.request_charge);
@@ -24,13 +43,7 @@ pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) 
                 .as_deref()
                 .and_then(|b| serde_json::from_slice(b).ok())
                 .unwrap_or(Value::Null);
-            let (db, c) = app.container.clone().unwrap_or_default();
-            let id = doc
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let pk = pk_of(&doc, &pk_paths(app, &db, &c));
+            let ItemRequest { db, c, id, pk, .. } = req;
             let hide = app.item.as_ref().is_some_and(|i| i.tree.hide_system);
             let mut tree = JsonTree::new(doc);
             tree.hide_system = hide;
@@ -55,20 +68,11 @@ pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) 
     Vec::new()
 }
 
-/// The partition key paths of a container, from its tree node.
+/// The partition key paths of a container, as last seen in the tree or a query.
 pub fn pk_paths(app: &App, db: &str, c: &str) -> Vec<String> {
-    app.tree
-        .nodes
-        .iter()
-        .find_map(|n| match &n.kind {
-            NodeKind::Container {
-                db: d,
-                c: name,
-                pk_paths,
-                ..
-            } if d == db && name == c => Some(pk_paths.clone()),
-            _ => None,
-        })
+    app.pk_paths
+        .get(&(db.to_string(), c.to_string()))
+        .cloned()
         .unwrap_or_default()
 }
 
@@ -105,15 +109,7 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
                 item.id.clone(),
                 item.pk.clone(),
             );
-            let ticket = app.ticket();
-            app.item_loading = Some(ticket);
-            return vec![Effect::ReadItem {
-                ticket,
-                db,
-                c,
-                id,
-                pk,
-            }];
+            return read(app, db, c, id, pk);
         }
         _ => {
             let len = t.rows.len();
@@ -142,8 +138,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
 /// The item the action is about: the one shown, or the item selected in the tree.
 fn current_item(app: &App) -> Option<(String, String, String, Value, Option<String>)> {
     if app.focus == Focus::Tree {
-        if let Some(NodeKind::Item { db, c, pk, id }) = app.tree.selected_node().map(|n| &n.kind)
-        {
+        if let Some(NodeKind::Item { db, c, pk, id }) = app.tree.selected_node().map(|n| &n.kind) {
             let etag = app
                 .item
                 .as_ref()
@@ -256,9 +251,7 @@ pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
     for (k, old) in b {
         match a.get(k) {
             None => out.push(format!("- {k}: {}", short(old))),
-            Some(new) if new != old => {
-                out.push(format!("~ {k}: {} → {}", short(old), short(new)))
-            }
+            Some(new) if new != old => out.push(format!("~ {k}: {} → {}", short(old), short(new))),
             _ => {}
         }
     }
@@ -339,12 +332,28 @@ pub fn on_saved(
                 r.request_charge, r.range
             ));
             let before = app.item.as_ref().map(|i| i.tree.doc.clone());
-            app.container = Some((db, c));
-            let ticket = app.ticket();
-            app.item_loading = Some(ticket);
+            let doc: Value = r
+                .body
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(Value::Null);
+            let id = doc
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let pk = pk_of(&doc, &pk_paths(app, &db, &c));
+            app.container = Some((db.clone(), c.clone()));
+            let ticket = match read(app, db, c, id, pk).pop() {
+                Some(Effect::ReadItem { ticket, .. }) => ticket,
+                _ => 0,
+            };
             let mut effects = on_item(app, ticket, Ok(r));
             if let (Some(before), Some(item)) = (before, app.item.as_mut()) {
-                item.diff = Some(item_diff(&without_system(&before), &without_system(&item.tree.doc)));
+                item.diff = Some(item_diff(
+                    &without_system(&before),
+                    &without_system(&item.tree.doc),
+                ));
             }
             app.view = View::Item;
             effects.extend(super::tree::reload(app));
@@ -353,7 +362,9 @@ pub fn on_saved(
         Err(e) => {
             app.last_charge = Some(e.request_charge);
             let hint = match e.status {
-                412 => " — someone changed the item since you opened it; refresh (r) and edit again",
+                412 => {
+                    " — someone changed the item since you opened it; refresh (r) and edit again"
+                }
                 409 => " — an item with this id already exists in that logical partition",
                 _ => "",
             };

@@ -8,7 +8,7 @@ use crate::tui::action::Action;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::feed::FeedFilter;
 use crate::tui::state::palette::{Entry, Target};
-use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor, View};
+use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
 
 /// Handles a key for the top layer; `None` lets the action through to the main panes.
 pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Option<Vec<Effect>> {
@@ -246,17 +246,8 @@ fn choose(app: &mut App) -> Vec<Effect> {
         }
         Target::Item { db, c, pk, id } => {
             app.container = Some((db.clone(), c.clone()));
-            let ticket = app.ticket();
-            app.item_loading = Some(ticket);
-            app.view = View::Item;
             app.focus = Focus::View;
-            vec![Effect::ReadItem {
-                ticket,
-                db,
-                c,
-                id,
-                pk,
-            }]
+            super::item::read(app, db, c, id, pk)
         }
     });
     effects
@@ -264,9 +255,10 @@ fn choose(app: &mut App) -> Vec<Effect> {
 
 /// Selects the tree node at `path` (database, container, range), expanding what leads
 /// to it; levels not loaded yet are loaded and the selection lands once they arrive.
-fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
+pub fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
     app.tree.filter = None;
     app.focus = Focus::Tree;
+    app.tree.pending_jump = None;
     let mut effects = Vec::new();
     let mut key = String::new();
     for (depth, part) in path.iter().enumerate() {
@@ -281,6 +273,8 @@ fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
         app.tree.selected = i;
         if depth + 1 < path.len() && !app.tree.nodes[i].expanded {
             effects.extend(super::tree::navigate(app, Action::Expand));
+            // Finish when the level arrives.
+            app.tree.pending_jump = Some(path.to_vec());
             break;
         }
     }
@@ -315,9 +309,12 @@ fn save_params(app: &mut App) {
 }
 
 fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<Effect> {
-    let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter);
-    let no = matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N'))
-        || action == Some(Action::Back);
+    let yes = matches!(
+        key.code,
+        KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+    );
+    let no =
+        matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N')) || action == Some(Action::Back);
     if !yes && !no {
         return Vec::new();
     }

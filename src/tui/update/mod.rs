@@ -35,7 +35,22 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             result,
             elapsed_ms,
         } => query::on_page(app, ticket, result, elapsed_ms),
-        Msg::Ranges { ticket, ranges } => {
+        Msg::QueryProgress { ticket, progress } => {
+            if app.query.running == Some(ticket)
+                && let Some(run) = app.query.run.as_mut()
+            {
+                run.progress.insert(progress.range.clone(), progress);
+            }
+            Vec::new()
+        }
+        Msg::Ranges {
+            ticket,
+            db,
+            c,
+            pk_paths,
+            ranges,
+        } => {
+            app.pk_paths.insert((db, c), pk_paths);
             if app.query.running == Some(ticket) || app.query.ranges.is_empty() {
                 app.query.ranges = ranges;
             }

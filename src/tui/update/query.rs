@@ -80,7 +80,12 @@ pub fn run(app: &mut App) -> Vec<Effect> {
 fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
     let mut out = BTreeMap::new();
     for name in crate::tui::state::query::param_names(sql) {
-        let text = app.query.params.get(&name).map(String::as_str).unwrap_or("");
+        let text = app
+            .query
+            .params
+            .get(&name)
+            .map(String::as_str)
+            .unwrap_or("");
         if text.trim().is_empty() {
             return Err(format!("@{name} has no value: fill in the parameters"));
         }
@@ -228,11 +233,12 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
         .unwrap_or("(result)")
         .to_string();
     let etag = doc.get("_etag").and_then(Value::as_str).map(str::to_string);
+    let pk = super::item::pk_of(&doc, &super::item::pk_paths(app, &db, &c));
     app.item = Some(ItemView {
         db,
         c,
         id,
-        pk: Value::Null,
+        pk,
         etag,
         tree: crate::tui::state::json_tree::JsonTree::new(doc),
         request_charge: 0.0,

@@ -6,8 +6,8 @@ use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use super::{Effect, move_selection};
 use crate::error::Error;
 use crate::tui::action::Action;
+use crate::tui::state::App;
 use crate::tui::state::tree::NodeKind;
-use crate::tui::state::{App, View};
 
 /// Reloads the roots and every expanded level (a fresh generation).
 pub fn reload(app: &mut App) -> Vec<Effect> {
@@ -39,6 +39,15 @@ pub fn on_children(
     let selected_key = app.tree.selected_node().map(|n| n.key.clone());
     match result {
         Ok((kinds, more)) => {
+            for k in &kinds {
+                if let NodeKind::Container {
+                    db, c, pk_paths, ..
+                } = k
+                {
+                    app.pk_paths
+                        .insert((db.clone(), c.clone()), pk_paths.clone());
+                }
+            }
             if append {
                 app.tree.append_children(&key, kinds, more);
             } else if key.is_empty() && kinds.is_empty() {
@@ -63,7 +72,10 @@ pub fn on_children(
     if let Some(k) = selected_key {
         app.tree.select_key(&k);
     }
-    Vec::new()
+    match app.tree.pending_jump.take() {
+        Some(path) => super::layers::jump(app, &path),
+        None => Vec::new(),
+    }
 }
 
 pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
@@ -120,16 +132,7 @@ fn select(app: &mut App) -> Vec<Effect> {
     };
     match &node.kind {
         NodeKind::Item { db, c, pk, id } => {
-            let ticket = app.ticket();
-            app.item_loading = Some(ticket);
-            app.view = View::Item;
-            vec![Effect::ReadItem {
-                ticket,
-                db: db.clone(),
-                c: c.clone(),
-                id: id.clone(),
-                pk: pk.clone(),
-            }]
+            super::item::read(app, db.clone(), c.clone(), id.clone(), pk.clone())
         }
         NodeKind::More { parent, cursor } => {
             let Some(i) = app.tree.find(parent) else {
