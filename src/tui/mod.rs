@@ -33,13 +33,22 @@ use state::App;
 
 /// Runs the terminal UI on `engine` until the user quits.
 pub fn run(engine: Engine, data_dir: &Path) -> io::Result<()> {
-    let keymap_file = platform::config_dir().map(|d| d.join("keymap.toml"));
-    let (keymap, problems) = Keymap::load(keymap_file.as_deref());
+    let config = platform::config_dir();
+    let keymap_file = config.as_ref().map(|d| d.join("keymap.toml"));
+    let (keymap, keymap_problems) = Keymap::load(keymap_file.as_deref());
+    let theme_file = config.as_ref().map(|d| d.join("theme.toml"));
+    let (theme, theme_problems) = ui::theme::Theme::load(theme_file.as_deref());
+    ui::theme::install(theme);
     let mut app = App::new(data_dir.display().to_string(), Arc::new(keymap));
+    let problems: Vec<String> = keymap_problems
+        .into_iter()
+        .map(|p| p.0)
+        .chain(theme_problems)
+        .collect();
     if let Some(p) = problems.first() {
+        // Reported, not fatal: the defaults stand in for whatever was wrong.
         app.error(format!(
-            "{} (defaults used{})",
-            p.0,
+            "{p} (defaults used{})",
             if problems.len() > 1 {
                 format!(", {} more problems", problems.len() - 1)
             } else {

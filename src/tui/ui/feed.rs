@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
 use crate::tui::state::feed::FeedModeChoice;
@@ -57,7 +57,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             "{:<8} {:<9} {:<10} {:>3} {:>7} {:<14} {:<14} {:>7}",
             "time", "op", "container", "rng", "lsn", "key", "id", "size"
         ),
-        THEME.header,
+        theme().header,
     )];
     for (row, &i) in visible.iter().enumerate().skip(offset).take(height) {
         let e = &feed.events[i];
@@ -65,9 +65,9 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             .map(|t| t.format("%H:%M:%S").to_string())
             .unwrap_or_default();
         let op_style = match e.op.as_str() {
-            "create" => THEME.added,
-            "delete" => THEME.removed,
-            _ => THEME.number,
+            "create" => theme().added,
+            "delete" => theme().removed,
+            _ => theme().number,
         };
         let line = Line::from(vec![
             Span::raw(format!("{time:<8} ")),
@@ -97,7 +97,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             } else {
                 "select a container and press 3 to follow its feed"
             },
-            THEME.dim,
+            theme().dim,
         ));
     }
     f.render_widget(Paragraph::new(lines), list);
@@ -122,17 +122,17 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
                     "{now} ev/s · {} received · {} dropped",
                     feed.received, feed.dropped
                 ),
-                THEME.title,
+                theme().title,
             ),
             Line::styled(
                 format!("{} RU read{filter}", fmt_ru(feed.request_charge)),
-                THEME.dim,
+                theme().dim,
             ),
         ]),
         text,
     );
     let data: Vec<u64> = feed.rate.iter().copied().collect();
-    f.render_widget(Sparkline::default().data(&data).style(THEME.info), spark);
+    f.render_widget(Sparkline::default().data(&data).style(theme().info), spark);
 }
 
 fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
@@ -152,33 +152,36 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
                 ""
             }
         ),
-        THEME.header,
+        theme().header,
     )];
     match (&e.previous, &e.current) {
         (Some(prev), Some(cur)) => {
-            lines.push(Line::styled("changes from the previous image:", THEME.dim));
+            lines.push(Line::styled(
+                "changes from the previous image:",
+                theme().dim,
+            ));
             for d in item_diff(prev, cur) {
                 let style = match d.chars().next() {
-                    Some('+') => THEME.added,
-                    Some('-') => THEME.removed,
-                    _ => THEME.number,
+                    Some('+') => theme().added,
+                    Some('-') => theme().removed,
+                    _ => theme().number,
                 };
                 lines.push(Line::styled(d, style));
             }
         }
         (Some(prev), None) => {
-            lines.push(Line::styled("previous image:", THEME.dim));
-            lines.push(Line::styled(prev.to_string(), THEME.removed));
+            lines.push(Line::styled("previous image:", theme().dim));
+            lines.push(Line::styled(prev.to_string(), theme().removed));
         }
         (None, Some(cur)) => lines.extend(
             serde_json::to_string_pretty(cur)
                 .unwrap_or_default()
                 .lines()
-                .map(|l| Line::styled(l.to_string(), THEME.string)),
+                .map(|l| Line::styled(l.to_string(), theme().string)),
         ),
         (None, None) => lines.push(Line::styled(
             "no image (deletes carry one only with previous images kept)",
-            THEME.dim,
+            theme().dim,
         )),
     }
     f.render_widget(Paragraph::new(lines), area);

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
 use crate::tui::state::json_tree::{Row, RowValue, Step};
@@ -23,7 +23,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         };
         f.render_widget(
             Paragraph::new(text)
-                .style(THEME.dim)
+                .style(theme().dim)
                 .wrap(Wrap { trim: true })
                 .block(block),
             area,
@@ -81,12 +81,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         .collect();
     f.render_widget(Paragraph::new(lines), body);
     if let Some(diff) = &item.diff {
-        let mut lines = vec![Line::styled("last save changed:", THEME.dim)];
+        let mut lines = vec![Line::styled("last save changed:", theme().dim)];
         lines.extend(diff.iter().map(|d| {
             let style = match d.chars().next() {
-                Some('+') => THEME.added,
-                Some('-') => THEME.removed,
-                _ => THEME.number,
+                Some('+') => theme().added,
+                Some('-') => theme().removed,
+                _ => theme().number,
             };
             Line::styled(d.clone(), style)
         }));
@@ -97,14 +97,18 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
 
 fn row_line(r: &Row) -> Line<'static> {
     let mut spans = vec![Span::raw("  ".repeat(r.depth as usize))];
-    let key_style = if r.system { THEME.system } else { THEME.key };
+    let key_style = if r.system {
+        theme().system
+    } else {
+        theme().key
+    };
     match &r.key {
         Some(Step::Key(k)) => {
             spans.push(Span::styled(format!("{k:?}"), key_style));
-            spans.push(Span::styled(": ", THEME.punct));
+            spans.push(Span::styled(": ", theme().punct));
         }
         Some(Step::Index(i)) => {
-            spans.push(Span::styled(format!("[{i}] "), THEME.dim));
+            spans.push(Span::styled(format!("[{i}] "), theme().dim));
         }
         None => {}
     }
@@ -113,32 +117,32 @@ fn row_line(r: &Row) -> Line<'static> {
             let (open, close) = if *array { ("[", "]") } else { ("{", "}") };
             if *folded {
                 let what = if *array { "items" } else { "fields" };
-                spans.push(Span::styled(format!("{open} … {close}"), THEME.punct));
-                spans.push(Span::styled(format!("  {len} {what}"), THEME.dim));
+                spans.push(Span::styled(format!("{open} … {close}"), theme().punct));
+                spans.push(Span::styled(format!("  {len} {what}"), theme().dim));
             } else {
-                spans.push(Span::styled(open.to_string(), THEME.punct));
+                spans.push(Span::styled(open.to_string(), theme().punct));
             }
         }
         RowValue::Close { array } => {
             spans.push(Span::styled(
                 if *array { "]" } else { "}" }.to_string(),
-                THEME.punct,
+                theme().punct,
             ));
         }
         RowValue::Scalar(v) => {
             let style = if r.system {
-                THEME.system
+                theme().system
             } else {
                 match v {
-                    Value::String(_) => THEME.string,
-                    Value::Number(_) => THEME.number,
-                    _ => THEME.literal,
+                    Value::String(_) => theme().string,
+                    Value::Number(_) => theme().number,
+                    _ => theme().literal,
                 }
             };
             spans.push(Span::styled(v.to_string(), style));
         }
         RowValue::SystemHeader => {
-            spans.push(Span::styled("── system properties ──", THEME.system));
+            spans.push(Span::styled("── system properties ──", theme().system));
         }
     }
     Line::from(spans)

@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::keymap::Mode;
 use super::state::{App, Focus, Level, View};
-use theme::THEME;
+use theme::theme;
 
 /// Draws a frame and returns how many list rows the main view shows (for paging keys).
 pub fn draw(f: &mut Frame, app: &App) -> usize {
@@ -49,16 +49,16 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(if focused {
-            THEME.focus_border
+            theme().focus_border
         } else {
-            THEME.border
+            theme().border
         })
         .title(Span::styled(
             format!(" {title} "),
             if focused {
-                THEME.title_focus
+                theme().title_focus
             } else {
-                THEME.title
+                theme().title
             },
         ))
 }
@@ -66,35 +66,41 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
 fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     let mut spans = vec![Span::styled(
         format!(" {} ", app.data_dir),
-        THEME.status_dir,
+        theme().status_dir,
     )];
     if let Some((db, c)) = &app.container {
-        spans.push(Span::styled(format!(" {db}/{c} "), THEME.status_container));
+        spans.push(Span::styled(
+            format!(" {db}/{c} "),
+            theme().status_container,
+        ));
     }
     let tabs: Vec<Span> = View::ALL
         .iter()
         .enumerate()
         .map(|(i, v)| {
             let style = if *v == app.view {
-                THEME.tab_active
+                theme().tab_active
             } else {
-                THEME.tab
+                theme().tab
             };
             Span::styled(format!(" {}:{} ", i + 1, v.title()), style)
         })
         .collect();
     spans.extend(tabs);
     if let Some(ru) = app.last_charge {
-        spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), THEME.charge));
+        spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), theme().charge));
     }
     if let Some((level, text)) = &app.message {
         let style = match level {
-            Level::Info => THEME.info,
-            Level::Error => THEME.error,
+            Level::Info => theme().info,
+            Level::Error => theme().error,
         };
         spans.push(Span::styled(format!(" {text}"), style));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)).style(THEME.status), area);
+    f.render_widget(
+        Paragraph::new(Line::from(spans)).style(theme().status),
+        area,
+    );
 }
 
 /// The hint bar: generated from the bindings live in the current mode.
@@ -105,11 +111,11 @@ fn draw_hints(f: &mut Frame, app: &App, area: Rect) {
     let mut spans = Vec::new();
     for action in wanted {
         if let Some(key) = keymap.key_for(mode, *action) {
-            spans.push(Span::styled(format!(" {key}"), THEME.hint_key));
-            spans.push(Span::styled(format!(" {} ", action.label()), THEME.hint));
+            spans.push(Span::styled(format!(" {key}"), theme().hint_key));
+            spans.push(Span::styled(format!(" {} ", action.label()), theme().hint));
         }
     }
-    f.render_widget(Paragraph::new(Line::from(spans)).style(THEME.hints), area);
+    f.render_widget(Paragraph::new(Line::from(spans)).style(theme().hints), area);
 }
 
 fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
@@ -219,9 +225,9 @@ pub fn clip(s: &str, width: usize) -> String {
 /// The style of a focused list row.
 pub fn selected_style(focused: bool) -> Style {
     if focused {
-        THEME.selected
+        theme().selected
     } else {
-        THEME.selected_unfocused
+        theme().selected_unfocused
     }
 }
 

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{clip, pane, selected_style};
 use crate::tui::keymap::Mode;
 use crate::tui::state::editor::TextBuffer;
@@ -55,8 +55,11 @@ fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
     for (action, keys) in app.keymap.bindings(mode) {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         lines.push(Line::from(vec![
-            Span::styled(format!("{:<22}", clip(&keys.join(" "), 22)), THEME.hint_key),
-            Span::styled(format!("{:<16}", action.name()), THEME.key),
+            Span::styled(
+                format!("{:<22}", clip(&keys.join(" "), 22)),
+                theme().hint_key,
+            ),
+            Span::styled(format!("{:<16}", action.name()), theme().key),
             Span::raw(action.description()),
         ]));
     }
@@ -66,7 +69,7 @@ fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
         .unwrap_or_else(|| "(no config directory)".into());
     lines.push(Line::styled(
         format!("Rebind keys in {config} (same tables as the built-in assets/keymap.toml)."),
-        THEME.dim,
+        theme().dim,
     ));
     let scroll = scroll.min(lines.len().saturating_sub(1));
     f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), inner);
@@ -96,7 +99,7 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
         .take(height)
         .map(|(i, e)| {
             let line = Line::from(vec![
-                Span::styled(format!("{:<10}", e.kind), THEME.dim),
+                Span::styled(format!("{:<10}", e.kind), theme().dim),
                 Span::raw(clip(&e.text, list.width.saturating_sub(10) as usize)),
             ]);
             if i == p.selected {
@@ -113,7 +116,7 @@ fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: 
     let text = buf.text();
     f.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(label.to_string(), THEME.hint_key),
+            Span::styled(label.to_string(), theme().hint_key),
             Span::raw(text),
         ])),
         area,
@@ -135,17 +138,17 @@ fn confirm(f: &mut Frame, area: Rect, text: &str) {
         .iter()
         .map(|l| {
             let style = match l.chars().next() {
-                Some('+') => THEME.added,
-                Some('-') => THEME.removed,
-                Some('~') => THEME.number,
-                _ => THEME.title,
+                Some('+') => theme().added,
+                Some('-') => theme().removed,
+                Some('~') => theme().number,
+                _ => theme().title,
             };
             Line::styled(l.to_string(), style)
         })
         .collect();
     out.push(Line::styled(
         "y / Enter: yes    n / Esc: no",
-        THEME.hint_key,
+        theme().hint_key,
     ));
     f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
 }
@@ -174,7 +177,7 @@ fn params(f: &mut Frame, area: Rect, fields: &[(String, TextBuffer)], selected: 
     }
     let help = Rect::new(inner.x, inner.bottom().saturating_sub(1), inner.width, 1);
     f.render_widget(
-        Paragraph::new("↑↓ field · Enter runs · strings need quotes: \"abc\"").style(THEME.dim),
+        Paragraph::new("↑↓ field · Enter runs · strings need quotes: \"abc\"").style(theme().dim),
         help,
     );
 }

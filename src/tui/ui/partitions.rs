@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
 use crate::tui::state::tree::pk_label;
@@ -39,7 +39,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             } else {
                 "select a container in the tree, then press 4"
             })
-            .style(THEME.dim),
+            .style(theme().dim),
             inner,
         );
         return inner.height as usize;
@@ -61,7 +61,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             "429s",
             bw = bar_w
         ),
-        THEME.header,
+        theme().header,
     )];
     for (i, r) in report.partitions.iter().enumerate() {
         let load = report.load.iter().find(|l| l.id == r.id);
@@ -75,11 +75,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         });
         let heat = if budget > 0.0 { now / budget } else { 0.0 };
         let heat_style = if heat >= 0.9 {
-            THEME.hot
+            theme().hot
         } else if heat >= 0.5 {
-            THEME.number
+            theme().number
         } else {
-            THEME.info
+            theme().info
         };
         let line = Line::from(vec![
             Span::raw(format!(
@@ -93,7 +93,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             Span::raw(format!(" {:>8} {:>8} ", fmt_ru(now), fmt_ru(peak))),
             Span::styled(
                 format!("{throttled:>5}"),
-                if throttled > 0 { THEME.hot } else { THEME.dim },
+                if throttled > 0 {
+                    theme().hot
+                } else {
+                    theme().dim
+                },
             ),
         ]);
         lines.push(if i == p.selected {
@@ -111,9 +115,9 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             )
         }),
         if p.split_seen.is_some() {
-            THEME.hot
+            theme().hot
         } else {
-            THEME.dim
+            theme().dim
         },
     ));
     f.render_widget(Paragraph::new(lines), ranges);
@@ -121,7 +125,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let [largest, hottest] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lps);
     let list = |title: &str, items: &[crate::engine::LogicalPartitionView], by_ru: bool| {
-        let mut lines = vec![Line::styled(title.to_string(), THEME.header)];
+        let mut lines = vec![Line::styled(title.to_string(), theme().header)];
         for l in items {
             let value = if by_ru {
                 format!("{} RU", fmt_ru(l.statistics.request_charge_total))
@@ -131,7 +135,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("{:<18} ", clip(&pk_label(&l.partition_key), 18)),
-                    THEME.string,
+                    theme().string,
                 ),
                 Span::raw(format!("{value:>10} r{}", l.range)),
             ]));

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
 use crate::tui::state::query::{QueryRun, RangeSpan, ResultsMode, cell, columns};
 use crate::tui::state::tree::pk_label;
@@ -131,21 +131,21 @@ pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
                 i += 1;
             }
             i = (i + 1).min(chars.len());
-            THEME.string
+            theme().string
         } else if c == '-' && chars.get(i + 1) == Some(&'-') {
             i = chars.len();
-            THEME.dim
+            theme().dim
         } else if c == '@' {
             i += 1;
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            THEME.param
+            theme().param
         } else if c.is_ascii_digit() {
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
                 i += 1;
             }
-            THEME.number
+            theme().number
         } else if c.is_alphabetic() || c == '_' {
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
@@ -153,15 +153,15 @@ pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
             let word: String = chars[start..i].iter().collect::<String>().to_uppercase();
             let next = chars[i..].iter().find(|c| !c.is_whitespace());
             if KEYWORDS.contains(&word.as_str()) {
-                THEME.keyword
+                theme().keyword
             } else if next == Some(&'(') {
-                THEME.function
+                theme().function
             } else {
                 Style::new()
             }
         } else {
             i += 1;
-            THEME.punct
+            theme().punct
         };
         let text: String = chars[start..i].iter().collect();
         match error_col {
@@ -174,7 +174,7 @@ pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
                 let mut rest = rest.chars();
                 let bad: String = rest.next().map(String::from).unwrap_or_default();
                 spans.push(Span::styled(a.to_string(), style));
-                spans.push(Span::styled(bad, THEME.error.reversed()));
+                spans.push(Span::styled(bad, theme().error.reversed()));
                 spans.push(Span::styled(rest.collect::<String>(), style));
             }
             _ => spans.push(Span::styled(text, style)),
@@ -183,7 +183,7 @@ pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
     if let Some(e) = error_col
         && e >= chars.len()
     {
-        spans.push(Span::styled(" ", THEME.error.reversed()));
+        spans.push(Span::styled(" ", theme().error.reversed()));
     }
     Line::from(spans)
 }
@@ -210,7 +210,7 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
             _ => String::new(),
         };
         let text = vec![
-            Line::styled(format!("Error {}{pos}", err.status), THEME.error),
+            Line::styled(format!("Error {}{pos}", err.status), theme().error),
             Line::raw(err.message.clone()),
         ];
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), inner);
@@ -226,7 +226,7 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
             .map_or("F5".to_string(), |k| k.to_string());
         f.render_widget(
             Paragraph::new(format!("Type a query above and press {key} to run it."))
-                .style(THEME.dim),
+                .style(theme().dim),
             inner,
         );
         return inner.height as usize;
@@ -268,7 +268,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     };
     let mut lines = vec![Line::styled(
         render(cols.iter().map(|c| c.to_string()).collect()),
-        THEME.header,
+        theme().header,
     )];
     for (i, d) in run.documents.iter().enumerate().skip(offset).take(height) {
         let line = Line::raw(render(cols.iter().map(|c| cell(d, c)).collect()));
@@ -292,7 +292,7 @@ fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool
             break;
         }
         let text = clip(&d.to_string(), area.width as usize);
-        let line = Line::styled(text, THEME.string);
+        let line = Line::styled(text, theme().string);
         lines.push(if i == q.selected {
             line.style(selected_style(focused))
         } else {
@@ -321,7 +321,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
     let q = &app.query;
     let Some(run) = &q.run else {
         f.render_widget(
-            Paragraph::new("Charge, routing and partitions appear here.").style(THEME.dim),
+            Paragraph::new("Charge, routing and partitions appear here.").style(theme().dim),
             inner,
         );
         return;
@@ -343,7 +343,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
         String::new()
     };
     lines.push(Line::from(vec![
-        Span::styled(format!("{} RU", fmt_ru(run.request_charge)), THEME.charge),
+        Span::styled(format!("{} RU", fmt_ru(run.request_charge)), theme().charge),
         Span::styled(
             format!(
                 " {} docs · {} page{} · {:.1} ms{running}",
@@ -352,20 +352,20 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
                 if run.pages == 1 { "" } else { "s" },
                 run.elapsed_ms
             ),
-            THEME.dim,
+            theme().dim,
         ),
     ]));
     if let Some((kind, reason)) = &run.routing {
         let style = match kind.as_str() {
-            "single-partition" => THEME.info,
-            "targeted" => THEME.number,
-            _ => THEME.hot,
+            "single-partition" => theme().info,
+            "targeted" => theme().number,
+            _ => theme().hot,
         };
         lines.push(Line::from(vec![
             Span::styled(kind.clone(), style),
             Span::styled(
                 format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))),
-                THEME.title,
+                theme().title,
             ),
         ]));
     }
@@ -375,7 +375,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
         let names: Vec<String> = lps.iter().take(8).map(|v| pk_label(v)).collect();
         let extra = lps.len().saturating_sub(8);
         lines.push(Line::from(vec![
-            Span::styled(format!("{} logical: ", lps.len()), THEME.dim),
+            Span::styled(format!("{} logical: ", lps.len()), theme().dim),
             Span::styled(
                 clip(
                     &format!(
@@ -389,7 +389,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
                     ),
                     width.saturating_sub(12),
                 ),
-                THEME.string,
+                theme().string,
             ),
         ]));
     }
@@ -402,7 +402,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
             m.output_document_count,
             fmt_bytes(m.output_document_size)
         ),
-        THEME.title,
+        theme().title,
     ));
     lines.push(Line::styled(
         format!(
@@ -412,9 +412,9 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
             m.document_load_time_in_ms,
             m.query_engine_execution_time_in_ms
         ),
-        THEME.dim,
+        theme().dim,
     ));
-    lines.push(Line::styled("range     RU  retr  out  lp", THEME.header));
+    lines.push(Line::styled("range     RU  retr  out  lp", theme().header));
     for p in run.partitions.values() {
         lines.push(Line::raw(format!(
             "{:<5} {:>6} {:>5} {:>4} {:>3}",
@@ -433,7 +433,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
 fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
     let width = width.max(10);
     if ranges.is_empty() {
-        return Line::styled("key space: …", THEME.dim);
+        return Line::styled("key space: …", theme().dim);
     }
     let mut spans = Vec::new();
     let mut used = 0usize;
@@ -457,7 +457,7 @@ fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
         };
         spans.push(Span::styled(
             text,
-            if touched { THEME.lit } else { THEME.unlit },
+            if touched { theme().lit } else { theme().unlit },
         ));
         used = end;
     }

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::theme::THEME;
+use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
 use crate::tui::state::tree::{Node, NodeKind, pk_label};
@@ -52,9 +52,11 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
         "  "
     };
     let (name, detail, name_style) = match &node.kind {
-        NodeKind::Database { db, containers } => {
-            (db.clone(), format!("{containers} containers"), THEME.header)
-        }
+        NodeKind::Database { db, containers } => (
+            db.clone(),
+            format!("{containers} containers"),
+            theme().header,
+        ),
         NodeKind::Container {
             c,
             pk_paths,
@@ -69,7 +71,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
                 fmt_count(*items),
                 fmt_bytes(*bytes)
             ),
-            THEME.key,
+            theme().key,
         ),
         NodeKind::Range {
             range,
@@ -85,7 +87,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
                 fmt_bytes(*bytes),
                 fmt_ru(*ru_now)
             ),
-            THEME.number,
+            theme().number,
         ),
         NodeKind::Logical {
             pk,
@@ -96,11 +98,15 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
         } => (
             format!("{}{}", if *hottest { "🔥" } else { "" }, pk_label(pk)),
             format!("{} · {}", fmt_count(*items), fmt_bytes(*bytes)),
-            if *hottest { THEME.hot } else { THEME.string },
+            if *hottest {
+                theme().hot
+            } else {
+                theme().string
+            },
         ),
-        NodeKind::Item { id, .. } => (id.clone(), String::new(), THEME.title),
-        NodeKind::More { .. } => ("… more".into(), String::new(), THEME.dim),
-        NodeKind::Note(n) => (n.clone(), String::new(), THEME.dim),
+        NodeKind::Item { id, .. } => (id.clone(), String::new(), theme().title),
+        NodeKind::More { .. } => ("… more".into(), String::new(), theme().dim),
+        NodeKind::Note(n) => (n.clone(), String::new(), theme().dim),
     };
     let head = format!("{indent}{marker}");
     let room = width.saturating_sub(head.chars().count());
@@ -108,7 +114,10 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
     let room = room.saturating_sub(name.chars().count() + 1);
     let mut spans = vec![Span::raw(head), Span::styled(name, name_style)];
     if !detail.is_empty() && room > 3 {
-        spans.push(Span::styled(format!(" {}", clip(&detail, room)), THEME.dim));
+        spans.push(Span::styled(
+            format!(" {}", clip(&detail, room)),
+            theme().dim,
+        ));
     }
     Line::from(spans)
 }
