@@ -28,7 +28,7 @@ pub enum Effect {
         id: String,
         pk: Value,
     },
-    /// One page of a query; `ranges` also fetches the container's ranges for the strip.
+    /// One page of a query.
     RunQuery {
         ticket: u64,
         db: String,
@@ -36,7 +36,12 @@ pub enum Effect {
         sql: String,
         params: BTreeMap<String, Value>,
         continuation: Option<String>,
-        ranges: bool,
+    },
+    /// The container's ranges (for the key-space strip) and partition key paths.
+    LoadRanges {
+        ticket: u64,
+        db: String,
+        c: String,
     },
     CancelQuery {
         ticket: u64,

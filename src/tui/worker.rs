@@ -465,6 +465,19 @@ pub fn perform(
             ticket,
             result: engine.read_item(&db, &c, &id, &pk),
         }],
+        Effect::LoadRanges { ticket, db, c } => {
+            let pk_paths = engine
+                .container(&db, &c)
+                .map(|i| i.partition_key.paths)
+                .unwrap_or_default();
+            vec![Msg::Ranges {
+                ticket,
+                ranges: ranges(engine, &db, &c),
+                db,
+                c,
+                pk_paths,
+            }]
+        }
         Effect::RunQuery {
             ticket,
             db,
@@ -472,22 +485,7 @@ pub fn perform(
             sql,
             params,
             continuation,
-            ranges: with_ranges,
         } => {
-            let mut out = Vec::new();
-            if with_ranges {
-                let pk_paths = engine
-                    .container(&db, &c)
-                    .map(|i| i.partition_key.paths)
-                    .unwrap_or_default();
-                out.push(Msg::Ranges {
-                    ticket,
-                    ranges: ranges(engine, &db, &c),
-                    db: db.clone(),
-                    c: c.clone(),
-                    pk_paths,
-                });
-            }
             let start = Instant::now();
             let opts = QueryOptions {
                 continuation,
@@ -500,12 +498,11 @@ pub fn perform(
             };
             let result = engine.query_cancellable(&db, &c, &sql, &opts, cancel);
             let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
-            out.push(Msg::QueryPage {
+            vec![Msg::QueryPage {
                 ticket,
                 result,
                 elapsed_ms,
-            });
-            out
+            }]
         }
         Effect::LoadPartitions { ticket, db, c } => vec![Msg::Partitions {
             ticket,

@@ -61,6 +61,12 @@ pub fn run(app: &mut App) -> Vec<Effect> {
         ..Default::default()
     });
     app.view = View::Query;
+    // The ranges first: the strip is drawn while the query runs.
+    effects.push(Effect::LoadRanges {
+        ticket,
+        db: db.clone(),
+        c: c.clone(),
+    });
     effects.push(Effect::RunQuery {
         ticket,
         db,
@@ -68,7 +74,6 @@ pub fn run(app: &mut App) -> Vec<Effect> {
         sql,
         params,
         continuation: None,
-        ranges: true,
     });
     effects.push(Effect::SaveHistory {
         entries: app.query.history.clone(),
@@ -127,7 +132,6 @@ pub fn load_more(app: &mut App) -> Vec<Effect> {
         sql,
         params,
         continuation: Some(continuation),
-        ranges: false,
     }]
 }
 
