@@ -10,17 +10,19 @@ mod feed;
 mod items;
 mod query;
 mod resources;
+mod samples;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::Engine;
 use crate::error::Error;
-use args::{Cli, Command};
+use args::{Cli, Command, SampleCommand};
 
 /// Why a command failed: a request the store refused, or a command line it cannot run.
 pub enum Failure {
@@ -79,13 +81,24 @@ fn fail(f: Failure) -> ExitCode {
 }
 
 fn execute(cli: Cli) -> CliResult {
+    // Listing the bundled sets needs no store.
+    if let Some(Command::Sample(SampleCommand::List)) = cli.command {
+        return samples::list();
+    }
     let dir = cli
         .data_dir
         .clone()
         .unwrap_or_else(Engine::default_data_dir);
     let engine = Engine::open(&dir)?;
     match cli.command {
-        None => resources::status(&engine),
+        None => {
+            samples::first_launch(&engine)?;
+            resources::status(&engine)
+        }
+        Some(Command::Sample(SampleCommand::List)) => samples::list(),
+        Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
+            samples::load(&engine, &name, scale, seed)
+        }
         Some(Command::Db(cmd)) => resources::db(&engine, cmd),
         Some(Command::Container(cmd)) => resources::container(&engine, cmd),
         Some(Command::Partitions {
@@ -158,6 +171,20 @@ pub(crate) fn print_line(out: &mut impl Write, bytes: &[u8]) -> bool {
     out.write_all(bytes)
         .and_then(|_| out.write_all(b"\n"))
         .is_ok()
+}
+
+/// A progress bar of `total` items on stderr, or a hidden one when stderr is not a terminal.
+pub(crate) fn progress_bar(total: u64) -> ProgressBar {
+    if !stderr_is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} items  {per_sec}  eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
 }
 
 pub(crate) fn stderr_is_terminal() -> bool {
