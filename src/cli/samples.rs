@@ -43,7 +43,7 @@ pub fn first_launch(engine: &Engine) -> CliResult {
     let loaded = samples::first_launch(engine, &mut |p| show(&bar, p));
     bar.finish_and_clear();
     if let Some(reports) = loaded? {
-        println!("{}", summary(&reports));
+        let _ = writeln!(std::io::stdout().lock(), "{}", summary(&reports));
     }
     Ok(())
 }

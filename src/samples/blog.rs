@@ -27,7 +27,7 @@ use super::vocab::{Vocabulary, epoch_millis, iso_millis, vocabulary};
 use crate::error::{Error, Result};
 
 /// Users at scale 1 (what first launch loads).
-pub const BASE_USERS: f64 = 24.0;
+pub const BASE_USERS: f64 = 32.0;
 pub const POSTS_PER_USER: (u64, u64) = (5, 50);
 pub const MAX_COMMENTS: u64 = 25;
 pub const MAX_LIKES: u64 = 100;
