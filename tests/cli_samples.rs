@@ -51,11 +51,20 @@ fn sample_list_prints_one_line_per_set() {
     let names: Vec<&str> = sets.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(
         names,
-        ["modeling", "webstore-relational", "webstore", "blog-v1", "blog-v2", "blog-v3"]
+        [
+            "modeling",
+            "webstore-relational",
+            "webstore",
+            "blog-v1",
+            "blog-v2",
+            "blog-v3"
+        ]
     );
     for set in &sets {
         assert!(set["description"].as_str().is_some_and(|d| d.len() > 40));
-        let containers = set["databases"][0]["containers"].as_array().expect("containers");
+        let containers = set["databases"][0]["containers"]
+            .as_array()
+            .expect("containers");
         let total: u64 = containers.iter().filter_map(|c| c["items"].as_u64()).sum();
         assert_eq!(set["defaultItemCount"], total);
         assert!(containers.iter().all(|c| c["partitionKey"][0].is_string()));
@@ -69,7 +78,10 @@ fn sample_list_prints_one_line_per_set() {
 fn sample_load_creates_and_fills_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = cosmoscope(d, &["sample", "load", "blog-v3", "--scale", "0.2", "--seed", "9"]);
+    let out = cosmoscope(
+        d,
+        &["sample", "load", "blog-v3", "--scale", "0.2", "--seed", "9"],
+    );
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(out.stderr.is_empty(), "no progress bar without a terminal");
     let report = json(&out);
@@ -85,7 +97,11 @@ fn sample_load_creates_and_fills_the_database() {
     assert_eq!(feed["statistics"]["itemCount"], 100);
     let q = ok(
         d,
-        &["query", "blog-v3/feed", "SELECT VALUE COUNT(1) FROM f WHERE f.type = 'post'"],
+        &[
+            "query",
+            "blog-v3/feed",
+            "SELECT VALUE COUNT(1) FROM f WHERE f.type = 'post'",
+        ],
     );
     assert_eq!(q["documents"][0], 100);
     assert_eq!(q["routing"]["kind"], "single-partition");
@@ -99,7 +115,11 @@ fn sample_load_creates_and_fills_the_database() {
     let e = failed(d, &["sample", "load", "blog-v1", "--scale", "lots"], 2);
     assert_eq!(e["status"], 400);
     let dbs = ok(d, &["db", "list"]);
-    assert_eq!(dbs.as_array().map(Vec::len), Some(1), "failed loads created nothing");
+    assert_eq!(
+        dbs.as_array().map(Vec::len),
+        Some(1),
+        "failed loads created nothing"
+    );
 }
 
 #[test]
@@ -109,8 +129,14 @@ fn first_launch_loads_every_sample_once_without_asking() {
     let out = cosmoscope(d, &[]);
     assert!(out.status.success(), "{}", stdout(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("First launch: loaded the bundled sample sets"), "{text}");
-    assert!(text.contains("blog-v3 (3 containers)"), "the status follows: {text}");
+    assert!(
+        text.starts_with("First launch: loaded the bundled sample sets"),
+        "{text}"
+    );
+    assert!(
+        text.contains("blog-v3 (3 containers)"),
+        "the status follows: {text}"
+    );
     let dbs = ok(d, &["db", "list"]);
     assert_eq!(dbs.as_array().map(Vec::len), Some(6));
 
@@ -118,7 +144,14 @@ fn first_launch_loads_every_sample_once_without_asking() {
     let again = cosmoscope(d, &[]);
     assert!(again.status.success());
     assert!(!stdout(&again).contains("First launch"));
-    for db in ["modeling", "webstore-relational", "webstore", "blog-v1", "blog-v2", "blog-v3"] {
+    for db in [
+        "modeling",
+        "webstore-relational",
+        "webstore",
+        "blog-v1",
+        "blog-v2",
+        "blog-v3",
+    ] {
         ok(d, &["db", "delete", db]);
     }
     let empty = cosmoscope(d, &[]);

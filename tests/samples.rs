@@ -63,7 +63,10 @@ struct Collect(BTreeMap<String, Vec<Vec<u8>>>);
 
 impl Sink for Collect {
     fn emit(&mut self, stream: &str, json: &[u8]) -> cosmoscope::Result<()> {
-        self.0.entry(stream.to_string()).or_default().push(json.to_vec());
+        self.0
+            .entry(stream.to_string())
+            .or_default()
+            .push(json.to_vec());
         Ok(())
     }
 }
@@ -129,20 +132,30 @@ fn every_sample_loads_with_the_documented_partition_keys() {
         ("blog-v2", &[("users", "/id"), ("posts", "/postId")]),
         (
             "blog-v3",
-            &[("users", "/userId"), ("posts", "/postId"), ("feed", "/type")],
+            &[
+                ("users", "/userId"),
+                ("posts", "/postId"),
+                ("feed", "/type"),
+            ],
         ),
     ];
     let s = store();
     let mut last = 0;
     let reports = samples::load_all_defaults(&s.engine, &mut |p| {
-        assert!(p.done >= last && p.done <= p.total, "progress moves forward");
+        assert!(
+            p.done >= last && p.done <= p.total,
+            "progress moves forward"
+        );
         last = p.done;
         true
     })
     .expect("load every sample");
     let listed = samples::list().expect("list");
     assert_eq!(reports.len(), expected.len());
-    assert_eq!(last, listed.iter().map(|i| i.default_item_count).sum::<u64>());
+    assert_eq!(
+        last,
+        listed.iter().map(|i| i.default_item_count).sum::<u64>()
+    );
     for ((set, containers), (report, info)) in expected.iter().zip(reports.iter().zip(&listed)) {
         assert_eq!(report.name, *set);
         assert_eq!(info.name, *set);
@@ -184,7 +197,10 @@ fn generators_are_deterministic() {
         assert!(!a.0.is_empty());
         assert_eq!(a.0, b.0, "{name} {design}: same seed, same bytes");
         let c = generate(name, design, 0.2, 6);
-        assert_eq!(a.0.keys().collect::<Vec<_>>(), c.0.keys().collect::<Vec<_>>());
+        assert_eq!(
+            a.0.keys().collect::<Vec<_>>(),
+            c.0.keys().collect::<Vec<_>>()
+        );
         assert_ne!(a.0, c.0, "{name} {design}: another seed, other data");
     }
     // Through the store too: two loads with one seed hold the same items.
@@ -192,7 +208,10 @@ fn generators_are_deterministic() {
     load(&x, "blog-v2", SMALL);
     load(&y, "blog-v2", SMALL);
     for c in ["users", "posts"] {
-        assert_eq!(items(&x.engine, "blog-v2", c), items(&y.engine, "blog-v2", c));
+        assert_eq!(
+            items(&x.engine, "blog-v2", c),
+            items(&y.engine, "blog-v2", c)
+        );
     }
 }
 
@@ -230,28 +249,49 @@ fn the_blog_keeps_its_distribution() {
                 let title_words = str_of(&item["title"]).split(' ').count();
                 assert!((3..=9).contains(&title_words));
                 let content = str_of(&item["content"]);
-                assert!(content.len() > 200 && content.contains("\n\n"), "posts have paragraphs");
+                assert!(
+                    content.len() > 200 && content.contains("\n\n"),
+                    "posts have paragraphs"
+                );
             }
             "comment" => {
                 *comments.entry(post).or_default() += 1;
-                assert!(str_of(&item["creationDate"]) >= post_dates[post], "comments follow their post");
+                assert!(
+                    str_of(&item["creationDate"]) >= post_dates[post],
+                    "comments follow their post"
+                );
             }
             "like" => {
                 *likes.entry(post).or_default() += 1;
-                assert!(likers.entry(post).or_default().insert(str_of(&item["userId"])), "one like per user");
+                assert!(
+                    likers
+                        .entry(post)
+                        .or_default()
+                        .insert(str_of(&item["userId"])),
+                    "one like per user"
+                );
             }
             other => panic!("unexpected type {other}"),
         }
     }
     assert_eq!(per_user.len(), users.len(), "every user posts");
-    assert!(per_user.values().all(|n| (5..=50).contains(n)), "5–50 posts per user");
+    assert!(
+        per_user.values().all(|n| (5..=50).contains(n)),
+        "5–50 posts per user"
+    );
     assert!(comments.values().all(|n| *n <= 25) && likes.values().all(|n| *n <= 100));
-    assert!(comments.values().any(|n| *n >= 20), "some posts draw many comments");
-    assert!(likes.values().any(|n| *n >= 80), "some posts draw many likes");
+    assert!(
+        comments.values().any(|n| *n >= 20),
+        "some posts draw many comments"
+    );
+    assert!(
+        likes.values().any(|n| *n >= 80),
+        "some posts draw many likes"
+    );
     for date in post_dates.values() {
         assert_eq!(date.len(), 24, "ISO 8601 with milliseconds: {date}");
         assert!(date.ends_with('Z') && date.as_bytes()[10] == b'T');
-        assert!(("2019" ..= "2025-06").contains(&&date[..7]));
+        assert!(("2019"..="2025-06").contains(&&date[..7]));
     }
 }
 
@@ -266,7 +306,11 @@ fn v2_counts_and_usernames_match_the_generated_items() {
     let posts = items(&s.engine, "blog-v2", "posts");
     let mut counts: HashMap<&str, (u64, u64)> = HashMap::new();
     for item in &posts {
-        assert_eq!(item["userUsername"], users[str_of(&item["userId"])], "username copied in");
+        assert_eq!(
+            item["userUsername"],
+            users[str_of(&item["userId"])],
+            "username copied in"
+        );
         let e = counts.entry(str_of(&item["postId"])).or_default();
         match str_of(&item["type"]) {
             "comment" => e.0 += 1,
@@ -290,17 +334,32 @@ fn string_of(v: &Value) -> String {
 #[test]
 fn v3_feed_holds_the_newest_posts_and_users_hold_every_post() {
     let s = store();
-    load(&s, "blog-v3", LoadOptions { scale: 0.2, seed: 4 });
+    load(
+        &s,
+        "blog-v3",
+        LoadOptions {
+            scale: 0.2,
+            seed: 4,
+        },
+    );
     let posts = items(&s.engine, "blog-v3", "posts");
     let mut full: Vec<&Value> = of_type(&posts, "post");
-    assert!(full.len() > blog::FEED_SIZE, "enough posts to trim the feed");
+    assert!(
+        full.len() > blog::FEED_SIZE,
+        "enough posts to trim the feed"
+    );
     full.sort_by(|a, b| {
-        (str_of(&b["creationDate"]), str_of(&b["id"])).cmp(&(str_of(&a["creationDate"]), str_of(&a["id"])))
+        (str_of(&b["creationDate"]), str_of(&b["id"]))
+            .cmp(&(str_of(&a["creationDate"]), str_of(&a["id"])))
     });
-    let newest: Vec<Value> = full[..blog::FEED_SIZE].iter().map(|p| blog::short_form(p)).collect();
+    let newest: Vec<Value> = full[..blog::FEED_SIZE]
+        .iter()
+        .map(|p| blog::short_form(p))
+        .collect();
     let mut feed = items(&s.engine, "blog-v3", "feed");
     feed.sort_by(|a, b| {
-        (str_of(&b["creationDate"]), str_of(&b["id"])).cmp(&(str_of(&a["creationDate"]), str_of(&a["id"])))
+        (str_of(&b["creationDate"]), str_of(&b["id"]))
+            .cmp(&(str_of(&a["creationDate"]), str_of(&a["id"])))
     });
     assert_eq!(feed, newest, "feed = short forms of the 100 newest posts");
     assert!(feed.iter().all(|f| f["type"] == "post"));
@@ -338,13 +397,20 @@ fn webstore_sales_order_count_equals_the_orders() {
     for c in customers {
         assert_eq!(c["customerId"], c["id"]);
         let expected = orders.get(str_of(&c["id"])).copied().unwrap_or(0);
-        assert_eq!(c["salesOrderCount"], expected, "salesOrderCount of {}", c["id"]);
+        assert_eq!(
+            c["salesOrderCount"], expected,
+            "salesOrderCount of {}",
+            c["id"]
+        );
         assert!(!c["addresses"].as_array().expect("addresses").is_empty());
         assert!(c["password"]["hash"].is_string());
     }
     // Products carry their category's name and their tags' names.
     let meta = items_of(&s, "webstore", "productMeta");
-    let names: HashMap<&str, &str> = meta.iter().map(|m| (str_of(&m["id"]), str_of(&m["name"]))).collect();
+    let names: HashMap<&str, &str> = meta
+        .iter()
+        .map(|m| (str_of(&m["id"]), str_of(&m["name"])))
+        .collect();
     for p in items_of(&s, "webstore", "product") {
         assert_eq!(names[str_of(&p["categoryId"])], str_of(&p["categoryName"]));
         for t in p["tags"].as_array().expect("tags") {
@@ -371,29 +437,65 @@ fn both_webstore_designs_hold_the_same_store() {
         )
     };
     let denorm = items_of(&s, "webstore", "customer");
-    let a: BTreeSet<_> = of_type(&denorm, "customer").into_iter().map(person).collect();
-    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "customer").iter().map(person).collect();
+    let a: BTreeSet<_> = of_type(&denorm, "customer")
+        .into_iter()
+        .map(person)
+        .collect();
+    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "customer")
+        .iter()
+        .map(person)
+        .collect();
     assert!(!a.is_empty());
     assert_eq!(a, b, "the same customers");
 
-    let order = |o: &Value| (string_of(&o["id"]), string_of(&o["customerId"]), string_of(&o["orderDate"]));
-    let a: BTreeSet<_> = of_type(&denorm, "salesOrder").into_iter().map(order).collect();
-    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "salesOrder").iter().map(order).collect();
+    let order = |o: &Value| {
+        (
+            string_of(&o["id"]),
+            string_of(&o["customerId"]),
+            string_of(&o["orderDate"]),
+        )
+    };
+    let a: BTreeSet<_> = of_type(&denorm, "salesOrder")
+        .into_iter()
+        .map(order)
+        .collect();
+    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "salesOrder")
+        .iter()
+        .map(order)
+        .collect();
     assert_eq!(a, b, "the same orders");
     let details: usize = of_type(&denorm, "salesOrder")
         .iter()
         .map(|o| o["details"].as_array().map_or(0, Vec::len))
         .sum();
-    assert_eq!(details, items_of(&s, "webstore-relational", "salesOrderDetail").len());
+    assert_eq!(
+        details,
+        items_of(&s, "webstore-relational", "salesOrderDetail").len()
+    );
     let addresses: usize = of_type(&denorm, "customer")
         .iter()
         .map(|c| c["addresses"].as_array().map_or(0, Vec::len))
         .sum();
-    assert_eq!(addresses, items_of(&s, "webstore-relational", "customerAddress").len());
+    assert_eq!(
+        addresses,
+        items_of(&s, "webstore-relational", "customerAddress").len()
+    );
 
-    let product = |p: &Value| (string_of(&p["id"]), string_of(&p["sku"]), string_of(&p["categoryId"]));
-    let a: BTreeSet<_> = items_of(&s, "webstore", "product").iter().map(product).collect();
-    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "product").iter().map(product).collect();
+    let product = |p: &Value| {
+        (
+            string_of(&p["id"]),
+            string_of(&p["sku"]),
+            string_of(&p["categoryId"]),
+        )
+    };
+    let a: BTreeSet<_> = items_of(&s, "webstore", "product")
+        .iter()
+        .map(product)
+        .collect();
+    let b: BTreeSet<_> = items_of(&s, "webstore-relational", "product")
+        .iter()
+        .map(product)
+        .collect();
     assert_eq!(a, b, "the same products");
     assert_eq!(
         items_of(&s, "webstore", "productMeta").len(),
@@ -406,7 +508,9 @@ fn both_webstore_designs_hold_the_same_store() {
 fn bad_loads_are_refused_before_writing() {
     let s = store();
     load(&s, "modeling", LoadOptions::default());
-    let again = samples::load(&s.engine, "modeling", &LoadOptions::default(), &mut |_| true);
+    let again = samples::load(&s.engine, "modeling", &LoadOptions::default(), &mut |_| {
+        true
+    });
     let e = again.expect_err("loading over an existing database");
     assert_eq!(e.status, 409);
     assert!(e.message.contains("db delete modeling"), "{}", e.message);
@@ -414,15 +518,31 @@ fn bad_loads_are_refused_before_writing() {
 
     let e = samples::load(&s.engine, "nope", &LoadOptions::default(), &mut |_| true).unwrap_err();
     assert_eq!(e.status, 404);
-    assert!(e.message.contains("blog-v3"), "names the sets: {}", e.message);
+    assert!(
+        e.message.contains("blog-v3"),
+        "names the sets: {}",
+        e.message
+    );
     for scale in [0.0, -1.0, f64::NAN, 1e9] {
         let o = LoadOptions { scale, seed: 1 };
         let e = samples::load(&s.engine, "blog-v1", &o, &mut |_| true).unwrap_err();
         assert_eq!(e.status, 400, "scale {scale}");
     }
-    let o = LoadOptions { scale: 2.0, seed: 1 };
-    assert_eq!(samples::load(&s.engine, "modeling", &o, &mut |_| true).unwrap_err().status, 400);
-    assert_eq!(s.engine.list_databases().unwrap().len(), 1, "nothing else was created");
+    let o = LoadOptions {
+        scale: 2.0,
+        seed: 1,
+    };
+    assert_eq!(
+        samples::load(&s.engine, "modeling", &o, &mut |_| true)
+            .unwrap_err()
+            .status,
+        400
+    );
+    assert_eq!(
+        s.engine.list_databases().unwrap().len(),
+        1,
+        "nothing else was created"
+    );
 }
 
 #[test]
@@ -446,12 +566,18 @@ fn first_launch_leaves_used_stores_alone() {
     let s = store();
     s.engine.create_database("mine").unwrap();
     let loaded = samples::first_launch(&s.engine, &mut |_| true).unwrap();
-    assert!(loaded.is_none(), "a store with databases is not first launch");
+    assert!(
+        loaded.is_none(),
+        "a store with databases is not first launch"
+    );
     assert_eq!(s.engine.list_databases().unwrap().len(), 1);
 
     let t = store();
     std::fs::write(t.engine.data_dir().join(samples::FIRST_LAUNCH_MARKER), "").unwrap();
     let loaded = samples::first_launch(&t.engine, &mut |_| true).unwrap();
-    assert!(loaded.is_none(), "samples are offered once, not after the user deleted them");
+    assert!(
+        loaded.is_none(),
+        "samples are offered once, not after the user deleted them"
+    );
     assert!(t.engine.list_databases().unwrap().is_empty());
 }

@@ -25,12 +25,9 @@ pub fn list() -> CliResult {
 
 pub fn load(engine: &Engine, name: &str, scale: f64, seed: u64) -> CliResult {
     let bar = progress_bar(0);
-    let report = samples::load(
-        engine,
-        name,
-        &LoadOptions { scale, seed },
-        &mut |p| show(&bar, p),
-    );
+    let report = samples::load(engine, name, &LoadOptions { scale, seed }, &mut |p| {
+        show(&bar, p)
+    });
     bar.finish_and_clear();
     print_json(&report?);
     Ok(())

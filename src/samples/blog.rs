@@ -15,15 +15,19 @@
 //!   of the [`FEED_SIZE`] newest posts.
 //!
 //! Distribution (the article's test data set): 5–50 posts per user, up to 25 comments and
-//! up to 100 likes per post — skewed towards few, the way attention spreads over posts —
-//! with at most one like per user and post. Timestamps fall between 2019 and mid-2025.
+//! up to 100 likes per post — skewed towards few, the way attention spreads over posts.
+//! A user likes a post at most once, so on a blog with fewer than 100 users a post's likes
+//! are also capped by the user count; from 100 users on, item counts grow exactly with
+//! the user count. Titles have 3–9 words, posts 2–6 paragraphs, comments 1–3 sentences;
+//! timestamps fall between 2019 and mid-2025, comments and likes within 30 days of their
+//! post.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::Sink;
 use super::rng::Rng;
 use super::vocab::{Vocabulary, epoch_millis, iso_millis, vocabulary};
+use super::{Sink, Writer};
 use crate::error::{Error, Result};
 
 /// Users at scale 1 (what first launch loads).
@@ -104,9 +108,9 @@ pub struct Like {
 /// The blog generator for one design.
 #[derive(Debug, Clone)]
 pub struct Blog {
-    pub seed: u64,
-    pub users: u64,
-    pub design: Design,
+    seed: u64,
+    users: u64,
+    design: Design,
 }
 
 impl Blog {
@@ -116,6 +120,19 @@ impl Blog {
             users: users.max(1),
             design,
         }
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// How many users the blog has (at least one).
+    pub fn users(&self) -> u64 {
+        self.users
+    }
+
+    pub fn design(&self) -> Design {
+        self.design
     }
 
     /// User `index` (`0..users`).
@@ -223,10 +240,7 @@ impl Blog {
         let users: Vec<User> = (0..self.users)
             .map(|i| self.user(i))
             .collect::<Result<_>>()?;
-        let mut w = Writer {
-            sink,
-            scratch: Vec::with_capacity(8192),
-        };
+        let mut w = Writer::new(sink);
         let mut feed = Feed::default();
         for user in &users {
             w.emit("users", &self.user_doc(user))?;
@@ -392,21 +406,6 @@ impl Feed {
     fn newest(mut self) -> impl Iterator<Item = Value> {
         self.trim();
         self.posts.into_iter().map(|(_, _, v)| v)
-    }
-}
-
-/// Serializes documents into a reused buffer and hands them to the sink.
-pub(crate) struct Writer<'s> {
-    pub sink: &'s mut dyn Sink,
-    pub scratch: Vec<u8>,
-}
-
-impl Writer<'_> {
-    pub fn emit<T: Serialize + ?Sized>(&mut self, stream: &str, doc: &T) -> Result<()> {
-        self.scratch.clear();
-        serde_json::to_writer(&mut self.scratch, doc)
-            .map_err(|e| Error::internal(format!("serializing a generated item: {e}")))?;
-        self.sink.emit(stream, &self.scratch)
     }
 }
 

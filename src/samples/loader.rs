@@ -82,6 +82,7 @@ struct Planned {
     database: String,
     id: String,
     settings: ContainerSettings,
+    /// The contents of the container's item files.
     files: Vec<&'static str>,
     stream: Option<String>,
     items: u64,
@@ -113,11 +114,16 @@ pub(crate) fn plan(manifest: &Manifest, options: &LoadOptions) -> Result<Plan> {
         }
         None => None,
     };
-    let counts = generator.as_ref().map(Generator::counts).transpose()?.unwrap_or_default();
-    if let Some((stream, _)) = counts
-        .iter()
-        .find(|(s, _)| !manifest.containers().any(|(_, c)| c.generated.as_deref() == Some(s)))
-    {
+    let counts = generator
+        .as_ref()
+        .map(Generator::counts)
+        .transpose()?
+        .unwrap_or_default();
+    if let Some((stream, _)) = counts.iter().find(|(s, _)| {
+        !manifest
+            .containers()
+            .any(|(_, c)| c.generated.as_deref() == Some(s))
+    }) {
         return Err(Error::internal(format!(
             "sample set {name}: no container takes the generator's {stream:?} items"
         )));
@@ -127,7 +133,7 @@ pub(crate) fn plan(manifest: &Manifest, options: &LoadOptions) -> Result<Plan> {
         let mut items = 0;
         let mut files = Vec::new();
         for f in &c.items {
-            let text = super::vocab::embedded(f)?;
+            let text = registry::require(f)?;
             items += import::records(text.as_bytes())?.len() as u64;
             files.push(text);
         }

@@ -154,10 +154,16 @@ impl Manifest {
         }
         for (db, c) in self.containers() {
             if c.items.is_empty() && c.generated.is_none() {
-                return bad(format!("container {db}/{} has no items and no generator", c.id));
+                return bad(format!(
+                    "container {db}/{} has no items and no generator",
+                    c.id
+                ));
             }
             if c.generated.is_some() && self.generator.is_none() {
-                return bad(format!("container {db}/{} is generated but no generator is named", c.id));
+                return bad(format!(
+                    "container {db}/{} is generated but no generator is named",
+                    c.id
+                ));
             }
             if let Some(missing) = c.items.iter().find(|f| registry::file(f).is_none()) {
                 return bad(format!("item file {missing} is not bundled"));

@@ -43,6 +43,28 @@ pub trait Sink {
     fn emit(&mut self, stream: &str, json: &[u8]) -> Result<()>;
 }
 
+/// Serializes generated documents into a reused buffer and hands them to a sink.
+pub(crate) struct Writer<'s> {
+    sink: &'s mut dyn Sink,
+    scratch: Vec<u8>,
+}
+
+impl<'s> Writer<'s> {
+    pub(crate) fn new(sink: &'s mut dyn Sink) -> Writer<'s> {
+        Writer {
+            sink,
+            scratch: Vec::with_capacity(8192),
+        }
+    }
+
+    pub(crate) fn emit<T: Serialize + ?Sized>(&mut self, stream: &str, doc: &T) -> Result<()> {
+        self.scratch.clear();
+        serde_json::to_writer(&mut self.scratch, doc)
+            .map_err(|e| Error::internal(format!("serializing a generated item: {e}")))?;
+        self.sink.emit(stream, &self.scratch)
+    }
+}
+
 /// A set's generator at a scale and seed.
 #[derive(Debug, Clone)]
 pub enum Generator {
@@ -104,20 +126,20 @@ pub struct SampleInfo {
     pub description: String,
     /// Whether `--scale` and `--seed` apply (the set has a generator).
     pub generated: bool,
-    pub databases: Vec<DatabaseInfo>,
+    pub databases: Vec<SampleDatabase>,
     /// Items loaded at scale 1.
     pub default_item_count: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct DatabaseInfo {
+pub struct SampleDatabase {
     pub id: String,
-    pub containers: Vec<ContainerInfo>,
+    pub containers: Vec<SampleContainer>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ContainerInfo {
+pub struct SampleContainer {
     pub id: String,
     pub partition_key: Vec<String>,
     pub throughput: Throughput,
@@ -139,12 +161,12 @@ pub fn info(name: &str) -> Result<SampleInfo> {
     let databases = manifest
         .databases
         .iter()
-        .map(|d| DatabaseInfo {
+        .map(|d| SampleDatabase {
             id: d.id.clone(),
             containers: d
                 .containers
                 .iter()
-                .map(|c| ContainerInfo {
+                .map(|c| SampleContainer {
                     id: c.id.clone(),
                     partition_key: c.partition_key.paths(),
                     throughput: c.throughput,

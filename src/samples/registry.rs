@@ -4,6 +4,8 @@
 //! Paths are relative to `sample-data/`. Each set lives in a folder named like the set with
 //! a `manifest.json`; `vocab/` holds the vocabularies the generators draw from.
 
+use crate::error::{Error, Result};
+
 /// One embedded file.
 pub struct EmbeddedFile {
     pub path: &'static str,
@@ -60,4 +62,15 @@ pub fn manifest_text(set: &str) -> Option<&'static str> {
     SETS.contains(&set)
         .then(|| file(&format!("{set}/manifest.json")))
         .flatten()
+}
+
+/// An embedded file that must be there (a missing one is a fault of the build: 500).
+pub fn require(path: &str) -> Result<&'static str> {
+    file(path).ok_or_else(|| Error::internal(format!("sample file {path} is not bundled")))
+}
+
+/// An embedded JSON file, parsed.
+pub fn json<T: serde::de::DeserializeOwned>(path: &str) -> Result<T> {
+    serde_json::from_str(require(path)?)
+        .map_err(|e| Error::internal(format!("bundled sample file {path} is invalid: {e}")))
 }

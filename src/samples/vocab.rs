@@ -75,13 +75,13 @@ pub fn vocabulary() -> Result<&'static Vocabulary> {
 }
 
 fn parse() -> Result<Vocabulary> {
-    let words: Vec<&'static str> = embedded("vocab/words.txt")?
+    let words: Vec<&'static str> = registry::require("vocab/words.txt")?
         .lines()
         .map(str::trim)
         .filter(|w| !w.is_empty() && !w.starts_with('#'))
         .collect();
-    let people: People = json_file("vocab/people.json")?;
-    let catalog: Catalog = json_file("vocab/catalog.json")?;
+    let people: People = registry::json("vocab/people.json")?;
+    let catalog: Catalog = registry::json("vocab/catalog.json")?;
     let empty = [
         ("words", words.is_empty()),
         ("first names", people.first_names.is_empty()),
@@ -115,16 +115,6 @@ fn parse() -> Result<Vocabulary> {
         people,
         catalog,
     })
-}
-
-pub(crate) fn embedded(path: &str) -> Result<&'static str> {
-    registry::file(path)
-        .ok_or_else(|| Error::internal(format!("sample file {path} is not bundled")))
-}
-
-pub(crate) fn json_file<T: serde::de::DeserializeOwned>(path: &str) -> Result<T> {
-    serde_json::from_str(embedded(path)?)
-        .map_err(|e| Error::internal(format!("bundled sample file {path} is invalid: {e}")))
 }
 
 impl Vocabulary {

@@ -15,10 +15,9 @@
 
 use serde::Serialize;
 
-use super::Sink;
-use super::blog::Writer;
 use super::rng::Rng;
 use super::vocab::{Vocabulary, epoch_millis, hex, iso_millis, vocabulary};
+use super::{Sink, Writer};
 use crate::error::{Error, Result};
 
 /// Customers and products at scale 1.
@@ -113,10 +112,10 @@ pub struct Detail {
 /// The web store generator for one design.
 #[derive(Debug, Clone)]
 pub struct Webstore {
-    pub seed: u64,
-    pub customers: u64,
-    pub products: u64,
-    pub design: Design,
+    seed: u64,
+    customers: u64,
+    products: u64,
+    design: Design,
 }
 
 impl Webstore {
@@ -127,6 +126,24 @@ impl Webstore {
             products: products.max(1),
             design,
         }
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// How many customers the store has (at least one).
+    pub fn customers(&self) -> u64 {
+        self.customers
+    }
+
+    /// How many products the store sells (at least one).
+    pub fn products(&self) -> u64 {
+        self.products
+    }
+
+    pub fn design(&self) -> Design {
+        self.design
     }
 
     /// Product `index` (`0..products`).
@@ -189,11 +206,7 @@ impl Webstore {
             first_name.to_lowercase(),
             last_name.to_lowercase()
         );
-        let phone = format!(
-            "+1-{}-555-{:04}",
-            r.between(201, 989),
-            r.below(10_000)
-        );
+        let phone = format!("+1-{}-555-{:04}", r.between(201, 989), r.below(10_000));
         let creation_ms = START_MS + r.below(((END_MS - START_MS) * 3 / 4) as u64) as i64;
         let addresses = (0..r.between(ADDRESSES_PER_CUSTOMER.0, ADDRESSES_PER_CUSTOMER.1))
             .map(|_| address(&mut r, v))
@@ -203,8 +216,10 @@ impl Webstore {
         let mut orders: Vec<Order> = (0..r.skewed(MAX_ORDERS))
             .map(|_| {
                 let order_ms = creation_ms + r.below((END_MS - creation_ms) as u64) as i64;
-                let ship_ms = Some(order_ms + r.between(1, 6) as i64 * DAY_MS - r.below(DAY_MS as u64 / 2) as i64)
-                    .filter(|s| *s < END_MS);
+                let ship_ms = Some(
+                    order_ms + r.between(1, 6) as i64 * DAY_MS - r.below(DAY_MS as u64 / 2) as i64,
+                )
+                .filter(|s| *s < END_MS);
                 let id = r.uuid();
                 let n = r.between(DETAILS_PER_ORDER.0, DETAILS_PER_ORDER.1);
                 let details = r
@@ -244,7 +259,10 @@ impl Webstore {
     /// generates them without serializing anything).
     pub fn counts(&self) -> Result<Vec<(&'static str, u64)>> {
         let v = vocabulary()?;
-        let (categories, tags) = (v.catalog.categories.len() as u64, v.catalog.tags.len() as u64);
+        let (categories, tags) = (
+            v.catalog.categories.len() as u64,
+            v.catalog.tags.len() as u64,
+        );
         let (mut addresses, mut orders, mut details, mut links) = (0, 0, 0, 0);
         for i in 0..self.products {
             links += self.product(i)?.tags.len() as u64;
@@ -279,10 +297,7 @@ impl Webstore {
     pub fn run(&self, sink: &mut dyn Sink) -> Result<()> {
         let v = vocabulary()?;
         let cat = &v.catalog;
-        let mut w = Writer {
-            sink,
-            scratch: Vec::with_capacity(4096),
-        };
+        let mut w = Writer::new(sink);
         // The denormalized design keeps categories and tags together, told apart by type.
         let denorm = self.design == Design::Denormalized;
         let (cat_stream, tag_stream) = match self.design {
@@ -291,11 +306,25 @@ impl Webstore {
         };
         for c in &cat.categories {
             let kind = denorm.then_some("category");
-            w.emit(cat_stream, &MetaDoc { id: &c.id, kind, name: &c.name })?;
+            w.emit(
+                cat_stream,
+                &MetaDoc {
+                    id: &c.id,
+                    kind,
+                    name: &c.name,
+                },
+            )?;
         }
         for t in &cat.tags {
             let kind = denorm.then_some("tag");
-            w.emit(tag_stream, &MetaDoc { id: &t.id, kind, name: &t.name })?;
+            w.emit(
+                tag_stream,
+                &MetaDoc {
+                    id: &t.id,
+                    kind,
+                    name: &t.name,
+                },
+            )?;
         }
         let products: Vec<Product> = (0..self.products)
             .map(|i| self.product(i))
@@ -393,7 +422,10 @@ fn emit_relational_customer(w: &mut Writer, c: &Customer, products: &[Product]) 
     for o in &c.orders {
         w.emit("salesOrder", &OrderDoc::new(c, o, None))?;
         for d in &o.details {
-            w.emit("salesOrderDetail", &DetailDoc::new(d, Some((&d.id, &o.id)), products))?;
+            w.emit(
+                "salesOrderDetail",
+                &DetailDoc::new(d, Some((&d.id, &o.id)), products),
+            )?;
         }
     }
     Ok(())
@@ -401,7 +433,11 @@ fn emit_relational_customer(w: &mut Writer, c: &Customer, products: &[Product]) 
 
 fn emit_denormalized_customer(w: &mut Writer, c: &Customer, products: &[Product]) -> Result<()> {
     let embedded = Embedded {
-        addresses: c.addresses.iter().map(|a| AddressDoc::new(a, None)).collect(),
+        addresses: c
+            .addresses
+            .iter()
+            .map(|a| AddressDoc::new(a, None))
+            .collect(),
         password: PasswordDoc {
             id: None,
             hash: &c.password_hash,
@@ -589,7 +625,11 @@ struct DetailDoc<'a> {
 }
 
 impl<'a> DetailDoc<'a> {
-    fn new(d: &'a Detail, row: Option<(&'a str, &'a str)>, products: &'a [Product]) -> DetailDoc<'a> {
+    fn new(
+        d: &'a Detail,
+        row: Option<(&'a str, &'a str)>,
+        products: &'a [Product],
+    ) -> DetailDoc<'a> {
         let p = &products[d.product];
         DetailDoc {
             id: row.map(|r| r.0),
