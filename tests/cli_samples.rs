@@ -144,14 +144,7 @@ fn first_launch_loads_every_sample_once_without_asking() {
     let again = cosmoscope(d, &[]);
     assert!(again.status.success());
     assert!(!stdout(&again).contains("First launch"));
-    for db in [
-        "modeling",
-        "webstore-relational",
-        "webstore",
-        "blog-v1",
-        "blog-v2",
-        "blog-v3",
-    ] {
+    for db in cosmoscope::samples::registry::SETS {
         ok(d, &["db", "delete", db]);
     }
     let empty = cosmoscope(d, &[]);

@@ -248,10 +248,21 @@ impl Blog {
                 let doc = self.post_value(&post, &users)?;
                 w.emit("posts", &doc)?;
                 for c in &post.comments {
-                    w.emit("posts", &self.comment_doc(&post, c, &users))?;
+                    let by = &users[c.author as usize];
+                    let doc = self.reaction_doc(
+                        "comment",
+                        &post,
+                        &c.id,
+                        by,
+                        Some(&c.content),
+                        c.creation_ms,
+                    );
+                    w.emit("posts", &doc)?;
                 }
                 for l in &post.likes {
-                    w.emit("posts", &self.like_doc(&post, l, &users))?;
+                    let by = &users[l.author as usize];
+                    let doc = self.reaction_doc("like", &post, &l.id, by, None, l.creation_ms);
+                    w.emit("posts", &doc)?;
                 }
                 if self.design == Design::V3 {
                     let short = short_form(&doc);
@@ -298,34 +309,27 @@ impl Blog {
         serde_json::to_value(doc).map_err(|e| Error::internal(format!("serializing a post: {e}")))
     }
 
-    fn comment_doc<'a>(&self, p: &'a Post, c: &'a Comment, users: &'a [User]) -> CommentDoc<'a> {
-        let author = &users[c.author as usize];
-        CommentDoc {
-            id: &c.id,
-            kind: "comment",
+    /// A comment (with content) or a like (without) on post `p` by user `author`.
+    fn reaction_doc<'a>(
+        &self,
+        kind: &'static str,
+        p: &'a Post,
+        id: &'a str,
+        author: &'a User,
+        content: Option<&'a str>,
+        ms: i64,
+    ) -> ReactionDoc<'a> {
+        ReactionDoc {
+            id,
+            kind,
             post_id: &p.id,
             user_id: &author.id,
             user_username: self
                 .design
                 .denormalized()
                 .then_some(author.username.as_str()),
-            content: &c.content,
-            creation_date: iso_millis(c.creation_ms),
-        }
-    }
-
-    fn like_doc<'a>(&self, p: &'a Post, l: &'a Like, users: &'a [User]) -> LikeDoc<'a> {
-        let author = &users[l.author as usize];
-        LikeDoc {
-            id: &l.id,
-            kind: "like",
-            post_id: &p.id,
-            user_id: &author.id,
-            user_username: self
-                .design
-                .denormalized()
-                .then_some(author.username.as_str()),
-            creation_date: iso_millis(l.creation_ms),
+            content,
+            creation_date: iso_millis(ms),
         }
     }
 }
@@ -440,9 +444,10 @@ struct PostDoc<'a> {
     creation_date: String,
 }
 
+/// A comment or a like: the same fields, likes have no content.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct CommentDoc<'a> {
+struct ReactionDoc<'a> {
     id: &'a str,
     #[serde(rename = "type")]
     kind: &'static str,
@@ -450,20 +455,8 @@ struct CommentDoc<'a> {
     user_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     user_username: Option<&'a str>,
-    content: &'a str,
-    creation_date: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct LikeDoc<'a> {
-    id: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    post_id: &'a str,
-    user_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    user_username: Option<&'a str>,
+    content: Option<&'a str>,
     creation_date: String,
 }
 
