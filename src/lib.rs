@@ -6,6 +6,7 @@
 //! - [`store`]: the LMDB store — catalog, partitioning, items, change feed, statistics, metering
 //! - [`charge`]: the RU model, pure functions of counted work
 //! - [`engine`]: the facade every front end uses
+//! - [`samples`]: bundled data sets and their generators, loaded through the engine
 //! - [`cli`]: the headless subcommands
 //! - [`tui`]: the terminal UI
 
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod query;
+pub mod samples;
 pub mod store;
 pub mod tui;
 

@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Explore partitioned JSON data on an embedded store that behaves like Azure Cosmos DB for NoSQL",
     long_about = "Explore partitioned JSON data on an embedded store that behaves like Azure Cosmos DB \
                   for NoSQL: partition keys, physical partitions that split, RU charges and a change feed.\n\n\
-                  Without a subcommand, prints the store's status. Every subcommand prints JSON on stdout \
+                  Without a subcommand, prints the store's status; on first launch, an empty store is \
+                  first given the bundled sample sets (see `cosmoscope sample list`). Every subcommand prints JSON on stdout \
                   (NDJSON for streams); errors are {\"error\": {...}} with exit status 1 (request) or 2 (usage).",
     after_help = "Names are DATABASE/CONTAINER. Partition key values are JSON: --pk '\"c-42\"', --pk 5, \
                   --pk '[\"a\",\"b\"]' for hierarchical keys, --pk '{}' for the undefined key."
@@ -102,11 +103,31 @@ pub enum Command {
         #[arg(long, value_name = "EPK", requires = "range")]
         after: Option<String>,
     },
+    /// Bundled sample data sets: list them, or load one into its own database
+    #[command(subcommand)]
+    Sample(SampleCommand),
     /// The effective partition key (EPK) of a partition key value and the range that owns it
     Epk {
         target: String,
         /// Partition key value (JSON); a shorter array is a hierarchical prefix
         value: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SampleCommand {
+    /// One JSON line per bundled set: name, description, databases, containers and item counts
+    List,
+    /// Create a set's database and containers and fill them (409 if the database exists)
+    Load {
+        /// The set, as `sample list` names it (e.g. blog-v3)
+        name: String,
+        /// Item counts grow linearly with the scale; 1 is what first launch loads
+        #[arg(long, default_value_t = 1.0, value_name = "N")]
+        scale: f64,
+        /// Generator seed: the same seed and scale give byte-identical items
+        #[arg(long, default_value_t = crate::samples::DEFAULT_SEED, value_name = "N")]
+        seed: u64,
     },
 }
 

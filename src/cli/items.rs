@@ -3,12 +3,11 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::args::ItemCommand;
 use super::{
-    CliResult, Failure, parse_json_arg, print_json, print_line, split_target, stderr_is_terminal,
+    CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
 use crate::engine::{Engine, ImportSummary, PatchRequest, import};
 
@@ -107,17 +106,7 @@ pub fn import(engine: &Engine, target: &str, files: &[PathBuf]) -> CliResult {
         parsed.push((name, records));
     }
     let total: u64 = parsed.iter().map(|(_, r)| r.len() as u64).sum();
-    let bar = if stderr_is_terminal() {
-        let bar = ProgressBar::new(total);
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {pos}/{len} items  {per_sec}  eta {eta}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = progress_bar(total);
     let mut summary = ImportSummary::default();
     let mut per_file = Vec::new();
     for (name, records) in &parsed {

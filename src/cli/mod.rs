@@ -11,17 +11,19 @@ mod feed;
 mod items;
 mod query;
 mod resources;
+mod samples;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::Engine;
 use crate::error::Error;
-use args::{Cli, Command};
+use args::{Cli, Command, SampleCommand};
 
 /// Why a command failed: a request the store refused, a command line it cannot run, or a
 /// request whose failure the command already printed in its own output (a failed batch).
@@ -83,6 +85,10 @@ fn fail(f: Failure) -> ExitCode {
 }
 
 fn execute(cli: Cli) -> CliResult {
+    // Listing the bundled sets needs no store.
+    if let Some(Command::Sample(SampleCommand::List)) = cli.command {
+        return samples::list();
+    }
     let dir = cli
         .data_dir
         .clone()
@@ -90,6 +96,10 @@ fn execute(cli: Cli) -> CliResult {
     let engine = Engine::open(&dir)?;
     match cli.command {
         None => launch(engine, &dir),
+        Some(Command::Sample(SampleCommand::List)) => samples::list(),
+        Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
+            samples::load(&engine, &name, scale, seed)
+        }
         Some(Command::Db(cmd)) => resources::db(&engine, cmd),
         Some(Command::Container(cmd)) => resources::container(&engine, cmd),
         Some(Command::Partitions {
@@ -136,6 +146,8 @@ fn execute(cli: Cli) -> CliResult {
 /// script or a pipe gets JSON, never a screen takeover).
 fn launch(engine: Engine, dir: &std::path::Path) -> CliResult {
     use std::io::IsTerminal;
+    // A new store gets the bundled samples first, so there is something to explore.
+    samples::first_launch(&engine)?;
     if !(std::io::stdout().is_terminal() && std::io::stdin().is_terminal()) {
         return resources::status(&engine);
     }
@@ -174,6 +186,20 @@ pub(crate) fn print_line(out: &mut impl Write, bytes: &[u8]) -> bool {
     out.write_all(bytes)
         .and_then(|_| out.write_all(b"\n"))
         .is_ok()
+}
+
+/// A progress bar of `total` items on stderr, or a hidden one when stderr is not a terminal.
+pub(crate) fn progress_bar(total: u64) -> ProgressBar {
+    if !stderr_is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} items  {per_sec}  eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
 }
 
 pub(crate) fn stderr_is_terminal() -> bool {

@@ -1,6 +1,8 @@
 //! Commands on databases, containers and partitions: `db`, `container`, `partitions`,
 //! `epk`, and the status printed without a subcommand.
 
+use std::io::Write;
+
 use clap::CommandFactory;
 use serde_json::json;
 
@@ -10,21 +12,29 @@ use crate::engine::Engine;
 use crate::store::catalog::{ContainerSettings, Throughput};
 use crate::store::indexing::IndexingPolicy;
 
-/// No subcommand: a short status of the store, then the help.
+/// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)
+/// is not an error worth reporting.
 pub fn status(engine: &Engine) -> CliResult {
     let dbs = engine.list_databases()?;
     let containers = engine.list_containers(None)?;
-    println!(
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
         "cosmoscope — data directory {}",
         engine.data_dir().display()
     );
     if dbs.is_empty() {
-        println!("The store is empty. Create a database with `cosmoscope db create NAME`.");
+        let _ = writeln!(
+            out,
+            "The store is empty. Create a database with `cosmoscope db create NAME`, or load a \
+             sample set with `cosmoscope sample load NAME` (see `cosmoscope sample list`)."
+        );
     }
     for db in &dbs {
-        println!("  {} ({} containers)", db.id, db.container_count);
+        let _ = writeln!(out, "  {} ({} containers)", db.id, db.container_count);
         for c in containers.iter().filter(|c| c.database == db.id) {
-            println!(
+            let _ = writeln!(
+                out,
                 "    {:<24} key {:<20} {:>6} partitions {:>10} items {:>12} bytes",
                 c.id,
                 c.partition_key.paths.join(","),
@@ -34,8 +44,8 @@ pub fn status(engine: &Engine) -> CliResult {
             );
         }
     }
-    println!();
-    let _ = Cli::command().print_help();
+    let _ = writeln!(out);
+    let _ = Cli::command().write_help(&mut out);
     Ok(())
 }
 

@@ -1,0 +1,63 @@
+//! `sample list`, `sample load`, and the sample loading of first launch.
+
+use std::io::Write;
+
+use indicatif::ProgressBar;
+
+use super::{CliResult, print_json, print_line, progress_bar};
+use crate::engine::Engine;
+use crate::samples::{self, LoadOptions, LoadReport, Progress};
+
+/// One JSON line per bundled set.
+pub fn list() -> CliResult {
+    let mut out = std::io::stdout().lock();
+    for info in samples::list()? {
+        let line = serde_json::to_vec(&info).map_err(|e| {
+            crate::error::Error::internal(format!("serializing a sample description: {e}"))
+        })?;
+        if !print_line(&mut out, &line) {
+            break;
+        }
+    }
+    let _ = out.flush();
+    Ok(())
+}
+
+pub fn load(engine: &Engine, name: &str, scale: f64, seed: u64) -> CliResult {
+    let bar = progress_bar(0);
+    let report = samples::load(engine, name, &LoadOptions { scale, seed }, &mut |p| {
+        show(&bar, p)
+    });
+    bar.finish_and_clear();
+    print_json(&report?);
+    Ok(())
+}
+
+/// On a store that has never had databases, loads every set at scale 1 and says so on
+/// stdout; otherwise does nothing. Never asks anything, so it also runs unattended.
+pub fn first_launch(engine: &Engine) -> CliResult {
+    let bar = progress_bar(0);
+    let loaded = samples::first_launch(engine, &mut |p| show(&bar, p));
+    bar.finish_and_clear();
+    if let Some(reports) = loaded? {
+        let _ = writeln!(std::io::stdout().lock(), "{}", summary(&reports));
+    }
+    Ok(())
+}
+
+fn summary(reports: &[LoadReport]) -> String {
+    let items: u64 = reports.iter().map(|r| r.items).sum();
+    let seconds: f64 = reports.iter().map(|r| r.seconds).sum();
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
+    format!(
+        "First launch: loaded the bundled sample sets ({items} items in {seconds:.1} s): {}",
+        names.join(", ")
+    )
+}
+
+fn show(bar: &ProgressBar, p: &Progress) -> bool {
+    bar.set_length(p.total);
+    bar.set_position(p.done);
+    bar.set_message(format!("{} → {}/{}", p.set, p.database, p.container));
+    true
+}
