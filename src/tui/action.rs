@@ -54,6 +54,8 @@ pub enum Action {
     FeedStart,
     FeedClear,
     FeedScope,
+    LoadSample,
+    Export,
 }
 
 impl Action {
@@ -102,6 +104,8 @@ impl Action {
         Action::FeedStart,
         Action::FeedClear,
         Action::FeedScope,
+        Action::LoadSample,
+        Action::Export,
     ];
 
     /// The short label the hint bar shows.
@@ -150,6 +154,8 @@ impl Action {
             Action::FeedStart => "start from",
             Action::FeedClear => "clear",
             Action::FeedScope => "scope",
+            Action::LoadSample => "load sample",
+            Action::Export => "export",
         }
     }
 
@@ -180,7 +186,7 @@ impl Action {
             Action::Refresh => "Reload the current view from the store",
             Action::Filter => "Filter the current list (fuzzy)",
             Action::RunQuery => "Run the query in the editor",
-            Action::CancelQuery => "Cancel the running query",
+            Action::CancelQuery => "Cancel the running query, or else the running job",
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
@@ -199,6 +205,8 @@ impl Action {
             Action::FeedStart => "Restart the feed from the beginning, now, or a time",
             Action::FeedClear => "Clear the feed view",
             Action::FeedScope => "Follow the selected container or its whole database",
+            Action::LoadSample => "Load a bundled sample data set (with progress; cancellable)",
+            Action::Export => "Export the selected container to an NDJSON file",
         }
     }
 

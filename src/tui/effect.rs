@@ -8,6 +8,13 @@ use serde_json::Value;
 use super::state::feed::{FeedModeChoice, FeedScope, StartChoice};
 use super::state::tree::NodeKind;
 
+/// Long-running work the UI starts and can cancel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobKind {
+    LoadSample { name: String },
+    Export { db: String, c: String, path: String },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// The databases (tree roots).
@@ -93,6 +100,13 @@ pub enum Effect {
     },
     Copy {
         text: String,
+    },
+    StartJob {
+        ticket: u64,
+        job: JobKind,
+    },
+    CancelJob {
+        ticket: u64,
     },
     SaveHistory {
         entries: Vec<String>,

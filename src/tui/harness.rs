@@ -104,6 +104,19 @@ impl Harness {
                     drop(injector);
                     vec![Msg::PaletteDone { ticket }]
                 }
+                Effect::StartJob { ticket, job } => {
+                    let progress = std::cell::RefCell::new(Vec::new());
+                    let done = worker::run_job(
+                        &self.engine,
+                        ticket,
+                        &job,
+                        &AtomicBool::new(false),
+                        &|m| progress.borrow_mut().push(m),
+                    );
+                    let mut msgs = progress.into_inner();
+                    msgs.push(done);
+                    msgs
+                }
                 Effect::Copy { text } => {
                     self.copied.push(text);
                     vec![Msg::Copied(Ok("test clipboard"))]

@@ -82,5 +82,15 @@ pub enum Msg {
         id: String,
     },
     Copied(Result<&'static str, String>),
+    JobProgress {
+        ticket: u64,
+        done: u64,
+        total: u64,
+    },
+    /// A job ended: what it did, or why not.
+    JobDone {
+        ticket: u64,
+        result: Result<String, Error>,
+    },
     History(Vec<String>),
 }

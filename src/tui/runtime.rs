@@ -58,7 +58,19 @@ impl Executor {
         match effect {
             Effect::CancelQuery { ticket }
             | Effect::Unsubscribe { ticket }
-            | Effect::StopPalette { ticket } => self.stop(ticket),
+            | Effect::StopPalette { ticket }
+            | Effect::CancelJob { ticket } => self.stop(ticket),
+            Effect::StartJob { ticket, job } => {
+                let stop = self.flag(ticket);
+                let (engine, tx) = (self.engine.clone(), self.tx.clone());
+                tokio::task::spawn_blocking(move || {
+                    let send = |m| {
+                        let _ = tx.send(m);
+                    };
+                    let done = worker::run_job(&engine, ticket, &job, &stop, &send);
+                    send(done);
+                });
+            }
             Effect::Subscribe {
                 ticket,
                 scope,

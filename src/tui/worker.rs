@@ -544,7 +544,9 @@ pub fn perform(
         | Effect::StreamPalette { .. }
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
-        | Effect::Copy { .. } => Vec::new(),
+        | Effect::Copy { .. }
+        | Effect::StartJob { .. }
+        | Effect::CancelJob { .. } => Vec::new(),
     }
 }
 
@@ -559,4 +561,73 @@ mod tests {
         assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
         assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
     }
+}
+
+/// Runs a job to its end, reporting progress; `stop` cancels it (499) between batches.
+pub fn run_job(
+    engine: &Engine,
+    ticket: u64,
+    job: &crate::tui::effect::JobKind,
+    stop: &AtomicBool,
+    send: &dyn Fn(Msg),
+) -> Msg {
+    use crate::tui::effect::JobKind;
+    let result = match job {
+        JobKind::LoadSample { name } => {
+            let mut progress = |p: &crate::samples::Progress| {
+                send(Msg::JobProgress {
+                    ticket,
+                    done: p.done,
+                    total: p.total,
+                });
+                !stop.load(Ordering::Acquire)
+            };
+            crate::samples::load(
+                engine,
+                name,
+                &crate::samples::LoadOptions::default(),
+                &mut progress,
+            )
+            .map(|r| format!("loaded {name}: {} items", r.items))
+        }
+        JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
+    };
+    Msg::JobDone { ticket, result }
+}
+
+fn export(
+    engine: &Engine,
+    ticket: u64,
+    db: &str,
+    c: &str,
+    path: &str,
+    stop: &AtomicBool,
+    send: &dyn Fn(Msg),
+) -> Result<String> {
+    use std::io::Write;
+    let total = engine.container(db, c)?.statistics.item_count;
+    let file = std::fs::File::create(path)
+        .map_err(|e| crate::error::Error::bad_request(format!("cannot create {path:?}: {e}")))?;
+    let mut out = std::io::BufWriter::new(file);
+    let mut done = 0u64;
+    let io = |e: std::io::Error| crate::error::Error::internal(format!("writing {path:?}: {e}"));
+    let n = engine.export(db, c, None, &mut |line| {
+        if stop.load(Ordering::Acquire) {
+            return Err(crate::error::Error::new(499, "export cancelled"));
+        }
+        out.write_all(line)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(io)?;
+        done += 1;
+        if done.is_multiple_of(5_000) {
+            send(Msg::JobProgress {
+                ticket,
+                done,
+                total,
+            });
+        }
+        Ok(())
+    })?;
+    out.flush().map_err(io)?;
+    Ok(format!("exported {n} items of {db}/{c} to {path}"))
 }

@@ -98,11 +98,22 @@ pub enum Confirmed {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptFor {
     TreeFilter,
     FeedFilter,
     FeedStartTime,
+    SampleName,
+    ExportPath { db: String, c: String },
+}
+
+/// Long work running in the background, with its progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub ticket: u64,
+    pub title: String,
+    pub done: u64,
+    pub total: u64,
 }
 
 /// The item shown in the item view, with where it came from.
@@ -168,6 +179,7 @@ pub struct App {
     /// The container the last selection belongs to.
     pub container: Option<(String, String)>,
     pub last_charge: Option<f64>,
+    pub job: Option<Job>,
     pub message: Option<(Level, String)>,
     /// Unix second of the last tick (drives the feed rate and partitions refresh).
     pub now: i64,
@@ -197,6 +209,7 @@ impl App {
             palette: PaletteState::new(),
             container: None,
             last_charge: None,
+            job: None,
             message: None,
             now: 0,
             next_ticket: 1,

@@ -87,6 +87,22 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         })
         .collect();
     spans.extend(tabs);
+    if let Some(job) = &app.job {
+        let pct = if job.total > 0 {
+            format!(" {}%", job.done * 100 / job.total.max(1))
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(
+            format!(
+                " {} {}/{}{pct} (ctrl-x cancels) ",
+                job.title,
+                fmt_count(job.done),
+                fmt_count(job.total)
+            ),
+            theme().charge,
+        ));
+    }
     if let Some(ru) = app.last_charge {
         spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), theme().charge));
     }

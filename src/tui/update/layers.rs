@@ -136,10 +136,11 @@ pub fn after_text_edit(app: &mut App, appended: bool) -> Vec<Effect> {
 }
 
 pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
-    let initial = match purpose {
+    let initial = match &purpose {
         PromptFor::TreeFilter => app.tree.filter.clone().unwrap_or_default(),
         PromptFor::FeedFilter => app.feed.filter.text.clone(),
-        PromptFor::FeedStartTime => String::new(),
+        PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
+        PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
     };
     app.layers.push(Layer::Prompt {
         title: title.to_string(),
@@ -166,6 +167,23 @@ fn submit_prompt(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         PromptFor::FeedStartTime => super::feed::restart_from(app, &text),
+        PromptFor::SampleName => {
+            let name = text.trim().to_string();
+            super::jobs::start(
+                app,
+                format!("loading {name}"),
+                crate::tui::effect::JobKind::LoadSample { name },
+            )
+        }
+        PromptFor::ExportPath { db, c } => super::jobs::start(
+            app,
+            format!("exporting {db}/{c}"),
+            crate::tui::effect::JobKind::Export {
+                db,
+                c,
+                path: text.trim().to_string(),
+            },
+        ),
     }
 }
 
@@ -177,7 +195,7 @@ fn cancel_prompt(app: &mut App) {
                 super::tree::refilter(app);
             }
             PromptFor::FeedFilter => app.feed.filter = FeedFilter::default(),
-            PromptFor::FeedStartTime => {}
+            PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod feed;
 mod item;
+mod jobs;
 mod layers;
 mod query;
 mod tree;
@@ -101,6 +102,12 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::JobProgress {
+            ticket,
+            done,
+            total,
+        } => jobs::on_progress(app, ticket, done, total),
+        Msg::JobDone { ticket, result } => jobs::on_done(app, ticket, result),
         Msg::History(entries) => {
             app.query.history = entries;
             Vec::new()
@@ -169,6 +176,9 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             if let Some(t) = app.query.running.take() {
                 effects.push(Effect::CancelQuery { ticket: t });
             }
+            if let Some(j) = app.job.take() {
+                effects.push(Effect::CancelJob { ticket: j.ticket });
+            }
             effects
         }
         Action::Help => {
@@ -199,7 +209,21 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ShowFeed => show(app, View::Feed),
         Action::ShowPartitions => show(app, View::Partitions),
         Action::RunQuery => query::run(app),
-        Action::CancelQuery => query::cancel(app),
+        Action::CancelQuery => {
+            if app.query.running.is_some() {
+                query::cancel(app)
+            } else {
+                jobs::cancel(app)
+            }
+        }
+        Action::LoadSample => {
+            jobs::ask_sample(app);
+            Vec::new()
+        }
+        Action::Export => {
+            jobs::ask_export(app);
+            Vec::new()
+        }
         Action::QueryParams => {
             layers::open_params(app);
             Vec::new()
