@@ -512,7 +512,7 @@ mod tests {
         let (k, problems) = Keymap::load(Some(&path));
         assert_eq!(problems.len(), 2, "{problems:?}");
         let x = key(KeyCode::Char('x'), KeyModifiers::NONE);
-        assert_eq!(k.resolve(Mode::Tree, &x), Some(Action::Quit));
+        assert_eq!(k.resolve(Mode::Partitions, &x), Some(Action::Quit));
         // Defaults survive.
         let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
         assert_eq!(k.resolve(Mode::Tree, &q), Some(Action::Quit));

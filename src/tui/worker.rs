@@ -550,19 +550,6 @@ pub fn perform(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn epk_fractions() {
-        assert_eq!(epk_fraction("", 0.0), 0.0);
-        assert_eq!(epk_fraction("FF", 1.0), 1.0);
-        assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
-        assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
-    }
-}
-
 /// Runs a job to its end, reporting progress; `stop` cancels it (499) between batches.
 pub fn run_job(
     engine: &Engine,
@@ -619,7 +606,7 @@ fn export(
             .and_then(|_| out.write_all(b"\n"))
             .map_err(io)?;
         done += 1;
-        if done.is_multiple_of(5_000) {
+        if done % 5_000 == 0 {
             send(Msg::JobProgress {
                 ticket,
                 done,
@@ -630,4 +617,17 @@ fn export(
     })?;
     out.flush().map_err(io)?;
     Ok(format!("exported {n} items of {db}/{c} to {path}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epk_fractions() {
+        assert_eq!(epk_fraction("", 0.0), 0.0);
+        assert_eq!(epk_fraction("FF", 1.0), 1.0);
+        assert!((epk_fraction("20", 0.0) - 0.5).abs() < 1e-9);
+        assert!((epk_fraction("10000000000000000000000000000000", 0.0) - 0.25).abs() < 1e-9);
+    }
 }
