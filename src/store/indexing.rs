@@ -943,8 +943,8 @@ impl Step for PathSegment {
 }
 
 /// Borrowed step used while walking a document, so a walk allocates no strings.
-#[derive(Clone, Copy)]
-enum DocStep<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocStep<'a> {
     Property(&'a str),
     Index(usize),
 }
@@ -1208,6 +1208,56 @@ impl CompiledPolicy {
             }
         }
         count
+    }
+}
+
+impl CompiledPolicy {
+    /// Whether any rule names an array position (`/a/0/?`, `/a/[1]/?`), so the decision for
+    /// one element can differ from its siblings'. Index entries store array steps as `[]`;
+    /// a lookup over every element is complete only when no rule tells positions apart.
+    pub fn has_positional_rules(&self) -> bool {
+        self.rules.iter().any(|rule| {
+            rule.patterns.iter().any(|p| match p {
+                Pattern::Index(_) => true,
+                Pattern::Name { position, .. } => position.is_some(),
+                Pattern::AnyIndex => false,
+            })
+        })
+    }
+
+    /// Walks every node below the root of `doc` (objects and arrays as well as scalars),
+    /// calling `f(path, value, indexed)`. A node is indexed when the policy indexes a scalar
+    /// at its location, so `f` sees exactly the scalar terms
+    /// [`CompiledPolicy::count_indexed_terms`] counts, plus the containers at indexed
+    /// locations. Explicit stacks: deep documents cannot overflow the call stack.
+    pub fn walk<'a>(&self, doc: &'a Value, mut f: impl FnMut(&[DocStep<'a>], &'a Value, bool)) {
+        let mut path: Vec<DocStep<'a>> = Vec::with_capacity(16);
+        let root = self.subtree_decision(&path, None);
+        let Some(children) = Children::of(doc) else {
+            return;
+        };
+        let mut frames = vec![Frame {
+            children,
+            decision: root,
+        }];
+        while let Some(frame) = frames.last_mut() {
+            let parent = frame.decision;
+            let Some((step, child)) = frame.children.next() else {
+                frames.pop();
+                path.pop();
+                continue;
+            };
+            path.push(step);
+            let decision = self.subtree_decision(&path, parent);
+            let indexed = self.enabled && self.scalar_indexed(&path, decision);
+            f(&path, child, indexed);
+            match Children::of(child) {
+                Some(children) => frames.push(Frame { children, decision }),
+                None => {
+                    path.pop();
+                }
+            }
+        }
     }
 }
 
