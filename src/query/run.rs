@@ -19,6 +19,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::access::{self, Probe, Resolver};
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
+use crate::store::index::{IndexReader, ItemKey};
 use crate::store::keys;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
@@ -101,6 +103,20 @@ pub struct QueryResult {
     pub routing: RoutingView,
     pub partitions: Vec<PartitionResult>,
     pub metrics: QueryMetrics,
+    /// How the documents were found: the planner's choice between the index and a scan.
+    pub access: AccessView,
+}
+
+/// The access path a query used, for the result and the stats panel.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessView {
+    /// `index-lookup`, `index-order`, `scan` or `statistics`.
+    pub kind: &'static str,
+    /// The index specs the lookup or walk read (empty for a scan).
+    pub indexes: Vec<String>,
+    /// Why the planner chose it.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -316,7 +332,15 @@ pub fn run(
 ) -> Result<QueryResult> {
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
-    let policy = def.indexing_policy.compile();
+    // While a replacement policy builds, queries rely only on paths both policies index.
+    let (ready_generation, ready_policy) = def.ready_index();
+    let policy = match &def.index_build {
+        Some(_) => def
+            .indexing_policy
+            .compile()
+            .restricted_to(ready_policy.compile()),
+        None => def.indexing_policy.compile(),
+    };
     check_order_by(q, def, &root, &policy)?;
     check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
@@ -378,6 +402,29 @@ pub fn run(
         .filter
         .as_ref()
         .is_some_and(|f| index_served(f, &root, &policy));
+    // Conjuncts an index answers. A filter only partly served loads what those conjuncts
+    // select (the service narrows with the index, then evaluates the rest on the loaded
+    // documents); the charge counts exactly that, whichever way the documents were found.
+    let resolver = Resolver::new(q, &root);
+    let probes: Vec<Probe> = match (&q.filter, q.from.as_ref().map(|f| &f.kind)) {
+        (Some(f), Some(FromKind::Container { .. } | FromKind::In { .. })) if !root.is_empty() => {
+            access::conjuncts(f)
+                .into_iter()
+                .filter_map(|c| resolver.probe(c, &env))
+                .filter(|p| p.indexed_by(&policy))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let narrowing: Vec<&Expr> = if served {
+        Vec::new()
+    } else {
+        probes
+            .iter()
+            .filter(|p| p.paths.iter().all(|path| !path.via_join))
+            .map(|p| p.conjunct)
+            .collect()
+    };
     // COUNT of a constant needs no document at all when the filter (if any) is index-served:
     // the service answers it from the index.
     let index_only = count_only(q)
@@ -533,6 +580,11 @@ pub fn run(
             },
             partitions,
             metrics: totals,
+            access: AccessView {
+                kind: "statistics",
+                indexes: Vec::new(),
+                reason: "an unfiltered count is read from the partition statistics".into(),
+            },
         });
     }
     let mut inner = match q.from.as_ref().map(|f| &f.kind) {
@@ -569,6 +621,17 @@ pub fn run(
         plan::Targets::All => vec![(Epk::min(), Epk::max())],
     };
     let epk_len = def.partition_key.epk_len();
+    let (candidates, access) = if probes.is_empty() {
+        (None, scan_view(q.filter.is_some()))
+    } else {
+        let byte_spans: Vec<(Vec<u8>, Vec<u8>)> =
+            spans.iter().map(|(a, b)| (a.0.clone(), b.0.clone())).collect();
+        let reader = IndexReader::new(store, txn, def, ready_generation);
+        let items = store.container_stats(txn, def)?.counters.items;
+        // Past this many candidates, loading them one by one costs about what a scan does.
+        let limit = (items / 5).max(1000) as usize;
+        index_candidates(&reader, &probes, &byte_spans, limit)?
+    };
     let now = crate::store::now_secs();
     let mut total_matched = 0u64;
     // Streaming queries page by resuming the scan; others page over their full result.
@@ -634,7 +697,27 @@ pub fn run(
             if start >= end {
                 continue;
             }
-            for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
+            let source: Box<dyn Iterator<Item = Result<(&[u8], &[u8])>>> = match &candidates {
+                // Candidates in key order, like the scan: paging resumes the same way.
+                Some(c) => {
+                    let lo = c.partition_point(|k| k.as_slice() < start.as_slice());
+                    let hi = c.partition_point(|k| k.as_slice() < end.as_slice());
+                    Box::new(c[lo..hi].iter().filter_map(|k| {
+                        match store.items.get(txn, k) {
+                            Ok(Some(v)) => Some(Ok((k.as_slice(), v))),
+                            Ok(None) => None,
+                            Err(e) => Some(Err(e.into())),
+                        }
+                    }))
+                }
+                None => Box::new(
+                    store
+                        .items
+                        .range(txn, &keys::half_open(&start, &end))?
+                        .map(|r| r.map_err(Error::from)),
+                ),
+            };
+            for entry in source {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::new(499, "the query was cancelled"));
                 }
@@ -668,6 +751,10 @@ pub fn run(
                     .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
                 let t1 = Instant::now();
                 load_ns += (t1 - t0).as_nanos();
+                let loaded = narrowing.is_empty() || {
+                    let row = [(root.clone(), doc.clone())];
+                    narrowing.iter().all(|c| env.eval(c, &row).is_true())
+                };
                 let mut hit = false;
                 match inner.as_mut() {
                     // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
@@ -703,7 +790,8 @@ pub fn run(
                     }
                 }
                 exec_ns += t1.elapsed().as_nanos();
-                if !index_only && !charged_before && (!served || hit) {
+                let counted = if served { hit } else { loaded };
+                if !index_only && !charged_before && counted {
                     m.retrieved_document_count += 1;
                     m.retrieved_document_size += json.len() as u64;
                 }
@@ -857,7 +945,92 @@ pub fn run(
         },
         partitions,
         metrics: totals,
+        access,
     })
+}
+
+fn scan_view(filtered: bool) -> AccessView {
+    AccessView {
+        kind: "scan",
+        indexes: Vec::new(),
+        reason: if filtered {
+            "no conjunct of the filter compares an indexed path with constants".into()
+        } else {
+            "no filter: every document in scope is read".into()
+        },
+    }
+}
+
+/// Item keys the probes select, in key order: the intersection of every probe whose
+/// lookups stay under `limit` candidates. `None` (a scan) when no probe is that selective.
+fn index_candidates(
+    reader: &IndexReader,
+    probes: &[Probe],
+    spans: &[(Vec<u8>, Vec<u8>)],
+    limit: usize,
+) -> Result<(Option<Vec<ItemKey>>, AccessView)> {
+    let mut result: Option<Vec<ItemKey>> = None;
+    let mut used = Vec::new();
+    let mut skipped = Vec::new();
+    for probe in probes {
+        let mut keys = Vec::new();
+        let mut complete = true;
+        for lookup in &probe.lookups {
+            if !reader.lookup(lookup.path, &lookup.lo, &lookup.hi, spans, limit, &mut keys)? {
+                complete = false;
+                break;
+            }
+        }
+        let specs = probe.paths.iter().map(|p| p.spec.clone());
+        if !complete {
+            skipped.extend(specs);
+            continue;
+        }
+        used.extend(specs);
+        keys.sort_unstable();
+        keys.dedup();
+        result = Some(match result {
+            None => keys,
+            Some(prev) => intersect(prev, &keys),
+        });
+    }
+    used.dedup();
+    let view = match &result {
+        Some(_) => AccessView {
+            kind: "index-lookup",
+            reason: if skipped.is_empty() {
+                format!("the index answers {} filter conjunct(s)", used.len())
+            } else {
+                format!(
+                    "the index answers the selective conjunct(s); {} would select more than {limit} documents",
+                    skipped.join(", ")
+                )
+            },
+            indexes: used,
+        },
+        None => AccessView {
+            kind: "scan",
+            indexes: Vec::new(),
+            reason: format!(
+                "the indexed conjuncts ({}) select more than {limit} documents: a scan reads less",
+                skipped.join(", ")
+            ),
+        },
+    };
+    Ok((result, view))
+}
+
+/// Keys in both sorted lists.
+fn intersect(a: Vec<ItemKey>, b: &[ItemKey]) -> Vec<ItemKey> {
+    let mut j = 0;
+    a.into_iter()
+        .filter(|k| {
+            while j < b.len() && b[j] < *k {
+                j += 1;
+            }
+            j < b.len() && b[j] == *k
+        })
+        .collect()
 }
 
 /// The document's partition key value for display (bare for one level, `{}` if undefined).

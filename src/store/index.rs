@@ -612,7 +612,7 @@ impl<'t> IndexReader<'t> {
         let start = match lo {
             Bound::Included(v) => Bound::Included(with(v)),
             // Past every entry of the value: its keys continue with EPK bytes.
-            Bound::Excluded(v) => Bound::Excluded(after_value(with(v))),
+            Bound::Excluded(v) => Bound::Included(after_value(with(v))),
             Bound::Unbounded => Bound::Included(base.clone()),
         };
         let end = match hi {

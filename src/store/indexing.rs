@@ -1055,6 +1055,8 @@ pub struct CompiledPolicy {
     scalar: Vec<Vec<usize>>,
     /// No rule has more segments than this, so deeper decisions are inherited.
     max_depth: usize,
+    /// Another policy a path must also be indexed by (see [`CompiledPolicy::restricted_to`]).
+    also: Option<Box<CompiledPolicy>>,
 }
 
 impl CompiledPolicy {
@@ -1065,6 +1067,7 @@ impl CompiledPolicy {
             subtree: Vec::new(),
             scalar: Vec::new(),
             max_depth: 0,
+            also: None,
         };
         if !compiled.enabled {
             return compiled;
@@ -1148,10 +1151,22 @@ impl CompiledPolicy {
             .is_some_and(|rule| self.rules[rule].included)
     }
 
+    /// The paths both policies index: what queries can rely on while an index
+    /// transformation replaces one policy by another (removed paths stop serving at once,
+    /// added ones serve when built). Only [`CompiledPolicy::is_indexed`] and
+    /// [`CompiledPolicy::has_positional_rules`] consult the second policy.
+    pub fn restricted_to(mut self, other: CompiledPolicy) -> CompiledPolicy {
+        self.also = Some(Box::new(other));
+        self
+    }
+
     /// Whether the scalar value at `path` is indexed. The empty path (the document
     /// itself) is never a scalar.
     pub fn is_indexed(&self, path: &[PathSegment]) -> bool {
         if !self.enabled || path.is_empty() {
+            return false;
+        }
+        if self.also.as_ref().is_some_and(|o| !o.is_indexed(path)) {
             return false;
         }
         let mut node = None;
@@ -1216,6 +1231,9 @@ impl CompiledPolicy {
     /// one element can differ from its siblings'. Index entries store array steps as `[]`;
     /// a lookup over every element is complete only when no rule tells positions apart.
     pub fn has_positional_rules(&self) -> bool {
+        if self.also.as_ref().is_some_and(|o| o.has_positional_rules()) {
+            return true;
+        }
         self.rules.iter().any(|rule| {
             rule.patterns.iter().any(|p| match p {
                 Pattern::Index(_) => true,
