@@ -499,40 +499,7 @@ pub fn run(
         let ranges = routing.ranges(def);
         let mut counts = Vec::with_capacity(ranges.len());
         for range in &ranges {
-            let n = match &routing.targets {
-                plan::Targets::All => store
-                    .range_stats
-                    .get(txn, &keys::range(def.rid, range.id))?
-                    .and_then(crate::store::stats::RangeStats::decode)
-                    .map_or(0, |s| s.counters.items),
-                plan::Targets::Keys(keys_) => keys_
-                    .iter()
-                    .map(|k| k.epk(&def.partition_key))
-                    .filter(|e| range.contains(e.as_bytes()))
-                    .map(|e| {
-                        Ok(store
-                            .logical
-                            .get(txn, &keys::logical(def.rid, &e))?
-                            .and_then(crate::store::stats::LogicalStats::decode)
-                            .map_or(0, |s| s.counters.items))
-                    })
-                    .sum::<Result<u64>>()?,
-                plan::Targets::Ranges(spans) => {
-                    let mut n = 0;
-                    for (min, max) in spans {
-                        let lo = min.clone().max(range.min_inclusive.clone());
-                        let hi = max.clone().min(range.max_exclusive.clone());
-                        if lo < hi {
-                            n += store
-                                .logical_partitions(txn, def, &lo, &hi, None, usize::MAX)?
-                                .iter()
-                                .map(|l| l.counters.items)
-                                .sum::<u64>();
-                        }
-                    }
-                    n
-                }
-            };
+            let (n, _) = scope_counts(store, txn, def, &routing, range)?;
             counts.push((*range, n));
         }
         let total: u64 = counts.iter().map(|(_, n)| n).sum();
@@ -633,6 +600,30 @@ pub fn run(
         index_candidates(&reader, &probes, &byte_spans, limit)?
     };
     let now = crate::store::now_secs();
+    // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
+    let walk = match (&candidates, inner.is_none()) {
+        (None, true) => order_walk(store, txn, def, q, &resolver, &policy, (ready_generation, ready_policy))?,
+        _ => None,
+    };
+    let (candidates, access, walked) = match walk {
+        Some(walk) => {
+            let skip = token.as_ref().map_or(0, |t| t.skip);
+            let k = ordered_bound.unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
+            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> =
+                spans.iter().map(|(a, b)| (a.0.clone(), b.0.clone())).collect();
+            let reader = IndexReader::new(store, txn, def, ready_generation);
+            let keys = walk_order(store, txn, &reader, &walk, &byte_spans, k, now)?;
+            let view = AccessView {
+                kind: "index-order",
+                indexes: vec![walk.spec.clone()],
+                reason: format!(
+                    "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
+                ),
+            };
+            (Some(keys), view, true)
+        }
+        None => (candidates, access, false),
+    };
     let mut total_matched = 0u64;
     // Streaming queries page by resuming the scan; others page over their full result.
     let paged_scan = streaming && inner.is_none() && q.from.is_some();
@@ -814,6 +805,13 @@ pub fn run(
             if resume.is_some() {
                 break;
             }
+        }
+        if walked {
+            // The walk read only the first entries; the charge models the service, which
+            // streams each range from its index: the documents in scope, bounded below.
+            let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
+            m.retrieved_document_count = n;
+            m.retrieved_document_size = bytes;
         }
         if let Some(k) = ordered_bound {
             // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
@@ -1018,6 +1016,180 @@ fn index_candidates(
         },
     };
     Ok((result, view))
+}
+
+/// Documents and bytes a routing covers in one range, from the statistics the store keeps
+/// exact (what a scan of that scope would load).
+fn scope_counts(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    routing: &Routing,
+    range: &crate::store::ranges::PkRange,
+) -> Result<(u64, u64)> {
+    use crate::store::stats::{LogicalStats, RangeStats};
+    Ok(match &routing.targets {
+        plan::Targets::All => store
+            .range_stats
+            .get(txn, &keys::range(def.rid, range.id))?
+            .and_then(RangeStats::decode)
+            .map_or((0, 0), |s| (s.counters.items, s.counters.bytes)),
+        plan::Targets::Keys(keys_) => {
+            let mut total = (0, 0);
+            for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
+                if !range.contains(e.as_bytes()) {
+                    continue;
+                }
+                if let Some(s) = store
+                    .logical
+                    .get(txn, &keys::logical(def.rid, &e))?
+                    .and_then(LogicalStats::decode)
+                {
+                    total.0 += s.counters.items;
+                    total.1 += s.counters.bytes;
+                }
+            }
+            total
+        }
+        plan::Targets::Ranges(spans) => {
+            let mut total = (0, 0);
+            for (min, max) in spans {
+                let lo = min.clone().max(range.min_inclusive.clone());
+                let hi = max.clone().min(range.max_exclusive.clone());
+                if lo < hi {
+                    for l in store.logical_partitions(txn, def, &lo, &hi, None, usize::MAX)? {
+                        total.0 += l.counters.items;
+                        total.1 += l.counters.bytes;
+                    }
+                }
+            }
+            total
+        }
+    })
+}
+
+/// An ORDER BY the index can stream: the entries to walk.
+struct OrderWalk {
+    path: crate::store::index::PathId,
+    values: usize,
+    reverse: bool,
+    spec: String,
+}
+
+/// Whether the index yields `q`'s order directly: one indexed path every document defines
+/// (a document without it would sort first, and only a scan finds it), or a composite
+/// index with these paths in these directions or all reversed.
+#[allow(clippy::too_many_arguments)]
+fn order_walk(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    q: &Query,
+    resolver: &Resolver,
+    policy: &CompiledPolicy,
+    ready: (u32, &crate::store::indexing::IndexingPolicy),
+) -> Result<Option<OrderWalk>> {
+    let simple = q.filter.is_none()
+        && q.joins.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && !has_aggregate(q)
+        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    if !simple || q.order_by.is_empty() {
+        return Ok(None);
+    }
+    let paths: Option<Vec<_>> = q.order_by.iter().map(|o| resolver.path(&o.expr)).collect();
+    let Some(paths) = paths else { return Ok(None) };
+    if paths.iter().any(|p| p.any_position) {
+        return Ok(None);
+    }
+    if let [path] = paths.as_slice() {
+        if !path.indexed_by(policy) {
+            return Ok(None);
+        }
+        let items = store.container_stats(txn, def)?.counters.items;
+        let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
+        if defined < items {
+            return Ok(None);
+        }
+        return Ok(Some(OrderWalk {
+            path: path.id,
+            values: 1,
+            reverse: q.order_by[0].descending,
+            spec: path.spec.clone(),
+        }));
+    }
+    for composite in crate::store::index::composites(ready.1) {
+        if composite.paths.len() != paths.len() {
+            continue;
+        }
+        let same_paths = composite.paths.iter().zip(&paths).all(|((names, _), p)| {
+            p.concrete.len() == names.len()
+                && p.concrete.iter().zip(names).all(|(s, n)| {
+                    matches!(s, PathSegment::Property(name) if name == n)
+                })
+        });
+        if !same_paths {
+            continue;
+        }
+        for reverse in [false, true] {
+            let matches = composite
+                .paths
+                .iter()
+                .zip(&q.order_by)
+                .all(|((_, desc), o)| (*desc ^ reverse) == o.descending);
+            if matches {
+                let spec = composite
+                    .paths
+                    .iter()
+                    .map(|(names, desc)| {
+                        format!("/{} {}", names.join("/"), if *desc { "DESC" } else { "ASC" })
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Ok(Some(OrderWalk {
+                    path: composite.id,
+                    values: composite.paths.len(),
+                    reverse,
+                    spec,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The first `k` live documents in index order (and every document tied with the k-th),
+/// in key order.
+fn walk_order(
+    store: &Store,
+    txn: &RoTxn,
+    reader: &IndexReader,
+    walk: &OrderWalk,
+    spans: &[(Vec<u8>, Vec<u8>)],
+    k: usize,
+    now: i64,
+) -> Result<Vec<ItemKey>> {
+    let mut out: Vec<ItemKey> = Vec::new();
+    let mut last: Vec<u8> = Vec::new();
+    reader.walk(walk.path, walk.values, walk.reverse, spans, |value, item| {
+        if out.len() >= k && value != last.as_slice() {
+            return Ok(false);
+        }
+        let Some(record) = store.items.get(txn, &item)? else {
+            return Ok(true);
+        };
+        let (header, _) = crate::store::item::decode_record(record)?;
+        if header.is_expired(now) {
+            return Ok(true);
+        }
+        last.clear();
+        last.extend_from_slice(value);
+        out.push(item);
+        Ok(true)
+    })?;
+    out.sort_unstable();
+    Ok(out)
 }
 
 /// Keys in both sorted lists.
