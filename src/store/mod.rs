@@ -13,7 +13,8 @@
 //! - [`feed`]: the change feed log and its readers
 //! - [`meter`]: RU per range per second, throttling, and read accounting
 //! - [`ttl`]: purging expired items
-//! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for
+//! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for;
+//!   [`reindex`]: replacing the policy and rebuilding the index in the background
 //! - [`stats`], [`keys`], [`codec`]: records and layouts
 
 pub mod catalog;
@@ -29,6 +30,7 @@ pub(crate) mod murmur3;
 pub mod partition_key;
 pub mod ranges;
 pub mod read;
+pub mod reindex;
 pub mod stats;
 pub mod ttl;
 pub mod write;

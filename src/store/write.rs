@@ -66,6 +66,10 @@ pub struct WriteBatch<'s> {
     /// policy's first, then (while a replacement builds) the previous one's.
     layouts: Vec<IndexLayout>,
     index_delta: IndexDelta,
+    /// While a replacement policy builds: the last item key the builder indexed (`None`
+    /// before its first batch). The new generation is kept current only up to there; the
+    /// builder indexes the rest in their latest version.
+    build_cursor: Option<Option<Vec<u8>>>,
 }
 
 /// The existing version of an item, copied out of the transaction.
@@ -98,6 +102,17 @@ impl<'s> WriteBatch<'s> {
                 &build.previous_policy,
             ));
         }
+        let build_cursor = match &def.index_build {
+            Some(build) => Some(match &build.resume_after {
+                Some(hex) => Some(
+                    Epk::from_hex(hex)
+                        .ok_or_else(|| Error::internal("corrupt index build cursor"))?
+                        .0,
+                ),
+                None => None,
+            }),
+            None => None,
+        };
         Ok(WriteBatch {
             store,
             txn,
@@ -109,6 +124,7 @@ impl<'s> WriteBatch<'s> {
             now,
             layouts,
             index_delta: IndexDelta::default(),
+            build_cursor,
         })
     }
 
@@ -170,9 +186,23 @@ impl<'s> WriteBatch<'s> {
             .collect()
     }
 
-    /// Moves the index from `old` entries to `new` ones, generation by generation.
-    fn reindex(&mut self, old: Option<&[DocEntries]>, new: Option<&[DocEntries]>) -> Result<()> {
+    /// Moves the index of the item at `key` from `old` entries to `new` ones, generation by
+    /// generation.
+    fn reindex(
+        &mut self,
+        key: &[u8],
+        old: Option<&[DocEntries]>,
+        new: Option<&[DocEntries]>,
+    ) -> Result<()> {
         for (i, layout) in self.layouts.iter().enumerate() {
+            let building = i == 0
+                && match &self.build_cursor {
+                    Some(cursor) => cursor.as_deref().is_none_or(|c| key > c),
+                    None => false,
+                };
+            if building {
+                continue; // ahead of the builder: it indexes this item when it gets there
+            }
             self.index_delta.apply(
                 self.store,
                 &mut self.txn,
@@ -334,7 +364,7 @@ impl<'s> WriteBatch<'s> {
         let old_entries = existing
             .as_ref()
             .map(|e| self.stored_entries(&e.json, &epk, &id));
-        self.reindex(old_entries.as_deref(), Some(&new_entries))?;
+        self.reindex(&key, old_entries.as_deref(), Some(&new_entries))?;
         for entry in &old_unique {
             self.store.unique.delete(&mut self.txn, entry)?;
         }
@@ -503,7 +533,7 @@ impl<'s> WriteBatch<'s> {
             Some(e) => e,
             None => self.stored_entries(&existing.json, epk, id),
         };
-        self.reindex(Some(&entries), None)?;
+        self.reindex(key, Some(&entries), None)?;
         let range = def.owner(epk.as_bytes())?.id;
         if !def.unique_key_policy.unique_keys.is_empty() {
             let old: Map<String, Value> =
