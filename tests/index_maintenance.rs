@@ -29,7 +29,10 @@ fn random_doc(rng: &mut Rng, id: u64) -> Value {
         o.insert("tags".into(), Value::Array(tags));
     }
     if rng.below(4) == 0 {
-        o.insert("nested".into(), json!({"a": {"b": rng.below(2) == 0, "c": null}}));
+        o.insert(
+            "nested".into(),
+            json!({"a": {"b": rng.below(2) == 0, "c": null}}),
+        );
     }
     if rng.below(5) == 0 {
         o.insert("big".into(), json!("z".repeat(600 + rng.below(3) as usize)));
@@ -43,7 +46,8 @@ fn assert_index_matches_items(f: &common::Fixture, c: &str) {
     let def = store.container(&txn, DB, c).unwrap();
     let layout = IndexLayout::new(def.rid, def.index_generation, &def.indexing_policy);
     let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
-    let (stored, stored_counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
+    let (stored, stored_counts) =
+        stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
     assert_eq!(stored.len(), expected.len(), "entry count");
     assert!(stored == expected, "entries differ from a rebuild");
     assert_eq!(stored_counts, expected_counts, "per-path document counts");
@@ -128,7 +132,12 @@ fn no_index_with_indexing_off_and_nothing_left_after_container_delete() {
     };
     {
         let txn = store.read_txn().unwrap();
-        assert!(stored_entries(store, &txn, off_rid, 0).unwrap().0.is_empty());
+        assert!(
+            stored_entries(store, &txn, off_rid, 0)
+                .unwrap()
+                .0
+                .is_empty()
+        );
         assert!(!stored_entries(store, &txn, on_rid, 0).unwrap().0.is_empty());
     }
     f.engine.delete_container(DB, "on").unwrap();

@@ -70,7 +70,10 @@ fn top_n_desc_walks_the_index_and_equals_a_sort() {
     assert_eq!(r.access.kind, "index-order");
     assert_eq!(r.access.indexes, vec!["/n/?".to_string()]);
     // Charged like the service: each range streams at most 10 documents.
-    assert_eq!(r.metrics.retrieved_document_count, 10 * r.partitions.len() as u64);
+    assert_eq!(
+        r.metrics.retrieved_document_count,
+        10 * r.partitions.len() as u64
+    );
 
     let (docs, pages) = run(&f, "c", "SELECT c.n FROM c ORDER BY c.n", 17);
     expected.reverse();
@@ -111,22 +114,41 @@ fn composite_order_by_walks_the_composite_index_both_ways() {
             .map(|d| (d["g"].as_f64().unwrap(), d["n"].as_f64().unwrap()))
             .collect()
     };
-    let (docs, pages) = run(&f, "c", "SELECT TOP 25 c.g, c.n FROM c ORDER BY c.g, c.n DESC", 100);
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT TOP 25 c.g, c.n FROM c ORDER BY c.g, c.n DESC",
+        100,
+    );
     assert_eq!(pairs(&docs), expected[..25]);
     assert_eq!(pages[0].access.kind, "index-order");
     assert_eq!(pages[0].access.indexes, vec!["/g ASC, /n DESC".to_string()]);
 
-    let (docs, pages) = run(&f, "c", "SELECT c.g, c.n FROM c ORDER BY c.g DESC, c.n ASC", 40);
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT c.g, c.n FROM c ORDER BY c.g DESC, c.n ASC",
+        40,
+    );
     expected.reverse();
     assert_eq!(pairs(&docs), expected);
     assert_eq!(pages[0].access.kind, "index-order");
 
     let err = f
         .engine
-        .query(DB, "c", "SELECT * FROM c ORDER BY c.g, c.n", &QueryOptions::default())
+        .query(
+            DB,
+            "c",
+            "SELECT * FROM c ORDER BY c.g, c.n",
+            &QueryOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(err.status, 400);
-    assert!(err.message.contains("corresponding composite index"), "{}", err.message);
+    assert!(
+        err.message.contains("corresponding composite index"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
@@ -138,7 +160,12 @@ fn documents_without_the_path_are_found_by_a_scan() {
     assert_eq!(docs[0]["id"], "none", "undefined sorts first");
     assert_eq!(pages[0].access.kind, "scan");
     // The composite index holds every document, undefined components included.
-    let (docs, pages) = run(&f, "c", "SELECT c.id FROM c ORDER BY c.g DESC, c.n ASC", 1000);
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT c.id FROM c ORDER BY c.g DESC, c.n ASC",
+        1000,
+    );
     assert_eq!(docs.len(), 301);
     assert_eq!(pages[0].access.kind, "index-order");
     // Once the document defines the path, the walk serves again.
@@ -153,14 +180,21 @@ fn order_by_an_excluded_path_is_rejected() {
     let f = open();
     let mut s = pk_settings();
     s.indexing_policy = Some(
-        serde_json::from_value(json!({"excludedPaths": [{"path": "/n/?"}], "includedPaths": [{"path": "/*"}]}))
-            .unwrap(),
+        serde_json::from_value(
+            json!({"excludedPaths": [{"path": "/n/?"}], "includedPaths": [{"path": "/*"}]}),
+        )
+        .unwrap(),
     );
     f.container("x", s);
     f.create("x", &json!({"id": "1", "pk": "a", "n": 1}));
     let err = f
         .engine
-        .query(DB, "x", "SELECT * FROM c ORDER BY c.n", &QueryOptions::default())
+        .query(
+            DB,
+            "x",
+            "SELECT * FROM c ORDER BY c.n",
+            &QueryOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(err.status, 400);
 }

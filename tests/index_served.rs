@@ -25,7 +25,11 @@ fn scalar(rng: &mut Rng) -> Value {
         2 => json!(rng.below(7) as i64 - 3),
         3 => json!((rng.below(13) as f64 - 6.0) / 4.0),
         4 => json!(-0.0),
-        5 => json!(format!("{}{}", "l".repeat(520), WORDS[rng.below(7) as usize])),
+        5 => json!(format!(
+            "{}{}",
+            "l".repeat(520),
+            WORDS[rng.below(7) as usize]
+        )),
         _ => json!(WORDS[rng.below(7) as usize]),
     }
 }
@@ -70,11 +74,22 @@ fn constant(rng: &mut Rng) -> String {
 }
 
 fn predicate(rng: &mut Rng) -> String {
-    let path = ["c.a", "c.b", "c.a.v", "c.tags[0].name", "c.list[1]", "c[\"b\"]"]
-        [rng.below(6) as usize];
+    let path = [
+        "c.a",
+        "c.b",
+        "c.a.v",
+        "c.tags[0].name",
+        "c.list[1]",
+        "c[\"b\"]",
+    ][rng.below(6) as usize];
     let ops = ["=", "<", "<=", ">", ">=", "!="];
     match rng.below(10) {
-        0 => format!("{path} IN ({}, {}, {})", constant(rng), constant(rng), constant(rng)),
+        0 => format!(
+            "{path} IN ({}, {}, {})",
+            constant(rng),
+            constant(rng),
+            constant(rng)
+        ),
         1 => format!("{path} BETWEEN {} AND {}", constant(rng), constant(rng)),
         2 => format!(
             "STARTSWITH({path}, \"{}\"{})",
@@ -187,17 +202,32 @@ fn index_served_filters_equal_scans() {
             // TOP without ORDER BY takes any N matches: both take the first N in key order.
             let (a, b): (Vec<String>, Vec<String>) =
                 (a.iter().map(plain).collect(), b.iter().map(plain).collect());
-            assert!(a == b, "{sql} with @p = {p}: {} vs {} results", a.len(), b.len());
+            assert!(
+                a == b,
+                "{sql} with @p = {p}: {} vs {} results",
+                a.len(),
+                b.len()
+            );
         } else {
             let (a, b) = (sorted(a), sorted(b));
-            assert!(a == b, "{sql} with @p = {p}: {} vs {} results", a.len(), b.len());
+            assert!(
+                a == b,
+                "{sql} with @p = {p}: {} vs {} results",
+                a.len(),
+                b.len()
+            );
         }
         let r = f
             .engine
-            .query(DB, "indexed", &sql, &QueryOptions {
-                params: HashMap::from([("p".to_string(), Val::from_json(&p))]),
-                ..Default::default()
-            })
+            .query(
+                DB,
+                "indexed",
+                &sql,
+                &QueryOptions {
+                    params: HashMap::from([("p".to_string(), Val::from_json(&p))]),
+                    ..Default::default()
+                },
+            )
             .unwrap();
         if r.access.kind == "index-lookup" {
             served += 1;
@@ -217,7 +247,10 @@ fn the_planner_reports_its_choice() {
     let f = open();
     f.pk_container("c");
     for i in 0..50 {
-        f.create("c", &json!({"id": format!("{i}"), "pk": "p", "n": i, "s": format!("s{}", i % 5)}));
+        f.create(
+            "c",
+            &json!({"id": format!("{i}"), "pk": "p", "n": i, "s": format!("s{}", i % 5)}),
+        );
     }
     let r = run(&f, "c", "SELECT * FROM c WHERE c.n = 7");
     assert_eq!(r.access.kind, "index-lookup");
@@ -225,7 +258,11 @@ fn the_planner_reports_its_choice() {
     assert_eq!(r.documents.len(), 1);
     assert_eq!(r.metrics.retrieved_document_count, 1);
 
-    let r = run(&f, "c", "SELECT * FROM c WHERE c.n >= 10 AND STARTSWITH(c.s, 's1')");
+    let r = run(
+        &f,
+        "c",
+        "SELECT * FROM c WHERE c.n >= 10 AND STARTSWITH(c.s, 's1')",
+    );
     assert_eq!(r.access.kind, "index-lookup");
     assert_eq!(r.documents.len(), 8);
 
@@ -234,7 +271,11 @@ fn the_planner_reports_its_choice() {
     assert_eq!(r.metrics.retrieved_document_count, 50);
 
     // Partly served: the index narrows to c.n < 20 (20 documents), UPPER runs on those.
-    let r = run(&f, "c", "SELECT * FROM c WHERE c.n < 20 AND UPPER(c.s) = 'S1'");
+    let r = run(
+        &f,
+        "c",
+        "SELECT * FROM c WHERE c.n < 20 AND UPPER(c.s) = 'S1'",
+    );
     assert_eq!(r.access.kind, "index-lookup");
     assert_eq!(r.documents.len(), 4);
     assert_eq!(r.metrics.retrieved_document_count, 20);
@@ -286,7 +327,10 @@ fn paging_resumes_exactly_across_ranges_and_a_split() {
     s.throughput = Throughput::Manual(20_000);
     f.container("c", s);
     for i in 0..300 {
-        f.create("c", &json!({"id": format!("{i}"), "pk": format!("k{}", i % 37), "n": i % 10}));
+        f.create(
+            "c",
+            &json!({"id": format!("{i}"), "pk": format!("k{}", i % 37), "n": i % 10}),
+        );
     }
     let sql = "SELECT c.id FROM c WHERE c.n IN (3, 4)";
     let mut opts = QueryOptions {

@@ -17,7 +17,9 @@ use std::ops::Bound;
 use super::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
 use super::exec::Env;
 use super::value::Val;
-use crate::store::index::{PathHasher, PathId, Term, ValueBound, encode, encode_string_prefix, is_truncated, tag};
+use crate::store::index::{
+    PathHasher, PathId, Term, ValueBound, encode, encode_string_prefix, is_truncated, tag,
+};
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 
 /// A path of the document a query expression reads.
@@ -104,7 +106,14 @@ impl<'q> Resolver<'q> {
         let mut concrete = Vec::new();
         let mut spec = String::new();
         let mut any_position = false;
-        self.walk(e, &mut hasher, &mut concrete, &mut spec, &mut any_position, 0)?;
+        self.walk(
+            e,
+            &mut hasher,
+            &mut concrete,
+            &mut spec,
+            &mut any_position,
+            0,
+        )?;
         if concrete.is_empty() {
             return None;
         }

@@ -30,8 +30,8 @@ use crate::charge::{self, QueryWork};
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
-use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::index::{IndexReader, ItemKey};
+use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::keys;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
@@ -591,8 +591,10 @@ pub fn run(
     let (candidates, access) = if probes.is_empty() {
         (None, scan_view(q.filter.is_some()))
     } else {
-        let byte_spans: Vec<(Vec<u8>, Vec<u8>)> =
-            spans.iter().map(|(a, b)| (a.0.clone(), b.0.clone())).collect();
+        let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+            .iter()
+            .map(|(a, b)| (a.0.clone(), b.0.clone()))
+            .collect();
         let reader = IndexReader::new(store, txn, def, ready_generation);
         let items = store.container_stats(txn, def)?.counters.items;
         // Past this many candidates, loading them one by one costs about what a scan does.
@@ -602,15 +604,26 @@ pub fn run(
     let now = crate::store::now_secs();
     // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
     let walk = match (&candidates, inner.is_none()) {
-        (None, true) => order_walk(store, txn, def, q, &resolver, &policy, (ready_generation, ready_policy))?,
+        (None, true) => order_walk(
+            store,
+            txn,
+            def,
+            q,
+            &resolver,
+            &policy,
+            (ready_generation, ready_policy),
+        )?,
         _ => None,
     };
     let (candidates, access, walked) = match walk {
         Some(walk) => {
             let skip = token.as_ref().map_or(0, |t| t.skip);
-            let k = ordered_bound.unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
-            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> =
-                spans.iter().map(|(a, b)| (a.0.clone(), b.0.clone())).collect();
+            let k =
+                ordered_bound.unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
+            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+                .iter()
+                .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                .collect();
             let reader = IndexReader::new(store, txn, def, ready_generation);
             let keys = walk_order(store, txn, &reader, &walk, &byte_spans, k, now)?;
             let view = AccessView {
@@ -693,13 +706,15 @@ pub fn run(
                 Some(c) => {
                     let lo = c.partition_point(|k| k.as_slice() < start.as_slice());
                     let hi = c.partition_point(|k| k.as_slice() < end.as_slice());
-                    Box::new(c[lo..hi].iter().filter_map(|k| {
-                        match store.items.get(txn, k) {
-                            Ok(Some(v)) => Some(Ok((k.as_slice(), v))),
-                            Ok(None) => None,
-                            Err(e) => Some(Err(e.into())),
-                        }
-                    }))
+                    Box::new(
+                        c[lo..hi]
+                            .iter()
+                            .filter_map(|k| match store.items.get(txn, k) {
+                                Ok(Some(v)) => Some(Ok((k.as_slice(), v))),
+                                Ok(None) => None,
+                                Err(e) => Some(Err(e.into())),
+                            }),
+                    )
                 }
                 None => Box::new(
                     store
@@ -1125,9 +1140,10 @@ fn order_walk(
         }
         let same_paths = composite.paths.iter().zip(&paths).all(|((names, _), p)| {
             p.concrete.len() == names.len()
-                && p.concrete.iter().zip(names).all(|(s, n)| {
-                    matches!(s, PathSegment::Property(name) if name == n)
-                })
+                && p.concrete
+                    .iter()
+                    .zip(names)
+                    .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
         });
         if !same_paths {
             continue;
@@ -1143,7 +1159,11 @@ fn order_walk(
                     .paths
                     .iter()
                     .map(|(names, desc)| {
-                        format!("/{} {}", names.join("/"), if *desc { "DESC" } else { "ASC" })
+                        format!(
+                            "/{} {}",
+                            names.join("/"),
+                            if *desc { "DESC" } else { "ASC" }
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
@@ -1172,22 +1192,28 @@ fn walk_order(
 ) -> Result<Vec<ItemKey>> {
     let mut out: Vec<ItemKey> = Vec::new();
     let mut last: Vec<u8> = Vec::new();
-    reader.walk(walk.path, walk.values, walk.reverse, spans, |value, item| {
-        if out.len() >= k && value != last.as_slice() {
-            return Ok(false);
-        }
-        let Some(record) = store.items.get(txn, &item)? else {
-            return Ok(true);
-        };
-        let (header, _) = crate::store::item::decode_record(record)?;
-        if header.is_expired(now) {
-            return Ok(true);
-        }
-        last.clear();
-        last.extend_from_slice(value);
-        out.push(item);
-        Ok(true)
-    })?;
+    reader.walk(
+        walk.path,
+        walk.values,
+        walk.reverse,
+        spans,
+        |value, item| {
+            if out.len() >= k && value != last.as_slice() {
+                return Ok(false);
+            }
+            let Some(record) = store.items.get(txn, &item)? else {
+                return Ok(true);
+            };
+            let (header, _) = crate::store::item::decode_record(record)?;
+            if header.is_expired(now) {
+                return Ok(true);
+            }
+            last.clear();
+            last.extend_from_slice(value);
+            out.push(item);
+            Ok(true)
+        },
+    )?;
     out.sort_unstable();
     Ok(out)
 }

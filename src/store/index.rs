@@ -366,7 +366,8 @@ impl IndexLayout {
 }
 
 fn lookup<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(doc, |v, name| v.as_object()?.get(name))
+    path.iter()
+        .try_fold(doc, |v, name| v.as_object()?.get(name))
 }
 
 pub fn generation_prefix(cid: ContainerRid, generation: u32) -> [u8; 8] {
