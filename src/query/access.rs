@@ -417,3 +417,190 @@ fn compare(path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
     };
     Some(Lookup { path, lo, hi })
 }
+
+// ---------------------------------------------------------------------------------------
+// Index metrics (the content of `x-ms-cosmos-index-utilization`)
+// ---------------------------------------------------------------------------------------
+
+/// A single-path index a filter used or would use.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SingleIndexMetric {
+    pub filter_expression: String,
+    pub index_spec: String,
+    pub filter_precise_set: bool,
+    pub index_precise_set: bool,
+    pub index_impact_score: &'static str,
+}
+
+/// A composite index an ORDER BY (with or without a filter) used or would use.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CompositeIndexMetric {
+    pub index_specs: Vec<String>,
+    pub index_precise_set: bool,
+    pub index_impact_score: &'static str,
+}
+
+/// Which indexes a query used and which ones it was missing, as the service reports them
+/// with `x-ms-cosmos-populateindexmetrics: true`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IndexMetrics {
+    pub utilized_single_indexes: Vec<SingleIndexMetric>,
+    pub potential_single_indexes: Vec<SingleIndexMetric>,
+    pub utilized_composite_indexes: Vec<CompositeIndexMetric>,
+    pub potential_composite_indexes: Vec<CompositeIndexMetric>,
+}
+
+/// The index metrics of `q` under `policy` (paths the queries may rely on) and the
+/// container's composite indexes (`/a ASC`-style spec lists).
+pub fn index_metrics(
+    q: &Query,
+    resolver: &Resolver,
+    env: &Env,
+    policy: &CompiledPolicy,
+    composites: &[Vec<String>],
+) -> IndexMetrics {
+    let mut m = IndexMetrics::default();
+    let mut equality_specs: Vec<String> = Vec::new();
+    if let Some(filter) = &q.filter {
+        for conjunct in conjuncts(filter) {
+            let Some(probe) = resolver.probe(conjunct, env) else {
+                continue;
+            };
+            let text = render_filter(conjunct);
+            for path in &probe.paths {
+                let metric = SingleIndexMetric {
+                    filter_expression: text.clone(),
+                    index_spec: path.spec.clone(),
+                    filter_precise_set: true,
+                    index_precise_set: !path.any_position,
+                    index_impact_score: "High",
+                };
+                let list = if path.indexed_by(policy) {
+                    &mut m.utilized_single_indexes
+                } else {
+                    &mut m.potential_single_indexes
+                };
+                if !list.contains(&metric) {
+                    list.push(metric);
+                }
+                if matches!(conjunct.kind, ExprKind::Binary(BinaryOp::Eq, ..)) && !path.any_position
+                {
+                    equality_specs.push(path.spec.trim_end_matches("/?").to_string());
+                }
+            }
+        }
+    }
+    let order: Option<Vec<String>> = q
+        .order_by
+        .iter()
+        .map(|o| {
+            let p = resolver.path(&o.expr)?;
+            let dir = if o.descending { "DESC" } else { "ASC" };
+            Some(format!("{} {dir}", p.spec.trim_end_matches("/?")))
+        })
+        .collect();
+    let Some(order) = order.filter(|o| !o.is_empty()) else {
+        return m;
+    };
+    let reversed: Vec<String> = order
+        .iter()
+        .map(|s| match s.strip_suffix(" ASC") {
+            Some(p) => format!("{p} DESC"),
+            None => format!("{} ASC", s.trim_end_matches(" DESC")),
+        })
+        .collect();
+    let exists = |specs: &[String]| {
+        let flipped: Vec<String> = specs
+            .iter()
+            .map(|s| match s.strip_suffix(" ASC") {
+                Some(p) => format!("{p} DESC"),
+                None => format!("{} ASC", s.trim_end_matches(" DESC")),
+            })
+            .collect();
+        composites.iter().any(|c| c == specs || *c == flipped)
+    };
+    if order.len() > 1 {
+        let metric = CompositeIndexMetric {
+            index_specs: order.clone(),
+            index_precise_set: true,
+            index_impact_score: "High",
+        };
+        if exists(&order) || exists(&reversed) {
+            m.utilized_composite_indexes.push(metric);
+        } else {
+            m.potential_composite_indexes.push(metric);
+        }
+    } else {
+        // A filter with equality plus an ORDER BY is served best by a composite index of
+        // the filtered paths followed by the sort path (index-policy.md).
+        let mut specs: Vec<String> = equality_specs.iter().map(|p| format!("{p} ASC")).collect();
+        specs.dedup();
+        if !specs.is_empty() {
+            specs.push(order[0].clone());
+            let metric = CompositeIndexMetric {
+                index_specs: specs.clone(),
+                index_precise_set: true,
+                index_impact_score: "High",
+            };
+            if exists(&specs) {
+                m.utilized_composite_indexes.push(metric);
+            } else {
+                m.potential_composite_indexes.push(metric);
+            }
+        }
+    }
+    m
+}
+
+/// A sargable conjunct as the service prints it: `(ROOT.n = 4)`.
+fn render_filter(e: &Expr) -> String {
+    fn operand(e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Literal(l) => super::eval::literal(l)
+                .to_json()
+                .map_or("undefined".into(), |j| j.to_string()),
+            ExprKind::Param(p) => format!("@{p}"),
+            _ => super::check::render(e).unwrap_or_else(|| "…".into()),
+        }
+    }
+    let body = match &e.kind {
+        ExprKind::Binary(op, a, b) => {
+            let op = match op {
+                BinaryOp::Eq => "=",
+                BinaryOp::Lt => "<",
+                BinaryOp::Le => "<=",
+                BinaryOp::Gt => ">",
+                BinaryOp::Ge => ">=",
+                BinaryOp::Or => "OR",
+                _ => "?",
+            };
+            if matches!(op, "OR") {
+                format!("{} OR {}", render_filter(a), render_filter(b))
+            } else {
+                format!("{} {op} {}", operand(a), operand(b))
+            }
+        }
+        ExprKind::In { expr, list, .. } => format!(
+            "{} IN ({})",
+            operand(expr),
+            list.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::Between {
+            expr, low, high, ..
+        } => format!(
+            "{} BETWEEN {} AND {}",
+            operand(expr),
+            operand(low),
+            operand(high)
+        ),
+        ExprKind::Call { name, args, .. } => format!(
+            "{name}({})",
+            args.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+        _ => operand(e),
+    };
+    format!("({body})")
+}

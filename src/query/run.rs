@@ -105,6 +105,9 @@ pub struct QueryResult {
     pub metrics: QueryMetrics,
     /// How the documents were found: the planner's choice between the index and a scan.
     pub access: AccessView,
+    /// Indexes the query used and indexes that would have served it (the service's
+    /// `x-ms-cosmos-index-utilization`).
+    pub index_metrics: access::IndexMetrics,
 }
 
 /// The access path a query used, for the result and the stats panel.
@@ -547,6 +550,7 @@ pub fn run(
             },
             partitions,
             metrics: totals,
+            index_metrics: metrics_of(q, &root, &env, &policy, def),
             access: AccessView {
                 kind: "statistics",
                 indexes: Vec::new(),
@@ -602,6 +606,7 @@ pub fn run(
         index_candidates(&reader, &probes, &byte_spans, limit)?
     };
     let now = crate::store::now_secs();
+    let index_metrics = metrics_of(q, &root, &env, &policy, def);
     // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
     let walk = match (&candidates, inner.is_none()) {
         (None, true) => order_walk(
@@ -959,7 +964,34 @@ pub fn run(
         partitions,
         metrics: totals,
         access,
+        index_metrics,
     })
+}
+
+fn metrics_of(
+    q: &Query,
+    root: &str,
+    env: &Env,
+    policy: &CompiledPolicy,
+    def: &ContainerDef,
+) -> access::IndexMetrics {
+    let composites: Vec<Vec<String>> = def
+        .indexing_policy
+        .composite_indexes
+        .iter()
+        .map(|ci| {
+            ci.iter()
+                .map(|c| {
+                    let dir = match c.order {
+                        crate::store::indexing::CompositeOrder::Ascending => "ASC",
+                        crate::store::indexing::CompositeOrder::Descending => "DESC",
+                    };
+                    format!("{} {dir}", c.path)
+                })
+                .collect()
+        })
+        .collect();
+    access::index_metrics(q, &Resolver::new(q, root), env, policy, &composites)
 }
 
 fn scan_view(filtered: bool) -> AccessView {
