@@ -279,19 +279,16 @@ impl<'q> Resolver<'q> {
                     }
                     "STARTSWITH" if flag_false(2)? => {
                         let path = self.path(args.first()?)?;
-                        match constant(args.get(1)?)? {
-                            Val::Str(prefix) => {
-                                let mut lo = Vec::new();
-                                encode_string_prefix(&prefix, &mut lo);
-                                let hi = crate::store::keys::prefix_end(&lo)?;
-                                out.push(Lookup {
-                                    path: path.id,
-                                    lo: Bound::Included(lo),
-                                    hi: Bound::Excluded(hi),
-                                });
-                            }
-                            // A non-string prefix: STARTSWITH is undefined, nothing matches.
-                            _ => {}
+                        // A non-string prefix makes STARTSWITH undefined: nothing matches.
+                        if let Val::Str(prefix) = constant(args.get(1)?)? {
+                            let mut lo = Vec::new();
+                            encode_string_prefix(&prefix, &mut lo);
+                            let hi = crate::store::keys::prefix_end(&lo)?;
+                            out.push(Lookup {
+                                path: path.id,
+                                lo: Bound::Included(lo),
+                                hi: Bound::Excluded(hi),
+                            });
                         }
                         paths.push(path);
                         Some(())

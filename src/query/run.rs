@@ -706,7 +706,7 @@ pub fn run(
             if start >= end {
                 continue;
             }
-            let source: Box<dyn Iterator<Item = Result<(&[u8], &[u8])>>> = match &candidates {
+            let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
                 // Candidates in key order, like the scan: paging resumes the same way.
                 Some(c) => {
                     let lo = c.partition_point(|k| k.as_slice() < start.as_slice());
@@ -993,6 +993,9 @@ fn metrics_of(
         .collect();
     access::index_metrics(q, &Resolver::new(q, root), env, policy, &composites)
 }
+
+/// An item as the per-range loop reads it: key and stored record.
+type Entry<'a> = (&'a [u8], &'a [u8]);
 
 fn scan_view(filtered: bool) -> AccessView {
     AccessView {

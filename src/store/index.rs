@@ -706,6 +706,9 @@ fn after_value(mut value_key: Vec<u8>) -> Vec<u8> {
     }
 }
 
+/// Index keys in order, and documents per defined path.
+pub type IndexSnapshot = (Vec<Vec<u8>>, HashMap<PathId, u64>);
+
 /// Entries of every document of a container under `layout`, rebuilt from the items: what
 /// the index must equal after any sequence of writes (tests compare the two).
 pub fn rebuild_from_items(
@@ -713,7 +716,7 @@ pub fn rebuild_from_items(
     txn: &RoTxn,
     def: &ContainerDef,
     layout: &IndexLayout,
-) -> Result<(Vec<Vec<u8>>, HashMap<PathId, u64>)> {
+) -> Result<IndexSnapshot> {
     let prefix = super::keys::container_prefix(def.rid);
     let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
     let epk_len = def.partition_key.epk_len();
@@ -745,7 +748,7 @@ pub fn stored_entries(
     txn: &RoTxn,
     cid: ContainerRid,
     generation: u32,
-) -> Result<(Vec<Vec<u8>>, HashMap<PathId, u64>)> {
+) -> Result<IndexSnapshot> {
     let prefix = generation_prefix(cid, generation);
     let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 9]);
     let mut keys = Vec::new();
