@@ -502,21 +502,9 @@ pub fn index_metrics(
     let Some(order) = order.filter(|o| !o.is_empty()) else {
         return m;
     };
-    let reversed: Vec<String> = order
-        .iter()
-        .map(|s| match s.strip_suffix(" ASC") {
-            Some(p) => format!("{p} DESC"),
-            None => format!("{} ASC", s.trim_end_matches(" DESC")),
-        })
-        .collect();
+    // A composite index also serves the query with every direction reversed.
     let exists = |specs: &[String]| {
-        let flipped: Vec<String> = specs
-            .iter()
-            .map(|s| match s.strip_suffix(" ASC") {
-                Some(p) => format!("{p} DESC"),
-                None => format!("{} ASC", s.trim_end_matches(" DESC")),
-            })
-            .collect();
+        let flipped = reversed(specs);
         composites.iter().any(|c| c == specs || *c == flipped)
     };
     if order.len() > 1 {
@@ -525,7 +513,7 @@ pub fn index_metrics(
             index_precise_set: true,
             index_impact_score: "High",
         };
-        if exists(&order) || exists(&reversed) {
+        if exists(&order) {
             m.utilized_composite_indexes.push(metric);
         } else {
             m.potential_composite_indexes.push(metric);
@@ -550,6 +538,17 @@ pub fn index_metrics(
         }
     }
     m
+}
+
+/// `/a ASC, /b DESC` → `/a DESC, /b ASC`.
+fn reversed(specs: &[String]) -> Vec<String> {
+    specs
+        .iter()
+        .map(|s| match s.strip_suffix(" ASC") {
+            Some(p) => format!("{p} DESC"),
+            None => format!("{} ASC", s.trim_end_matches(" DESC")),
+        })
+        .collect()
 }
 
 /// A sargable conjunct as the service prints it: `(ROOT.n = 4)`.

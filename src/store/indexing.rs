@@ -1178,50 +1178,13 @@ impl CompiledPolicy {
 
     /// Counts the scalar leaves of `doc` (strings, numbers, booleans, nulls; each array
     /// element separately) that are indexed. Empty objects and arrays add nothing.
-    /// Walks with explicit stacks, so deep documents cannot overflow the call stack.
     pub fn count_indexed_terms(&self, doc: &Value) -> usize {
-        if !self.enabled {
-            return 0;
-        }
-        let mut path: Vec<DocStep<'_>> = Vec::with_capacity(16);
-        let root = self.subtree_decision(&path, None);
-        let Some(children) = Children::of(doc) else {
-            return 0;
-        };
-        let mut frames = vec![Frame {
-            children,
-            decision: root,
-        }];
-        let mut scratch: Vec<&Value> = Vec::new();
         let mut count = 0;
-
-        while let Some(frame) = frames.last_mut() {
-            let parent = frame.decision;
-            let Some((step, child)) = frame.children.next() else {
-                frames.pop();
-                path.pop();
-                continue;
-            };
-            path.push(step);
-            let decision = self.subtree_decision(&path, parent);
-            match Children::of(child) {
-                // Below the deepest rule nothing can change the decision: count the
-                // subtree's leaves without matching, or skip it when it is excluded.
-                Some(_) if path.len() >= self.max_depth => {
-                    if decision.is_some_and(|rule| self.rules[rule].included) {
-                        count += count_leaves(child, &mut scratch);
-                    }
-                    path.pop();
-                }
-                Some(children) => frames.push(Frame { children, decision }),
-                None => {
-                    if self.scalar_indexed(&path, decision) {
-                        count += 1;
-                    }
-                    path.pop();
-                }
+        self.walk(doc, |_, v, indexed| {
+            if indexed && !matches!(v, Value::Array(_) | Value::Object(_)) {
+                count += 1;
             }
-        }
+        });
         count
     }
 }
@@ -1305,21 +1268,6 @@ impl<'a> Children<'a> {
 struct Frame<'a> {
     children: Children<'a>,
     decision: Option<usize>,
-}
-
-/// Scalar leaves under `value`, reusing `stack` between calls.
-fn count_leaves<'a>(value: &'a Value, stack: &mut Vec<&'a Value>) -> usize {
-    stack.clear();
-    stack.push(value);
-    let mut count = 0;
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(map) => stack.extend(map.values()),
-            Value::Array(items) => stack.extend(items.iter()),
-            _ => count += 1,
-        }
-    }
-    count
 }
 
 #[cfg(test)]
