@@ -151,6 +151,9 @@ pub enum ContainerCommand {
     Show { target: String },
     /// Delete a container with its items, statistics and change feed
     Delete { target: String },
+    /// Replace the indexing policy (JSON file) and rebuild the index; prints the container
+    /// when the rebuild is complete (other processes keep querying meanwhile)
+    SetIndexing { target: String, file: PathBuf },
     /// Change throughput; raising it past partitions × 10,000 RU/s splits partitions
     SetThroughput {
         target: String,

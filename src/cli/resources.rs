@@ -80,6 +80,13 @@ pub fn container(engine: &Engine, cmd: ContainerCommand) -> CliResult {
             engine.delete_container(db, name)?;
             print_json(&json!({ "deleted": target }));
         }
+        ContainerCommand::SetIndexing { target, file } => {
+            let (db, name) = split_target(&target)?;
+            let policy = read_policy(&file)?;
+            engine.set_indexing_policy(db, name, policy)?;
+            while !engine.advance_index_build(db, name, 8)? {}
+            print_json(&engine.container(db, name)?);
+        }
         ContainerCommand::SetThroughput { target, throughput } => {
             let (db, name) = split_target(&target)?;
             let t = throughput_of(&throughput)?
@@ -122,23 +129,26 @@ fn settings(args: &ContainerCreate) -> CliResult<ContainerSettings> {
         .map(|k| k.split(',').map(|p| p.trim().to_string()).collect())
         .collect();
     if let Some(file) = &args.indexing_policy {
-        let text = std::fs::read(file).map_err(|e| {
-            Failure::Usage(format!(
-                "cannot read indexing policy {}: {e}",
-                file.display()
-            ))
-        })?;
-        let policy: IndexingPolicy = serde_json::from_slice(&text).map_err(|e| {
-            crate::error::Error::bad_request(format!(
-                "invalid indexing policy in {}: {e}",
-                file.display()
-            ))
-        })?;
-        s.indexing_policy = Some(policy);
+        s.indexing_policy = Some(read_policy(file)?);
     }
     s.enforce_throughput = args.enforce_throughput;
     s.feed_previous_images = args.feed_previous_images;
     Ok(s)
+}
+
+fn read_policy(file: &std::path::Path) -> CliResult<IndexingPolicy> {
+    let text = std::fs::read(file).map_err(|e| {
+        Failure::Usage(format!(
+            "cannot read indexing policy {}: {e}",
+            file.display()
+        ))
+    })?;
+    Ok(serde_json::from_slice(&text).map_err(|e| {
+        crate::error::Error::bad_request(format!(
+            "invalid indexing policy in {}: {e}",
+            file.display()
+        ))
+    })?)
 }
 
 pub fn partitions(engine: &Engine, target: &str, top: usize, window: u64) -> CliResult {

@@ -1,4 +1,5 @@
-//! The engine's background thread: flushes read metering and purges expired items.
+//! The engine's background thread: flushes read metering, purges expired items and
+//! advances index transformations.
 //!
 //! It runs for as long as the engine is open and makes a last flush when the engine is
 //! dropped, so even a one-shot CLI read leaves its RU in the store's statistics.
@@ -12,6 +13,8 @@ use crate::store::Store;
 
 /// How often read metering reaches the store (and so other processes).
 const FLUSH_EVERY: Duration = Duration::from_millis(200);
+/// Wall time per tick given to index builds (about a third of the tick).
+const INDEX_BUILD_BUDGET: Duration = Duration::from_millis(70);
 /// How often expired items are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(1);
 
@@ -49,6 +52,7 @@ fn run(store: &Store, stop: &AtomicBool) {
         // Errors here are retried on the next tick; a failing disk also fails requests,
         // which is where the user sees it.
         let _ = store.flush_pending();
+        let _ = store.advance_index_builds(INDEX_BUILD_BUDGET);
         if last_purge.elapsed() >= PURGE_EVERY {
             let _ = store.purge_expired(crate::store::now_secs());
             last_purge = Instant::now();

@@ -189,6 +189,25 @@ impl Engine {
         self.container(db, name)
     }
 
+    /// Replaces the container's indexing policy (400 for an invalid one). The new index
+    /// builds in the background; `container` shows `indexTransformationProgress` and
+    /// queries stay correct meanwhile.
+    pub fn set_indexing_policy(
+        &self,
+        db: &str,
+        name: &str,
+        policy: crate::store::indexing::IndexingPolicy,
+    ) -> Result<ContainerInfo> {
+        self.store.set_indexing_policy(db, name, policy)?;
+        self.container(db, name)
+    }
+
+    /// Runs the container's pending index transformation in this thread, `batches`
+    /// transactions at a time; returns whether it is complete.
+    pub fn advance_index_build(&self, db: &str, name: &str, batches: usize) -> Result<bool> {
+        self.store.advance_index_build(db, name, batches)
+    }
+
     /// Ranges with statistics and recent load, and the largest and hottest logical
     /// partitions. `window` is how many seconds of meter history to include.
     pub fn partitions(

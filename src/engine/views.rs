@@ -63,6 +63,9 @@ pub struct ContainerInfo {
     pub default_ttl: Option<i64>,
     pub unique_key_policy: crate::store::catalog::UniqueKeyPolicy,
     pub indexing_policy: IndexingPolicy,
+    /// Percent of the index built under the current policy (100 when no transformation
+    /// runs), as the service's `x-ms-documentdb-collection-index-transformation-progress`.
+    pub index_transformation_progress: u8,
     pub max_partition_bytes: u64,
     pub max_logical_partition_bytes: u64,
     pub feed_previous_images: bool,
@@ -98,6 +101,7 @@ impl ContainerInfo {
             default_ttl: def.default_ttl,
             unique_key_policy: def.unique_key_policy.clone(),
             indexing_policy: def.indexing_policy.clone(),
+            index_transformation_progress: def.index_build.as_ref().map_or(100, |b| b.progress()),
             max_partition_bytes: def.max_partition_bytes,
             max_logical_partition_bytes: def.max_logical_partition_bytes,
             feed_previous_images: def.feed_previous_images,

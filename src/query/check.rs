@@ -717,7 +717,7 @@ fn same(a: &Expr, b: &Expr) -> bool {
 }
 
 /// A path expression as the user would write it (`c.name`, `c["a b"][0]`), for messages.
-fn render(e: &Expr) -> Option<String> {
+pub(crate) fn render(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Ident(n) => Some(n.clone()),
         ExprKind::Property(b, p) => {

@@ -1,6 +1,7 @@
 //! The NoSQL query dialect: syntax tree, runtime values, built-in functions, evaluation,
 //! routing and execution against the store.
 
+pub mod access;
 pub mod ast;
 pub mod check;
 pub mod condition;

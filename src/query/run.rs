@@ -19,6 +19,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::access::{self, Probe, Resolver};
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
@@ -29,6 +30,7 @@ use crate::charge::{self, QueryWork};
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
+use crate::store::index::{IndexReader, ItemKey};
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::keys;
 use crate::store::stats::OpKind;
@@ -122,6 +124,23 @@ pub struct QueryResult {
     pub routing: RoutingView,
     pub partitions: Vec<PartitionResult>,
     pub metrics: QueryMetrics,
+    /// How the documents were found: the planner's choice between the index and a scan.
+    pub access: AccessView,
+    /// Indexes the query used and indexes that would have served it (the service's
+    /// `x-ms-cosmos-index-utilization`).
+    pub index_metrics: access::IndexMetrics,
+}
+
+/// The access path a query used, for the result and the stats panel.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessView {
+    /// `index-lookup`, `index-order`, `scan` or `statistics`.
+    pub kind: &'static str,
+    /// The index specs the lookup or walk read (empty for a scan).
+    pub indexes: Vec<String>,
+    /// Why the planner chose it.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -337,7 +356,15 @@ pub fn run(
 ) -> Result<QueryResult> {
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
-    let policy = def.indexing_policy.compile();
+    // While a replacement policy builds, queries rely only on paths both policies index.
+    let (ready_generation, ready_policy) = def.ready_index();
+    let policy = match &def.index_build {
+        Some(_) => def
+            .indexing_policy
+            .compile()
+            .restricted_to(ready_policy.compile()),
+        None => def.indexing_policy.compile(),
+    };
     check_order_by(q, def, &root, &policy)?;
     check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
@@ -399,6 +426,29 @@ pub fn run(
         .filter
         .as_ref()
         .is_some_and(|f| index_served(f, &root, &policy));
+    // Conjuncts an index answers. A filter only partly served loads what those conjuncts
+    // select (the service narrows with the index, then evaluates the rest on the loaded
+    // documents); the charge counts exactly that, whichever way the documents were found.
+    let resolver = Resolver::new(q, &root);
+    let probes: Vec<Probe> = match (&q.filter, q.from.as_ref().map(|f| &f.kind)) {
+        (Some(f), Some(FromKind::Container { .. } | FromKind::In { .. })) if !root.is_empty() => {
+            access::conjuncts(f)
+                .into_iter()
+                .filter_map(|c| resolver.probe(c, &env))
+                .filter(|p| p.indexed_by(&policy))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let narrowing: Vec<&Expr> = if served {
+        Vec::new()
+    } else {
+        probes
+            .iter()
+            .filter(|p| p.paths.iter().all(|path| !path.via_join))
+            .map(|p| p.conjunct)
+            .collect()
+    };
     // COUNT of a constant needs no document at all when the filter (if any) is index-served:
     // the service answers it from the index.
     let index_only = count_only(q)
@@ -473,40 +523,7 @@ pub fn run(
         let ranges = routing.ranges(def);
         let mut counts = Vec::with_capacity(ranges.len());
         for range in &ranges {
-            let n = match &routing.targets {
-                plan::Targets::All => store
-                    .range_stats
-                    .get(txn, &keys::range(def.rid, range.id))?
-                    .and_then(crate::store::stats::RangeStats::decode)
-                    .map_or(0, |s| s.counters.items),
-                plan::Targets::Keys(keys_) => keys_
-                    .iter()
-                    .map(|k| k.epk(&def.partition_key))
-                    .filter(|e| range.contains(e.as_bytes()))
-                    .map(|e| {
-                        Ok(store
-                            .logical
-                            .get(txn, &keys::logical(def.rid, &e))?
-                            .and_then(crate::store::stats::LogicalStats::decode)
-                            .map_or(0, |s| s.counters.items))
-                    })
-                    .sum::<Result<u64>>()?,
-                plan::Targets::Ranges(spans) => {
-                    let mut n = 0;
-                    for (min, max) in spans {
-                        let lo = min.clone().max(range.min_inclusive.clone());
-                        let hi = max.clone().min(range.max_exclusive.clone());
-                        if lo < hi {
-                            n += store
-                                .logical_partitions(txn, def, &lo, &hi, None, usize::MAX)?
-                                .iter()
-                                .map(|l| l.counters.items)
-                                .sum::<u64>();
-                        }
-                    }
-                    n
-                }
-            };
+            let (n, _) = scope_counts(store, txn, def, &routing, range)?;
             counts.push((*range, n));
         }
         let total: u64 = counts.iter().map(|(_, n)| n).sum();
@@ -554,6 +571,12 @@ pub fn run(
             },
             partitions,
             metrics: totals,
+            index_metrics: metrics_of(q, &root, &env, &policy, def),
+            access: AccessView {
+                kind: "statistics",
+                indexes: Vec::new(),
+                reason: "an unfiltered count is read from the partition statistics".into(),
+            },
         });
     }
     let mut inner = match q.from.as_ref().map(|f| &f.kind) {
@@ -590,7 +613,56 @@ pub fn run(
         plan::Targets::All => vec![(Epk::min(), Epk::max())],
     };
     let epk_len = def.partition_key.epk_len();
+    let (candidates, access) = if probes.is_empty() {
+        (None, scan_view(q.filter.is_some()))
+    } else {
+        let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+            .iter()
+            .map(|(a, b)| (a.0.clone(), b.0.clone()))
+            .collect();
+        let reader = IndexReader::new(store, txn, def, ready_generation);
+        let items = store.container_stats(txn, def)?.counters.items;
+        // Past this many candidates, loading them one by one costs about what a scan does.
+        let limit = (items / 5).max(1000) as usize;
+        index_candidates(&reader, &probes, &byte_spans, limit)?
+    };
     let now = crate::store::now_secs();
+    let index_metrics = metrics_of(q, &root, &env, &policy, def);
+    // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
+    let walk = match (&candidates, inner.is_none()) {
+        (None, true) => order_walk(
+            store,
+            txn,
+            def,
+            q,
+            &resolver,
+            &policy,
+            (ready_generation, ready_policy),
+        )?,
+        _ => None,
+    };
+    let (candidates, access, walked) = match walk {
+        Some(walk) => {
+            let skip = token.as_ref().map_or(0, |t| t.skip);
+            let k =
+                ordered_bound.unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
+            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+                .iter()
+                .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                .collect();
+            let reader = IndexReader::new(store, txn, def, ready_generation);
+            let keys = walk_order(store, txn, &reader, &walk, &byte_spans, k, now)?;
+            let view = AccessView {
+                kind: "index-order",
+                indexes: vec![walk.spec.clone()],
+                reason: format!(
+                    "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
+                ),
+            };
+            (Some(keys), view, true)
+        }
+        None => (candidates, access, false),
+    };
     let mut total_matched = 0u64;
     // Streaming queries page by resuming the scan; others page over their full result.
     let paged_scan = streaming && inner.is_none() && q.from.is_some();
@@ -655,7 +727,29 @@ pub fn run(
             if start >= end {
                 continue;
             }
-            for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
+            let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
+                // Candidates in key order, like the scan: paging resumes the same way.
+                Some(c) => {
+                    let lo = c.partition_point(|k| k.as_slice() < start.as_slice());
+                    let hi = c.partition_point(|k| k.as_slice() < end.as_slice());
+                    Box::new(
+                        c[lo..hi]
+                            .iter()
+                            .filter_map(|k| match store.items.get(txn, k) {
+                                Ok(Some(v)) => Some(Ok((k.as_slice(), v))),
+                                Ok(None) => None,
+                                Err(e) => Some(Err(e.into())),
+                            }),
+                    )
+                }
+                None => Box::new(
+                    store
+                        .items
+                        .range(txn, &keys::half_open(&start, &end))?
+                        .map(|r| r.map_err(Error::from)),
+                ),
+            };
+            for entry in source {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::new(499, "the query was cancelled"));
                 }
@@ -689,6 +783,10 @@ pub fn run(
                     .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
                 let t1 = Instant::now();
                 load_ns += (t1 - t0).as_nanos();
+                let loaded = narrowing.is_empty() || {
+                    let row = [(root.clone(), doc.clone())];
+                    narrowing.iter().all(|c| env.eval(c, &row).is_true())
+                };
                 let mut hit = false;
                 match inner.as_mut() {
                     // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
@@ -724,7 +822,8 @@ pub fn run(
                     }
                 }
                 exec_ns += t1.elapsed().as_nanos();
-                if !index_only && !charged_before && (!served || hit) {
+                let counted = if served { hit } else { loaded };
+                if !index_only && !charged_before && counted {
                     m.retrieved_document_count += 1;
                     m.retrieved_document_size += json.len() as u64;
                 }
@@ -747,6 +846,13 @@ pub fn run(
             if resume.is_some() {
                 break;
             }
+        }
+        if walked {
+            // The walk read only the first entries; the charge models the service, which
+            // streams each range from its index: the documents in scope, bounded below.
+            let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
+            m.retrieved_document_count = n;
+            m.retrieved_document_size = bytes;
         }
         if let Some(k) = ordered_bound {
             // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
@@ -885,7 +991,307 @@ pub fn run(
         },
         partitions,
         metrics: totals,
+        access,
+        index_metrics,
     })
+}
+
+fn metrics_of(
+    q: &Query,
+    root: &str,
+    env: &Env,
+    policy: &CompiledPolicy,
+    def: &ContainerDef,
+) -> access::IndexMetrics {
+    let composites: Vec<Vec<String>> = def
+        .indexing_policy
+        .composite_indexes
+        .iter()
+        .map(|ci| {
+            ci.iter()
+                .map(|c| {
+                    let dir = match c.order {
+                        crate::store::indexing::CompositeOrder::Ascending => "ASC",
+                        crate::store::indexing::CompositeOrder::Descending => "DESC",
+                    };
+                    format!("{} {dir}", c.path)
+                })
+                .collect()
+        })
+        .collect();
+    access::index_metrics(q, &Resolver::new(q, root), env, policy, &composites)
+}
+
+/// An item as the per-range loop reads it: key and stored record.
+type Entry<'a> = (&'a [u8], &'a [u8]);
+
+fn scan_view(filtered: bool) -> AccessView {
+    AccessView {
+        kind: "scan",
+        indexes: Vec::new(),
+        reason: if filtered {
+            "no conjunct of the filter compares an indexed path with constants".into()
+        } else {
+            "no filter: every document in scope is read".into()
+        },
+    }
+}
+
+/// Item keys the probes select, in key order: the intersection of every probe whose
+/// lookups stay under `limit` candidates. `None` (a scan) when no probe is that selective.
+fn index_candidates(
+    reader: &IndexReader,
+    probes: &[Probe],
+    spans: &[(Vec<u8>, Vec<u8>)],
+    limit: usize,
+) -> Result<(Option<Vec<ItemKey>>, AccessView)> {
+    let mut result: Option<Vec<ItemKey>> = None;
+    let mut used = Vec::new();
+    let mut skipped = Vec::new();
+    for probe in probes {
+        let mut keys = Vec::new();
+        let mut complete = true;
+        for lookup in &probe.lookups {
+            if !reader.lookup(lookup.path, &lookup.lo, &lookup.hi, spans, limit, &mut keys)? {
+                complete = false;
+                break;
+            }
+        }
+        let specs = probe.paths.iter().map(|p| p.spec.clone());
+        if !complete {
+            skipped.extend(specs);
+            continue;
+        }
+        used.extend(specs);
+        keys.sort_unstable();
+        keys.dedup();
+        result = Some(match result {
+            None => keys,
+            Some(prev) => intersect(prev, &keys),
+        });
+    }
+    used.dedup();
+    let view = match &result {
+        Some(_) => AccessView {
+            kind: "index-lookup",
+            reason: if skipped.is_empty() {
+                format!("the index answers {} filter conjunct(s)", used.len())
+            } else {
+                format!(
+                    "the index answers the selective conjunct(s); {} would select more than {limit} documents",
+                    skipped.join(", ")
+                )
+            },
+            indexes: used,
+        },
+        None => AccessView {
+            kind: "scan",
+            indexes: Vec::new(),
+            reason: format!(
+                "the indexed conjuncts ({}) select more than {limit} documents: a scan reads less",
+                skipped.join(", ")
+            ),
+        },
+    };
+    Ok((result, view))
+}
+
+/// Documents and bytes a routing covers in one range, from the statistics the store keeps
+/// exact (what a scan of that scope would load).
+fn scope_counts(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    routing: &Routing,
+    range: &crate::store::ranges::PkRange,
+) -> Result<(u64, u64)> {
+    use crate::store::stats::{LogicalStats, RangeStats};
+    Ok(match &routing.targets {
+        plan::Targets::All => store
+            .range_stats
+            .get(txn, &keys::range(def.rid, range.id))?
+            .and_then(RangeStats::decode)
+            .map_or((0, 0), |s| (s.counters.items, s.counters.bytes)),
+        plan::Targets::Keys(keys_) => {
+            let mut total = (0, 0);
+            for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
+                if !range.contains(e.as_bytes()) {
+                    continue;
+                }
+                if let Some(s) = store
+                    .logical
+                    .get(txn, &keys::logical(def.rid, &e))?
+                    .and_then(LogicalStats::decode)
+                {
+                    total.0 += s.counters.items;
+                    total.1 += s.counters.bytes;
+                }
+            }
+            total
+        }
+        plan::Targets::Ranges(spans) => {
+            let mut total = (0, 0);
+            for (min, max) in spans {
+                let lo = min.clone().max(range.min_inclusive.clone());
+                let hi = max.clone().min(range.max_exclusive.clone());
+                if lo < hi {
+                    for l in store.logical_partitions(txn, def, &lo, &hi, None, usize::MAX)? {
+                        total.0 += l.counters.items;
+                        total.1 += l.counters.bytes;
+                    }
+                }
+            }
+            total
+        }
+    })
+}
+
+/// An ORDER BY the index can stream: the entries to walk.
+struct OrderWalk {
+    path: crate::store::index::PathId,
+    values: usize,
+    reverse: bool,
+    spec: String,
+}
+
+/// Whether the index yields `q`'s order directly: one indexed path every document defines
+/// (a document without it would sort first, and only a scan finds it), or a composite
+/// index with these paths in these directions or all reversed.
+#[allow(clippy::too_many_arguments)]
+fn order_walk(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    q: &Query,
+    resolver: &Resolver,
+    policy: &CompiledPolicy,
+    ready: (u32, &crate::store::indexing::IndexingPolicy),
+) -> Result<Option<OrderWalk>> {
+    let simple = q.filter.is_none()
+        && q.joins.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && !has_aggregate(q)
+        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    if !simple || q.order_by.is_empty() {
+        return Ok(None);
+    }
+    let paths: Option<Vec<_>> = q.order_by.iter().map(|o| resolver.path(&o.expr)).collect();
+    let Some(paths) = paths else { return Ok(None) };
+    if paths.iter().any(|p| p.any_position) {
+        return Ok(None);
+    }
+    if let [path] = paths.as_slice() {
+        if !path.indexed_by(policy) {
+            return Ok(None);
+        }
+        let items = store.container_stats(txn, def)?.counters.items;
+        let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
+        if defined < items {
+            return Ok(None);
+        }
+        return Ok(Some(OrderWalk {
+            path: path.id,
+            values: 1,
+            reverse: q.order_by[0].descending,
+            spec: path.spec.clone(),
+        }));
+    }
+    for composite in crate::store::index::composites(ready.1) {
+        if composite.paths.len() != paths.len() {
+            continue;
+        }
+        let same_paths = composite.paths.iter().zip(&paths).all(|((names, _), p)| {
+            p.concrete.len() == names.len()
+                && p.concrete
+                    .iter()
+                    .zip(names)
+                    .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
+        });
+        if !same_paths {
+            continue;
+        }
+        for reverse in [false, true] {
+            let matches = composite
+                .paths
+                .iter()
+                .zip(&q.order_by)
+                .all(|((_, desc), o)| (*desc ^ reverse) == o.descending);
+            if matches {
+                let spec = composite
+                    .paths
+                    .iter()
+                    .map(|(names, desc)| {
+                        format!(
+                            "/{} {}",
+                            names.join("/"),
+                            if *desc { "DESC" } else { "ASC" }
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Ok(Some(OrderWalk {
+                    path: composite.id,
+                    values: composite.paths.len(),
+                    reverse,
+                    spec,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The first `k` live documents in index order (and every document tied with the k-th),
+/// in key order.
+fn walk_order(
+    store: &Store,
+    txn: &RoTxn,
+    reader: &IndexReader,
+    walk: &OrderWalk,
+    spans: &[(Vec<u8>, Vec<u8>)],
+    k: usize,
+    now: i64,
+) -> Result<Vec<ItemKey>> {
+    let mut out: Vec<ItemKey> = Vec::new();
+    let mut last: Vec<u8> = Vec::new();
+    reader.walk(
+        walk.path,
+        walk.values,
+        walk.reverse,
+        spans,
+        |value, item| {
+            if out.len() >= k && value != last.as_slice() {
+                return Ok(false);
+            }
+            let Some(record) = store.items.get(txn, &item)? else {
+                return Ok(true);
+            };
+            let (header, _) = crate::store::item::decode_record(record)?;
+            if header.is_expired(now) {
+                return Ok(true);
+            }
+            last.clear();
+            last.extend_from_slice(value);
+            out.push(item);
+            Ok(true)
+        },
+    )?;
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Keys in both sorted lists.
+fn intersect(a: Vec<ItemKey>, b: &[ItemKey]) -> Vec<ItemKey> {
+    let mut j = 0;
+    a.into_iter()
+        .filter(|k| {
+            while j < b.len() && b[j] < *k {
+                j += 1;
+            }
+            j < b.len() && b[j] == *k
+        })
+        .collect()
 }
 
 /// The document's partition key value for display (bare for one level, `{}` if undefined).

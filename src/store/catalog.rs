@@ -131,9 +131,51 @@ pub struct ContainerDef {
     /// Ranges that were split away; kept so feed continuations survive splits.
     pub retired_ranges: Vec<PkRange>,
     pub next_range_id: RangeId,
+    /// The index generation writes maintain under `indexing_policy` (see `store::index`).
+    #[serde(default)]
+    pub index_generation: u32,
+    /// A policy replacement whose index is still being built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_build: Option<IndexBuild>,
+    /// Generations of earlier policies, deleted in the background.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retired_index_generations: Vec<u32>,
+}
+
+/// An index transformation in progress: the new generation is filled item by item while
+/// writes keep both generations current, and queries use the previous one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexBuild {
+    pub previous_policy: IndexingPolicy,
+    pub previous_generation: u32,
+    /// The last item key (hex) already indexed; `None` before the first batch.
+    pub resume_after: Option<String>,
+    pub done: u64,
+    /// Items in the container when the build started (for progress).
+    pub total: u64,
+}
+
+impl IndexBuild {
+    /// Percent complete, as the service's `x-ms-documentdb-collection-index-transformation-progress`.
+    pub fn progress(&self) -> u8 {
+        if self.total == 0 {
+            return 99;
+        }
+        ((self.done.min(self.total) * 100 / self.total).min(99)) as u8
+    }
 }
 
 impl ContainerDef {
+    /// The index queries can rely on: generation and policy. While a replacement builds,
+    /// that is the previous one.
+    pub fn ready_index(&self) -> (u32, &IndexingPolicy) {
+        match &self.index_build {
+            Some(b) => (b.previous_generation, &b.previous_policy),
+            None => (self.index_generation, &self.indexing_policy),
+        }
+    }
+
     /// RU/s budget of one range for the current second.
     pub fn range_budget(&self) -> f64 {
         self.throughput.max_ru() as f64 / self.ranges.len().max(1) as f64
@@ -434,6 +476,9 @@ impl Store {
             next_range_id: layout.len() as RangeId,
             ranges: layout,
             retired_ranges: Vec::new(),
+            index_generation: 0,
+            index_build: None,
+            retired_index_generations: Vec::new(),
         };
         self.put_container(txn, &def)?;
         let stats = super::stats::ContainerStats {

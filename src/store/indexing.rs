@@ -943,8 +943,8 @@ impl Step for PathSegment {
 }
 
 /// Borrowed step used while walking a document, so a walk allocates no strings.
-#[derive(Clone, Copy)]
-enum DocStep<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocStep<'a> {
     Property(&'a str),
     Index(usize),
 }
@@ -1055,6 +1055,8 @@ pub struct CompiledPolicy {
     scalar: Vec<Vec<usize>>,
     /// No rule has more segments than this, so deeper decisions are inherited.
     max_depth: usize,
+    /// Another policy a path must also be indexed by (see [`CompiledPolicy::restricted_to`]).
+    also: Option<Box<CompiledPolicy>>,
 }
 
 impl CompiledPolicy {
@@ -1065,6 +1067,7 @@ impl CompiledPolicy {
             subtree: Vec::new(),
             scalar: Vec::new(),
             max_depth: 0,
+            also: None,
         };
         if !compiled.enabled {
             return compiled;
@@ -1148,10 +1151,22 @@ impl CompiledPolicy {
             .is_some_and(|rule| self.rules[rule].included)
     }
 
+    /// The paths both policies index: what queries can rely on while an index
+    /// transformation replaces one policy by another (removed paths stop serving at once,
+    /// added ones serve when built). Only [`CompiledPolicy::is_indexed`] and
+    /// [`CompiledPolicy::has_positional_rules`] consult the second policy.
+    pub fn restricted_to(mut self, other: CompiledPolicy) -> CompiledPolicy {
+        self.also = Some(Box::new(other));
+        self
+    }
+
     /// Whether the scalar value at `path` is indexed. The empty path (the document
     /// itself) is never a scalar.
     pub fn is_indexed(&self, path: &[PathSegment]) -> bool {
         if !self.enabled || path.is_empty() {
+            return false;
+        }
+        if self.also.as_ref().is_some_and(|o| !o.is_indexed(path)) {
             return false;
         }
         let mut node = None;
@@ -1163,23 +1178,49 @@ impl CompiledPolicy {
 
     /// Counts the scalar leaves of `doc` (strings, numbers, booleans, nulls; each array
     /// element separately) that are indexed. Empty objects and arrays add nothing.
-    /// Walks with explicit stacks, so deep documents cannot overflow the call stack.
     pub fn count_indexed_terms(&self, doc: &Value) -> usize {
-        if !self.enabled {
-            return 0;
+        let mut count = 0;
+        self.walk(doc, |_, v, indexed| {
+            if indexed && !matches!(v, Value::Array(_) | Value::Object(_)) {
+                count += 1;
+            }
+        });
+        count
+    }
+}
+
+impl CompiledPolicy {
+    /// Whether any rule names an array position (`/a/0/?`, `/a/[1]/?`), so the decision for
+    /// one element can differ from its siblings'. Index entries store array steps as `[]`;
+    /// a lookup over every element is complete only when no rule tells positions apart.
+    pub fn has_positional_rules(&self) -> bool {
+        if self.also.as_ref().is_some_and(|o| o.has_positional_rules()) {
+            return true;
         }
-        let mut path: Vec<DocStep<'_>> = Vec::with_capacity(16);
+        self.rules.iter().any(|rule| {
+            rule.patterns.iter().any(|p| match p {
+                Pattern::Index(_) => true,
+                Pattern::Name { position, .. } => position.is_some(),
+                Pattern::AnyIndex => false,
+            })
+        })
+    }
+
+    /// Walks every node below the root of `doc` (objects and arrays as well as scalars),
+    /// calling `f(path, value, indexed)`. A node is indexed when the policy indexes a scalar
+    /// at its location, so `f` sees exactly the scalar terms
+    /// [`CompiledPolicy::count_indexed_terms`] counts, plus the containers at indexed
+    /// locations. Explicit stacks: deep documents cannot overflow the call stack.
+    pub fn walk<'a>(&self, doc: &'a Value, mut f: impl FnMut(&[DocStep<'a>], &'a Value, bool)) {
+        let mut path: Vec<DocStep<'a>> = Vec::with_capacity(16);
         let root = self.subtree_decision(&path, None);
         let Some(children) = Children::of(doc) else {
-            return 0;
+            return;
         };
         let mut frames = vec![Frame {
             children,
             decision: root,
         }];
-        let mut scratch: Vec<&Value> = Vec::new();
-        let mut count = 0;
-
         while let Some(frame) = frames.last_mut() {
             let parent = frame.decision;
             let Some((step, child)) = frame.children.next() else {
@@ -1189,25 +1230,15 @@ impl CompiledPolicy {
             };
             path.push(step);
             let decision = self.subtree_decision(&path, parent);
+            let indexed = self.enabled && self.scalar_indexed(&path, decision);
+            f(&path, child, indexed);
             match Children::of(child) {
-                // Below the deepest rule nothing can change the decision: count the
-                // subtree's leaves without matching, or skip it when it is excluded.
-                Some(_) if path.len() >= self.max_depth => {
-                    if decision.is_some_and(|rule| self.rules[rule].included) {
-                        count += count_leaves(child, &mut scratch);
-                    }
-                    path.pop();
-                }
                 Some(children) => frames.push(Frame { children, decision }),
                 None => {
-                    if self.scalar_indexed(&path, decision) {
-                        count += 1;
-                    }
                     path.pop();
                 }
             }
         }
-        count
     }
 }
 
@@ -1237,21 +1268,6 @@ impl<'a> Children<'a> {
 struct Frame<'a> {
     children: Children<'a>,
     decision: Option<usize>,
-}
-
-/// Scalar leaves under `value`, reusing `stack` between calls.
-fn count_leaves<'a>(value: &'a Value, stack: &mut Vec<&'a Value>) -> usize {
-    stack.clear();
-    stack.push(value);
-    let mut count = 0;
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(map) => stack.extend(map.values()),
-            Value::Array(items) => stack.extend(items.iter()),
-            _ => count += 1,
-        }
-    }
-    count
 }
 
 #[cfg(test)]

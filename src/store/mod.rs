@@ -14,12 +14,15 @@
 //! - [`feed`]: the change feed log and its readers
 //! - [`meter`]: RU per range per second, throttling, and read accounting
 //! - [`ttl`]: purging expired items
-//! - [`stats`], [`indexing`], [`keys`], [`codec`]: records and layouts
+//! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for;
+//!   [`reindex`]: replacing the policy and rebuilding the index in the background
+//! - [`stats`], [`keys`], [`codec`]: records and layouts
 
 pub mod catalog;
 pub mod codec;
 pub mod epk;
 pub mod feed;
+pub mod index;
 pub mod indexing;
 pub mod item;
 pub mod keys;
@@ -29,6 +32,7 @@ pub mod partition_key;
 pub mod patch;
 pub mod ranges;
 pub mod read;
+pub mod reindex;
 pub mod stats;
 pub mod ttl;
 pub mod write;
@@ -80,6 +84,10 @@ pub struct Store {
     pub(crate) ttl: Db,
     /// Unique key index: cid ‖ EPK ‖ constraint ‖ hash → id.
     pub(crate) unique: Db,
+    /// Index entries: cid ‖ generation ‖ path ‖ value ‖ EPK ‖ id (see [`index`]).
+    pub(crate) index: Db,
+    /// Documents defining each property path: cid ‖ generation ‖ path → u64.
+    pub(crate) index_counts: Db,
     pub(crate) cache: RwLock<CatalogCache>,
     pub(crate) pending: Mutex<meter::Pending>,
 }
@@ -115,14 +123,16 @@ impl Store {
             "meter",
             "ttl",
             "unique",
+            "index",
+            "index_counts",
         ];
-        let dbs: [Db; 9] = env
+        let dbs: [Db; 11] = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
                 let mut out = Vec::with_capacity(names.len());
                 for name in names {
                     out.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
                 }
-                let arr: [_; 9] = out
+                let arr: [_; 11] = out
                     .try_into()
                     .map_err(|_| Error::internal("database handle count mismatch"))?;
                 Ok(CommitOrAbort::<_, ()>::Commit(arr))
@@ -138,6 +148,8 @@ impl Store {
             meter,
             ttl,
             unique,
+            index,
+            index_counts,
         ] = dbs;
         Ok(Store {
             env,
@@ -151,6 +163,8 @@ impl Store {
             meter,
             ttl,
             unique,
+            index,
+            index_counts,
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
         })
@@ -174,7 +188,7 @@ impl Store {
     }
 
     /// Every database whose keys start with a container id.
-    pub(crate) fn all_data_dbs(&self) -> [&Db; 8] {
+    pub(crate) fn all_data_dbs(&self) -> [&Db; 10] {
         [
             &self.items,
             &self.logical,
@@ -184,6 +198,8 @@ impl Store {
             &self.meter,
             &self.ttl,
             &self.unique,
+            &self.index,
+            &self.index_counts,
         ]
     }
 }

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::feed::{FeedEvent, FeedOp};
-use super::indexing::CompiledPolicy;
+use super::index::{DocEntries, IndexDelta, IndexLayout};
 use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
@@ -67,8 +67,14 @@ pub struct WriteBatch<'s> {
     /// RU and request count per range consumed in this transaction (for the meter).
     usage: HashMap<RangeId, (f64, u64)>,
     now: i64,
-    /// The indexing policy compiled once per transaction, for counting indexed terms.
-    index: CompiledPolicy,
+    /// The index generations writes maintain, compiled once per transaction: the current
+    /// policy's first, then (while a replacement builds) the previous one's.
+    layouts: Vec<IndexLayout>,
+    index_delta: IndexDelta,
+    /// While a replacement policy builds: the last item key the builder indexed (`None`
+    /// before its first batch). The new generation is kept current only up to there; the
+    /// builder indexes the rest in their latest version.
+    build_cursor: Option<Option<Vec<u8>>>,
 }
 
 /// The existing version of an item, copied out of the transaction.
@@ -97,7 +103,29 @@ impl<'s> WriteBatch<'s> {
             .unwrap_or_default();
         // `_ts` never goes backwards within a container, whatever the clock does.
         let now = super::now_secs().max(cstats.last_ts);
-        let index = def.indexing_policy.compile();
+        let mut layouts = vec![IndexLayout::new(
+            def.rid,
+            def.index_generation,
+            &def.indexing_policy,
+        )];
+        if let Some(build) = &def.index_build {
+            layouts.push(IndexLayout::new(
+                def.rid,
+                build.previous_generation,
+                &build.previous_policy,
+            ));
+        }
+        let build_cursor = match &def.index_build {
+            Some(build) => Some(match &build.resume_after {
+                Some(hex) => Some(
+                    Epk::from_hex(hex)
+                        .ok_or_else(|| Error::internal("corrupt index build cursor"))?
+                        .0,
+                ),
+                None => None,
+            }),
+            None => None,
+        };
         Ok(WriteBatch {
             store,
             txn,
@@ -107,7 +135,9 @@ impl<'s> WriteBatch<'s> {
             lstats: HashMap::new(),
             usage: HashMap::new(),
             now,
-            index,
+            layouts,
+            index_delta: IndexDelta::default(),
+            build_cursor,
         })
     }
 
@@ -159,6 +189,51 @@ impl<'s> WriteBatch<'s> {
             }
             None => Ok(None),
         }
+    }
+
+    /// The index entries of one document version in every maintained generation.
+    fn entries_of(&self, doc: &Value, epk: &Epk, id: &str) -> Vec<DocEntries> {
+        self.layouts
+            .iter()
+            .map(|l| l.entries(doc, epk.as_bytes(), id))
+            .collect()
+    }
+
+    /// Moves the index of the item at `key` from `old` entries to `new` ones, generation by
+    /// generation.
+    fn reindex(
+        &mut self,
+        key: &[u8],
+        old: Option<&[DocEntries]>,
+        new: Option<&[DocEntries]>,
+    ) -> Result<()> {
+        for (i, layout) in self.layouts.iter().enumerate() {
+            let building = i == 0
+                && match &self.build_cursor {
+                    Some(cursor) => cursor.as_deref().is_none_or(|c| key > c),
+                    None => false,
+                };
+            if building {
+                continue; // ahead of the builder: it indexes this item when it gets there
+            }
+            self.index_delta.apply(
+                self.store,
+                &mut self.txn,
+                layout.generation,
+                old.and_then(|o| o.get(i)),
+                new.and_then(|n| n.get(i)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Entries of a stored image (empty when no generation is maintained).
+    fn stored_entries(&self, json: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
+        if !self.layouts.iter().any(IndexLayout::enabled) {
+            return Vec::new();
+        }
+        let doc: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
+        self.entries_of(&doc, epk, id)
     }
 
     fn used(&self, range: RangeId) -> f64 {
@@ -238,9 +313,10 @@ impl<'s> WriteBatch<'s> {
         let doc = Value::Object(doc);
         let json = serde_json::to_vec(&doc)
             .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
+        let new_entries = self.entries_of(&doc, &epk, &id);
         let work = WriteWork {
             bytes: json.len(),
-            indexed_terms: self.index.count_indexed_terms(&doc),
+            indexed_terms: new_entries.first().map_or(0, |e| e.terms),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         if kind == WriteKind::Patch && json.len() > item::MAX_ITEM_BYTES {
@@ -307,6 +383,10 @@ impl<'s> WriteBatch<'s> {
         if let Some(e) = &existing {
             self.retire_image(e)?;
         }
+        let old_entries = existing
+            .as_ref()
+            .map(|e| self.stored_entries(&e.json, &epk, &id));
+        self.reindex(&key, old_entries.as_deref(), Some(&new_entries))?;
         for entry in &old_unique {
             self.store.unique.delete(&mut self.txn, entry)?;
         }
@@ -402,16 +482,16 @@ impl<'s> WriteBatch<'s> {
             check_etag(expected, &existing.json, id)
                 .map_err(|e| e.with_charge(charge::point_read(existing.json.len())))?;
         }
-        let old: Value = serde_json::from_slice(&existing.json).unwrap_or(Value::Null);
+        let old_entries = self.stored_entries(&existing.json, &epk, id);
         let work = WriteWork {
             bytes: existing.json.len(),
-            indexed_terms: self.index.count_indexed_terms(&old),
+            indexed_terms: old_entries.first().map_or(0, |e| e.terms),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
         let ru = charge::delete(work);
         self.store
             .check_budget(&self.txn, &def, range, self.used(range), ru)?;
-        let lsn = self.remove(&key, &epk, id, pk, existing, false)?;
+        let lsn = self.remove(&key, &epk, id, pk, existing, Some(old_entries), false)?;
         self.account(range, &epk, pk, OpKind::Delete, ru, 0, 0, lsn)?;
         Ok(WriteResult {
             status: 204,
@@ -534,12 +614,13 @@ impl<'s> WriteBatch<'s> {
             return Ok(());
         };
         let range = self.def.owner(epk.as_bytes())?.id;
-        let lsn = self.remove(key, epk, id, pk, existing, true)?;
+        let lsn = self.remove(key, epk, id, pk, existing, None, true)?;
         self.account(range, epk, pk, OpKind::Expire, 0.0, 0, 0, lsn)
     }
 
-    /// Removes an item with its index entries and logs the delete. Size statistics are
-    /// adjusted here; the caller accounts the operation.
+    /// Removes an item with its index entries (`entries` if the caller computed them) and
+    /// logs the delete. Size statistics are adjusted here; the caller accounts the operation.
+    #[allow(clippy::too_many_arguments)]
     fn remove(
         &mut self,
         key: &[u8],
@@ -547,9 +628,15 @@ impl<'s> WriteBatch<'s> {
         id: &str,
         pk: &PartitionKeyValue,
         existing: Existing,
+        entries: Option<Vec<DocEntries>>,
         ttl_expired: bool,
     ) -> Result<u64> {
         let def = self.def.clone();
+        let entries = match entries {
+            Some(e) => e,
+            None => self.stored_entries(&existing.json, epk, id),
+        };
+        self.reindex(key, Some(&entries), None)?;
         let range = def.owner(epk.as_bytes())?.id;
         if !def.unique_key_policy.unique_keys.is_empty() {
             let old: Map<String, Value> =
@@ -685,6 +772,7 @@ impl<'s> WriteBatch<'s> {
             &keys::container_prefix(cid),
             &self.cstats.encode(),
         )?;
+        self.index_delta.commit(self.store, &mut self.txn, cid)?;
         for (range, (ru, requests)) in &self.usage {
             self.store
                 .add_write_usage(&mut self.txn, cid, *range, *ru, *requests)?;

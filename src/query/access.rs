@@ -1,0 +1,602 @@
+//! Index access paths: which parts of a filter an index can answer, and with which lookups.
+//!
+//! A WHERE clause is split into its top-level conjuncts. A conjunct is *sargable* when it
+//! compares one document path with constants in a way the index's value order answers:
+//! `=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN`, `STARTSWITH` (case-sensitive),
+//! `IS_DEFINED`, `ARRAY_CONTAINS` with a scalar, and ORs of those. Paths may go through a
+//! JOIN alias (`JOIN t IN c.tags WHERE t.name = 'x'` reads `/tags/[]/name`). Lookups return
+//! candidates, a superset of the matching items that the executor filters again, so an
+//! approximate entry (a long string cut short, an array position stored as `[]`) costs a
+//! load, never a wrong result.
+//!
+//! This module also decides which index *specs* a filter or ORDER BY relies on
+//! (`/name/?`, `/a ASC, /b DESC`) for the index metrics.
+
+use std::ops::Bound;
+
+use super::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
+use super::exec::Env;
+use super::value::Val;
+use crate::store::index::{
+    PathHasher, PathId, Term, ValueBound, encode, encode_string_prefix, is_truncated, tag,
+};
+use crate::store::indexing::{CompiledPolicy, PathSegment};
+
+/// A path of the document a query expression reads.
+#[derive(Debug, Clone)]
+pub struct DocPath {
+    pub id: PathId,
+    /// The path with concrete positions (a JOIN's `[]` becomes position 0), for policy
+    /// decisions.
+    pub concrete: Vec<PathSegment>,
+    /// Whether the path iterates an array (through a JOIN or ARRAY_CONTAINS): its entries
+    /// must exist for every position.
+    pub any_position: bool,
+    /// The spec the index metrics name: `/a/b/?`, `/tags/[]/name/?`.
+    pub spec: String,
+    /// Whether the path starts at a JOIN alias rather than the document.
+    pub via_join: bool,
+}
+
+impl DocPath {
+    /// Whether `policy` indexes this path for every document the lookup must find.
+    pub fn indexed_by(&self, policy: &CompiledPolicy) -> bool {
+        !self.concrete.is_empty()
+            && policy.is_indexed(&self.concrete)
+            && (!self.any_position || !policy.has_positional_rules())
+    }
+}
+
+/// One range of values of one path.
+#[derive(Debug, Clone)]
+pub struct Lookup {
+    pub path: PathId,
+    pub lo: ValueBound,
+    pub hi: ValueBound,
+}
+
+/// A conjunct the index can answer: a union of lookups (empty: nothing can match).
+#[derive(Debug, Clone)]
+pub struct Probe<'q> {
+    pub conjunct: &'q Expr,
+    pub paths: Vec<DocPath>,
+    pub lookups: Vec<Lookup>,
+}
+
+impl Probe<'_> {
+    pub fn indexed_by(&self, policy: &CompiledPolicy) -> bool {
+        self.paths.iter().all(|p| p.indexed_by(policy))
+    }
+}
+
+/// The top-level conjuncts of a filter.
+pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, a, b) => {
+            let mut out = conjuncts(a);
+            out.extend(conjuncts(b));
+            out
+        }
+        _ => vec![e],
+    }
+}
+
+/// Resolves paths of one query: the document alias and JOIN aliases over its arrays.
+pub struct Resolver<'q> {
+    root: &'q str,
+    joins: Vec<(&'q str, &'q Expr)>,
+}
+
+impl<'q> Resolver<'q> {
+    pub fn new(q: &'q Query, root: &'q str) -> Resolver<'q> {
+        let joins = q
+            .joins
+            .iter()
+            .filter_map(|j| match &j.source {
+                JoinSource::In(e) => Some((j.alias.as_str(), e)),
+                JoinSource::Subquery(_) => None,
+            })
+            .collect();
+        Resolver { root, joins }
+    }
+
+    /// The document path `e` reads, if it is one.
+    pub fn path(&self, e: &Expr) -> Option<DocPath> {
+        let mut hasher = PathHasher::default();
+        let mut concrete = Vec::new();
+        let mut spec = String::new();
+        let mut any_position = false;
+        self.walk(
+            e,
+            &mut hasher,
+            &mut concrete,
+            &mut spec,
+            &mut any_position,
+            0,
+        )?;
+        if concrete.is_empty() {
+            return None;
+        }
+        spec.push_str("/?");
+        let via_join = self
+            .joins
+            .iter()
+            .any(|(alias, _)| root_ident(e) == Some(*alias));
+        Some(DocPath {
+            id: hasher.finish(),
+            concrete,
+            any_position,
+            spec,
+            via_join,
+        })
+    }
+
+    fn walk(
+        &self,
+        e: &Expr,
+        h: &mut PathHasher,
+        concrete: &mut Vec<PathSegment>,
+        spec: &mut String,
+        any: &mut bool,
+        depth: usize,
+    ) -> Option<()> {
+        // JOIN aliases nest at most as deep as the query has JOINs.
+        if depth > self.joins.len() + 64 {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Ident(n) if n == self.root => Some(()),
+            ExprKind::Ident(n) => {
+                let (_, source) = self.joins.iter().rev().find(|(a, _)| a == n)?;
+                self.walk(source, h, concrete, spec, any, depth + 1)?;
+                h.any_index();
+                concrete.push(PathSegment::Index(0));
+                spec.push_str("/[]");
+                *any = true;
+                Some(())
+            }
+            ExprKind::Property(base, name) => {
+                self.walk(base, h, concrete, spec, any, depth + 1)?;
+                h.property(name);
+                concrete.push(PathSegment::Property(name.clone()));
+                spec.push('/');
+                spec.push_str(&spec_name(name));
+                Some(())
+            }
+            ExprKind::Index(base, idx) => {
+                self.walk(base, h, concrete, spec, any, depth + 1)?;
+                match &idx.kind {
+                    ExprKind::Literal(Literal::Number(n)) if *n >= 0.0 && n.fract() == 0.0 => {
+                        h.any_index();
+                        concrete.push(PathSegment::Index(*n as usize));
+                        spec.push_str("/[]");
+                    }
+                    ExprKind::Literal(Literal::String(name)) => {
+                        h.property(name);
+                        concrete.push(PathSegment::Property(name.clone()));
+                        spec.push('/');
+                        spec.push_str(&spec_name(name));
+                    }
+                    _ => return None,
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// The probe for one conjunct, if the index can answer it.
+    pub fn probe<'e>(&self, conjunct: &'e Expr, env: &Env) -> Option<Probe<'e>> {
+        let mut paths = Vec::new();
+        let mut lookups = Vec::new();
+        self.collect(conjunct, env, &mut paths, &mut lookups)?;
+        Some(Probe {
+            conjunct,
+            paths,
+            lookups,
+        })
+    }
+
+    fn collect(
+        &self,
+        e: &Expr,
+        env: &Env,
+        paths: &mut Vec<DocPath>,
+        out: &mut Vec<Lookup>,
+    ) -> Option<()> {
+        let constant = |e: &Expr| -> Option<Val> {
+            matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
+        };
+        match &e.kind {
+            ExprKind::Binary(BinaryOp::Or, a, b) => {
+                self.collect(a, env, paths, out)?;
+                self.collect(b, env, paths, out)
+            }
+            ExprKind::Binary(
+                op @ (BinaryOp::Eq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge),
+                a,
+                b,
+            ) => {
+                let (path, value, op) = match (self.path(a), constant(b)) {
+                    (Some(p), Some(v)) => (p, v, *op),
+                    _ => (self.path(b)?, constant(a)?, flip(*op)),
+                };
+                out.extend(compare(path.id, op, &value));
+                paths.push(path);
+                Some(())
+            }
+            ExprKind::In {
+                expr,
+                list,
+                negated: false,
+            } => {
+                let path = self.path(expr)?;
+                for item in list {
+                    out.extend(compare(path.id, BinaryOp::Eq, &constant(item)?));
+                }
+                paths.push(path);
+                Some(())
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+            } => {
+                let path = self.path(expr)?;
+                let (low, high) = (constant(low)?, constant(high)?);
+                if let (Some(lo), Some(hi)) = (exact(&low), exact(&high)) {
+                    if low.type_order() == high.type_order() && scalar(&low) {
+                        out.push(Lookup {
+                            path: path.id,
+                            lo: Bound::Included(lo),
+                            hi: Bound::Included(hi),
+                        });
+                    }
+                }
+                paths.push(path);
+                Some(())
+            }
+            ExprKind::Call {
+                name,
+                args,
+                udf: false,
+            } => {
+                let flag_false = |i: usize| match args.get(i) {
+                    None => Some(true),
+                    Some(a) => Some(matches!(constant(a)?, Val::Bool(false))),
+                };
+                match name.as_str() {
+                    "IS_DEFINED" if args.len() == 1 => {
+                        let path = self.path(&args[0])?;
+                        out.push(Lookup {
+                            path: path.id,
+                            lo: Bound::Unbounded,
+                            hi: Bound::Unbounded,
+                        });
+                        paths.push(path);
+                        Some(())
+                    }
+                    "STARTSWITH" if flag_false(2)? => {
+                        let path = self.path(args.first()?)?;
+                        // A non-string prefix makes STARTSWITH undefined: nothing matches.
+                        if let Val::Str(prefix) = constant(args.get(1)?)? {
+                            let mut lo = Vec::new();
+                            encode_string_prefix(&prefix, &mut lo);
+                            let hi = crate::store::keys::prefix_end(&lo)?;
+                            out.push(Lookup {
+                                path: path.id,
+                                lo: Bound::Included(lo),
+                                hi: Bound::Excluded(hi),
+                            });
+                        }
+                        paths.push(path);
+                        Some(())
+                    }
+                    "ARRAY_CONTAINS" if flag_false(2)? => {
+                        let array = self.path(args.first()?)?;
+                        let value = constant(args.get(1)?)?;
+                        if !scalar(&value) && !value.is_undefined() {
+                            return None; // objects match partially; arrays deeply
+                        }
+                        let mut element = array.clone();
+                        let mut h = hasher_of(&array.concrete);
+                        h.any_index();
+                        element.id = h.finish();
+                        element.concrete.push(PathSegment::Index(0));
+                        element.any_position = true;
+                        element.spec = format!("{}/[]/?", array.spec.trim_end_matches("/?"));
+                        out.extend(compare(element.id, BinaryOp::Eq, &value));
+                        paths.push(element);
+                        Some(())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The hasher state of a resolved path (paths are short; hashing twice is cheap).
+pub fn hasher_of(concrete: &[PathSegment]) -> PathHasher {
+    let mut h = PathHasher::default();
+    for s in concrete {
+        match s {
+            PathSegment::Property(n) => h.property(n),
+            PathSegment::Index(_) => h.any_index(),
+        }
+    }
+    h
+}
+
+fn root_ident(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        ExprKind::Property(b, _) | ExprKind::Index(b, _) => root_ident(b),
+        _ => None,
+    }
+}
+
+/// How a property name appears in an index spec.
+fn spec_name(name: &str) -> String {
+    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        other => other,
+    }
+}
+
+fn scalar(v: &Val) -> bool {
+    matches!(v, Val::Null | Val::Bool(_) | Val::Num(_) | Val::Str(_))
+}
+
+/// The encoded value of a constant; arrays and objects by their type tag.
+fn exact(v: &Val) -> Option<Vec<u8>> {
+    let term = match v {
+        Val::Undefined => return None,
+        Val::Null => Term::Null,
+        Val::Bool(b) => Term::Bool(*b),
+        Val::Num(n) => Term::Number(*n),
+        Val::Str(s) => Term::Str(s),
+        Val::Arr(_) => Term::Array,
+        Val::Obj(_) => Term::Object,
+    };
+    let mut out = Vec::new();
+    encode(term, &mut out);
+    Some(out)
+}
+
+/// First and past-last tags of the type a comparison with `v` stays within.
+fn type_span(v: &Val) -> (u8, u8) {
+    match v {
+        Val::Bool(_) => (tag::FALSE, tag::NUMBER),
+        Val::Num(_) => (tag::NUMBER, tag::STRING),
+        Val::Str(_) => (tag::STRING, tag::ARRAY),
+        _ => (tag::NULL, tag::FALSE),
+    }
+}
+
+/// Lookups for `path op value`; none when the comparison can never be true.
+fn compare(path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
+    let enc = exact(value)?;
+    if op == BinaryOp::Eq {
+        return Some(Lookup {
+            path,
+            lo: Bound::Included(enc.clone()),
+            hi: Bound::Included(enc),
+        });
+    }
+    // Ordering comparisons are defined within null, booleans, numbers and strings.
+    if !scalar(value) {
+        return None;
+    }
+    let (first, end) = type_span(value);
+    // A cut string stands for many: keep its entries on both sides.
+    let inclusive = is_truncated(&enc);
+    let (lo, hi) = match op {
+        BinaryOp::Lt if inclusive => (Bound::Included(vec![first]), Bound::Included(enc)),
+        BinaryOp::Lt => (Bound::Included(vec![first]), Bound::Excluded(enc)),
+        BinaryOp::Le => (Bound::Included(vec![first]), Bound::Included(enc)),
+        BinaryOp::Gt if inclusive => (Bound::Included(enc), Bound::Excluded(vec![end])),
+        BinaryOp::Gt => (Bound::Excluded(enc), Bound::Excluded(vec![end])),
+        _ => (Bound::Included(enc), Bound::Excluded(vec![end])),
+    };
+    Some(Lookup { path, lo, hi })
+}
+
+// ---------------------------------------------------------------------------------------
+// Index metrics (the content of `x-ms-cosmos-index-utilization`)
+// ---------------------------------------------------------------------------------------
+
+/// A single-path index a filter used or would use.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SingleIndexMetric {
+    pub filter_expression: String,
+    pub index_spec: String,
+    pub filter_precise_set: bool,
+    pub index_precise_set: bool,
+    pub index_impact_score: &'static str,
+}
+
+/// A composite index an ORDER BY (with or without a filter) used or would use.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CompositeIndexMetric {
+    pub index_specs: Vec<String>,
+    pub index_precise_set: bool,
+    pub index_impact_score: &'static str,
+}
+
+/// Which indexes a query used and which ones it was missing, as the service reports them
+/// with `x-ms-cosmos-populateindexmetrics: true`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IndexMetrics {
+    pub utilized_single_indexes: Vec<SingleIndexMetric>,
+    pub potential_single_indexes: Vec<SingleIndexMetric>,
+    pub utilized_composite_indexes: Vec<CompositeIndexMetric>,
+    pub potential_composite_indexes: Vec<CompositeIndexMetric>,
+}
+
+/// The index metrics of `q` under `policy` (paths the queries may rely on) and the
+/// container's composite indexes (`/a ASC`-style spec lists).
+pub fn index_metrics(
+    q: &Query,
+    resolver: &Resolver,
+    env: &Env,
+    policy: &CompiledPolicy,
+    composites: &[Vec<String>],
+) -> IndexMetrics {
+    let mut m = IndexMetrics::default();
+    let mut equality_specs: Vec<String> = Vec::new();
+    if let Some(filter) = &q.filter {
+        for conjunct in conjuncts(filter) {
+            let Some(probe) = resolver.probe(conjunct, env) else {
+                continue;
+            };
+            let text = render_filter(conjunct);
+            for path in &probe.paths {
+                let metric = SingleIndexMetric {
+                    filter_expression: text.clone(),
+                    index_spec: path.spec.clone(),
+                    filter_precise_set: true,
+                    index_precise_set: !path.any_position,
+                    index_impact_score: "High",
+                };
+                let list = if path.indexed_by(policy) {
+                    &mut m.utilized_single_indexes
+                } else {
+                    &mut m.potential_single_indexes
+                };
+                if !list.contains(&metric) {
+                    list.push(metric);
+                }
+                if matches!(conjunct.kind, ExprKind::Binary(BinaryOp::Eq, ..)) && !path.any_position
+                {
+                    equality_specs.push(path.spec.trim_end_matches("/?").to_string());
+                }
+            }
+        }
+    }
+    let order: Option<Vec<String>> = q
+        .order_by
+        .iter()
+        .map(|o| {
+            let p = resolver.path(&o.expr)?;
+            let dir = if o.descending { "DESC" } else { "ASC" };
+            Some(format!("{} {dir}", p.spec.trim_end_matches("/?")))
+        })
+        .collect();
+    let Some(order) = order.filter(|o| !o.is_empty()) else {
+        return m;
+    };
+    // A composite index also serves the query with every direction reversed.
+    let exists = |specs: &[String]| {
+        let flipped = reversed(specs);
+        composites.iter().any(|c| c == specs || *c == flipped)
+    };
+    if order.len() > 1 {
+        let metric = CompositeIndexMetric {
+            index_specs: order.clone(),
+            index_precise_set: true,
+            index_impact_score: "High",
+        };
+        if exists(&order) {
+            m.utilized_composite_indexes.push(metric);
+        } else {
+            m.potential_composite_indexes.push(metric);
+        }
+    } else {
+        // A filter with equality plus an ORDER BY is served best by a composite index of
+        // the filtered paths followed by the sort path (index-policy.md).
+        let mut specs: Vec<String> = equality_specs.iter().map(|p| format!("{p} ASC")).collect();
+        specs.dedup();
+        if !specs.is_empty() {
+            specs.push(order[0].clone());
+            let metric = CompositeIndexMetric {
+                index_specs: specs.clone(),
+                index_precise_set: true,
+                index_impact_score: "High",
+            };
+            if exists(&specs) {
+                m.utilized_composite_indexes.push(metric);
+            } else {
+                m.potential_composite_indexes.push(metric);
+            }
+        }
+    }
+    m
+}
+
+/// `/a ASC, /b DESC` → `/a DESC, /b ASC`.
+fn reversed(specs: &[String]) -> Vec<String> {
+    specs
+        .iter()
+        .map(|s| match s.strip_suffix(" ASC") {
+            Some(p) => format!("{p} DESC"),
+            None => format!("{} ASC", s.trim_end_matches(" DESC")),
+        })
+        .collect()
+}
+
+/// A sargable conjunct as the service prints it: `(ROOT.n = 4)`.
+fn render_filter(e: &Expr) -> String {
+    fn operand(e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Literal(l) => super::eval::literal(l)
+                .to_json()
+                .map_or("undefined".into(), |j| j.to_string()),
+            ExprKind::Param(p) => format!("@{p}"),
+            _ => super::check::render(e).unwrap_or_else(|| "…".into()),
+        }
+    }
+    let body = match &e.kind {
+        ExprKind::Binary(op, a, b) => {
+            let op = match op {
+                BinaryOp::Eq => "=",
+                BinaryOp::Lt => "<",
+                BinaryOp::Le => "<=",
+                BinaryOp::Gt => ">",
+                BinaryOp::Ge => ">=",
+                BinaryOp::Or => "OR",
+                _ => "?",
+            };
+            if matches!(op, "OR") {
+                format!("{} OR {}", render_filter(a), render_filter(b))
+            } else {
+                format!("{} {op} {}", operand(a), operand(b))
+            }
+        }
+        ExprKind::In { expr, list, .. } => format!(
+            "{} IN ({})",
+            operand(expr),
+            list.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::Between {
+            expr, low, high, ..
+        } => format!(
+            "{} BETWEEN {} AND {}",
+            operand(expr),
+            operand(low),
+            operand(high)
+        ),
+        ExprKind::Call { name, args, .. } => format!(
+            "{name}({})",
+            args.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+        _ => operand(e),
+    };
+    format!("({body})")
+}

@@ -1,0 +1,851 @@
+//! Secondary indexes: the `index` database, its key encoding, maintenance of a document's
+//! entries, and the cursor walks queries use.
+//!
+//! One entry per indexed node of a document:
+//!
+//! ```text
+//! cid ‖ generation ‖ path hash (8) ‖ value ‖ EPK ‖ id          → (empty)
+//! cid ‖ generation ‖ composite hash (8) ‖ value ‖ … ‖ value ‖ EPK ‖ id
+//! ```
+//!
+//! - *Path*: the node's location with every array position written `[]`
+//!   (`/tags/[]/name`), hashed to 8 bytes, so all elements of an array share one path and
+//!   `ARRAY_CONTAINS` or a JOIN is one lookup. A lookup on one position reads the `[]` path
+//!   and the query's filter keeps the right element: index candidates are a superset the
+//!   executor always filters again.
+//! - *Value*: type-tagged and order-preserving, in the service's type order
+//!   (undefined < null < false < true < numbers < strings < arrays < objects). Numbers are
+//!   doubles with the usual sortable bit flip; strings are their UTF-8 bytes (ordinal order)
+//!   with `00` escaped and a terminator, cut at [`MAX_STRING_BYTES`] (longer strings share
+//!   one truncated value, still in order). Arrays and objects are a bare tag: ORDER BY and
+//!   IS_DEFINED find them, and their order within the type is settled by the executor.
+//! - *EPK ‖ id* last: one value's entries sort by EPK, so a physical or logical partition is
+//!   a sub-range of every value, and a range filter or an ORDER BY is one cursor walk.
+//! - *Generation*: a policy change builds a new generation beside the live one (see
+//!   [`crate::store::catalog::IndexBuild`]); the old one is dropped when the new is complete.
+//!
+//! Composite indexes store one entry per document with the value of every path (undefined
+//! included), descending components bit-inverted so one forward walk yields the declared
+//! order. Next to the entries, `index_counts` keeps per path the number of documents that
+//! define it (`cid ‖ generation ‖ path hash → u64`): an ORDER BY served from a single-path
+//! index is complete only when no document leaves the path undefined.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use heed::RwTxn;
+use serde_json::Value;
+
+use super::catalog::ContainerDef;
+use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
+use super::keys::ContainerRid;
+use super::{RoTxn, Store, murmur3};
+use crate::error::{Error, Result};
+
+/// Strings longer than this are indexed by their first `MAX_STRING_BYTES` bytes.
+pub const MAX_STRING_BYTES: usize = 512;
+
+/// Type tags, in the service's type order.
+pub mod tag {
+    pub const UNDEFINED: u8 = 0x00;
+    pub const NULL: u8 = 0x01;
+    pub const FALSE: u8 = 0x02;
+    pub const TRUE: u8 = 0x03;
+    pub const NUMBER: u8 = 0x04;
+    pub const STRING: u8 = 0x05;
+    pub const ARRAY: u8 = 0x06;
+    pub const OBJECT: u8 = 0x07;
+}
+
+/// String terminators: an exact string, or one cut at [`MAX_STRING_BYTES`] (sorts after the
+/// exact string equal to its prefix, as the longer originals do).
+const END_EXACT: [u8; 2] = [0x00, 0x01];
+const END_TRUNCATED: [u8; 2] = [0x00, 0x02];
+/// A `00` byte inside a string.
+const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
+
+/// An indexable value as queries and documents both see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Term<'a> {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    Str(&'a str),
+    /// Any array (its elements have entries of their own at `path/[]`).
+    Array,
+    /// Any object.
+    Object,
+}
+
+impl<'a> Term<'a> {
+    pub fn of(v: &'a Value) -> Term<'a> {
+        match v {
+            Value::Null => Term::Null,
+            Value::Bool(b) => Term::Bool(*b),
+            Value::Number(n) => Term::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => Term::Str(s),
+            Value::Array(_) => Term::Array,
+            Value::Object(_) => Term::Object,
+        }
+    }
+
+    pub fn tag(&self) -> u8 {
+        match self {
+            Term::Undefined => tag::UNDEFINED,
+            Term::Null => tag::NULL,
+            Term::Bool(false) => tag::FALSE,
+            Term::Bool(true) => tag::TRUE,
+            Term::Number(_) => tag::NUMBER,
+            Term::Str(_) => tag::STRING,
+            Term::Array => tag::ARRAY,
+            Term::Object => tag::OBJECT,
+        }
+    }
+}
+
+/// Appends the order-preserving encoding of `term`.
+pub fn encode(term: Term<'_>, out: &mut Vec<u8>) {
+    out.push(term.tag());
+    match term {
+        Term::Number(n) => out.extend_from_slice(&sortable_f64(n)),
+        Term::Str(s) => {
+            let bytes = s.as_bytes();
+            let cut = bytes.len().min(MAX_STRING_BYTES);
+            escape_into(&bytes[..cut], out);
+            out.extend_from_slice(if cut < bytes.len() {
+                &END_TRUNCATED
+            } else {
+                &END_EXACT
+            });
+        }
+        _ => {}
+    }
+}
+
+/// The bytes every string starting with `prefix` begins with (for STARTSWITH).
+pub fn encode_string_prefix(prefix: &str, out: &mut Vec<u8>) {
+    out.push(tag::STRING);
+    let bytes = prefix.as_bytes();
+    escape_into(&bytes[..bytes.len().min(MAX_STRING_BYTES)], out);
+}
+
+/// Whether `encoded` (one value) is a string cut at [`MAX_STRING_BYTES`]: it stands for
+/// many strings, so range bounds on it must include it.
+pub fn is_truncated(encoded: &[u8]) -> bool {
+    encoded.first() == Some(&tag::STRING) && encoded.ends_with(&END_TRUNCATED)
+}
+
+fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        if b == 0 {
+            out.extend_from_slice(&ESCAPED_ZERO);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// Doubles as big-endian bytes that sort numerically (−0 is 0, as in the query language).
+fn sortable_f64(n: f64) -> [u8; 8] {
+    let n = if n == 0.0 { 0.0 } else { n };
+    let bits = n.to_bits();
+    let flipped = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    };
+    flipped.to_be_bytes()
+}
+
+/// Length of the encoded value at the start of `bytes` (bit-inverted when `inverted`).
+pub fn value_len(bytes: &[u8], inverted: bool) -> Option<usize> {
+    let at = |i: usize| bytes.get(i).map(|b| if inverted { !b } else { *b });
+    match at(0)? {
+        tag::NUMBER => (bytes.len() >= 9).then_some(9),
+        tag::STRING => {
+            let mut i = 1;
+            loop {
+                if at(i)? == 0 {
+                    match at(i + 1)? {
+                        0xFF => i += 2,
+                        0x01 | 0x02 => return Some(i + 2),
+                        _ => return None,
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        tag::UNDEFINED..=tag::TRUE | tag::ARRAY | tag::OBJECT => Some(1),
+        _ => None,
+    }
+}
+
+/// 8-byte hash of a path whose array steps are all `[]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PathId(pub [u8; 8]);
+
+/// Builds [`PathId`]s step by step.
+#[derive(Default, Clone)]
+pub struct PathHasher {
+    bytes: Vec<u8>,
+}
+
+impl PathHasher {
+    pub fn property(&mut self, name: &str) {
+        self.bytes.push(1);
+        self.bytes
+            .extend_from_slice(&(name.len() as u32).to_be_bytes());
+        self.bytes.extend_from_slice(name.as_bytes());
+    }
+
+    pub fn any_index(&mut self) {
+        self.bytes.push(2);
+    }
+
+    pub fn finish(&self) -> PathId {
+        PathId(murmur3::hash128(&self.bytes, 0x1D).0.to_be_bytes())
+    }
+
+    fn of_doc_steps(steps: &[DocStep<'_>]) -> PathHasher {
+        let mut h = PathHasher::default();
+        for step in steps {
+            match step {
+                DocStep::Property(p) => h.property(p),
+                DocStep::Index(_) => h.any_index(),
+            }
+        }
+        h
+    }
+}
+
+/// The id of a composite index: its paths and directions.
+fn composite_id(paths: &[(Vec<String>, bool)]) -> PathId {
+    let mut h = PathHasher::default();
+    h.bytes.push(3);
+    for (path, desc) in paths {
+        h.bytes.push(if *desc { 4 } else { 5 });
+        for name in path {
+            h.property(name);
+        }
+    }
+    h.finish()
+}
+
+/// A composite index the store maintains: property paths (no `[]` steps) and directions.
+#[derive(Debug, Clone)]
+pub struct Composite {
+    pub id: PathId,
+    /// (property path, descending) per component.
+    pub paths: Vec<(Vec<String>, bool)>,
+}
+
+/// The composite indexes of a policy that can be stored: those whose paths name
+/// properties only (a `[]` step in a composite path has no single value per document).
+pub fn composites(policy: &IndexingPolicy) -> Vec<Composite> {
+    if !policy.is_indexing_enabled() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for ci in &policy.composite_indexes {
+        let mut paths = Vec::with_capacity(ci.len());
+        for entry in ci {
+            let Ok(segments) = super::indexing::parse_composite_path(&entry.path) else {
+                break;
+            };
+            let names: Option<Vec<String>> = segments
+                .into_iter()
+                .map(|s| match s {
+                    PolicySegment::Name(n) => Some(n),
+                    _ => None,
+                })
+                .collect();
+            let Some(names) = names else { break };
+            paths.push((names, entry.order == CompositeOrder::Descending));
+        }
+        if paths.len() == ci.len() {
+            out.push(Composite {
+                id: composite_id(&paths),
+                paths,
+            });
+        }
+    }
+    out
+}
+
+/// Everything the index holds for one document version under one policy.
+#[derive(Debug, Default)]
+pub struct DocEntries {
+    /// Full index keys, sorted and without duplicates.
+    pub keys: Vec<Vec<u8>>,
+    /// Paths (object members only, no array steps) the document defines.
+    pub defined: Vec<PathId>,
+    /// Scalar terms plus composite entries: the write charge's indexed terms.
+    pub terms: usize,
+}
+
+/// One generation of a container's index, as writes maintain it.
+#[derive(Clone)]
+pub struct IndexLayout {
+    pub cid: ContainerRid,
+    pub generation: u32,
+    pub policy: CompiledPolicy,
+    pub composites: Vec<Composite>,
+}
+
+impl IndexLayout {
+    pub fn new(cid: ContainerRid, generation: u32, policy: &IndexingPolicy) -> IndexLayout {
+        IndexLayout {
+            cid,
+            generation,
+            policy: policy.compile(),
+            composites: composites(policy),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.policy.is_indexing_enabled()
+    }
+
+    /// `cid ‖ generation`: the prefix of every entry of this generation.
+    pub fn prefix(&self) -> [u8; 8] {
+        generation_prefix(self.cid, self.generation)
+    }
+
+    /// The entries of `doc` stored at `epk ‖ id`.
+    pub fn entries(&self, doc: &Value, epk: &[u8], id: &str) -> DocEntries {
+        let mut out = DocEntries::default();
+        if !self.enabled() {
+            return out;
+        }
+        let prefix = self.prefix();
+        let suffix_len = epk.len() + id.len();
+        let push = |path: PathId, value: &[u8], out: &mut DocEntries| {
+            let mut k = Vec::with_capacity(16 + value.len() + suffix_len);
+            k.extend_from_slice(&prefix);
+            k.extend_from_slice(&path.0);
+            k.extend_from_slice(value);
+            k.extend_from_slice(epk);
+            k.extend_from_slice(id.as_bytes());
+            out.keys.push(k);
+        };
+        let mut value = Vec::with_capacity(32);
+        self.policy.walk(doc, |steps, v, indexed| {
+            let plain = steps.iter().all(|s| matches!(s, DocStep::Property(_)));
+            let path = PathHasher::of_doc_steps(steps).finish();
+            if plain {
+                out.defined.push(path);
+            }
+            if indexed {
+                if !matches!(v, Value::Array(_) | Value::Object(_)) {
+                    out.terms += 1;
+                }
+                value.clear();
+                encode(Term::of(v), &mut value);
+                push(path, &value, &mut out);
+            }
+        });
+        for composite in &self.composites {
+            value.clear();
+            for (path, desc) in &composite.paths {
+                let start = value.len();
+                let term = lookup(doc, path).map_or(Term::Undefined, Term::of);
+                encode(term, &mut value);
+                if *desc {
+                    value[start..].iter_mut().for_each(|b| *b = !*b);
+                }
+            }
+            push(composite.id, &value, &mut out);
+            out.terms += 1;
+        }
+        out.keys.sort_unstable();
+        out.keys.dedup();
+        out
+    }
+}
+
+fn lookup<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter()
+        .try_fold(doc, |v, name| v.as_object()?.get(name))
+}
+
+pub fn generation_prefix(cid: ContainerRid, generation: u32) -> [u8; 8] {
+    let mut p = [0u8; 8];
+    p[..4].copy_from_slice(&cid.to_be_bytes());
+    p[4..].copy_from_slice(&generation.to_be_bytes());
+    p
+}
+
+fn count_key(cid: ContainerRid, generation: u32, path: PathId) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&generation_prefix(cid, generation));
+    k[8..].copy_from_slice(&path.0);
+    k
+}
+
+/// Index changes of one write transaction: entries go to LMDB at once, per-path document
+/// counts are summed in memory and written at commit.
+#[derive(Default)]
+pub struct IndexDelta {
+    defined: HashMap<(u32, PathId), i64>,
+}
+
+impl IndexDelta {
+    /// Replaces the entries of `old` by those of `new` (either may be absent): only the
+    /// difference touches the database, so a replace that changes one property rewrites
+    /// one entry.
+    pub fn apply(
+        &mut self,
+        store: &Store,
+        txn: &mut RwTxn,
+        generation: u32,
+        old: Option<&DocEntries>,
+        new: Option<&DocEntries>,
+    ) -> Result<()> {
+        let empty = DocEntries::default();
+        let (old, new) = (old.unwrap_or(&empty), new.unwrap_or(&empty));
+        let (mut i, mut j) = (0, 0);
+        while i < old.keys.len() || j < new.keys.len() {
+            match (old.keys.get(i), new.keys.get(j)) {
+                (Some(a), Some(b)) if a == b => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a < b => {
+                    store.index.delete(txn, a)?;
+                    i += 1;
+                }
+                (Some(a), None) => {
+                    store.index.delete(txn, a)?;
+                    i += 1;
+                }
+                (_, Some(b)) => {
+                    store.index.put(txn, b, &[])?;
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        for path in &old.defined {
+            *self.defined.entry((generation, *path)).or_default() -= 1;
+        }
+        for path in &new.defined {
+            *self.defined.entry((generation, *path)).or_default() += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the summed per-path counts.
+    pub fn commit(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
+        for ((generation, path), delta) in self.defined.drain() {
+            if delta == 0 {
+                continue;
+            }
+            let key = count_key(cid, generation, path);
+            let current = store
+                .index_counts
+                .get(txn, &key)?
+                .and_then(super::catalog::read_u64)
+                .unwrap_or(0);
+            let next = (current as i64 + delta).max(0) as u64;
+            if next == 0 {
+                store.index_counts.delete(txn, &key)?;
+            } else {
+                store.index_counts.put(txn, &key, &next.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Documents of the container that define `path` (a property path) in `generation`.
+    pub fn index_defined_count(
+        &self,
+        txn: &RoTxn,
+        cid: ContainerRid,
+        generation: u32,
+        path: PathId,
+    ) -> Result<u64> {
+        Ok(self
+            .index_counts
+            .get(txn, &count_key(cid, generation, path))?
+            .and_then(super::catalog::read_u64)
+            .unwrap_or(0))
+    }
+
+    /// Deletes up to `limit` entries (and counts) of a retired generation; returns whether
+    /// it is gone.
+    pub(crate) fn drop_index_generation(
+        &self,
+        txn: &mut RwTxn,
+        cid: ContainerRid,
+        generation: u32,
+        limit: usize,
+    ) -> Result<bool> {
+        let prefix = generation_prefix(cid, generation);
+        let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 9]);
+        let mut doomed: Vec<Vec<u8>> = Vec::new();
+        for entry in self
+            .index
+            .range(txn, &super::keys::half_open(&prefix, &end))?
+        {
+            let (k, _) = entry?;
+            if doomed.len() >= limit {
+                break;
+            }
+            doomed.push(k.to_vec());
+        }
+        let finished = doomed.len() < limit;
+        for k in &doomed {
+            self.index.delete(txn, k)?;
+        }
+        if finished {
+            self.index_counts
+                .delete_range(txn, &super::keys::half_open(&prefix, &end))?;
+        }
+        Ok(finished)
+    }
+}
+
+/// A bound on encoded values: inclusive bounds take every entry of that value.
+pub type ValueBound = Bound<Vec<u8>>;
+
+/// Read access to one generation of a container's index.
+pub struct IndexReader<'t> {
+    store: &'t Store,
+    txn: &'t RoTxn<'t>,
+    prefix: [u8; 8],
+    cid: ContainerRid,
+    epk_len: usize,
+}
+
+/// The key of the item an entry points to: `cid ‖ EPK ‖ id`.
+pub type ItemKey = Vec<u8>;
+
+impl<'t> IndexReader<'t> {
+    pub fn new(
+        store: &'t Store,
+        txn: &'t RoTxn<'t>,
+        def: &ContainerDef,
+        generation: u32,
+    ) -> IndexReader<'t> {
+        IndexReader {
+            store,
+            txn,
+            prefix: generation_prefix(def.rid, generation),
+            cid: def.rid,
+            epk_len: def.partition_key.epk_len(),
+        }
+    }
+
+    fn path_prefix(&self, path: PathId) -> Vec<u8> {
+        let mut k = Vec::with_capacity(64);
+        k.extend_from_slice(&self.prefix);
+        k.extend_from_slice(&path.0);
+        k
+    }
+
+    /// Splits an entry key (after the path) into its values and the item key.
+    fn item_of(&self, rest: &[u8], values: usize) -> Option<(usize, ItemKey)> {
+        let mut at = 0;
+        for _ in 0..values {
+            // Composite components may be inverted; the tag says which.
+            let inverted = rest.get(at).is_some_and(|b| *b > tag::OBJECT);
+            at += value_len(&rest[at..], inverted)?;
+        }
+        let tail = rest.get(at..)?;
+        if tail.len() < self.epk_len {
+            return None;
+        }
+        let mut key = Vec::with_capacity(4 + tail.len());
+        key.extend_from_slice(&self.cid.to_be_bytes());
+        key.extend_from_slice(tail);
+        Some((at, key))
+    }
+
+    /// Items with a value of `path` in `[lo, hi]` (per the bounds) whose EPK lies in one of
+    /// `spans`, in entry order. Stops with `Ok(false)` once more than `limit` are found
+    /// (the caller then prefers a scan).
+    pub fn lookup(
+        &self,
+        path: PathId,
+        lo: &ValueBound,
+        hi: &ValueBound,
+        spans: &[(Vec<u8>, Vec<u8>)],
+        limit: usize,
+        out: &mut Vec<ItemKey>,
+    ) -> Result<bool> {
+        let base = self.path_prefix(path);
+        let with = |v: &[u8]| {
+            let mut k = base.clone();
+            k.extend_from_slice(v);
+            k
+        };
+        // An exact value: seek straight to each span inside it.
+        if let (Bound::Included(a), Bound::Included(b)) = (lo, hi) {
+            if a == b {
+                let value = with(a);
+                for (smin, smax) in spans {
+                    let mut start = value.clone();
+                    start.extend_from_slice(smin);
+                    let mut end = value.clone();
+                    end.extend_from_slice(smax);
+                    for entry in self
+                        .store
+                        .index
+                        .range(self.txn, &super::keys::half_open(&start, &end))?
+                    {
+                        let (k, _) = entry?;
+                        let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
+                            continue;
+                        };
+                        out.push(item);
+                        if out.len() > limit {
+                            return Ok(false);
+                        }
+                    }
+                }
+                return Ok(true);
+            }
+        }
+        let start = match lo {
+            Bound::Included(v) => Bound::Included(with(v)),
+            // Past every entry of the value: its keys continue with EPK bytes.
+            Bound::Excluded(v) => Bound::Included(after_value(with(v))),
+            Bound::Unbounded => Bound::Included(base.clone()),
+        };
+        let end = match hi {
+            Bound::Included(v) => Bound::Excluded(after_value(with(v))),
+            Bound::Excluded(v) => Bound::Excluded(with(v)),
+            Bound::Unbounded => match super::keys::prefix_end(&base) {
+                Some(e) => Bound::Excluded(e),
+                None => Bound::Unbounded,
+            },
+        };
+        let range = (
+            start.as_ref().map(Vec::as_slice),
+            end.as_ref().map(Vec::as_slice),
+        );
+        for entry in self.store.index.range(self.txn, &range)? {
+            let (k, _) = entry?;
+            let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
+                continue;
+            };
+            let epk = &item[4..4 + self.epk_len];
+            if spans
+                .iter()
+                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
+            {
+                out.push(item);
+                if out.len() > limit {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Walks the entries of `path` (a single path, or a composite of `values` components)
+    /// in order — backwards when `reverse` — calling `f(values, item)` for those inside
+    /// `spans` until it returns false.
+    pub fn walk(
+        &self,
+        path: PathId,
+        values: usize,
+        reverse: bool,
+        spans: &[(Vec<u8>, Vec<u8>)],
+        mut f: impl FnMut(&[u8], ItemKey) -> Result<bool>,
+    ) -> Result<()> {
+        let base = self.path_prefix(path);
+        let end = super::keys::prefix_end(&base).unwrap_or_else(|| vec![0xFF; base.len() + 1]);
+        let range = super::keys::half_open(&base, &end);
+        let mut visit = |k: &[u8]| -> Result<bool> {
+            let rest = &k[base.len()..];
+            let Some((len, item)) = self.item_of(rest, values) else {
+                return Ok(true);
+            };
+            let epk = &item[4..4 + self.epk_len];
+            if !spans
+                .iter()
+                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
+            {
+                return Ok(true);
+            }
+            f(&rest[..len], item)
+        };
+        if reverse {
+            for entry in self.store.index.rev_range(self.txn, &range)? {
+                let (k, _) = entry?;
+                if !visit(k)? {
+                    break;
+                }
+            }
+        } else {
+            for entry in self.store.index.range(self.txn, &range)? {
+                let (k, _) = entry?;
+                if !visit(k)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The smallest key greater than every key that starts with `value_key` (a path prefix and
+/// one encoded value): values are prefix-free, so only their own entries start with it.
+fn after_value(mut value_key: Vec<u8>) -> Vec<u8> {
+    match super::keys::prefix_end(&value_key) {
+        Some(end) => end,
+        None => {
+            value_key.push(0xFF);
+            value_key
+        }
+    }
+}
+
+/// Index keys in order, and documents per defined path.
+pub type IndexSnapshot = (Vec<Vec<u8>>, HashMap<PathId, u64>);
+
+/// Entries of every document of a container under `layout`, rebuilt from the items: what
+/// the index must equal after any sequence of writes (tests compare the two).
+pub fn rebuild_from_items(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    layout: &IndexLayout,
+) -> Result<IndexSnapshot> {
+    let prefix = super::keys::container_prefix(def.rid);
+    let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
+    let epk_len = def.partition_key.epk_len();
+    let mut keys = Vec::new();
+    let mut defined: HashMap<PathId, u64> = HashMap::new();
+    for entry in store
+        .items
+        .range(txn, &super::keys::half_open(&prefix, &end))?
+    {
+        let (k, v) = entry?;
+        let (epk, id) = super::keys::split_item(k, epk_len)
+            .ok_or_else(|| Error::internal("corrupt item key"))?;
+        let (_, json) = super::item::decode_record(v)?;
+        let doc: Value = serde_json::from_slice(json)
+            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+        let e = layout.entries(&doc, epk, id);
+        keys.extend(e.keys);
+        for p in e.defined {
+            *defined.entry(p).or_default() += 1;
+        }
+    }
+    keys.sort_unstable();
+    Ok((keys, defined))
+}
+
+/// The stored entries and counts of one generation (for the same comparison).
+pub fn stored_entries(
+    store: &Store,
+    txn: &RoTxn,
+    cid: ContainerRid,
+    generation: u32,
+) -> Result<IndexSnapshot> {
+    let prefix = generation_prefix(cid, generation);
+    let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 9]);
+    let mut keys = Vec::new();
+    for entry in store
+        .index
+        .range(txn, &super::keys::half_open(&prefix, &end))?
+    {
+        keys.push(entry?.0.to_vec());
+    }
+    let mut defined = HashMap::new();
+    for entry in store
+        .index_counts
+        .range(txn, &super::keys::half_open(&prefix, &end))?
+    {
+        let (k, v) = entry?;
+        let mut path = [0u8; 8];
+        path.copy_from_slice(k.get(8..16).unwrap_or(&[0; 8]));
+        defined.insert(PathId(path), super::catalog::read_u64(v).unwrap_or(0));
+    }
+    Ok((keys, defined))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn enc(v: Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(Term::of(&v), &mut out);
+        out
+    }
+
+    #[test]
+    fn encoding_follows_the_type_order_and_values() {
+        let ordered = [
+            json!(null),
+            json!(false),
+            json!(true),
+            json!(-1e300),
+            json!(-2.5),
+            json!(-0.0),
+            json!(0),
+            json!(1),
+            json!(1.5),
+            json!(1e300),
+            json!(""),
+            json!("\u{0}"),
+            json!("A"),
+            json!("a"),
+            json!("ab"),
+            json!("b"),
+            json!([1]),
+            json!({"a": 1}),
+        ];
+        let mut undefined = Vec::new();
+        encode(Term::Undefined, &mut undefined);
+        let mut prev = undefined;
+        for v in ordered {
+            let e = enc(v.clone());
+            assert!(prev <= e, "{v} sorts after its predecessor");
+            assert_eq!(value_len(&e, false), Some(e.len()), "{v}");
+            prev = e;
+        }
+        assert_eq!(enc(json!(-0.0)), enc(json!(0)), "-0 is 0");
+        assert_eq!(enc(json!(1)), enc(json!(1.0)));
+    }
+
+    #[test]
+    fn long_strings_are_cut_but_stay_in_order() {
+        let long_a = "x".repeat(MAX_STRING_BYTES) + "a";
+        let long_b = "x".repeat(MAX_STRING_BYTES) + "b";
+        let exact = "x".repeat(MAX_STRING_BYTES);
+        assert_eq!(enc(json!(long_a)), enc(json!(long_b)));
+        assert!(enc(json!(exact)) < enc(json!(long_a)));
+        assert!(is_truncated(&enc(json!(long_a))));
+        assert!(!is_truncated(&enc(json!(exact))));
+    }
+
+    #[test]
+    fn inverted_values_reverse_the_order_and_keep_their_length() {
+        let a = enc(json!("abc"));
+        let b = enc(json!("abd"));
+        let inv = |v: &[u8]| v.iter().map(|b| !b).collect::<Vec<u8>>();
+        assert!(inv(&a) > inv(&b));
+        assert_eq!(value_len(&inv(&a), true), Some(a.len()));
+    }
+
+    #[test]
+    fn entries_cover_indexed_nodes_and_count_scalar_terms() {
+        let doc = json!({"id": "1", "tags": [{"name": "a"}, {"name": "a"}, 3], "o": {"x": null}});
+        let policy = IndexingPolicy::default();
+        let layout = IndexLayout::new(1, 0, &policy);
+        let e = layout.entries(&doc, &[0; 16], "1");
+        assert_eq!(e.terms, policy.count_indexed_terms(&doc));
+        // id, tags (array), tags/[] object ×2 → one, tags/[]/name "a" ×2 → one, 3, o, o/x
+        assert_eq!(e.keys.len(), 7);
+        assert_eq!(e.defined.len(), 4, "id, tags, o, o/x");
+    }
+}

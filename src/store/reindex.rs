@@ -1,0 +1,181 @@
+//! Index transformations: replacing a container's indexing policy and rebuilding its index
+//! in the background, as the service does ("adding an index takes some time; removing one
+//! takes effect immediately").
+//!
+//! A replacement starts a new index *generation* and records an [`IndexBuild`] in the
+//! container's definition. The builder walks the items in key order in small write
+//! transactions, adding each item's entries under the new policy and advancing a cursor.
+//! Writes keep the previous generation current for every item and the new one for items
+//! the builder has passed (the builder indexes the others when it reaches them, in their
+//! latest version), so the new generation is exact the moment the cursor reaches the end.
+//! Until then queries read the previous generation and rely only on paths both policies
+//! index. Finished and abandoned generations are deleted in bounded batches afterwards.
+
+use std::time::{Duration, Instant};
+
+use super::catalog::{ContainerDef, IndexBuild};
+use super::epk::Epk;
+use super::index::{IndexDelta, IndexLayout};
+use super::indexing::IndexingPolicy;
+use super::{Store, keys};
+use crate::error::{Error, Result};
+
+/// Items indexed per write transaction, so a rebuild never holds the writer long.
+pub const BUILD_BATCH: usize = 1000;
+/// Entries of a retired generation deleted per write transaction.
+const DROP_BATCH: usize = 20_000;
+
+impl Store {
+    /// Replaces the indexing policy of `db/name`. The new index builds in the background;
+    /// see the module documentation.
+    pub fn set_indexing_policy(
+        &self,
+        db: &str,
+        name: &str,
+        policy: IndexingPolicy,
+    ) -> Result<ContainerDef> {
+        let policy = policy.normalized();
+        policy
+            .validate()
+            .map_err(|e| Error::bad_request(format!("invalid indexing policy: {e}")))?;
+        let mut txn = self.write_txn()?;
+        let mut def = (*self.container(&txn, db, name)?).clone();
+        if def.ttl_enabled() && !policy.is_indexing_enabled() {
+            return Err(Error::bad_request(
+                "The indexing mode 'none' cannot be used while time to live is on: TTL needs \
+                 the index. Turn off the container's default TTL first.",
+            ));
+        }
+        let (previous_generation, previous_policy) = match def.index_build.take() {
+            // A build in progress is abandoned; the last complete index stays the base.
+            Some(build) => {
+                def.retired_index_generations.push(def.index_generation);
+                (build.previous_generation, build.previous_policy)
+            }
+            None => (def.index_generation, def.indexing_policy.clone()),
+        };
+        let next = def
+            .retired_index_generations
+            .iter()
+            .copied()
+            .chain([def.index_generation, previous_generation])
+            .max()
+            .unwrap_or(0)
+            + 1;
+        def.index_generation = next;
+        if policy.is_indexing_enabled() {
+            let total = self.container_stats(&txn, &def)?.counters.items;
+            def.index_build = Some(IndexBuild {
+                previous_policy,
+                previous_generation,
+                resume_after: None,
+                done: 0,
+                total,
+            });
+        } else {
+            // Nothing to build: the old index stops serving at once.
+            def.retired_index_generations.push(previous_generation);
+        }
+        def.indexing_policy = policy;
+        self.put_container(&mut txn, &def)?;
+        txn.commit()?;
+        Ok(def)
+    }
+
+    /// Advances the index build (or the cleanup of retired generations) of one container
+    /// by up to `batches` transactions. Returns whether nothing is left to do.
+    pub fn advance_index_build(&self, db: &str, name: &str, batches: usize) -> Result<bool> {
+        for _ in 0..batches {
+            let mut txn = self.write_txn()?;
+            let mut def = (*self.container(&txn, db, name)?).clone();
+            if let Some(build) = def.index_build.clone() {
+                let layout = IndexLayout::new(def.rid, def.index_generation, &def.indexing_policy);
+                let epk_len = def.partition_key.epk_len();
+                let prefix = keys::container_prefix(def.rid);
+                let start = match &build.resume_after {
+                    Some(hex) => {
+                        let mut k = Epk::from_hex(hex)
+                            .ok_or_else(|| Error::internal("corrupt index build cursor"))?
+                            .0;
+                        k.push(0); // strictly after the last item indexed
+                        k
+                    }
+                    None => prefix.to_vec(),
+                };
+                let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
+                let mut batch = Vec::with_capacity(BUILD_BATCH);
+                for entry in self.items.range(&txn, &keys::half_open(&start, &end))? {
+                    let (k, v) = entry?;
+                    let (epk, id) = keys::split_item(k, epk_len)
+                        .ok_or_else(|| Error::internal("corrupt item key"))?;
+                    let (_, json) = super::item::decode_record(v)?;
+                    let doc: serde_json::Value = serde_json::from_slice(json)
+                        .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+                    batch.push((k.to_vec(), layout.entries(&doc, epk, id)));
+                    if batch.len() >= BUILD_BATCH {
+                        break;
+                    }
+                }
+                let mut delta = IndexDelta::default();
+                for (_, entries) in &batch {
+                    delta.apply(self, &mut txn, def.index_generation, None, Some(entries))?;
+                }
+                delta.commit(self, &mut txn, def.rid)?;
+                let finished = batch.len() < BUILD_BATCH;
+                if finished {
+                    def.index_build = None;
+                    if build.previous_generation != def.index_generation {
+                        def.retired_index_generations
+                            .push(build.previous_generation);
+                    }
+                } else if let Some(b) = def.index_build.as_mut() {
+                    b.done += batch.len() as u64;
+                    b.resume_after = batch.last().map(|(k, _)| Epk(k.clone()).to_hex());
+                }
+                self.put_container(&mut txn, &def)?;
+                txn.commit()?;
+                continue;
+            }
+            let Some(&generation) = def.retired_index_generations.first() else {
+                return Ok(true);
+            };
+            if self.drop_index_generation(&mut txn, def.rid, generation, DROP_BATCH)? {
+                def.retired_index_generations.remove(0);
+                self.put_container(&mut txn, &def)?;
+            }
+            txn.commit()?;
+        }
+        let txn = self.read_txn()?;
+        let def = self.container(&txn, db, name)?;
+        Ok(def.index_build.is_none() && def.retired_index_generations.is_empty())
+    }
+
+    /// Runs every pending index build and cleanup for about `budget` of wall time (the
+    /// background thread calls this on each tick).
+    pub fn advance_index_builds(&self, budget: Duration) -> Result<()> {
+        let started = Instant::now();
+        let pending: Vec<(String, String)> = {
+            let txn = self.read_txn()?;
+            let mut out = Vec::new();
+            for db in self.list_databases(&txn)? {
+                for c in self.list_containers(&txn, &db.id)? {
+                    if c.index_build.is_some() || !c.retired_index_generations.is_empty() {
+                        out.push((c.database.clone(), c.id.clone()));
+                    }
+                }
+            }
+            out
+        };
+        for (db, name) in pending {
+            while started.elapsed() < budget {
+                match self.advance_index_build(&db, &name, 1) {
+                    Ok(true) => break,
+                    Ok(false) => {}
+                    Err(e) if e.status == 404 => break, // deleted meanwhile
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+}

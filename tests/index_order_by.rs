@@ -1,0 +1,200 @@
+//! ORDER BY from the index: single paths and composite indexes walk the index in order
+//! (TOP N reads about N entries), results equal a full sort, paging resumes exactly, and
+//! documents whose ORDER BY path is undefined are still returned (order-by.md: "Queries
+//! with ORDER BY return all items, including items where the property ... isn't defined").
+
+mod common;
+
+use common::{DB, Rng, open, pk_settings};
+use cosmoscope::engine::QueryOptions;
+use cosmoscope::query::run::QueryResult;
+use cosmoscope::store::catalog::Throughput;
+use serde_json::{Value, json};
+
+fn run(f: &common::Fixture, c: &str, sql: &str, page: usize) -> (Vec<Value>, Vec<QueryResult>) {
+    let mut opts = QueryOptions {
+        max_items: Some(page),
+        ..Default::default()
+    };
+    let mut docs = Vec::new();
+    let mut pages = Vec::new();
+    loop {
+        let r = f
+            .engine
+            .query(DB, c, sql, &opts)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        docs.extend(r.documents.clone());
+        let next = r.continuation.clone();
+        pages.push(r);
+        match next {
+            Some(t) => opts.continuation = Some(t),
+            None => return (docs, pages),
+        }
+    }
+}
+
+fn numbers(docs: &[Value], field: &str) -> Vec<f64> {
+    docs.iter().map(|d| d[field].as_f64().unwrap()).collect()
+}
+
+fn fixture() -> common::Fixture {
+    let f = open();
+    let mut s = pk_settings();
+    s.throughput = Throughput::Manual(40_000);
+    s.indexing_policy = Some(
+        serde_json::from_value(json!({
+            "compositeIndexes": [[{"path": "/g"}, {"path": "/n", "order": "descending"}]]
+        }))
+        .unwrap(),
+    );
+    f.container("c", s);
+    let mut rng = Rng(5);
+    for i in 0..300 {
+        f.create(
+            "c",
+            &json!({"id": format!("{i}"), "pk": format!("k{}", rng.below(50)), "n": rng.below(1000), "g": rng.below(4)}),
+        );
+    }
+    f
+}
+
+#[test]
+fn top_n_desc_walks_the_index_and_equals_a_sort() {
+    let f = fixture();
+    let (all, _) = run(&f, "c", "SELECT c.n FROM c", 1000);
+    let mut expected = numbers(&all, "n");
+    expected.sort_by(|a, b| b.total_cmp(a));
+    let (docs, pages) = run(&f, "c", "SELECT TOP 10 c.n FROM c ORDER BY c.n DESC", 100);
+    assert_eq!(numbers(&docs, "n"), expected[..10]);
+    let r = &pages[0];
+    assert_eq!(r.access.kind, "index-order");
+    assert_eq!(r.access.indexes, vec!["/n/?".to_string()]);
+    // Charged like the service: each range streams at most 10 documents.
+    assert_eq!(
+        r.metrics.retrieved_document_count,
+        10 * r.partitions.len() as u64
+    );
+
+    let (docs, pages) = run(&f, "c", "SELECT c.n FROM c ORDER BY c.n", 17);
+    expected.reverse();
+    assert_eq!(numbers(&docs, "n"), expected, "paged ascending order");
+    assert!(pages.iter().all(|p| p.access.kind == "index-order"));
+}
+
+#[test]
+fn single_partition_order_by_uses_the_index_within_the_partition() {
+    let f = fixture();
+    let (all, _) = run(&f, "c", "SELECT c.n FROM c WHERE c.pk = 'k7'", 1000);
+    let mut expected = numbers(&all, "n");
+    expected.sort_by(f64::total_cmp);
+    let mut opts = QueryOptions {
+        partition_key: Some(json!("k7")),
+        ..Default::default()
+    };
+    opts.max_items = Some(1000);
+    let r = f
+        .engine
+        .query(DB, "c", "SELECT c.n FROM c ORDER BY c.n", &opts)
+        .unwrap();
+    assert_eq!(r.access.kind, "index-order");
+    assert_eq!(numbers(&r.documents, "n"), expected);
+}
+
+#[test]
+fn composite_order_by_walks_the_composite_index_both_ways() {
+    let f = fixture();
+    let (all, _) = run(&f, "c", "SELECT c.g, c.n FROM c", 1000);
+    let mut expected: Vec<(f64, f64)> = all
+        .iter()
+        .map(|d| (d["g"].as_f64().unwrap(), d["n"].as_f64().unwrap()))
+        .collect();
+    expected.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let pairs = |docs: &[Value]| -> Vec<(f64, f64)> {
+        docs.iter()
+            .map(|d| (d["g"].as_f64().unwrap(), d["n"].as_f64().unwrap()))
+            .collect()
+    };
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT TOP 25 c.g, c.n FROM c ORDER BY c.g, c.n DESC",
+        100,
+    );
+    assert_eq!(pairs(&docs), expected[..25]);
+    assert_eq!(pages[0].access.kind, "index-order");
+    assert_eq!(pages[0].access.indexes, vec!["/g ASC, /n DESC".to_string()]);
+
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT c.g, c.n FROM c ORDER BY c.g DESC, c.n ASC",
+        40,
+    );
+    expected.reverse();
+    assert_eq!(pairs(&docs), expected);
+    assert_eq!(pages[0].access.kind, "index-order");
+
+    let err = f
+        .engine
+        .query(
+            DB,
+            "c",
+            "SELECT * FROM c ORDER BY c.g, c.n",
+            &QueryOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+    assert!(
+        err.message.contains("corresponding composite index"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn documents_without_the_path_are_found_by_a_scan() {
+    let f = fixture();
+    f.create("c", &json!({"id": "none", "pk": "k1", "g": 1}));
+    let (docs, pages) = run(&f, "c", "SELECT c.id, c.n FROM c ORDER BY c.n", 1000);
+    assert_eq!(docs.len(), 301);
+    assert_eq!(docs[0]["id"], "none", "undefined sorts first");
+    assert_eq!(pages[0].access.kind, "scan");
+    // The composite index holds every document, undefined components included.
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT c.id FROM c ORDER BY c.g DESC, c.n ASC",
+        1000,
+    );
+    assert_eq!(docs.len(), 301);
+    assert_eq!(pages[0].access.kind, "index-order");
+    // Once the document defines the path, the walk serves again.
+    f.upsert("c", &json!({"id": "none", "pk": "k1", "g": 1, "n": -1}));
+    let (docs, pages) = run(&f, "c", "SELECT TOP 1 c.id FROM c ORDER BY c.n", 1000);
+    assert_eq!(docs, vec![json!({"id": "none"})]);
+    assert_eq!(pages[0].access.kind, "index-order");
+}
+
+#[test]
+fn order_by_an_excluded_path_is_rejected() {
+    let f = open();
+    let mut s = pk_settings();
+    s.indexing_policy = Some(
+        serde_json::from_value(
+            json!({"excludedPaths": [{"path": "/n/?"}], "includedPaths": [{"path": "/*"}]}),
+        )
+        .unwrap(),
+    );
+    f.container("x", s);
+    f.create("x", &json!({"id": "1", "pk": "a", "n": 1}));
+    let err = f
+        .engine
+        .query(
+            DB,
+            "x",
+            "SELECT * FROM c ORDER BY c.n",
+            &QueryOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+}
