@@ -44,7 +44,7 @@ const IMPORT_BATCH_BYTES: usize = 16 * 1024 * 1024;
 /// An open store plus its background worker.
 pub struct Engine {
     store: Arc<Store>,
-    _background: background::Worker,
+    _background: Option<background::Worker>,
 }
 
 impl Engine {
@@ -54,7 +54,18 @@ impl Engine {
         let worker = background::Worker::start(store.clone());
         Ok(Engine {
             store,
-            _background: worker,
+            _background: Some(worker),
+        })
+    }
+
+    /// Opens the store without the background worker: metering is flushed, expired items
+    /// purged and index builds advanced only when the caller asks ([`Engine::flush_metrics`],
+    /// [`Engine::purge_expired`], [`Engine::advance_index_build`]). For tests and tools that
+    /// must see each step.
+    pub fn open_without_background(dir: &Path) -> Result<Engine> {
+        Ok(Engine {
+            store: Arc::new(Store::open(dir)?),
+            _background: None,
         })
     }
 

@@ -56,6 +56,7 @@ pub enum Action {
     FeedScope,
     LoadSample,
     Export,
+    ApplyIndex,
 }
 
 impl Action {
@@ -106,6 +107,7 @@ impl Action {
         Action::FeedScope,
         Action::LoadSample,
         Action::Export,
+        Action::ApplyIndex,
     ];
 
     /// The short label the hint bar shows.
@@ -156,6 +158,7 @@ impl Action {
             Action::FeedScope => "scope",
             Action::LoadSample => "load sample",
             Action::Export => "export",
+            Action::ApplyIndex => "add index",
         }
     }
 
@@ -207,6 +210,9 @@ impl Action {
             Action::FeedScope => "Follow the selected container or its whole database",
             Action::LoadSample => "Load a bundled sample data set (with progress; cancellable)",
             Action::Export => "Export the selected container to an NDJSON file",
+            Action::ApplyIndex => {
+                "Add the index the last query was missing to the container's policy (asks first)"
+            }
         }
     }
 

@@ -101,6 +101,12 @@ pub enum Effect {
     Copy {
         text: String,
     },
+    ApplyIndex {
+        db: String,
+        c: String,
+        single: Option<String>,
+        composite: Option<Vec<String>>,
+    },
     StartJob {
         ticket: u64,
         job: JobKind,

@@ -82,6 +82,8 @@ pub enum Msg {
         id: String,
     },
     Copied(Result<&'static str, String>),
+    /// A policy change went through (what changed) or not.
+    Applied(Result<String, Error>),
     JobProgress {
         ticket: u64,
         done: u64,

@@ -533,6 +533,18 @@ pub fn perform(
             result: engine.delete_item(&db, &c, &id, &pk, if_match.as_deref()),
             id,
         }],
+        Effect::ApplyIndex {
+            db,
+            c,
+            single,
+            composite,
+        } => vec![Msg::Applied(apply_index(
+            engine,
+            &db,
+            &c,
+            single.as_deref(),
+            composite.as_deref(),
+        ))],
         Effect::SaveHistory { entries } => {
             // Losing history is not worth interrupting anyone for.
             let _ = save_history(data_dir, &entries);
@@ -547,6 +559,62 @@ pub fn perform(
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. } => Vec::new(),
+    }
+}
+
+/// Adds one included path or one composite index (`/a ASC` specs) to a container's
+/// policy, through the policy's own parser so the service's validation applies.
+pub fn apply_index(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    single: Option<&str>,
+    composite: Option<&[String]>,
+) -> Result<String> {
+    let info = engine.container(db, c)?;
+    let mut policy = serde_json::to_value(&info.indexing_policy)
+        .map_err(|e| crate::error::Error::internal(format!("policy: {e}")))?;
+    let what = if let Some(specs) = composite {
+        let paths: Vec<Value> = specs
+            .iter()
+            .map(|s| {
+                let (path, order) = s.rsplit_once(' ').unwrap_or((s, "ASC"));
+                let order = if order.eq_ignore_ascii_case("DESC") {
+                    "descending"
+                } else {
+                    "ascending"
+                };
+                serde_json::json!({"path": path, "order": order})
+            })
+            .collect();
+        push_array(&mut policy, "compositeIndexes", Value::Array(paths));
+        format!("composite index ({})", specs.join(", "))
+    } else if let Some(path) = single {
+        push_array(
+            &mut policy,
+            "includedPaths",
+            serde_json::json!({ "path": path }),
+        );
+        format!("included path {path}")
+    } else {
+        return Ok("nothing to add".into());
+    };
+    let policy = serde_json::from_value(policy)
+        .map_err(|e| crate::error::Error::bad_request(format!("the new policy is invalid: {e}")))?;
+    engine.set_indexing_policy(db, c, policy)?;
+    Ok(format!(
+        "added the {what} to {db}/{c}; the index builds in the background"
+    ))
+}
+
+fn push_array(policy: &mut Value, key: &str, item: Value) {
+    if let Some(obj) = policy.as_object_mut() {
+        match obj.get_mut(key) {
+            Some(Value::Array(a)) => a.push(item),
+            _ => {
+                obj.insert(key.to_string(), Value::Array(vec![item]));
+            }
+        }
     }
 }
 

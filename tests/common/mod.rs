@@ -27,6 +27,14 @@ pub fn open() -> Fixture {
     Fixture { engine, dir }
 }
 
+/// Like [`open`], without the background worker: the test drives every step.
+pub fn open_manual() -> Fixture {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let engine = Engine::open_without_background(dir.path()).expect("open engine");
+    engine.create_database(DB).expect("create database");
+    Fixture { engine, dir }
+}
+
 impl Fixture {
     /// Creates container `name` in [`DB`].
     pub fn container(&self, name: &str, settings: ContainerSettings) {

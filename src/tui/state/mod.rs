@@ -88,6 +88,13 @@ pub enum Confirmed {
         pk: Value,
         etag: Option<String>,
     },
+    /// Add an index to a container's policy (one included path or one composite index).
+    ApplyIndex {
+        db: String,
+        c: String,
+        single: Option<String>,
+        composite: Option<Vec<String>>,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
     SaveItem {
         db: String,

@@ -43,6 +43,9 @@ pub struct QueryRun {
     pub metrics: QueryMetrics,
     pub pages: usize,
     pub elapsed_ms: f64,
+    /// How the last page found its documents, and the indexes it used or missed.
+    pub access: Option<crate::query::run::AccessView>,
+    pub index_metrics: Option<crate::query::access::IndexMetrics>,
     /// Ranges finished while the current page runs (cleared when it arrives).
     pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
 }
@@ -56,6 +59,8 @@ impl QueryRun {
         self.continuation = page.continuation;
         self.request_charge = crate::charge::round(self.request_charge + page.request_charge);
         self.routing = Some((page.routing.kind.to_string(), page.routing.reason));
+        self.access = Some(page.access);
+        self.index_metrics = Some(page.index_metrics);
         for p in page.partitions {
             match self.partitions.get_mut(&p.id) {
                 Some(have) => {

@@ -369,6 +369,29 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
             ),
         ]));
     }
+    if let Some(a) = &run.access {
+        let style = if a.kind == "scan" {
+            theme().hot
+        } else {
+            theme().info
+        };
+        let via = if a.indexes.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", a.indexes.join(" ∩ "))
+        };
+        let head = format!("{}{via}", a.kind);
+        lines.push(Line::from(vec![
+            Span::styled(head.clone(), style),
+            Span::styled(
+                format!(
+                    ": {}",
+                    clip(&a.reason, width.saturating_sub(head.len() + 2))
+                ),
+                theme().dim,
+            ),
+        ]));
+    }
     lines.push(strip(&q.ranges, run, width));
     let lps = run.logical_partitions();
     if !lps.is_empty() {
@@ -414,6 +437,48 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
         ),
         theme().dim,
     ));
+    if let Some(im) = &run.index_metrics {
+        let used: Vec<String> = im
+            .utilized_single_indexes
+            .iter()
+            .map(|i| i.index_spec.clone())
+            .chain(
+                im.utilized_composite_indexes
+                    .iter()
+                    .map(|i| format!("({})", i.index_specs.join(", "))),
+            )
+            .collect();
+        let missing: Vec<String> = im
+            .potential_single_indexes
+            .iter()
+            .map(|i| format!("{} [{}]", i.index_spec, i.index_impact_score))
+            .chain(
+                im.potential_composite_indexes
+                    .iter()
+                    .map(|i| format!("({}) [{}]", i.index_specs.join(", "), i.index_impact_score)),
+            )
+            .collect();
+        if !used.is_empty() {
+            lines.push(Line::styled(
+                clip(&format!("indexes used: {}", used.join(", ")), width),
+                theme().info,
+            ));
+        }
+        if !missing.is_empty() {
+            let key = app
+                .keymap
+                .key_for(
+                    crate::tui::keymap::Mode::Results,
+                    crate::tui::action::Action::ApplyIndex,
+                )
+                .map(|k| format!(" ({k} adds it)"))
+                .unwrap_or_default();
+            lines.push(Line::styled(
+                clip(&format!("missing: {}{key}", missing.join(", ")), width),
+                theme().hot,
+            ));
+        }
+    }
     lines.push(Line::styled("range     RU  retr  out  lp", theme().header));
     for p in run.partitions.values() {
         lines.push(Line::raw(format!(

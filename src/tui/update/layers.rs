@@ -359,6 +359,17 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             pk,
             if_match: etag,
         }],
+        Confirmed::ApplyIndex {
+            db,
+            c,
+            single,
+            composite,
+        } => vec![Effect::ApplyIndex {
+            db,
+            c,
+            single,
+            composite,
+        }],
         Confirmed::SaveItem {
             db,
             c,

@@ -102,6 +102,13 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::Applied(result) => {
+            match result {
+                Ok(text) => app.info(text),
+                Err(e) => app.error(format!("policy not changed ({}): {}", e.status, e.message)),
+            }
+            Vec::new()
+        }
         Msg::JobProgress {
             ticket,
             done,
@@ -215,6 +222,10 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             } else {
                 jobs::cancel(app)
             }
+        }
+        Action::ApplyIndex => {
+            query::suggest_index(app);
+            Vec::new()
         }
         Action::LoadSample => {
             jobs::ask_sample(app);

@@ -253,3 +253,50 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     app.focus = Focus::View;
     Vec::new()
 }
+
+/// Offers to add the index the last query was missing: a composite index first (it is
+/// what multi-key ORDER BY needs), else an included path.
+pub fn suggest_index(app: &mut App) {
+    let Some((db, c)) = app.query.target.clone() else {
+        return;
+    };
+    let Some(m) = app
+        .query
+        .run
+        .as_ref()
+        .and_then(|r| r.index_metrics.as_ref())
+    else {
+        app.info("run a query first: its index metrics say what is missing");
+        return;
+    };
+    let composite = m
+        .potential_composite_indexes
+        .first()
+        .map(|x| x.index_specs.clone());
+    let single = if composite.is_none() {
+        m.potential_single_indexes
+            .first()
+            .map(|x| x.index_spec.clone())
+    } else {
+        None
+    };
+    let what = match (&composite, &single) {
+        (Some(specs), _) => format!("the composite index ({})", specs.join(", ")),
+        (None, Some(path)) => format!("the included path {path}"),
+        (None, None) => {
+            app.info("the last query used every index it could; nothing to add");
+            return;
+        }
+    };
+    app.layers.push(crate::tui::state::Layer::Confirm {
+        text: format!(
+            "Add {what} to the indexing policy of {db}/{c}?\nThe index is built in the background; queries stay correct meanwhile."
+        ),
+        on_yes: crate::tui::state::Confirmed::ApplyIndex {
+            db,
+            c,
+            single,
+            composite,
+        },
+    });
+}
