@@ -83,6 +83,12 @@ pub fn route(
 ) -> Result<Routing> {
     let pkdef = &def.partition_key;
     let n = def.ranges.len();
+    // "all 7 ranges", or "its only range" for a container that has one.
+    let all = if n == 1 {
+        "its only range".to_string()
+    } else {
+        format!("all {n} ranges")
+    };
     let paths = pkdef.paths.join(", ");
     if let Some(pk) = explicit {
         let components = pkdef.parse_request_prefix(pk)?;
@@ -122,13 +128,13 @@ pub fn route(
         }
         Some(_) => {
             return Ok(fan_out(format!(
-                "FROM iterates within items, so no filter binds {paths}: all {n} ranges"
+                "FROM iterates within items, so no filter binds {paths}: {all}"
             )));
         }
-        None => return Ok(fan_out(format!("no FROM clause: all {n} ranges"))),
+        None => return Ok(fan_out(format!("no FROM clause: {all}"))),
     };
     let Some(filter) = &q.filter else {
-        return Ok(fan_out(format!("no filter on {paths}: all {n} ranges")));
+        return Ok(fan_out(format!("no filter on {paths}: {all}")));
     };
     // Candidate values per key level, from the top-level conjuncts.
     let mut levels: Vec<Option<(Vec<Val>, String)>> = vec![None; pkdef.paths.len()];
@@ -144,7 +150,7 @@ pub fn route(
     let bound = levels.iter().take_while(|l| l.is_some()).count();
     if bound == 0 {
         return Ok(fan_out(format!(
-            "no equality or IN filter on {}: all {n} ranges",
+            "no equality or IN filter on {}: {all}",
             pkdef.paths[0]
         )));
     }
@@ -166,7 +172,7 @@ pub fn route(
     let reason = reasons.join(" and ");
     if combos.is_empty() {
         return Ok(fan_out(format!(
-            "{reason}, but not with a valid key value: all {n} ranges"
+            "{reason}, but not with a valid key value: {all}"
         )));
     }
     if bound == pkdef.paths.len() {

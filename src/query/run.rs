@@ -357,15 +357,15 @@ pub fn run(
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
     // While a replacement policy builds, queries rely only on paths both policies index.
+    // ORDER BY is validated against the policy being built (the one the user set): a path
+    // it includes sorts correctly meanwhile, by a sort instead of an index walk.
     let (ready_generation, ready_policy) = def.ready_index();
+    let target = def.indexing_policy.compile();
+    check_order_by(q, def, &root, &target)?;
     let policy = match &def.index_build {
-        Some(_) => def
-            .indexing_policy
-            .compile()
-            .restricted_to(ready_policy.compile()),
-        None => def.indexing_policy.compile(),
+        Some(_) => target.restricted_to(ready_policy.compile()),
+        None => target,
     };
-    check_order_by(q, def, &root, &policy)?;
     check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
     let hash = query_hash(text, &opts.params);

@@ -151,7 +151,7 @@ impl Store {
             index,
             index_counts,
         ] = dbs;
-        Ok(Store {
+        let store = Store {
             env,
             path: dir.to_path_buf(),
             meta,
@@ -167,7 +167,9 @@ impl Store {
             index_counts,
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
-        })
+        };
+        store.upgrade_format()?;
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {

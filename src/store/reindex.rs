@@ -25,7 +25,57 @@ pub const BUILD_BATCH: usize = 1000;
 /// Entries of a retired generation deleted per write transaction.
 const DROP_BATCH: usize = 20_000;
 
+/// Meta key holding the store's on-disk format version.
+const FORMAT_KEY: &[u8] = b"format";
+/// The format this build writes. 2: every item has its index entries.
+pub const FORMAT: u32 = 2;
+
 impl Store {
+    /// Brings a store written by an older build up to [`FORMAT`]. A store from before the
+    /// index existed has items without index entries: each container's index is rebuilt
+    /// in the background like a policy replacement whose previous policy indexed nothing,
+    /// so queries scan until it is complete. A new store is simply marked current.
+    pub(crate) fn upgrade_format(&self) -> Result<()> {
+        let mut txn = self.write_txn()?;
+        let version = self
+            .meta
+            .get(&txn, FORMAT_KEY)?
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes);
+        if version.is_some_and(|v| v >= FORMAT) {
+            return Ok(());
+        }
+        for db in self.list_databases(&txn)? {
+            for def in self.list_containers(&txn, &db.id)? {
+                if !def.indexing_policy.is_indexing_enabled() || def.index_build.is_some() {
+                    continue;
+                }
+                let mut def = def.clone();
+                let total = self.container_stats(&txn, &def)?.counters.items;
+                let previous_generation = def.index_generation;
+                def.index_generation = def
+                    .retired_index_generations
+                    .iter()
+                    .copied()
+                    .chain([previous_generation])
+                    .max()
+                    .unwrap_or(0)
+                    + 1;
+                def.index_build = Some(IndexBuild {
+                    previous_policy: IndexingPolicy::none(),
+                    previous_generation,
+                    resume_after: None,
+                    done: 0,
+                    total,
+                });
+                self.put_container(&mut txn, &def)?;
+            }
+        }
+        self.meta.put(&mut txn, FORMAT_KEY, &FORMAT.to_le_bytes())?;
+        txn.commit()?;
+        Ok(())
+    }
+
     /// Replaces the indexing policy of `db/name`. The new index builds in the background;
     /// see the module documentation.
     pub fn set_indexing_policy(

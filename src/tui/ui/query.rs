@@ -231,6 +231,13 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
         );
         return inner.height as usize;
     };
+    if run.documents.is_empty() && q.running.is_none() {
+        f.render_widget(
+            Paragraph::new("No documents matched.").style(theme().dim),
+            inner,
+        );
+        return inner.height as usize;
+    }
     match q.mode {
         ResultsMode::Table => draw_table(f, app, run, inner, focused),
         ResultsMode::Json => draw_json(f, app, run, inner, focused),
