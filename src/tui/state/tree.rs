@@ -147,6 +147,8 @@ pub struct TreeState {
     pub visible: Vec<usize>,
     /// Bumped on refresh: loads for an older tree are dropped.
     pub generation: u64,
+    /// A palette jump waiting for a level on its path to load.
+    pub pending_jump: Option<Vec<String>>,
 }
 
 impl TreeState {

@@ -264,9 +264,10 @@ fn choose(app: &mut App) -> Vec<Effect> {
 
 /// Selects the tree node at `path` (database, container, range), expanding what leads
 /// to it; levels not loaded yet are loaded and the selection lands once they arrive.
-fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
+pub(super) fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
     app.tree.filter = None;
     app.focus = Focus::Tree;
+    app.tree.pending_jump = None;
     let mut effects = Vec::new();
     let mut key = String::new();
     for (depth, part) in path.iter().enumerate() {
@@ -281,6 +282,8 @@ fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
         app.tree.selected = i;
         if depth + 1 < path.len() && !app.tree.nodes[i].expanded {
             effects.extend(super::tree::navigate(app, Action::Expand));
+            // Finished by `on_children` when this level arrives.
+            app.tree.pending_jump = Some(path.to_vec());
             break;
         }
     }

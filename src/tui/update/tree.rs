@@ -63,6 +63,13 @@ pub fn on_children(
     if let Some(k) = selected_key {
         app.tree.select_key(&k);
     }
+    // A palette jump waiting for this level goes on down its path.
+    if let Some(path) = app.tree.pending_jump.clone() {
+        let on_path = (1..path.len()).any(|n| path[..n].join("\u{1f}") == key);
+        if on_path {
+            return super::layers::jump(app, &path);
+        }
+    }
     Vec::new()
 }
 
