@@ -51,7 +51,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             "items",
             "size",
             "store%",
-            "RU/s heat (last s / budget)",
+            clip("RU/s heat (last s / budget)", bar_w),
             "RU/s",
             "peak",
             "429s",
