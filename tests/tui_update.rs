@@ -420,6 +420,11 @@ fn a_query_error_is_shown_with_its_position_and_the_cursor_goes_there() {
     assert_eq!((err.status, err.line, err.column), (400, Some(2), Some(13)));
     assert_eq!((a.query.editor.row, a.query.editor.col), (1, 12));
     assert_eq!(a.last_charge, Some(1.0));
+    assert_eq!(
+        a.query.run.as_ref().map(|r| r.request_charge),
+        Some(1.0),
+        "the stats panel counts what the failed request charged"
+    );
     assert_eq!(a.query.running, None);
 }
 
