@@ -252,7 +252,12 @@ fn writes_from_another_thread_and_another_process_show_up_in_the_feed() {
         .lines()
         .find(|l| l.contains(" replace ") && l.contains("o-01"))
         .unwrap_or_else(|| panic!("no replace of o-01:\n{frame}"));
-    assert!(row.contains("orders") && row.contains("c-1"), "{row}");
+    assert!(row.contains(" c-1 "), "{row}");
+    // Every column fits: the size ends the row.
+    assert!(
+        row.trim_end_matches('│').trim_end().ends_with(" B"),
+        "{row}"
+    );
 
     // Select it: the detail shows what changed against the previous image.
     s.h.keys("G");
@@ -283,6 +288,37 @@ fn a_paused_feed_catches_up_on_resume() {
     s.h.keys("p");
     let frame = s.h.render();
     assert!(frame.contains("o-13"), "{frame}");
+}
+
+#[test]
+fn following_the_whole_database_names_each_event_s_container() {
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut s = store(width, height);
+        s.h.keys("<enter>");
+        select(&mut s.h, ORDERS);
+        s.h.keys("3 a");
+        let frame = s.h.render();
+        assert!(
+            frame.contains("Change feed · shop (all containers)"),
+            "{frame}"
+        );
+        create(&s.engine, ORDERS, &order(13));
+        create(&s.engine, CUSTOMERS, &customer(5));
+        s.h.poll_feeds();
+        let frame = s.h.render();
+        let rows: Vec<&str> = frame.lines().filter(|l| l.contains(" create ")).collect();
+        assert_eq!(rows.len(), 2, "{frame}");
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(" orders ") && r.contains("o-13")),
+            "{frame}"
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(" customers ") && r.contains("c-5")),
+            "{frame}"
+        );
+    }
 }
 
 #[test]
