@@ -202,15 +202,15 @@ mod tests {
         b.insert_str("FROM c WHERE c.name = 'Zoë'");
         assert_eq!(b.text(), "SELECT *\nFROM c WHERE c.name = 'Zoë'");
         b.left();
-        b.left();
-        b.backspace(); // removes ë
-        assert_eq!(b.lines[1], "FROM c WHERE c.name = 'Z'");
+        b.left(); // back over the quote and ë
+        b.backspace(); // removes the o before ë
+        assert_eq!(b.lines[1], "FROM c WHERE c.name = 'Zë'");
         b.col = 0;
         b.backspace(); // joins the lines
-        assert_eq!(b.text(), "SELECT *FROM c WHERE c.name = 'Z'");
+        assert_eq!(b.text(), "SELECT *FROM c WHERE c.name = 'Zë'");
         b.goto(1, 9);
         b.insert(' ');
-        assert_eq!(b.text(), "SELECT * FROM c WHERE c.name = 'Z'");
+        assert_eq!(b.text(), "SELECT * FROM c WHERE c.name = 'Zë'");
     }
 
     #[test]
