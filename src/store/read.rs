@@ -252,7 +252,9 @@ impl Store {
             for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
                 let (k, v) = entry?;
                 seen += 1;
-                keep_top(&mut top, decode_logical(k, v)?, n, |i| i.counters.bytes as f64);
+                keep_top(&mut top, decode_logical(k, v)?, n, |i| {
+                    i.counters.bytes as f64
+                });
             }
         }
         Ok((top, seen > n))

@@ -11,7 +11,9 @@ use super::state::tree::NodeKind;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// The databases (tree roots).
-    LoadDatabases { generation: u64 },
+    LoadDatabases {
+        generation: u64,
+    },
     /// The children of a tree node: a page of them, from `cursor` when appending.
     LoadChildren {
         generation: u64,
@@ -36,18 +38,30 @@ pub enum Effect {
         continuation: Option<String>,
         ranges: bool,
     },
-    CancelQuery { ticket: u64 },
-    LoadPartitions { ticket: u64, db: String, c: String },
+    CancelQuery {
+        ticket: u64,
+    },
+    LoadPartitions {
+        ticket: u64,
+        db: String,
+        c: String,
+    },
     Subscribe {
         ticket: u64,
         scope: FeedScope,
         mode: FeedModeChoice,
         start: StartChoice,
     },
-    Unsubscribe { ticket: u64 },
+    Unsubscribe {
+        ticket: u64,
+    },
     /// Fill the palette: databases, containers, ranges, then every item id.
-    StreamPalette { ticket: u64 },
-    StopPalette { ticket: u64 },
+    StreamPalette {
+        ticket: u64,
+    },
+    StopPalette {
+        ticket: u64,
+    },
     /// Hand the terminal to `$EDITOR` with `text`; the answer comes back as `Msg::Edited`.
     Edit {
         db: String,
@@ -72,6 +86,10 @@ pub enum Effect {
         pk: Value,
         if_match: Option<String>,
     },
-    Copy { text: String },
-    SaveHistory { entries: Vec<String> },
+    Copy {
+        text: String,
+    },
+    SaveHistory {
+        entries: Vec<String>,
+    },
 }

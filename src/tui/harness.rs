@@ -128,12 +128,9 @@ impl Harness {
                         create,
                     }]
                 }
-                other => worker::perform(
-                    &self.engine,
-                    &self.data_dir,
-                    other,
-                    &AtomicBool::new(false),
-                ),
+                other => {
+                    worker::perform(&self.engine, &self.data_dir, other, &AtomicBool::new(false))
+                }
             };
             for m in msgs {
                 queue.extend(update::update(&mut self.app, m));
@@ -209,7 +206,9 @@ impl Harness {
 
     pub fn resize(&mut self, width: u16, height: u16) {
         self.terminal.backend_mut().resize(width, height);
-        let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, width, height));
+        let _ = self
+            .terminal
+            .resize(ratatui::layout::Rect::new(0, 0, width, height));
     }
 }
 

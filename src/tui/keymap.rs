@@ -239,7 +239,10 @@ impl Chord {
     pub fn is_plain_char(&self) -> bool {
         !self.ctrl
             && !self.alt
-            && matches!(self.code, ChordCode::Char(_) | ChordCode::Named(Named::Space))
+            && matches!(
+                self.code,
+                ChordCode::Char(_) | ChordCode::Named(Named::Space)
+            )
     }
 }
 
@@ -321,8 +324,8 @@ impl Keymap {
                         Ok(a) => a,
                         Err(_) => {
                             problems.push(KeymapProblem(format!(
-                                "[{table}] {key:?}: {action:?} is not an action (see ? for the list)"
-                            )));
+                            "[{table}] {key:?}: {action:?} is not an action (see ? for the list)"
+                        )));
                             continue;
                         }
                     };
@@ -522,8 +525,8 @@ mod tests {
 
     #[test]
     fn duplicate_chords_in_one_table_are_reported() {
-        let (_, problems) = Keymap::parse("[tree]\n\"G\" = \"top\"\n\"shift-g\" = \"bottom\"\n")
-            .expect("parses");
+        let (_, problems) =
+            Keymap::parse("[tree]\n\"G\" = \"top\"\n\"shift-g\" = \"bottom\"\n").expect("parses");
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 }

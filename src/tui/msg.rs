@@ -14,7 +14,9 @@ pub enum Msg {
     Key(KeyEvent),
     Paste(String),
     /// A second (or more) passed; `now` is Unix seconds.
-    Tick { now: i64 },
+    Tick {
+        now: i64,
+    },
     Children {
         generation: u64,
         key: Option<String>,
@@ -30,7 +32,10 @@ pub enum Msg {
         result: Result<QueryResult, Error>,
         elapsed_ms: f64,
     },
-    Ranges { ticket: u64, ranges: Vec<RangeSpan> },
+    Ranges {
+        ticket: u64,
+        ranges: Vec<RangeSpan>,
+    },
     Partitions {
         ticket: u64,
         result: Result<PartitionsReport, Error>,
@@ -40,8 +45,13 @@ pub enum Msg {
         rows: Vec<FeedRow>,
         request_charge: f64,
     },
-    FeedError { ticket: u64, error: Error },
-    PaletteDone { ticket: u64 },
+    FeedError {
+        ticket: u64,
+        error: Error,
+    },
+    PaletteDone {
+        ticket: u64,
+    },
     /// The text `$EDITOR` left (or why it could not run).
     Edited {
         db: String,

@@ -95,7 +95,8 @@ impl Executor {
                     Effect::RunQuery { ticket, .. } => self.flag(*ticket),
                     _ => Arc::new(AtomicBool::new(false)),
                 };
-                let (engine, tx, dir) = (self.engine.clone(), self.tx.clone(), self.data_dir.clone());
+                let (engine, tx, dir) =
+                    (self.engine.clone(), self.tx.clone(), self.data_dir.clone());
                 tokio::task::spawn_blocking(move || {
                     for m in worker::perform(&engine, &dir, other, &cancel) {
                         let _ = tx.send(m);

@@ -28,7 +28,9 @@ pub enum RowValue {
         folded: bool,
     },
     /// The closing bracket of an unfolded container.
-    Close { array: bool },
+    Close {
+        array: bool,
+    },
     Scalar(Value),
     /// The line between user and system properties.
     SystemHeader,
@@ -326,10 +328,7 @@ mod tests {
         t.selected = i;
         assert_eq!(t.selected_path().as_deref(), Some("c.a.b[1].c"));
         assert_eq!(t.selected_value().as_deref(), Some("true"));
-        assert_eq!(
-            query_path(&[Step::Key("odd key".into())]),
-            "c[\"odd key\"]"
-        );
+        assert_eq!(query_path(&[Step::Key("odd key".into())]), "c[\"odd key\"]");
     }
 
     #[test]
@@ -337,6 +336,10 @@ mod tests {
         let mut t = JsonTree::new(doc());
         t.hide_system = true;
         t.rebuild();
-        assert!(t.rows.iter().all(|r| !r.system || r.value == RowValue::SystemHeader));
+        assert!(
+            t.rows
+                .iter()
+                .all(|r| !r.system || r.value == RowValue::SystemHeader)
+        );
     }
 }

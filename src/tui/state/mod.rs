@@ -57,21 +57,45 @@ pub enum Focus {
 /// Popups and overlays, drawn and fed keys top first.
 #[derive(Debug)]
 pub enum Layer {
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     Palette,
     /// A question with a yes/no answer and what to do on yes.
-    Confirm { text: String, on_yes: Confirmed },
+    Confirm {
+        text: String,
+        on_yes: Confirmed,
+    },
     /// A one-line prompt; `purpose` says what the answer is for.
-    Prompt { title: String, input: TextBuffer, purpose: PromptFor },
+    Prompt {
+        title: String,
+        input: TextBuffer,
+        purpose: PromptFor,
+    },
     /// The query's parameter values, one field per `@name`.
-    Params { fields: Vec<(String, TextBuffer)>, selected: usize },
+    Params {
+        fields: Vec<(String, TextBuffer)>,
+        selected: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
-    DeleteItem { db: String, c: String, id: String, pk: Value, etag: Option<String> },
+    DeleteItem {
+        db: String,
+        c: String,
+        id: String,
+        pk: Value,
+        etag: Option<String>,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
-    SaveItem { db: String, c: String, body: String, if_match: Option<String>, create: bool },
+    SaveItem {
+        db: String,
+        c: String,
+        body: String,
+        if_match: Option<String>,
+        create: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,9 +16,21 @@ use crate::tui::action::Action;
 pub enum Target {
     Action(Action),
     Database(String),
-    Container { db: String, c: String },
-    Range { db: String, c: String, range: u32 },
-    Item { db: String, c: String, pk: Value, id: String },
+    Container {
+        db: String,
+        c: String,
+    },
+    Range {
+        db: String,
+        c: String,
+        range: u32,
+    },
+    Item {
+        db: String,
+        c: String,
+        pk: Value,
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

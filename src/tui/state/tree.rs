@@ -51,7 +51,10 @@ pub enum NodeKind {
         id: String,
     },
     /// The rest of a paged level: selecting it loads the next page.
-    More { parent: String, cursor: String },
+    More {
+        parent: String,
+        cursor: String,
+    },
     /// A level being loaded or that failed to load.
     Note(String),
 }
@@ -153,7 +156,8 @@ pub struct TreeState {
 
 impl TreeState {
     pub fn selected_node(&self) -> Option<&Node> {
-        self.row_index(self.selected).and_then(|i| self.nodes.get(i))
+        self.row_index(self.selected)
+            .and_then(|i| self.nodes.get(i))
     }
 
     /// Index into `nodes` of the `row`th visible row.

@@ -54,7 +54,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     };
     // The columns that fit: the container only when a whole database is followed, the
     // id gets the room left, and lsn and size go first when the pane is narrow.
-    let container_w = if matches!(feed.scope, Some(FeedScope::Database { .. })) { 11 } else { 0 };
+    let container_w = if matches!(feed.scope, Some(FeedScope::Database { .. })) {
+        11
+    } else {
+        0
+    };
     let mut id_w = (list.width as usize).saturating_sub(9 + 10 + container_w + 4 + 8 + 15 + 8);
     let wide = id_w >= 8;
     let key_w = if wide { 14 } else { 10 };
@@ -70,7 +74,11 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         if wide {
             s.push_str(&format!("{lsn:>7} "));
         }
-        s.push_str(&format!("{:<key_w$} {:<id_w$}", clip(key, key_w), clip(id, id_w)));
+        s.push_str(&format!(
+            "{:<key_w$} {:<id_w$}",
+            clip(key, key_w),
+            clip(id, id_w)
+        ));
         if wide {
             s.push_str(&format!(" {size:>7}"));
         }
@@ -171,7 +179,11 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
             e.id,
             e.range,
             e.lsn,
-            if e.ttl_expired { " · expired by TTL" } else { "" }
+            if e.ttl_expired {
+                " · expired by TTL"
+            } else {
+                ""
+            }
         ),
         THEME.header,
     )];

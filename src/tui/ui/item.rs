@@ -22,7 +22,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             "Select an item in the tree (Enter) or a query result to see it here."
         };
         f.render_widget(
-            Paragraph::new(text).style(THEME.dim).wrap(Wrap { trim: true }).block(block),
+            Paragraph::new(text)
+                .style(THEME.dim)
+                .wrap(Wrap { trim: true })
+                .block(block),
             area,
         );
         return area.height.saturating_sub(2) as usize;
@@ -36,13 +39,20 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         if item.range.is_empty() {
             String::new()
         } else {
-            format!(" · range {} · {} RU", item.range, fmt_ru(item.request_charge))
+            format!(
+                " · range {} · {} RU",
+                item.range,
+                fmt_ru(item.request_charge)
+            )
         }
     );
     let block = pane(title, focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let diff_height = item.diff.as_ref().map_or(0, |d| (d.len() as u16 + 1).min(6));
+    let diff_height = item
+        .diff
+        .as_ref()
+        .map_or(0, |d| (d.len() as u16 + 1).min(6));
     let [body, diff_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(diff_height)]).areas(inner);
     let height = body.height as usize;

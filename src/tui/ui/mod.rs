@@ -55,12 +55,19 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
         })
         .title(Span::styled(
             format!(" {title} "),
-            if focused { THEME.title_focus } else { THEME.title },
+            if focused {
+                THEME.title_focus
+            } else {
+                THEME.title
+            },
         ))
 }
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect) {
-    let mut spans = vec![Span::styled(format!(" {} ", app.data_dir), THEME.status_dir)];
+    let mut spans = vec![Span::styled(
+        format!(" {} ", app.data_dir),
+        THEME.status_dir,
+    )];
     if let Some((db, c)) = &app.container {
         spans.push(Span::styled(format!(" {db}/{c} "), THEME.status_container));
     }

@@ -69,10 +69,7 @@ fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
         THEME.dim,
     ));
     let scroll = scroll.min(lines.len().saturating_sub(1));
-    f.render_widget(
-        Paragraph::new(lines).scroll((scroll as u16, 0)),
-        inner,
-    );
+    f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), inner);
 }
 
 fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
@@ -87,8 +84,7 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
     let block = pane(format!("Palette · {}/{}{status}", p.matched, p.total), top);
     let inner = block.inner(r);
     f.render_widget(block, r);
-    let [input, list] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    let [input, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     draw_input(f, input, "> ", &p.input, top);
     let height = list.height as usize;
     let offset = p.selected.saturating_sub(height.saturating_sub(1));
@@ -147,7 +143,10 @@ fn confirm(f: &mut Frame, area: Rect, text: &str) {
             Line::styled(l.to_string(), style)
         })
         .collect();
-    out.push(Line::styled("y / Enter: yes    n / Esc: no", THEME.hint_key));
+    out.push(Line::styled(
+        "y / Enter: yes    n / Esc: no",
+        THEME.hint_key,
+    ));
     f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
 }
 

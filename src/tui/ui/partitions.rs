@@ -15,7 +15,11 @@ use crate::tui::state::tree::pk_label;
 fn bar(fraction: f64, width: usize) -> String {
     let f = fraction.clamp(0.0, 1.0);
     let full = (f * width as f64).round() as usize;
-    format!("{}{}", "█".repeat(full), "░".repeat(width - full.min(width)))
+    format!(
+        "{}{}",
+        "█".repeat(full),
+        "░".repeat(width - full.min(width))
+    )
 }
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
@@ -62,7 +66,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     for (i, r) in report.partitions.iter().enumerate() {
         let load = report.load.iter().find(|l| l.id == r.id);
         let (now, peak, budget, throttled) = load.map_or((0.0, 0.0, 1.0, 0), |l| {
-            (l.ru_last_second, l.ru_peak, l.budget_per_second, l.throttled)
+            (
+                l.ru_last_second,
+                l.ru_peak,
+                l.budget_per_second,
+                l.throttled,
+            )
         });
         let heat = if budget > 0.0 { now / budget } else { 0.0 };
         let heat_style = if heat >= 0.9 {

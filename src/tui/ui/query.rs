@@ -14,9 +14,37 @@ use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, Focus};
 
 const KEYWORDS: &[&str] = &[
-    "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "ESCAPE", "JOIN",
-    "VALUE", "TOP", "DISTINCT", "ORDER", "BY", "GROUP", "ASC", "DESC", "OFFSET", "LIMIT", "AS",
-    "EXISTS", "ARRAY", "UNDEFINED", "NULL", "TRUE", "FALSE", "IS", "NAN", "INFINITY",
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "AND",
+    "OR",
+    "NOT",
+    "IN",
+    "BETWEEN",
+    "LIKE",
+    "ESCAPE",
+    "JOIN",
+    "VALUE",
+    "TOP",
+    "DISTINCT",
+    "ORDER",
+    "BY",
+    "GROUP",
+    "ASC",
+    "DESC",
+    "OFFSET",
+    "LIMIT",
+    "AS",
+    "EXISTS",
+    "ARRAY",
+    "UNDEFINED",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "IS",
+    "NAN",
+    "INFINITY",
 ];
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
@@ -25,8 +53,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
     draw_editor(f, app, editor);
     let (results, stats) = if rest.width >= 90 {
-        let [r, s] =
-            Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
+        let [r, s] = Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
         (r, s)
     } else {
         let [r, s] = Layout::vertical([Constraint::Min(3), Constraint::Length(10)]).areas(rest);
@@ -192,7 +219,10 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
     let Some(run) = &q.run else {
         let key = app
             .keymap
-            .key_for(crate::tui::keymap::Mode::Editor, crate::tui::action::Action::RunQuery)
+            .key_for(
+                crate::tui::keymap::Mode::Editor,
+                crate::tui::action::Action::RunQuery,
+            )
             .map_or("F5".to_string(), |k| k.to_string());
         f.render_widget(
             Paragraph::new(format!("Type a query above and press {key} to run it."))
@@ -298,7 +328,11 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
     };
     let width = inner.width as usize;
     let mut lines = Vec::new();
-    let running = if q.running.is_some() { " (running)" } else { "" };
+    let running = if q.running.is_some() {
+        " (running)"
+    } else {
+        ""
+    };
     lines.push(Line::from(vec![
         Span::styled(format!("{} RU", fmt_ru(run.request_charge)), THEME.charge),
         Span::styled(
@@ -320,7 +354,10 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
         };
         lines.push(Line::from(vec![
             Span::styled(kind.clone(), style),
-            Span::styled(format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))), THEME.title),
+            Span::styled(
+                format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))),
+                THEME.title,
+            ),
         ]));
     }
     lines.push(strip(&q.ranges, run, width));
@@ -409,7 +446,10 @@ fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
         } else {
             "▏".to_string()
         };
-        spans.push(Span::styled(text, if touched { THEME.lit } else { THEME.unlit }));
+        spans.push(Span::styled(
+            text,
+            if touched { THEME.lit } else { THEME.unlit },
+        ));
         used = end;
     }
     Line::from(spans)

@@ -54,9 +54,7 @@ pub static THEME: Theme = Theme {
     status_dir: Style::new().fg(Color::Black).bg(Color::Gray),
     status_container: Style::new().fg(Color::Black).bg(Color::Cyan),
     tab: fg(Color::Gray),
-    tab_active: Style::new()
-        .fg(Color::Yellow)
-        .add_modifier(Modifier::BOLD),
+    tab_active: Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
     charge: Style::new().fg(Color::Black).bg(Color::Yellow),
     info: fg(Color::Green),
     error: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -69,7 +67,9 @@ pub static THEME: Theme = Theme {
     literal: fg(Color::Magenta),
     punct: fg(Color::Gray),
     system: fg(Color::DarkGray),
-    keyword: Style::new().fg(Color::LightMagenta).add_modifier(Modifier::BOLD),
+    keyword: Style::new()
+        .fg(Color::LightMagenta)
+        .add_modifier(Modifier::BOLD),
     function: fg(Color::LightCyan),
     param: fg(Color::Yellow),
     hot: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),

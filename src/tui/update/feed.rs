@@ -167,7 +167,12 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
 }
 
 pub fn load_partitions(app: &mut App) -> Vec<Effect> {
-    let Some((db, c)) = app.partitions.target.clone().or_else(|| app.container.clone()) else {
+    let Some((db, c)) = app
+        .partitions
+        .target
+        .clone()
+        .or_else(|| app.container.clone())
+    else {
         return Vec::new();
     };
     app.partitions.target = Some((db.clone(), c.clone()));
@@ -203,7 +208,10 @@ pub fn on_partitions(
                 if !gone.is_empty() {
                     app.partitions.split_seen = Some(format!(
                         "split: range {} became {}",
-                        gone.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                        gone.iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         ids.iter()
                             .filter(|id| !app.partitions.previous_ranges.contains(id))
                             .map(String::as_str)

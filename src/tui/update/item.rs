@@ -142,8 +142,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
 /// The item the action is about: the one shown, or the item selected in the tree.
 fn current_item(app: &App) -> Option<(String, String, String, Value, Option<String>)> {
     if app.focus == Focus::Tree {
-        if let Some(NodeKind::Item { db, c, pk, id }) = app.tree.selected_node().map(|n| &n.kind)
-        {
+        if let Some(NodeKind::Item { db, c, pk, id }) = app.tree.selected_node().map(|n| &n.kind) {
             let etag = app
                 .item
                 .as_ref()
@@ -256,9 +255,7 @@ pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
     for (k, old) in b {
         match a.get(k) {
             None => out.push(format!("- {k}: {}", short(old))),
-            Some(new) if new != old => {
-                out.push(format!("~ {k}: {} → {}", short(old), short(new)))
-            }
+            Some(new) if new != old => out.push(format!("~ {k}: {} → {}", short(old), short(new))),
             _ => {}
         }
     }
@@ -344,7 +341,10 @@ pub fn on_saved(
             app.item_loading = Some(ticket);
             let mut effects = on_item(app, ticket, Ok(r));
             if let (Some(before), Some(item)) = (before, app.item.as_mut()) {
-                item.diff = Some(item_diff(&without_system(&before), &without_system(&item.tree.doc)));
+                item.diff = Some(item_diff(
+                    &without_system(&before),
+                    &without_system(&item.tree.doc),
+                ));
             }
             app.view = View::Item;
             effects.extend(super::tree::reload(app));
@@ -353,7 +353,9 @@ pub fn on_saved(
         Err(e) => {
             app.last_charge = Some(e.request_charge);
             let hint = match e.status {
-                412 => " — someone changed the item since you opened it; refresh (r) and edit again",
+                412 => {
+                    " — someone changed the item since you opened it; refresh (r) and edit again"
+                }
                 409 => " — an item with this id already exists in that logical partition",
                 _ => "",
             };

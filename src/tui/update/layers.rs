@@ -318,9 +318,12 @@ fn save_params(app: &mut App) {
 }
 
 fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<Effect> {
-    let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter);
-    let no = matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N'))
-        || action == Some(Action::Back);
+    let yes = matches!(
+        key.code,
+        KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+    );
+    let no =
+        matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N')) || action == Some(Action::Back);
     if !yes && !no {
         return Vec::new();
     }

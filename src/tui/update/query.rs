@@ -80,7 +80,12 @@ pub fn run(app: &mut App) -> Vec<Effect> {
 fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
     let mut out = BTreeMap::new();
     for name in crate::tui::state::query::param_names(sql) {
-        let text = app.query.params.get(&name).map(String::as_str).unwrap_or("");
+        let text = app
+            .query
+            .params
+            .get(&name)
+            .map(String::as_str)
+            .unwrap_or("");
         if text.trim().is_empty() {
             return Err(format!("@{name} has no value: fill in the parameters"));
         }
