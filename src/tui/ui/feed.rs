@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Sparkline};
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
-use crate::tui::state::feed::FeedModeChoice;
+use crate::tui::state::feed::{FeedModeChoice, FeedScope};
 use crate::tui::state::tree::pk_label;
 use crate::tui::update::item_diff;
 
@@ -52,10 +52,44 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     } else {
         feed.offset
     };
+    // The columns that fit: the container only when a whole database is followed, the
+    // id gets the room left, and lsn and size go first when the pane is narrow.
+    let container_w = if matches!(feed.scope, Some(FeedScope::Database { .. })) {
+        11
+    } else {
+        0
+    };
+    let mut id_w = (list.width as usize).saturating_sub(9 + 10 + container_w + 4 + 8 + 15 + 8);
+    let wide = id_w >= 8;
+    let key_w = if wide { 14 } else { 10 };
+    if !wide {
+        id_w = (list.width as usize).saturating_sub(9 + 10 + container_w + 4 + key_w + 1);
+    }
+    let columns = |container: &str, rng: &str, lsn: &str, key: &str, id: &str, size: &str| {
+        let mut s = String::new();
+        if container_w > 0 {
+            s.push_str(&format!("{:<10} ", clip(container, 10)));
+        }
+        s.push_str(&format!("{rng:>3} "));
+        if wide {
+            s.push_str(&format!("{lsn:>7} "));
+        }
+        s.push_str(&format!(
+            "{:<key_w$} {:<id_w$}",
+            clip(key, key_w),
+            clip(id, id_w)
+        ));
+        if wide {
+            s.push_str(&format!(" {size:>7}"));
+        }
+        s
+    };
     let mut lines = vec![Line::styled(
         format!(
-            "{:<8} {:<9} {:<10} {:>3} {:>7} {:<14} {:<14} {:>7}",
-            "time", "op", "container", "rng", "lsn", "key", "id", "size"
+            "{:<8} {:<9} {}",
+            "time",
+            "op",
+            columns("container", "rng", "lsn", "key", "id", "size")
         ),
         theme().header,
     )];
@@ -72,14 +106,13 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         let line = Line::from(vec![
             Span::raw(format!("{time:<8} ")),
             Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
-            Span::raw(format!(
-                "{:<10} {:>3} {:>7} {:<14} {:<14} {:>7}",
-                clip(&e.container, 10),
-                e.range,
-                e.lsn,
-                clip(&pk_label(&e.pk), 14),
-                clip(&e.id, 14),
-                fmt_bytes(e.size as u64)
+            Span::raw(columns(
+                &e.container,
+                &e.range.to_string(),
+                &e.lsn.to_string(),
+                &pk_label(&e.pk),
+                &e.id,
+                &fmt_bytes(e.size as u64),
             )),
         ]);
         lines.push(if row == feed.selected {

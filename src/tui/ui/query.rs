@@ -56,7 +56,9 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         let [r, s] = Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
         (r, s)
     } else {
-        let [r, s] = Layout::vertical([Constraint::Min(3), Constraint::Length(10)]).areas(rest);
+        let stats_height = (rest.height / 2).clamp(8, 16);
+        let [r, s] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(stats_height)]).areas(rest);
         (r, s)
     };
     let rows = draw_results(f, app, results);
@@ -423,6 +425,17 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
             ),
         ]));
     }
+    lines.push(Line::styled("range     RU  retr  out  lp", theme().header));
+    for p in run.partitions.values() {
+        lines.push(Line::raw(format!(
+            "{:<5} {:>6} {:>5} {:>4} {:>3}",
+            p.id,
+            fmt_ru(p.request_charge),
+            p.metrics.retrieved_document_count,
+            p.metrics.output_document_count,
+            p.logical_partitions.len()
+        )));
+    }
     let m = &run.metrics;
     lines.push(Line::styled(
         format!(
@@ -485,17 +498,6 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
                 theme().hot,
             ));
         }
-    }
-    lines.push(Line::styled("range     RU  retr  out  lp", theme().header));
-    for p in run.partitions.values() {
-        lines.push(Line::raw(format!(
-            "{:<5} {:>6} {:>5} {:>4} {:>3}",
-            p.id,
-            fmt_ru(p.request_charge),
-            p.metrics.retrieved_document_count,
-            p.metrics.output_document_count,
-            p.logical_partitions.len()
-        )));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -248,15 +248,22 @@ pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
         }
     };
     let mut out = Vec::new();
+    // System properties change on every write; the change that matters is the user's.
+    let b: Map<String, Value> = b
+        .iter()
+        .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let b = &b;
     for (k, old) in b {
-        match a.get(k) {
+        match a.get(k.as_str()) {
             None => out.push(format!("- {k}: {}", short(old))),
             Some(new) if new != old => out.push(format!("~ {k}: {} → {}", short(old), short(new))),
             _ => {}
         }
     }
     for (k, new) in a {
-        if !b.contains_key(k) {
+        if !b.contains_key(k) && !SYSTEM_PROPERTIES.contains(&k.as_str()) {
             out.push(format!("+ {k}: {}", short(new)));
         }
     }

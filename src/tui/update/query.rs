@@ -154,6 +154,9 @@ pub fn on_page(
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);
+            if let Some(run) = app.query.run.as_mut() {
+                run.request_charge = crate::charge::round(run.request_charge + e.request_charge);
+            }
             if let (Some(line), Some(column)) = (e.line, e.column) {
                 app.query.editor.goto(line as usize, column as usize);
             }

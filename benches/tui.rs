@@ -1,0 +1,371 @@
+//! Terminal UI benchmarks against issue 5's budgets.
+//!
+//! - `tui/first_frame`: from `Engine::open` on an existing store of `TUI_BENCH_ITEMS` items
+//!   (default 100,000; the budget is stated for 1,000,000) to the first frame with the tree
+//!   on a 120×40 `TestBackend`: open, `update::start`, load the databases, draw.
+//!   Budget: under 200 ms at 1,000,000 items.
+//! - `tui/expand_container`: opening the container and its first physical partition in the
+//!   tree (ranges, then the first page of logical partitions) and drawing. Not budgeted;
+//!   shows that large levels cost one page.
+//! - `tui/redraw_200x60`: a full repaint (back buffer cleared) at 200×60 of the query
+//!   console with a page of results (100) and stats, the tree expanded to a page of logical
+//!   partitions. Budget: under 2 ms.
+//! - `tui/palette_1m`: 1,000,000 item ids injected into `PaletteState`; one keystroke
+//!   (`pattern_changed`) then `tick(10)` until the matcher has finished. Budget: first
+//!   results within 60 ms.
+//! - `tui/feed_frame`: one frame at 1,000 change events/s and 30 frames/s: 34 events
+//!   pushed through `update` into a full buffer (10,000 events, dropping the oldest) and
+//!   the feed view redrawn at 120×40. Budget: 30 frames/s, i.e. well under 33 ms.
+//!
+//! `cargo bench --bench tui` runs it (criterion: 10 samples, short measurement);
+//! `cargo test --benches` runs a smoke version with 2,000 items and 20,000 palette ids.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use cosmoscope::engine::Engine;
+use cosmoscope::engine::import::Record;
+use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::tui::effect::Effect;
+use cosmoscope::tui::harness::parse_keys;
+use cosmoscope::tui::keymap::Keymap;
+use cosmoscope::tui::msg::Msg;
+use cosmoscope::tui::state::feed::FeedRow;
+use cosmoscope::tui::state::palette::{Entry, Target};
+use cosmoscope::tui::state::{App, View};
+use cosmoscope::tui::{ui, update, worker};
+use criterion::Criterion;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+const DB: &str = "bench";
+const CONTAINER: &str = "orders";
+
+struct Sizes {
+    items: usize,
+    palette_ids: usize,
+}
+
+impl Sizes {
+    fn for_args() -> Sizes {
+        let args: Vec<String> = std::env::args().collect();
+        let bench = args.iter().any(|a| a == "--bench");
+        let smoke = !bench || args.iter().any(|a| a == "--test" || a == "--list");
+        if smoke {
+            return Sizes {
+                items: 2_000,
+                palette_ids: 20_000,
+            };
+        }
+        let items = std::env::var("TUI_BENCH_ITEMS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        Sizes {
+            items,
+            palette_ids: 1_000_000,
+        }
+    }
+}
+
+/// A store of `items` small orders over 10,000 customers in a 10-range container.
+fn populate(dir: &Path, items: usize) {
+    let engine = Engine::open(dir).expect("open");
+    engine.create_database(DB).expect("database");
+    let mut settings = ContainerSettings::new(vec!["/pk".into()]);
+    settings.throughput = Throughput::Manual(60_000);
+    engine
+        .create_container(DB, CONTAINER, settings)
+        .expect("container");
+    let started = Instant::now();
+    for chunk in (0..items).collect::<Vec<_>>().chunks(50_000) {
+        let docs: Vec<Vec<u8>> = chunk
+            .iter()
+            .map(|n| {
+                let status = ["Shipped", "Pending", "Delivered"][n % 3];
+                serde_json::to_vec(&json!({
+                    "id": format!("order-{n:07}"),
+                    "pk": format!("c-{}", n % 10_000),
+                    "n": n,
+                    "status": status,
+                    "total": (*n % 997) as f64 * 1.5,
+                }))
+                .expect("JSON")
+            })
+            .collect();
+        let records: Vec<Record> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, json)| Record { line: i + 1, json })
+            .collect();
+        engine
+            .import_records(DB, CONTAINER, &records, &mut |_| {})
+            .expect("import");
+    }
+    eprintln!(
+        "tui bench: {items} items written in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn new_app() -> App {
+    App::new("<data-dir>".into(), Arc::new(Keymap::defaults()))
+}
+
+/// Performs effects synchronously, as the harness does (no feeds, no palette streams).
+fn run(app: &mut App, engine: &Engine, dir: &Path, effects: Vec<Effect>) {
+    let mut queue: std::collections::VecDeque<Effect> = effects.into();
+    while let Some(effect) = queue.pop_front() {
+        for m in worker::perform(engine, dir, effect, &AtomicBool::new(false), None) {
+            queue.extend(update::update(app, m));
+        }
+    }
+}
+
+fn keys(app: &mut App, engine: &Engine, dir: &Path, spec: &str) {
+    for k in parse_keys(spec) {
+        let effects = update::update(app, Msg::Key(k));
+        run(app, engine, dir, effects);
+    }
+}
+
+fn terminal(w: u16, h: u16) -> Terminal<TestBackend> {
+    Terminal::new(TestBackend::new(w, h)).expect("test terminal")
+}
+
+fn draw(t: &mut Terminal<TestBackend>, app: &App) {
+    t.draw(|f| {
+        black_box(ui::draw(f, app));
+    })
+    .expect("draw");
+}
+
+/// Opens the store and draws the first frame with the tree.
+fn first_frame(dir: &Path) -> (Engine, App) {
+    let engine = Engine::open(dir).expect("open");
+    let mut app = new_app();
+    let effects = update::start(&mut app);
+    run(&mut app, &engine, dir, effects);
+    let mut t = terminal(120, 40);
+    draw(&mut t, &app);
+    (engine, app)
+}
+
+fn feed_row(n: u64) -> FeedRow {
+    FeedRow {
+        container: CONTAINER.into(),
+        crts: 1_700_000_000 + (n / 1000) as i64,
+        op: if n % 5 == 0 { "replace" } else { "create" }.into(),
+        range: (n % 10) as u32,
+        lsn: n,
+        pk: json!([format!("c-{}", n % 10_000)]),
+        id: format!("order-{n:07}"),
+        size: 180,
+        current: Some(
+            json!({"id": format!("order-{n:07}"), "pk": format!("c-{}", n % 10_000), "n": n}),
+        ),
+        previous: None,
+        ttl_expired: false,
+    }
+}
+
+fn main() {
+    let sizes = Sizes::for_args();
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+
+    let store = tempfile::tempdir().expect("temp dir");
+    let dir: PathBuf = store.path().to_path_buf();
+    populate(&dir, sizes.items);
+
+    {
+        let mut g = c.benchmark_group("tui");
+        g.bench_function(format!("first_frame/{}_items", sizes.items), |b| {
+            b.iter(|| {
+                let (engine, app) = first_frame(&dir);
+                assert_eq!(app.tree.nodes.len(), 1);
+                drop(app);
+                drop(engine);
+            })
+        });
+
+        let engine = Engine::open(&dir).expect("open");
+        g.bench_function(format!("expand_container/{}_items", sizes.items), |b| {
+            b.iter(|| {
+                let mut app = new_app();
+                let effects = update::start(&mut app);
+                run(&mut app, &engine, &dir, effects);
+                // shop → orders → range 0 → a page of logical partitions.
+                keys(&mut app, &engine, &dir, "<enter> j <enter> j <enter>");
+                let mut t = terminal(120, 40);
+                draw(&mut t, &app);
+                black_box(app.tree.nodes.len())
+            })
+        });
+
+        // The heaviest screen: a query with 200 results and stats, the tree open.
+        let mut app = new_app();
+        let effects = update::start(&mut app);
+        run(&mut app, &engine, &dir, effects);
+        keys(
+            &mut app,
+            &engine,
+            &dir,
+            "<enter> j <enter> j <enter> <c-n> <c-a> <c-k>",
+        );
+        app.query
+            .editor
+            .set_text("SELECT TOP 200 * FROM c WHERE c.total > 100");
+        keys(&mut app, &engine, &dir, "<f5>");
+        assert_eq!(app.view, View::Query);
+        let shown = app.query.run.as_ref().map_or(0, |r| r.documents.len());
+        assert!(shown > 0, "{:?}", app.query.error);
+        eprintln!("tui bench: redraw with {shown} results");
+        let mut t = terminal(200, 60);
+        g.bench_function("redraw_200x60", |b| {
+            b.iter(|| {
+                t.clear().expect("clear");
+                draw(&mut t, &app);
+            })
+        });
+        drop(engine);
+
+        // The palette over `palette_ids` ids: one keystroke, then ticks until matched.
+        let mut app = new_app();
+        let injector = app.palette.injector();
+        let started = Instant::now();
+        for n in 0..sizes.palette_ids {
+            Entry {
+                text: format!("order-{n:07} · {DB}/{CONTAINER}"),
+                kind: "item",
+                target: Target::Item {
+                    db: DB.into(),
+                    c: CONTAINER.into(),
+                    pk: json!(format!("c-{}", n % 10_000)),
+                    id: format!("order-{n:07}"),
+                },
+            }
+            .push_into(&injector);
+        }
+        drop(injector);
+        while {
+            app.palette.tick(10);
+            app.palette.running
+        } {}
+        eprintln!(
+            "tui bench: {} palette ids injected and matched in {:.1} s",
+            app.palette.total,
+            started.elapsed().as_secs_f64()
+        );
+        assert_eq!(app.palette.total as usize, sizes.palette_ids);
+        // Keystrokes: typing an id digit by digit, then starting over.
+        let typed = ["4", "42", "421", "4217", "o", "or", "ord"];
+        let mut i = 0;
+        g.bench_function(format!("palette_{}_ids", sizes.palette_ids), |b| {
+            b.iter(|| {
+                let text = typed[i % typed.len()];
+                let appended = i % typed.len() != 0 && i % typed.len() != 4;
+                i += 1;
+                app.palette.input.set_text(text);
+                app.palette.pattern_changed(appended);
+                loop {
+                    app.palette.tick(10);
+                    if !app.palette.running {
+                        break;
+                    }
+                }
+                assert!(!app.palette.matches.is_empty(), "{text}");
+                black_box(app.palette.matched)
+            })
+        });
+        // Per keystroke, outside criterion: typing an id and a word from an empty
+        // field, each sequence five times; the median time to complete results.
+        let mut per_key: Vec<(String, Vec<f64>)> =
+            typed.iter().map(|t| (t.to_string(), Vec::new())).collect();
+        for _ in 0..5 {
+            for (n, text) in typed.iter().enumerate() {
+                let started = Instant::now();
+                app.palette.input.set_text(text);
+                app.palette.pattern_changed(n != 0 && n != 4);
+                while {
+                    app.palette.tick(10);
+                    app.palette.running
+                } {}
+                per_key[n].1.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        for (text, mut ms) in per_key {
+            ms.sort_by(f64::total_cmp);
+            eprintln!(
+                "tui bench: palette over {} ids, typing {text:?}: median {:.1} ms (min {:.1}, max {:.1}), {} matches",
+                sizes.palette_ids,
+                ms[ms.len() / 2],
+                ms[0],
+                ms[ms.len() - 1],
+                {
+                    app.palette.input.set_text(&text);
+                    app.palette.pattern_changed(false);
+                    while {
+                        app.palette.tick(10);
+                        app.palette.running
+                    } {}
+                    app.palette.matched
+                }
+            );
+        }
+        drop(app);
+
+        // The feed view at 1,000 events/s, 30 frames/s: 34 events per frame into a full
+        // buffer, then a redraw.
+        let mut app = new_app();
+        app.container = Some((DB.into(), CONTAINER.into()));
+        app.feed.scope = Some(cosmoscope::tui::state::feed::FeedScope::Container {
+            db: DB.into(),
+            c: CONTAINER.into(),
+        });
+        app.view = View::Feed;
+        app.focus = cosmoscope::tui::state::Focus::View;
+        app.feed.subscription = Some(1);
+        let mut n = 0u64;
+        let mut batch = |count: u64| -> Vec<FeedRow> {
+            let rows = (n..n + count).map(feed_row).collect();
+            n += count;
+            rows
+        };
+        update::update(
+            &mut app,
+            Msg::FeedBatch {
+                ticket: 1,
+                rows: batch(10_000),
+                request_charge: 100.0,
+            },
+        );
+        let mut t = terminal(120, 40);
+        g.bench_function("feed_frame_34_events", |b| {
+            b.iter(|| {
+                update::update(
+                    &mut app,
+                    Msg::FeedBatch {
+                        ticket: 1,
+                        rows: batch(34),
+                        request_charge: 1.0,
+                    },
+                );
+                draw(&mut t, &app);
+            })
+        });
+        assert!(app.feed.dropped > 0, "the buffer was full");
+        g.finish();
+    }
+    c.final_summary();
+}
