@@ -327,14 +327,15 @@ pub fn stream_palette(engine: &Engine, injector: &nucleo::Injector<Entry>, stop:
     let mut containers = Vec::new();
     for d in &dbs {
         Entry {
-            text: format!("database {}", d.id),
+            text: format!("{} · database", d.id),
             kind: "database",
             target: Target::Database(d.id.clone()),
         }
         .push_into(injector);
         for c in engine.list_containers(Some(&d.id)).unwrap_or_default() {
             Entry {
-                text: format!("container {}/{}", d.id, c.id),
+                // The name first: typing it ranks the container above its items.
+                text: format!("{} · container {}/{}", c.id, d.id, c.id),
                 kind: "container",
                 target: Target::Container {
                     db: d.id.clone(),

@@ -46,7 +46,11 @@ fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
             _ => app.base_mode(),
         }
     };
-    let r = centered(area, 76, area.height.saturating_sub(2));
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(40, 110),
+        area.height.saturating_sub(2),
+    );
     f.render_widget(Clear, r);
     let block = pane(format!("Help · {}", mode.title()), true);
     let inner = block.inner(r);

@@ -47,7 +47,7 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 Some(Vec::new())
             }
             Some(Action::Select) => Some(choose(app)),
-            Some(Action::Quit) => None,
+            Some(Action::Quit | Action::Help) => None,
             Some(_) => Some(Vec::new()),
             None => {
                 let before = app.palette.input.text();
