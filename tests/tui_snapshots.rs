@@ -193,14 +193,13 @@ fn change_feed_waiting() {
     });
 }
 
-/// 120×40 only: at 80×24 the view cuts off its right-hand columns (see the report).
 #[test]
 fn partitions() {
-    let mut s = store(120, 40);
-    expand_orders(&mut s.h);
-    s.h.keys("4");
-    assert!(s.h.app.partitions.report.is_some());
-    check(&mut s.h, "partitions_120x40");
+    each_size("partitions", |h| {
+        expand_orders(h);
+        h.keys("4");
+        assert!(h.app.partitions.report.is_some());
+    });
 }
 
 #[test]

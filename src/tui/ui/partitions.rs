@@ -47,17 +47,30 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let n = report.partitions.len() as u16;
     let [ranges, lps] =
         Layout::vertical([Constraint::Length(n + 3), Constraint::Min(3)]).areas(inner);
-    let bar_w = (inner.width as usize).saturating_sub(60).clamp(6, 30);
+    // Narrow panes drop the storage share and the peak before the heat bar shrinks away.
+    let wide = inner.width >= 72;
+    let fixed = if wide { 60 } else { 45 };
+    let bar_w = (inner.width as usize).saturating_sub(fixed).clamp(4, 30);
+    let row = |id: &str, items: &str, size: &str, share: &str| {
+        if wide {
+            format!("{id:<5} {items:>7} {size:>9} {share:>6} ")
+        } else {
+            format!("{id:<5} {items:>6} {size:>8} ")
+        }
+    };
+    let tail = |now: &str, peak: &str| {
+        if wide {
+            format!(" {now:>8} {peak:>8} ")
+        } else {
+            format!(" {now:>8} ")
+        }
+    };
     let mut lines = vec![Line::styled(
         format!(
-            "{:<5} {:>7} {:>9} {:>6} {:<bw$} {:>8} {:>8} {:>5}",
-            "range",
-            "items",
-            "size",
-            "store%",
+            "{}{:<bw$}{}{:>5}",
+            row("range", "items", "size", "store%"),
             clip("RU/s heat vs budget", bar_w),
-            "RU/s",
-            "peak",
+            tail("RU/s", "peak"),
             "429s",
             bw = bar_w
         ),
@@ -82,15 +95,14 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             theme().info
         };
         let line = Line::from(vec![
-            Span::raw(format!(
-                "{:<5} {:>7} {:>9} {:>5.1}% ",
-                r.id,
-                fmt_count(r.statistics.item_count),
-                fmt_bytes(r.statistics.size_bytes),
-                r.storage_fraction * 100.0
+            Span::raw(row(
+                &r.id,
+                &fmt_count(r.statistics.item_count),
+                &fmt_bytes(r.statistics.size_bytes),
+                &format!("{:.1}%", r.storage_fraction * 100.0),
             )),
             Span::styled(bar(heat, bar_w), heat_style),
-            Span::raw(format!(" {:>8} {:>8} ", fmt_ru(now), fmt_ru(peak))),
+            Span::raw(tail(&fmt_ru(now), &fmt_ru(peak))),
             Span::styled(
                 format!("{throttled:>5}"),
                 if throttled > 0 {
@@ -124,8 +136,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
 
     let [largest, hottest] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lps);
+    // Each list gets half the pane: the key takes what the value and range leave.
+    let key_w = (largest.width as usize).saturating_sub(16).clamp(6, 24);
     let list = |title: &str, items: &[crate::engine::LogicalPartitionView], by_ru: bool| {
-        let mut lines = vec![Line::styled(title.to_string(), theme().header)];
+        let mut lines = vec![Line::styled(clip(title, key_w + 14), theme().header)];
         for l in items {
             let value = if by_ru {
                 format!("{} RU", fmt_ru(l.statistics.request_charge_total))
@@ -134,7 +148,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             };
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("{:<18} ", clip(&pk_label(&l.partition_key), 18)),
+                    format!("{:<key_w$} ", clip(&pk_label(&l.partition_key), key_w)),
                     theme().string,
                 ),
                 Span::raw(format!("{value:>10} r{}", l.range)),
@@ -152,7 +166,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     );
     f.render_widget(
         list(
-            "hottest logical partitions (RU)",
+            "hottest logical partitions",
             &report.hottest_logical_partitions,
             true,
         ),
