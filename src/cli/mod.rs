@@ -12,6 +12,7 @@ mod items;
 mod query;
 mod resources;
 mod samples;
+mod workbench;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -115,6 +116,46 @@ fn execute(cli: Cli) -> CliResult {
             }
             None => resources::partitions(&engine, &target, top, window),
         },
+        Some(Command::Workbench {
+            suite,
+            scale,
+            iterations,
+            seed,
+            patterns,
+            json,
+        }) => workbench::workbench(
+            &engine,
+            workbench::WorkbenchArgs {
+                suite,
+                scale,
+                iterations,
+                seed,
+                patterns,
+                json,
+            },
+        ),
+        Some(Command::Simulate {
+            set,
+            rate,
+            duration,
+            operations,
+            hot_key,
+            seed,
+            scale,
+            no_processors,
+        }) => workbench::simulate(
+            &engine,
+            workbench::SimulateArgs {
+                set,
+                rate,
+                duration,
+                operations,
+                hot_key,
+                seed,
+                scale,
+                no_processors,
+            },
+        ),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
