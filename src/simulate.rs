@@ -219,7 +219,8 @@ pub fn run(
             options.set
         )));
     }
-    let mut pools = Pools::load(engine, design)?;
+    let mut pools = Pools::load(engine, &suite, design)?;
+    let nonce = crate::workbench::exec::run_nonce();
     let hot = match (options.hot_key > 0.0, &spec.hot_param) {
         (false, _) => None,
         (true, None) => {
@@ -290,7 +291,7 @@ pub fn run(
                 }
             }
             if tally.operations > 0 && tally.operations % REFRESH_POOLS_EVERY == 0 {
-                match Pools::load(engine, design) {
+                match Pools::load(engine, &suite, design) {
                     Ok(p) => pools = p,
                     Err(e) => break Err(e),
                 }
@@ -303,6 +304,7 @@ pub fn run(
                 design,
                 &pools,
                 options.seed,
+                nonce,
                 "simulate",
                 tally.operations,
                 &pinned,

@@ -36,6 +36,14 @@ fn routing_rank(r: &str) -> u8 {
     }
 }
 
+/// A number unique to this moment, for [`Vars::draw`]'s `run`.
+pub fn run_nonce() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (now.as_nanos() as u64) ^ (u64::from(std::process::id()) << 48)
+}
+
 /// The values drawn parameters of one design pick from.
 #[derive(Debug, Clone, Default)]
 pub struct Pools {
@@ -43,11 +51,12 @@ pub struct Pools {
 }
 
 impl Pools {
-    /// Reads every drawn parameter's values from design `design`'s data. Values are sorted,
-    /// so designs holding the same data draw the same values for the same seed.
-    pub fn load(engine: &Engine, design: &Design) -> Result<Pools> {
+    /// Reads the values of every drawn parameter (the suite's and the design's) from
+    /// design `design`'s data. Values are sorted, so designs holding the same data draw the
+    /// same values for the same seed.
+    pub fn load(engine: &Engine, suite: &Suite, design: &Design) -> Result<Pools> {
         let mut values = HashMap::new();
-        for (name, source) in &design.params {
+        for (name, source) in suite.params.iter().chain(&design.params) {
             let mut pool = match source {
                 ParamSource::PartitionKeys { container } => {
                     partition_keys(engine, &design.database, container)?
@@ -153,11 +162,16 @@ impl Vars {
     /// Draws every parameter of `design` for iteration `iteration` of stream `label`.
     /// Each parameter has its own stream, so two designs with the same pools draw the
     /// same values. `pinned` overrides parameters (the simulator's hot key).
+    ///
+    /// Generated ids also mix in `run`, a number unique to the run: the same seed must
+    /// not create an item that a previous run with that seed already created (409).
+    #[allow(clippy::too_many_arguments)]
     pub fn draw(
         suite: &Suite,
         design: &Design,
         pools: &Pools,
         seed: u64,
+        run: u64,
         label: &str,
         iteration: u64,
         pinned: &[(&str, &Value)],
@@ -170,6 +184,10 @@ impl Vars {
             }
             let mut rng = Rng::derive(seed, &format!("{label}/{name}"), iteration);
             let v = match source {
+                ParamSource::Generate(Generate::Uuid) => {
+                    let mut unique = Rng::derive(seed ^ run, &format!("{label}/{name}"), iteration);
+                    Value::String(unique.uuid())
+                }
                 ParamSource::Generate(g) => generate(g, &mut rng)?,
                 _ => {
                     let pool = pools.get(name).ok_or_else(|| {

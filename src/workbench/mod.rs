@@ -135,7 +135,7 @@ pub fn run(
     let pools = suite
         .designs
         .iter()
-        .map(|d| Pools::load(engine, d).map_err(|e| in_design(e, d)))
+        .map(|d| Pools::load(engine, suite, d).map_err(|e| in_design(e, d)))
         .collect::<Result<Vec<_>>>()?;
 
     let total: u64 = patterns
@@ -151,6 +151,7 @@ pub fn run(
         * options.iterations as u64;
 
     let executor = Executor::new(engine);
+    let nonce = exec::run_nonce();
     let (rows, mut denormalizers) = std::thread::scope(|scope| {
         let background = denormalize::spawn(scope, denormalizers);
         let mut done = 0u64;
@@ -174,7 +175,7 @@ pub fn run(
                         outcome = Err(Error::new(CANCELLED, "the workbench run was cancelled"));
                         break 'patterns;
                     }
-                    let step = Vars::draw(suite, d, pool, options.seed, &p.id, i as u64, &[])
+                    let step = Vars::draw(suite, d, pool, options.seed, nonce, &p.id, i as u64, &[])
                         .and_then(|mut vars| executor.run(&d.database, steps, &mut vars));
                     match step {
                         Ok(run) => runs.push(run),
