@@ -301,3 +301,42 @@ fn a_user_suite_runs_against_an_existing_database() {
     assert_eq!(e.status, 404);
     assert!(e.message.contains("\"absent\""), "{}", e.message);
 }
+
+#[test]
+fn throttled_requests_are_retried_and_counted() {
+    // A container that enforces 400 RU/s: 200 writes of about 6 RU each (1,200 RU) sent as
+    // fast as possible overrun its budget whatever second they start in; each 429 waits
+    // its retry-after (the rest of the second) and goes again.
+    let st = store();
+    st.engine.create_database("tight").unwrap();
+    let settings = cosmoscope::store::catalog::ContainerSettings {
+        enforce_throughput: true,
+        ..cosmoscope::store::catalog::ContainerSettings::new(vec!["/pk".into()])
+    };
+    st.engine.create_container("tight", "c", settings).unwrap();
+    let suite = Suite::parse(
+        r#"{"name": "t", "title": "T",
+            "params": {"id": {"generate": "uuid"}, "text": {"generate": "paragraphs"}},
+            "designs": [{"id": "d", "database": "tight"}],
+            "patterns": [{"id": "W", "title": "write", "steps": {"d": [
+                {"create": "c", "body": {"id": "{id}", "pk": "{id}", "text": "{text}"}}]}}]}"#,
+    )
+    .unwrap();
+    let opts = RunOptions {
+        iterations: 200,
+        ..options()
+    };
+    let report = workbench::run(&st.engine, &suite, &opts, &mut |_| true).unwrap();
+    let r = &report.patterns[0].designs.0[0];
+    assert_eq!(r.iterations, 200, "every write went through");
+    assert!(r.throttled > 0, "the budget was exceeded: {r:?}");
+    let throttled = st
+        .engine
+        .partitions("tight", "c", 10, 60)
+        .unwrap()
+        .load
+        .iter()
+        .map(|l| l.throttled)
+        .sum::<u64>();
+    assert!(throttled > 0, "the store recorded the 429s");
+}
