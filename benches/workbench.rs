@@ -38,7 +38,13 @@ fn main() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let engine = Engine::open(dir.path()).expect("open engine");
-    for set in ["blog-v1", "blog-v2", "blog-v3", "webstore-relational", "webstore"] {
+    for set in [
+        "blog-v1",
+        "blog-v2",
+        "blog-v3",
+        "webstore-relational",
+        "webstore",
+    ] {
         samples::load(&engine, set, &LoadOptions::default(), &mut |_| true).expect("load");
     }
 

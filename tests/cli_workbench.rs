@@ -47,7 +47,15 @@ fn workbench_json_reports_every_pattern_and_design() {
     let d = dir.path();
     let report = ok(
         d,
-        &["workbench", "blog", "--json", "--scale", "0.25", "--iterations", "2"],
+        &[
+            "workbench",
+            "blog",
+            "--json",
+            "--scale",
+            "0.25",
+            "--iterations",
+            "2",
+        ],
     );
     assert_eq!(report["suite"], "blog");
     assert_eq!(report["iterations"], 2);
@@ -56,7 +64,11 @@ fn workbench_json_reports_every_pattern_and_design() {
     for p in patterns {
         for design in ["v1", "v2", "v3"] {
             let r = &p["designs"][design];
-            assert!(r["requestCharge"].as_f64().unwrap() > 0.0, "{} {design}", p["id"]);
+            assert!(
+                r["requestCharge"].as_f64().unwrap() > 0.0,
+                "{} {design}",
+                p["id"]
+            );
             assert!(r["latencyMs"].is_number());
             assert!(r["requests"].as_u64().unwrap() >= 1);
             assert!(r["partitionsTouched"].as_u64().unwrap() >= 1);
@@ -78,7 +90,10 @@ fn workbench_json_reports_every_pattern_and_design() {
     assert!(names.contains(&"leases"), "{names:?}");
 
     // One pattern only, as a table.
-    let out = cosmoscope(d, &["workbench", "blog", "--pattern", "Q2", "--iterations", "1"]);
+    let out = cosmoscope(
+        d,
+        &["workbench", "blog", "--pattern", "Q2", "--iterations", "1"],
+    );
     assert!(out.status.success(), "{}", stdout(&out));
     let table = stdout(&out);
     assert!(table.contains("Q2 Retrieve a post"), "{table}");
@@ -95,7 +110,11 @@ fn workbench_errors_are_json() {
     assert!(e["message"].as_str().unwrap().contains("bundled suite"));
 
     let file = d.join("broken.toml");
-    std::fs::write(&file, "name = \"x\"\ntitle = \"y\"\n[[designs]]\nid = \"a\"\n").unwrap();
+    std::fs::write(
+        &file,
+        "name = \"x\"\ntitle = \"y\"\n[[designs]]\nid = \"a\"\n",
+    )
+    .unwrap();
     let e = failed(d, &["workbench", file.to_str().unwrap()], 1);
     let m = e["message"].as_str().unwrap();
     assert!(m.contains("invalid workbench suite"), "{m}");
@@ -136,7 +155,16 @@ fn simulate_runs_for_its_duration_and_a_follower_sees_it_live() {
 
     let report = ok(
         d,
-        &["simulate", "blog-v3", "--duration", "1", "--rate", "200", "--hot-key", "0.5"],
+        &[
+            "simulate",
+            "blog-v3",
+            "--duration",
+            "1",
+            "--rate",
+            "200",
+            "--hot-key",
+            "0.5",
+        ],
     );
     assert_eq!(report["stopped"], "duration");
     assert!(report["operations"].as_u64().unwrap() > 0);

@@ -200,7 +200,10 @@ fn the_same_seed_gives_the_same_workload() {
         simulate(&b, "blog-v3", 150, 0.3),
     );
     let counts = |r: &SimReport| -> Vec<(String, u64)> {
-        r.patterns.iter().map(|(k, t)| (k.clone(), t.count)).collect()
+        r.patterns
+            .iter()
+            .map(|(k, t)| (k.clone(), t.count))
+            .collect()
     };
     assert_eq!(counts(&ra), counts(&rb));
     assert_eq!(ra.hot_key, rb.hot_key);
@@ -231,7 +234,10 @@ fn a_hot_key_sends_writes_to_one_logical_partition() {
 
 /// Renames `user` in `db` and lets the processors propagate it; returns the old name.
 fn rename(st: &Store, db: &str, user: &str, new_name: &str) -> String {
-    let old = st.engine.read_item(db, "users", user, &json!(user)).unwrap();
+    let old = st
+        .engine
+        .read_item(db, "users", user, &json!(user))
+        .unwrap();
     let old: Value = serde_json::from_slice(old.body.as_deref().unwrap()).unwrap();
     let patch = PatchRequest::new(vec![PatchOperation::Set {
         path: "/username".into(),

@@ -61,7 +61,10 @@ fn the_blog_suite_compares_the_three_designs() {
     assert_eq!(report.loaded, ["blog-v1", "blog-v2", "blog-v3"]);
 
     let ids: Vec<&str> = report.patterns.iter().map(|p| p.id.as_str()).collect();
-    assert_eq!(ids, ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
+    assert_eq!(
+        ids,
+        ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]
+    );
     for p in &report.patterns {
         let designs: Vec<&str> = p.designs.0.iter().map(|d| d.design.as_str()).collect();
         assert_eq!(designs, ["v1", "v2", "v3"], "{}", p.id);
@@ -70,13 +73,23 @@ fn the_blog_suite_compares_the_three_designs() {
             assert!(d.request_charge > 0.0, "{at}: charge");
             assert!(d.requests >= 1 && d.partitions_touched >= 1, "{at}");
             assert_eq!(d.iterations, 3, "{at}");
-            assert!(d.latency_ms >= 0.0 && d.latency_ms_p95 >= d.latency_ms, "{at}");
+            assert!(
+                d.latency_ms >= 0.0 && d.latency_ms_p95 >= d.latency_ms,
+                "{at}"
+            );
             assert!(d.request_charge_min <= d.request_charge, "{at}");
             assert!(d.request_charge <= d.request_charge_max, "{at}");
             let counted: Vec<_> = d.operations.iter().filter(|o| !o.setup).collect();
             assert_eq!(counted.len(), d.requests, "{at}: one operation per request");
             assert!(counted.iter().all(|o| o.request_charge > 0.0), "{at}");
-            assert_eq!(p.kind, if p.id.starts_with('C') { "command" } else { "query" });
+            assert_eq!(
+                p.kind,
+                if p.id.starts_with('C') {
+                    "command"
+                } else {
+                    "query"
+                }
+            );
         }
     }
 
@@ -123,11 +136,22 @@ fn the_blog_suite_compares_the_three_designs() {
         .unwrap();
     let keys: Vec<&String> = q6["designs"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["v1", "v2", "v3"]);
-    for field in ["requestCharge", "latencyMs", "requests", "partitionsTouched"] {
+    for field in [
+        "requestCharge",
+        "latencyMs",
+        "requests",
+        "partitionsTouched",
+    ] {
         assert!(q6["designs"]["v3"][field].is_number(), "{field}");
     }
     let op = &q6["designs"]["v3"]["operations"][0];
-    for field in ["kind", "container", "routing", "partitions", "requestCharge"] {
+    for field in [
+        "kind",
+        "container",
+        "routing",
+        "partitions",
+        "requestCharge",
+    ] {
         assert!(!op[field].is_null(), "operation {field}");
     }
     let back: Report = serde_json::from_value(json).unwrap();
@@ -156,15 +180,24 @@ fn the_webstore_suite_compares_relational_and_denormalized() {
     let w5 = row(&report, "W5");
     assert!(w5.design("relational").unwrap().requests >= 4);
     let denorm = w5.design("denormalized").unwrap();
-    assert_eq!((denorm.requests, denorm.routing.as_str()), (1, "single-partition"));
-    assert_eq!(row(&report, "W6").design("denormalized").unwrap().routing, "fan-out");
+    assert_eq!(
+        (denorm.requests, denorm.routing.as_str()),
+        (1, "single-partition")
+    );
+    assert_eq!(
+        row(&report, "W6").design("denormalized").unwrap().routing,
+        "fan-out"
+    );
     assert_eq!(
         row(&report, "W2").design("denormalized").unwrap().routing,
         "single-partition"
     );
     // An order and its customer's count: one batch in the denormalized design.
     let w7 = row(&report, "W7");
-    assert_eq!(w7.design("denormalized").unwrap().operations[0].kind, "batch");
+    assert_eq!(
+        w7.design("denormalized").unwrap().operations[0].kind,
+        "batch"
+    );
     assert_eq!(w7.design("relational").unwrap().requests, 2);
 }
 
@@ -222,7 +255,10 @@ fn parse_error(text: &str) -> String {
 #[test]
 fn suite_errors_say_what_and_where() {
     let m = parse_error("name = \"x\"\ntitle = \"y\"\n[[designs]\n");
-    assert!(m.contains("invalid workbench suite (TOML)") && m.contains("line 3"), "{m}");
+    assert!(
+        m.contains("invalid workbench suite (TOML)") && m.contains("line 3"),
+        "{m}"
+    );
 
     let m = parse_error("{\"name\": \"x\", \"title\": \"y\", \"designs\": [}");
     assert!(m.contains("(JSON)") && m.contains("column"), "{m}");

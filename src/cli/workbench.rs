@@ -124,7 +124,10 @@ pub fn simulate(engine: &Engine, args: SimulateArgs) -> CliResult {
     simulate::ensure_loaded(engine, &options, &mut |p| {
         bar.set_length(p.total);
         bar.set_position(p.done);
-        bar.set_message(format!("loading {} → {}/{}", p.set, p.database, p.container));
+        bar.set_message(format!(
+            "loading {} → {}/{}",
+            p.set, p.database, p.container
+        ));
         !stop.load(Ordering::Acquire)
     })?;
     bar.finish_and_clear();

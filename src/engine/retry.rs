@@ -81,7 +81,11 @@ mod tests {
         let mut throttled = 0;
         let r = RetryPolicy::default().run(&mut throttled, || {
             calls += 1;
-            if calls < 3 { Err(throttle(1)) } else { Ok(calls) }
+            if calls < 3 {
+                Err(throttle(1))
+            } else {
+                Ok(calls)
+            }
         });
         assert_eq!(r.unwrap(), 3);
         assert_eq!(throttled, 2);

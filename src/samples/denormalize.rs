@@ -413,9 +413,9 @@ impl Ctx<'_> {
         let mut docs = Vec::new();
         loop {
             let (engine, db) = (self.engine, self.db);
-            let page = self
-                .retry
-                .run(&mut self.stats.throttled, || engine.query(db, container, sql, &opts))?;
+            let page = self.retry.run(&mut self.stats.throttled, || {
+                engine.query(db, container, sql, &opts)
+            })?;
             self.stats.request_charge += page.request_charge;
             docs.extend(page.documents);
             match page.continuation {
@@ -591,8 +591,7 @@ impl Ctx<'_> {
                         &[("id", id), ("name", name)],
                         None,
                     )?;
-                    let mut by_category: BTreeMap<String, Vec<BatchOperation>> =
-                        BTreeMap::new();
+                    let mut by_category: BTreeMap<String, Vec<BatchOperation>> = BTreeMap::new();
                     for p in &stale {
                         let (Some(pid), Some(cat)) = (
                             p.get("id").and_then(Value::as_str),
@@ -637,7 +636,10 @@ fn group_by(docs: &[Value], field: &str) -> Vec<(Value, Vec<String>)> {
             d.get(field).and_then(Value::as_str),
             d.get("id").and_then(Value::as_str),
         ) {
-            groups.entry(k.to_string()).or_default().push(id.to_string());
+            groups
+                .entry(k.to_string())
+                .or_default()
+                .push(id.to_string());
         }
     }
     groups

@@ -110,10 +110,9 @@ fn partition_keys(engine: &Engine, db: &str, container: &str) -> Result<Vec<Valu
     let per_range = POOL_SIZE.div_ceil(ranges.len().max(1));
     let mut out = Vec::new();
     for r in ranges {
-        let id: u32 = r
-            .id
-            .parse()
-            .map_err(|_| Error::internal(format!("range id {:?} is not a number", r.id)))?;
+        let id: u32 =
+            r.id.parse()
+                .map_err(|_| Error::internal(format!("range id {:?} is not a number", r.id)))?;
         let page = engine.logical_partitions(db, container, id, None, per_range)?;
         out.extend(page.logical_partitions.into_iter().map(|l| l.partition_key));
     }
@@ -284,8 +283,7 @@ impl PatternRun {
 
     /// Whether any measured request wrote.
     pub fn wrote(&self) -> bool {
-        self.measured()
-            .any(|o| !matches!(o.kind, "read" | "query"))
+        self.measured().any(|o| !matches!(o.kind, "read" | "query"))
     }
 }
 
@@ -382,9 +380,9 @@ impl<'e> Executor<'e> {
             Action::Read { container, id, pk } => {
                 let (id, pk) = (fill_id(id)?, fill(pk)?);
                 let started = Instant::now();
-                let r = self.retry.run(&mut throttled, || {
-                    engine.read_item(db, container, &id, &pk)
-                })?;
+                let r = self
+                    .retry
+                    .run(&mut throttled, || engine.read_item(db, container, &id, &pk))?;
                 record(
                     "read",
                     SINGLE,
@@ -412,9 +410,9 @@ impl<'e> Executor<'e> {
                 let mut docs = Vec::new();
                 loop {
                     let started = Instant::now();
-                    let page = self.retry.run(&mut throttled, || {
-                        engine.query(db, container, sql, &opts)
-                    })?;
+                    let page = self
+                        .retry
+                        .run(&mut throttled, || engine.query(db, container, sql, &opts))?;
                     record(
                         "query",
                         page.routing.kind,
@@ -514,9 +512,7 @@ impl<'e> Executor<'e> {
             } => {
                 let pk = fill(pk)?;
                 let ops: Vec<BatchOperation> = serde_json::from_value(fill(operations)?)
-                    .map_err(|e| {
-                        Error::bad_request(format!("invalid batch operation: {e}"))
-                    })?;
+                    .map_err(|e| Error::bad_request(format!("invalid batch operation: {e}")))?;
                 let started = Instant::now();
                 let r = self.retry.run(&mut throttled, || {
                     engine.execute_batch(db, container, &pk, &ops)

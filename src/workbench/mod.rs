@@ -175,8 +175,9 @@ pub fn run(
                         outcome = Err(Error::new(CANCELLED, "the workbench run was cancelled"));
                         break 'patterns;
                     }
-                    let step = Vars::draw(suite, d, pool, options.seed, nonce, &p.id, i as u64, &[])
-                        .and_then(|mut vars| executor.run(&d.database, steps, &mut vars));
+                    let step =
+                        Vars::draw(suite, d, pool, options.seed, nonce, &p.id, i as u64, &[])
+                            .and_then(|mut vars| executor.run(&d.database, steps, &mut vars));
                     match step {
                         Ok(run) => runs.push(run),
                         Err(e) => {

@@ -46,10 +46,7 @@ use crate::samples::registry;
 
 /// The bundled suites, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
-    (
-        "blog",
-        include_str!("../../sample-data/suites/blog.toml"),
-    ),
+    ("blog", include_str!("../../sample-data/suites/blog.toml")),
     (
         "webstore",
         include_str!("../../sample-data/suites/webstore.toml"),
@@ -85,7 +82,9 @@ pub struct Design {
 pub enum ParamSource {
     Generate(Generate),
     /// A random logical partition key of a container, from its statistics (no request).
-    PartitionKeys { container: String },
+    PartitionKeys {
+        container: String,
+    },
     /// A random document of a query's results (run once before the patterns, not counted).
     Query {
         container: String,
@@ -109,7 +108,10 @@ pub enum Generate {
     Paragraphs,
     /// Two capitalized words (a category or tag name).
     Name,
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -162,7 +164,12 @@ pub struct Step {
 
 impl Step {
     fn vars(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = self.action.templates().iter().flat_map(|t| t.vars()).collect();
+        let mut out: Vec<&str> = self
+            .action
+            .templates()
+            .iter()
+            .flat_map(|t| t.vars())
+            .collect();
         out.extend(self.for_each.as_deref());
         out
     }
@@ -280,7 +287,11 @@ impl Suite {
         let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
             Error::not_found(format!(
                 "there is no bundled workbench suite {name:?}; the bundled suites are {}",
-                BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                BUILTIN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         // A broken bundled suite is a fault of the build.
@@ -300,7 +311,11 @@ impl Suite {
         let text = std::fs::read_to_string(name_or_path).map_err(|e| {
             Error::bad_request(format!(
                 "{name_or_path:?} is neither a bundled suite ({}) nor a readable suite file: {e}",
-                BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                BUILTIN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         Suite::parse(&text)
@@ -336,9 +351,8 @@ impl Suite {
     /// (400) that say where.
     pub fn parse(text: &str) -> Result<Suite> {
         let raw: RawSuite = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| {
-                Error::bad_request(format!("invalid workbench suite (JSON): {e}"))
-            })?
+            serde_json::from_str(text)
+                .map_err(|e| Error::bad_request(format!("invalid workbench suite (JSON): {e}")))?
         } else {
             toml::from_str(text).map_err(|e| {
                 Error::bad_request(format!(
@@ -525,7 +539,10 @@ impl RawSuite {
                 }
             };
             let dparams = check_params(d.params, &format!("{at} params"))?;
-            if let Some((n, _)) = dparams.iter().find(|(n, _)| params.iter().any(|(p, _)| p == n)) {
+            if let Some((n, _)) = dparams
+                .iter()
+                .find(|(n, _)| params.iter().any(|(p, _)| p == n))
+            {
                 return Err(bad(format!(
                     "{at}: parameter {n:?} is also a suite-wide [params] entry"
                 )));
@@ -553,7 +570,11 @@ impl RawSuite {
                     let Some(d) = designs.iter().find(|d| d.id == design) else {
                         return Err(bad(format!(
                             "{at}: the suite has no such design (it has {})",
-                            designs.iter().map(|d| d.id.as_str()).collect::<Vec<_>>().join(", ")
+                            designs
+                                .iter()
+                                .map(|d| d.id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )));
                     };
                     let list = steps.entry(design.to_string()).or_default();
@@ -579,7 +600,10 @@ impl RawSuite {
                 return Err(bad(format!("pattern {:?} has no steps", p.id)));
             }
             if let Some((d, _)) = steps.iter().find(|(_, s)| s.is_empty()) {
-                return Err(bad(format!("pattern {:?}, design {d:?} has no steps", p.id)));
+                return Err(bad(format!(
+                    "pattern {:?}, design {d:?} has no steps",
+                    p.id
+                )));
             }
             patterns.push(Pattern {
                 id: p.id,
@@ -659,8 +683,14 @@ fn check_params(raw: BTreeMap<String, RawParam>, at: &str) -> Result<Vec<(String
                     Err(bad(format!("{at}: {field} does not apply to this source")))
                 }
             };
-            only(p.min.is_none() && p.max.is_none() || p.generate.is_some(), "min/max")?;
-            only(p.sql.is_none() && p.limit.is_none() || p.query.is_some(), "sql/limit")?;
+            only(
+                p.min.is_none() && p.max.is_none() || p.generate.is_some(),
+                "min/max",
+            )?;
+            only(
+                p.sql.is_none() && p.limit.is_none() || p.query.is_some(),
+                "sql/limit",
+            )?;
             let source = if let Some(g) = p.generate {
                 ParamSource::Generate(match g.as_str() {
                     "uuid" => Generate::Uuid,
@@ -734,7 +764,11 @@ impl RawStep {
             several => {
                 return Err(bad(format!(
                     "{at}: a step does one thing; this one names {}",
-                    several.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
+                    several
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .collect::<Vec<_>>()
+                        .join(" and ")
                 )));
             }
         };
@@ -860,15 +894,14 @@ impl RawStep {
                 "{at}: as = {b:?}: names are letters, digits and underscores (and not \"item\")"
             )));
         }
-        let order_by = self
-            .order_by
-            .as_deref()
-            .map(|o| match o.strip_prefix('-') {
-                Some(f) => (f.to_string(), true),
-                None => (o.trim_start_matches('+').to_string(), false),
-            });
+        let order_by = self.order_by.as_deref().map(|o| match o.strip_prefix('-') {
+            Some(f) => (f.to_string(), true),
+            None => (o.trim_start_matches('+').to_string(), false),
+        });
         if order_by.as_ref().is_some_and(|(f, _)| f.is_empty()) {
-            return Err(bad(format!("{at}: orderBy names a field, \"-field\" for descending")));
+            return Err(bad(format!(
+                "{at}: orderBy names a field, \"-field\" for descending"
+            )));
         }
         Ok(Step {
             action,
@@ -895,7 +928,10 @@ mod tests {
             .filter(|p| p.workbench)
             .map(|p| p.id.as_str())
             .collect();
-        assert_eq!(ids, ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
+        assert_eq!(
+            ids,
+            ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]
+        );
         for p in &blog.patterns {
             for d in &blog.designs {
                 assert!(p.steps_for(&d.id).is_some(), "{} {}", p.id, d.id);
@@ -939,7 +975,10 @@ mod tests {
         let m = err(&format!(
             "{HEAD}[[patterns]]\nid = \"P\"\ntitle = \"p\"\n[[patterns.steps.a]]\nread = \"c\"\nid = \"{{nope}}\"\npk = \"x\"\n"
         ));
-        assert!(m.contains("pattern \"P\", design \"a\", step 1") && m.contains("{nope}"), "{m}");
+        assert!(
+            m.contains("pattern \"P\", design \"a\", step 1") && m.contains("{nope}"),
+            "{m}"
+        );
         let m = err(&format!(
             "{HEAD}[[patterns]]\nid = \"P\"\ntitle = \"p\"\n[[patterns.steps.b]]\nread = \"c\"\nid = \"x\"\npk = \"x\"\n"
         ));

@@ -157,7 +157,9 @@ fn parse_string(s: &str) -> Result<Vec<Part>, String> {
             continue;
         }
         if brace == '}' {
-            return Err(format!("{s:?}: unmatched }} (write }}}} for a literal brace)"));
+            return Err(format!(
+                "{s:?}: unmatched }} (write }}}} for a literal brace)"
+            ));
         }
         let end = after
             .find('}')
@@ -190,7 +192,9 @@ pub fn parse_expr(text: &str) -> Result<Expr, String> {
     let mut segs = text.split('.');
     let root = segs.next().unwrap_or_default();
     if !is_name(root) {
-        return Err("is not a variable: expressions look like {name}, {name.field}, {list.*.field}".into());
+        return Err(
+            "is not a variable: expressions look like {name}, {name.field}, {list.*.field}".into(),
+        );
     }
     let path = segs
         .map(|s| {
@@ -265,7 +269,10 @@ fn walk(v: &Value, path: &[Seg]) -> Result<Value, String> {
         (Seg::All, other) => Err(format!("* needs an array, found {}", kind(other))),
         (Seg::Index(i), Value::Array(items)) => match items.get(*i) {
             Some(item) => walk(item, rest),
-            None => Err(format!("index {i} is past the end ({} elements)", items.len())),
+            None => Err(format!(
+                "index {i} is past the end ({} elements)",
+                items.len()
+            )),
         },
         (Seg::Field(name), Value::Object(o)) => match o.get(name) {
             Some(m) => walk(m, rest),
@@ -328,7 +335,10 @@ mod tests {
     fn fills_in_values_and_strings() {
         assert_eq!(eval(json!("{postId}")).unwrap(), json!("p-1"));
         assert_eq!(eval(json!("{n}")).unwrap(), json!(3));
-        assert_eq!(eval(json!("post {postId}: {n}")).unwrap(), json!("post p-1: 3"));
+        assert_eq!(
+            eval(json!("post {postId}: {n}")).unwrap(),
+            json!("post p-1: 3")
+        );
         assert_eq!(eval(json!("{posts.*.id}")).unwrap(), json!(["a", "b"]));
         assert_eq!(eval(json!("{posts.1.userId}")).unwrap(), json!("u2"));
         assert_eq!(
@@ -342,10 +352,30 @@ mod tests {
     fn lists_variables_and_reports_mistakes() {
         let t = Template::parse(&json!({"a": "{x.y}", "b": ["{z}"]})).unwrap();
         assert_eq!(t.vars(), ["x", "z"]);
-        assert!(Template::parse(&json!("{post")).unwrap_err().contains("unclosed"));
-        assert!(Template::parse(&json!("{1abc}")).unwrap_err().contains("not a variable"));
-        assert!(eval(json!("{missing}")).unwrap_err().contains("no variable"));
-        assert!(eval(json!("{posts.0.nope}")).unwrap_err().contains("no field"));
-        assert!(eval(json!("{postId.*}")).unwrap_err().contains("needs an array"));
+        assert!(
+            Template::parse(&json!("{post"))
+                .unwrap_err()
+                .contains("unclosed")
+        );
+        assert!(
+            Template::parse(&json!("{1abc}"))
+                .unwrap_err()
+                .contains("not a variable")
+        );
+        assert!(
+            eval(json!("{missing}"))
+                .unwrap_err()
+                .contains("no variable")
+        );
+        assert!(
+            eval(json!("{posts.0.nope}"))
+                .unwrap_err()
+                .contains("no field")
+        );
+        assert!(
+            eval(json!("{postId.*}"))
+                .unwrap_err()
+                .contains("needs an array")
+        );
     }
 }
