@@ -88,7 +88,8 @@ fn main() {
     if let Some(r) = last {
         println!(
             "simulate blog-v3: {} ops in {:.2} s = {:.0} ops/s, {:.0} RU/s, {} requests; \
-             processors: {} changes, {} writes, {:.0} RU (drained before the clock stopped)",
+             processors: {} changes, {} writes, {:.0} RU (the workload loop alone; criterion's \
+             figure also waits for the processors to catch up)",
             r.operations,
             r.seconds,
             r.ops_per_second,

@@ -2,27 +2,18 @@
 //! runs a fixed number of operations with a seed (no clock), its change feed processors
 //! catch up, and then every copy agrees with its source.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 
+use common::{Store, items, of_type, store, str_of};
 use cosmoscope::engine::{Engine, PatchOperation, PatchRequest};
 use cosmoscope::samples::blog::{FEED_SIZE, short_form};
 use cosmoscope::samples::denormalize::{Denormalizer, LEASE_CONTAINER};
 use cosmoscope::samples::{self, LoadOptions};
 use cosmoscope::simulate::{self, SimOptions, SimReport};
 use serde_json::{Value, json};
-use tempfile::TempDir;
-
-struct Store {
-    engine: Engine,
-    _dir: TempDir,
-}
-
-fn store() -> Store {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let engine = Engine::open(dir.path()).expect("open engine");
-    Store { engine, _dir: dir }
-}
 
 /// Small enough for a debug build: 8 blog users, 100 customers.
 const SMALL: LoadOptions = LoadOptions {
@@ -53,30 +44,6 @@ fn simulate(s: &Store, set: &str, operations: u64, hot_key: f64) -> SimReport {
     report
 }
 
-/// Every item of a container without system properties.
-fn items(engine: &Engine, db: &str, c: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    engine
-        .export(db, c, None, &mut |b: &[u8]| {
-            let mut v: Value = serde_json::from_slice(b).expect("JSON");
-            if let Some(o) = v.as_object_mut() {
-                o.retain(|k, _| !k.starts_with('_'));
-            }
-            out.push(v);
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("export {db}/{c}: {e}"));
-    out
-}
-
-fn of_type<'a>(items: &'a [Value], t: &str) -> Vec<&'a Value> {
-    items.iter().filter(|i| i["type"] == t).collect()
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
-}
-
 /// Runs `set`'s processors until they have caught up, then hands their leases back.
 fn drain(s: &Store, set: &str) {
     let mut d = Denormalizer::for_set(&s.engine, set, set)
@@ -92,15 +59,15 @@ fn assert_counters(posts: &[Value]) {
     let mut likes: HashMap<&str, u64> = HashMap::new();
     for i in posts {
         match i["type"].as_str() {
-            Some("comment") => *comments.entry(s(&i["postId"])).or_default() += 1,
-            Some("like") => *likes.entry(s(&i["postId"])).or_default() += 1,
+            Some("comment") => *comments.entry(str_of(&i["postId"])).or_default() += 1,
+            Some("like") => *likes.entry(str_of(&i["postId"])).or_default() += 1,
             _ => {}
         }
     }
     let list = of_type(posts, "post");
     assert!(!list.is_empty());
     for p in list {
-        let id = s(&p["id"]);
+        let id = str_of(&p["id"]);
         assert_eq!(
             p["commentCount"],
             json!(comments.get(id).copied().unwrap_or(0)),
@@ -122,15 +89,17 @@ fn assert_v3_copies(engine: &Engine) {
     let feed = items(engine, "blog-v3", "feed");
     let mut all: Vec<&Value> = of_type(&posts, "post");
     all.sort_by(|a, b| {
-        (s(&b["creationDate"]), s(&b["id"])).cmp(&(s(&a["creationDate"]), s(&a["id"])))
+        (str_of(&b["creationDate"]), str_of(&b["id"]))
+            .cmp(&(str_of(&a["creationDate"]), str_of(&a["id"])))
     });
     let newest: BTreeMap<&str, Value> = all
         .iter()
         .take(FEED_SIZE)
-        .map(|p| (s(&p["id"]), short_form(p)))
+        .map(|p| (str_of(&p["id"]), short_form(p)))
         .collect();
     assert_eq!(feed.len(), FEED_SIZE.min(all.len()), "feed size");
-    let in_feed: BTreeMap<&str, Value> = feed.iter().map(|f| (s(&f["id"]), f.clone())).collect();
+    let in_feed: BTreeMap<&str, Value> =
+        feed.iter().map(|f| (str_of(&f["id"]), f.clone())).collect();
     assert_eq!(
         in_feed.keys().collect::<Vec<_>>(),
         newest.keys().collect::<Vec<_>>(),
@@ -141,12 +110,12 @@ fn assert_v3_copies(engine: &Engine) {
     let copies: HashMap<(&str, &str), &Value> = users
         .iter()
         .filter(|u| u["type"] == "post")
-        .map(|u| ((s(&u["userId"]), s(&u["id"])), u))
+        .map(|u| ((str_of(&u["userId"]), str_of(&u["id"])), u))
         .collect();
     assert_eq!(copies.len(), all.len(), "one copy per post in users");
     for p in &all {
         let copy = copies
-            .get(&(s(&p["userId"]), s(&p["id"])))
+            .get(&(str_of(&p["userId"]), str_of(&p["id"])))
             .unwrap_or_else(|| panic!("post {} has no copy in users", p["id"]));
         assert_eq!(
             serde_json::to_vec(*copy).unwrap(),
@@ -172,7 +141,7 @@ fn a_v3_workload_keeps_counters_copies_and_the_feed() {
 
     // The leases are ordinary items: one per range of each monitored container.
     let leases = items(&st.engine, "blog-v3", LEASE_CONTAINER);
-    let names: BTreeSet<&str> = leases.iter().map(|l| s(&l["processorName"])).collect();
+    let names: BTreeSet<&str> = leases.iter().map(|l| str_of(&l["processorName"])).collect();
     assert_eq!(names, BTreeSet::from(["post-copies", "usernames"]));
     let posts_ranges = st
         .engine
@@ -218,7 +187,7 @@ fn a_hot_key_sends_writes_to_one_logical_partition() {
     assert_eq!(hot.param, "postId");
     // Every comment and like went to the hot post; so did its counters.
     let posts = items(&st.engine, "blog-v3", "posts");
-    let hot_post = s(&hot.value);
+    let hot_post = str_of(&hot.value);
     let reactions = (report.patterns.get("C3").map_or(0, |t| t.count)
         + report.patterns.get("C4").map_or(0, |t| t.count)) as usize;
     assert!(reactions > 0);
@@ -226,7 +195,7 @@ fn a_hot_key_sends_writes_to_one_logical_partition() {
         .iter()
         .filter(|i| i["postId"] == hot_post && i["type"] != "post")
         // Generated data ends in June 2025; the simulator writes at the current time.
-        .filter(|i| s(&i["creationDate"]) > "2025-06-01")
+        .filter(|i| str_of(&i["creationDate"]) > "2025-06-01")
         .count();
     assert_eq!(new_on_hot, reactions);
     assert_counters(&posts);
@@ -247,14 +216,14 @@ fn rename(st: &Store, db: &str, user: &str, new_name: &str) -> String {
         .patch_item(db, "users", user, &json!(user), &patch, None)
         .unwrap();
     drain(st, db);
-    s(&old["username"]).to_string()
+    str_of(&old["username"]).to_string()
 }
 
 /// The user who wrote the most posts, comments and likes.
 fn busiest_user(posts: &[Value]) -> String {
     let mut n: HashMap<&str, usize> = HashMap::new();
     for i in posts {
-        *n.entry(s(&i["userId"])).or_default() += 1;
+        *n.entry(str_of(&i["userId"])).or_default() += 1;
     }
     n.into_iter()
         .max_by_key(|(u, c)| (*c, *u))
@@ -317,12 +286,12 @@ fn webstore_orders_count_and_renames_reach_products() {
     let customers = items(&st.engine, "webstore", "customer");
     let mut orders: HashMap<&str, u64> = HashMap::new();
     for o in of_type(&customers, "salesOrder") {
-        *orders.entry(s(&o["customerId"])).or_default() += 1;
+        *orders.entry(str_of(&o["customerId"])).or_default() += 1;
     }
     for c in of_type(&customers, "customer") {
         assert_eq!(
             c["salesOrderCount"],
-            json!(orders.get(s(&c["id"])).copied().unwrap_or(0)),
+            json!(orders.get(str_of(&c["id"])).copied().unwrap_or(0)),
             "customer {}",
             c["id"]
         );
@@ -331,8 +300,8 @@ fn webstore_orders_count_and_renames_reach_products() {
     // Rename a category and a tag the way an operator would; the processor copies them.
     let meta = items(&st.engine, "webstore", "productMeta");
     let products = items(&st.engine, "webstore", "product");
-    let category = s(&products[0]["categoryId"]).to_string();
-    let tag = s(&products[0]["tags"][0]["id"]).to_string();
+    let category = str_of(&products[0]["categoryId"]).to_string();
+    let tag = str_of(&products[0]["tags"][0]["id"]).to_string();
     assert!(meta.iter().any(|m| m["id"] == category.as_str()));
     let set_name = |id: &str, pk: &str, name: &str| {
         let patch = PatchRequest::new(vec![PatchOperation::Set {

@@ -2,21 +2,11 @@
 //! for every design with positive charges and the routing each design implies, the JSON
 //! has the documented shape, and bad suites and runs fail with clear errors.
 
-use cosmoscope::engine::Engine;
+mod common;
+
+use common::{Store, store};
 use cosmoscope::workbench::{self, Report, RunOptions, RunProgress, Suite};
 use serde_json::Value;
-use tempfile::TempDir;
-
-struct Store {
-    engine: Engine,
-    _dir: TempDir,
-}
-
-fn store() -> Store {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let engine = Engine::open(dir.path()).expect("open engine");
-    Store { engine, _dir: dir }
-}
 
 /// Small data and few iterations: a debug build runs the blog suite in seconds.
 fn options() -> RunOptions {

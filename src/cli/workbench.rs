@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::args::{SimulateArgs, WorkbenchArgs};
 use super::{CliResult, Failure, print_json, progress_bar, stderr_is_terminal};
 use crate::engine::Engine;
 use crate::simulate::{self, SimOptions};
@@ -13,15 +14,6 @@ use crate::workbench::{self, RunOptions, RunProgress, Suite};
 /// How long `simulate` lets the processors catch up after the workload stops; what is
 /// left stays in the feed and the next processor run resumes from the checkpoints.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
-
-pub struct WorkbenchArgs {
-    pub suite: String,
-    pub scale: f64,
-    pub iterations: usize,
-    pub seed: u64,
-    pub patterns: Vec<String>,
-    pub json: bool,
-}
 
 pub fn workbench(engine: &Engine, args: WorkbenchArgs) -> CliResult {
     let suite = Suite::load(&args.suite)?;
@@ -68,17 +60,6 @@ pub fn workbench(engine: &Engine, args: WorkbenchArgs) -> CliResult {
         let _ = out.write_all(report.to_table().as_bytes());
     }
     Ok(())
-}
-
-pub struct SimulateArgs {
-    pub set: String,
-    pub rate: f64,
-    pub duration: Option<f64>,
-    pub operations: Option<u64>,
-    pub hot_key: f64,
-    pub seed: u64,
-    pub scale: f64,
-    pub no_processors: bool,
 }
 
 pub fn simulate(engine: &Engine, args: SimulateArgs) -> CliResult {

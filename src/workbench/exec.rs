@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::suite::{Action, Design, Generate, ParamSource, Step, Suite, WriteKind};
 use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
-use crate::engine::{BatchOperation, Engine, PatchRequest, QueryOptions};
+use crate::engine::{BatchOperation, Engine, ItemResponse, PatchRequest, QueryOptions};
 use crate::error::{Error, Result};
 use crate::query::value::Val;
 use crate::samples::rng::Rng;
@@ -357,23 +357,10 @@ impl<'e> Executor<'e> {
         let fill = |t: &Template| t.eval(vars).map_err(Error::bad_request);
         let fill_id = |t: &Template| t.eval_string(vars).map_err(Error::bad_request);
         let engine = self.engine;
-        let container = step.action.container().to_string();
-        let mut record = |kind: &'static str,
-                          routing: &'static str,
-                          partitions: Vec<String>,
-                          charge: f64,
-                          latency: Duration,
-                          detail: String| {
-            run.ops.push(OpRecord {
-                kind,
-                container: container.clone(),
-                routing,
-                partitions,
-                request_charge: charge,
-                latency,
-                detail,
-                setup: step.setup,
-            });
+        let mut rec = Recorder {
+            run: &mut *run,
+            container: step.action.container(),
+            setup: step.setup,
         };
         let mut throttled = 0;
         let result = match &step.action {
@@ -383,15 +370,7 @@ impl<'e> Executor<'e> {
                 let r = self
                     .retry
                     .run(&mut throttled, || engine.read_item(db, container, &id, &pk))?;
-                record(
-                    "read",
-                    SINGLE,
-                    vec![r.range.clone()],
-                    r.request_charge,
-                    started.elapsed(),
-                    format!("id {id}, partition key {pk}"),
-                );
-                body(r.body.as_deref())
+                rec.point("read", &r, started, format!("id {id}, partition key {pk}"))
             }
             Action::Query {
                 container,
@@ -413,7 +392,7 @@ impl<'e> Executor<'e> {
                     let page = self
                         .retry
                         .run(&mut throttled, || engine.query(db, container, sql, &opts))?;
-                    record(
+                    rec.op(
                         "query",
                         page.routing.kind,
                         page.partitions.iter().map(|p| p.id.clone()).collect(),
@@ -452,15 +431,8 @@ impl<'e> Executor<'e> {
                     WriteKind::Upsert => engine.upsert_item(db, container, &bytes, None),
                     WriteKind::Replace => engine.replace_item(db, container, &bytes, None),
                 })?;
-                record(
-                    step.action.kind(),
-                    SINGLE,
-                    vec![r.range.clone()],
-                    r.request_charge,
-                    started.elapsed(),
-                    format!("id {}", doc.get("id").map_or("?".into(), |v| v.to_string())),
-                );
-                body(r.body.as_deref())
+                let detail = format!("id {}", doc.get("id").map_or("?".into(), |v| v.to_string()));
+                rec.point(step.action.kind(), &r, started, detail)
             }
             Action::Patch {
                 container,
@@ -479,15 +451,7 @@ impl<'e> Executor<'e> {
                 let r = self.retry.run(&mut throttled, || {
                     engine.patch_item(db, container, &id, &pk, &req, None)
                 })?;
-                record(
-                    "patch",
-                    SINGLE,
-                    vec![r.range.clone()],
-                    r.request_charge,
-                    started.elapsed(),
-                    format!("id {id}, partition key {pk}"),
-                );
-                body(r.body.as_deref())
+                rec.point("patch", &r, started, format!("id {id}, partition key {pk}"))
             }
             Action::Delete { container, id, pk } => {
                 let (id, pk) = (fill_id(id)?, fill(pk)?);
@@ -495,12 +459,10 @@ impl<'e> Executor<'e> {
                 let r = self.retry.run(&mut throttled, || {
                     engine.delete_item(db, container, &id, &pk, None)
                 })?;
-                record(
+                rec.point(
                     "delete",
-                    SINGLE,
-                    vec![r.range.clone()],
-                    r.request_charge,
-                    started.elapsed(),
+                    &r,
+                    started,
                     format!("id {id}, partition key {pk}"),
                 );
                 Value::Null
@@ -517,7 +479,7 @@ impl<'e> Executor<'e> {
                 let r = self.retry.run(&mut throttled, || {
                     engine.execute_batch(db, container, &pk, &ops)
                 })?;
-                record(
+                rec.op(
                     "batch",
                     SINGLE,
                     vec![r.range.clone()],
@@ -545,6 +507,56 @@ impl<'e> Executor<'e> {
         };
         run.throttled += throttled;
         Ok(result)
+    }
+}
+
+/// Appends what a step's requests did to a run.
+struct Recorder<'r> {
+    run: &'r mut PatternRun,
+    container: &'r str,
+    setup: bool,
+}
+
+impl Recorder<'_> {
+    fn op(
+        &mut self,
+        kind: &'static str,
+        routing: &'static str,
+        partitions: Vec<String>,
+        request_charge: f64,
+        latency: Duration,
+        detail: String,
+    ) {
+        self.run.ops.push(OpRecord {
+            kind,
+            container: self.container.to_string(),
+            routing,
+            partitions,
+            request_charge,
+            latency,
+            detail,
+            setup: self.setup,
+        });
+    }
+
+    /// A point operation: one logical partition, one range. Returns the item it returned.
+    fn point(
+        &mut self,
+        kind: &'static str,
+        r: &ItemResponse,
+        started: Instant,
+        detail: String,
+    ) -> Value {
+        let partitions = vec![r.range.clone()];
+        self.op(
+            kind,
+            SINGLE,
+            partitions,
+            r.request_charge,
+            started.elapsed(),
+            detail,
+        );
+        body(r.body.as_deref())
     }
 }
 

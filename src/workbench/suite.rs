@@ -281,17 +281,22 @@ pub struct SimulateSpec {
     pub hot_param: Option<String>,
 }
 
+/// The bundled suites' names, for messages.
+fn builtin_names() -> String {
+    BUILTIN
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Suite {
     /// A bundled suite: `blog` or `webstore`.
     pub fn builtin(name: &str) -> Result<Suite> {
         let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
             Error::not_found(format!(
                 "there is no bundled workbench suite {name:?}; the bundled suites are {}",
-                BUILTIN
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                builtin_names()
             ))
         })?;
         // A broken bundled suite is a fault of the build.
@@ -311,11 +316,7 @@ impl Suite {
         let text = std::fs::read_to_string(name_or_path).map_err(|e| {
             Error::bad_request(format!(
                 "{name_or_path:?} is neither a bundled suite ({}) nor a readable suite file: {e}",
-                BUILTIN
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                builtin_names()
             ))
         })?;
         Suite::parse(&text)

@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::store::item::json_type_name;
+
 /// A parsed expression: a variable and a path into it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
@@ -266,7 +268,7 @@ fn walk(v: &Value, path: &[Seg]) -> Result<Value, String> {
                 .map(|i| walk(i, rest))
                 .collect::<Result<_, _>>()?,
         )),
-        (Seg::All, other) => Err(format!("* needs an array, found {}", kind(other))),
+        (Seg::All, other) => Err(format!("* needs an array, found {}", json_type_name(other))),
         (Seg::Index(i), Value::Array(items)) => match items.get(*i) {
             Some(item) => walk(item, rest),
             None => Err(format!(
@@ -285,19 +287,8 @@ fn walk(v: &Value, path: &[Seg]) -> Result<Value, String> {
                 Seg::Index(i) => format!("index {i}"),
                 Seg::All => "*".into(),
             },
-            kind(other)
+            json_type_name(other)
         )),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
