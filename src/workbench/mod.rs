@@ -43,6 +43,8 @@ pub const DEFAULT_ITERATIONS: usize = 20;
 
 /// Status of a run cancelled through the progress callback (as for queries and loads).
 const CANCELLED: u16 = 499;
+/// How long the processors may go on catching up after a run failed or was cancelled.
+const ABANDON_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -120,23 +122,31 @@ pub fn run(
     };
     let loaded = load_missing(engine, suite, options, progress)?;
 
-    let mut denormalizers = Vec::new();
-    let mut processor_design = Vec::new();
-    if options.processors {
-        for d in &suite.designs {
-            if let Some(set) = &d.sample
-                && let Some(den) = Denormalizer::for_set(engine, set, &d.database)?
-            {
-                denormalizers.push(den);
-                processor_design.push(d.id.clone());
-            }
-        }
-    }
     let pools = suite
         .designs
         .iter()
         .map(|d| Pools::load(engine, suite, d).map_err(|e| in_design(e, d)))
         .collect::<Result<Vec<_>>>()?;
+    let mut denormalizers: Vec<Denormalizer> = Vec::new();
+    let mut processor_design = Vec::new();
+    if options.processors {
+        for d in &suite.designs {
+            let Some(set) = &d.sample else { continue };
+            match Denormalizer::for_set(engine, set, &d.database) {
+                Ok(Some(den)) => {
+                    denormalizers.push(den);
+                    processor_design.push(d.id.clone());
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    for den in &mut denormalizers {
+                        let _ = den.release();
+                    }
+                    return Err(in_design(e, d));
+                }
+            }
+        }
+    }
 
     let total: u64 = patterns
         .iter()
@@ -205,14 +215,18 @@ pub fn run(
         let stopped = background.stop();
         (outcome.map(|()| rows), stopped)
     });
-    // Whatever happened, let the processors catch up and hand their leases back.
+    // Whatever happened, let the processors catch up and hand their leases back; after a
+    // failure or a cancel only briefly (what is left stays in the feed for the next run).
     let mut drained = Ok(0);
     if let Ok(dens) = &mut denormalizers {
         if !dens.is_empty() {
             progress(&RunProgress::Draining);
         }
         for d in dens.iter_mut() {
-            let r = d.drain();
+            let r = match &rows {
+                Ok(_) => d.drain(),
+                Err(_) => Ok(d.drain_for(ABANDON_DRAIN)),
+            };
             let _ = d.release();
             if drained.is_ok() {
                 drained = r;
