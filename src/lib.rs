@@ -7,6 +7,8 @@
 //! - [`charge`]: the RU model, pure functions of counted work
 //! - [`engine`]: the facade every front end uses
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
+//! - [`workbench`]: access-pattern suites run against data models, compared pattern by pattern
+//! - [`simulate`]: live mixed workloads against a design, with its change feed processors
 //! - [`cli`]: the headless subcommands
 //! - [`tui`]: the terminal UI
 
@@ -16,7 +18,9 @@ pub mod engine;
 pub mod error;
 pub mod query;
 pub mod samples;
+pub mod simulate;
 pub mod store;
 pub mod tui;
+pub mod workbench;
 
 pub use error::{Error, Result};

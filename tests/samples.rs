@@ -2,25 +2,14 @@
 //! loads with the documented partition keys, the generators are deterministic and keep the
 //! blog's distribution, and each denormalized design agrees with the data it copies.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use cosmoscope::engine::Engine;
+use common::{Store, items, of_type, store, str_of};
 use cosmoscope::samples::manifest::GeneratorRef;
 use cosmoscope::samples::{self, Generator, LoadOptions, LoadReport, Sink, blog};
 use serde_json::Value;
-use tempfile::TempDir;
-
-/// An engine on a fresh directory (`engine` first, so it closes before the directory goes).
-struct Store {
-    engine: Engine,
-    _dir: TempDir,
-}
-
-fn store() -> Store {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let engine = Engine::open(dir.path()).expect("open engine");
-    Store { engine, _dir: dir }
-}
 
 /// Small enough for a debug build: a few blog users, a hundred customers.
 const SMALL: LoadOptions = LoadOptions {
@@ -31,30 +20,6 @@ const SMALL: LoadOptions = LoadOptions {
 fn load(s: &Store, name: &str, options: LoadOptions) -> LoadReport {
     samples::load(&s.engine, name, &options, &mut |_| true)
         .unwrap_or_else(|e| panic!("load {name}: {e}"))
-}
-
-/// Every item of a container, without the system properties.
-fn items(engine: &Engine, db: &str, c: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    engine
-        .export(db, c, None, &mut |b: &[u8]| {
-            let mut v: Value = serde_json::from_slice(b).expect("exported JSON");
-            if let Some(o) = v.as_object_mut() {
-                o.retain(|k, _| !k.starts_with('_'));
-            }
-            out.push(v);
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("export {db}/{c}: {e}"));
-    out
-}
-
-fn of_type<'a>(items: &'a [Value], t: &str) -> Vec<&'a Value> {
-    items.iter().filter(|i| i["type"] == t).collect()
-}
-
-fn str_of(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
 }
 
 /// Generates a set in memory: every item as bytes, per stream, in order.

@@ -106,12 +106,80 @@ pub enum Command {
     /// Bundled sample data sets: list them, or load one into its own database
     #[command(subcommand)]
     Sample(SampleCommand),
+    /// Compare data models: run an access-pattern suite against each of its designs and
+    /// print a table (median RU, latency, requests, partitions touched per pattern)
+    #[command(
+        after_help = "NAME is a bundled suite (blog: the ten patterns of the blogging platform in designs v1, v2, v3; \
+                      webstore: the store's pages in the relational and denormalized designs) or a suite file \
+                      (TOML, or JSON; see sample-data/suites/). Missing designs are loaded from their sample sets \
+                      first; their change feed processors run meanwhile, with leases in DATABASE/leases."
+    )]
+    Workbench(WorkbenchArgs),
+    /// Run a live mixed workload (reads far more than writes) against a sample design, with
+    /// its change feed processors, until the duration ends or Ctrl-C
+    #[command(
+        after_help = "NAME is a sample set: blog-v1, blog-v2, blog-v3, webstore or webstore-relational (loaded \
+                      first if its database is missing). A one-line live summary goes to stderr on a terminal; \
+                      the final report is JSON on stdout. Another process following the feed \
+                      (`cosmoscope feed blog-v3/posts --from now --follow`) sees the changes live."
+    )]
+    Simulate(SimulateArgs),
     /// The effective partition key (EPK) of a partition key value and the range that owns it
     Epk {
         target: String,
         /// Partition key value (JSON); a shorter array is a hierarchical prefix
         value: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct WorkbenchArgs {
+    /// A bundled suite (blog, webstore) or a suite file
+    #[arg(value_name = "NAME|FILE")]
+    pub suite: String,
+    /// Scale of the sample sets loaded for missing designs
+    #[arg(long, default_value_t = 1.0, value_name = "N")]
+    pub scale: f64,
+    /// Runs of each pattern on each design, each with different parameters
+    #[arg(long, default_value_t = crate::workbench::DEFAULT_ITERATIONS, value_name = "N")]
+    pub iterations: usize,
+    /// Seed of the parameters drawn (and of sample sets loaded)
+    #[arg(long, default_value_t = crate::samples::DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Only these patterns (repeatable)
+    #[arg(long = "pattern", value_name = "ID")]
+    pub patterns: Vec<String>,
+    /// Print the report as JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The sample set to drive
+    #[arg(value_name = "NAME")]
+    pub set: String,
+    /// Target operations per second (0: as fast as the store answers)
+    #[arg(long, default_value_t = crate::simulate::DEFAULT_RATE, value_name = "OPS")]
+    pub rate: f64,
+    /// Stop after this many seconds [default: run until Ctrl-C]
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Stop after this many operations
+    #[arg(long, value_name = "N")]
+    pub operations: Option<u64>,
+    /// Share of writes sent to one logical partition (0 to 1), to make a hot partition
+    #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
+    pub hot_key: f64,
+    /// Seed of the workload (and of the sample set if it is loaded)
+    #[arg(long, default_value_t = crate::samples::DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Scale of the sample set if it is loaded
+    #[arg(long, default_value_t = 1.0, value_name = "N")]
+    pub scale: f64,
+    /// Do not run the change feed processors
+    #[arg(long)]
+    pub no_processors: bool,
 }
 
 #[derive(Debug, Subcommand)]

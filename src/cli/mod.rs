@@ -12,6 +12,7 @@ mod items;
 mod query;
 mod resources;
 mod samples;
+mod workbench;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -115,6 +116,8 @@ fn execute(cli: Cli) -> CliResult {
             }
             None => resources::partitions(&engine, &target, top, window),
         },
+        Some(Command::Workbench(args)) => workbench::workbench(&engine, args),
+        Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),

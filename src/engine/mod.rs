@@ -9,6 +9,7 @@ pub mod background;
 pub mod batch;
 pub mod import;
 pub mod processor;
+pub mod retry;
 pub mod views;
 
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@
 //!   produce new items consistent with the loaded data.
 
 pub mod blog;
+pub mod denormalize;
 mod loader;
 pub mod manifest;
 pub mod registry;

@@ -88,6 +88,44 @@ impl Fixture {
     }
 }
 
+/// An engine on an empty temporary data directory (no database): for loading samples.
+/// `engine` is declared first so it closes before the directory is removed.
+pub struct Store {
+    pub engine: Engine,
+    pub dir: TempDir,
+}
+
+pub fn store() -> Store {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let engine = Engine::open(dir.path()).expect("open engine");
+    Store { engine, dir }
+}
+
+/// Every item of a container in storage order, without the system properties.
+pub fn items(engine: &Engine, db: &str, c: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    engine
+        .export(db, c, None, &mut |b: &[u8]| {
+            let mut v: Value = serde_json::from_slice(b).expect("exported JSON");
+            if let Some(o) = v.as_object_mut() {
+                o.retain(|k, _| !k.starts_with('_'));
+            }
+            out.push(v);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("export {db}/{c}: {e}"));
+    out
+}
+
+/// The items whose `type` is `t`.
+pub fn of_type<'a>(items: &'a [Value], t: &str) -> Vec<&'a Value> {
+    items.iter().filter(|i| i["type"] == t).collect()
+}
+
+pub fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
+}
+
 /// `ContainerSettings::new(vec!["/pk"])`.
 pub fn pk_settings() -> ContainerSettings {
     ContainerSettings::new(vec!["/pk".into()])

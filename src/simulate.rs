@@ -1,0 +1,479 @@
+//! The workload simulator: live, realistic traffic against a bundled design, with the
+//! design's change feed processors running, so its partitions, RU meters, throttling and
+//! change feed have something to show (in this process or any other following the store).
+//!
+//! The workload is the design's access patterns from the bundled workbench suite — the
+//! same requests the workbench measures — mixed by the suite's `[simulate]` weights (a
+//! blog is read about nine times for every write). With `hot_key` set, that share of the
+//! writes goes to one logical partition (the first value of the suite's `hotParam`: one
+//! post for the blog, one customer for the web store). Throttled requests are retried
+//! after their retry-after, as the SDKs do, and counted.
+//!
+//! Operations are drawn from a seeded stream and parameters from the design's data, so a
+//! run of N operations with a seed is repeatable: tests call [`run`] with `operations`
+//! and no rate instead of sleeping on a clock.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::samples::denormalize::{self, Denormalizer, ProcessorStats};
+use crate::samples::rng::Rng;
+use crate::samples::{self, LoadOptions};
+use crate::workbench::{Executor, Pattern, Pools, Suite, Vars};
+
+/// Operations per second when no rate is given: a busy but small blog, well inside what
+/// the default sample containers' throughput serves.
+pub const DEFAULT_RATE: f64 = 100.0;
+
+/// How often the live status is reported.
+const STATUS_EVERY: Duration = Duration::from_millis(250);
+/// Operations between re-reads of the parameter pools (so new posts get comments too).
+const REFRESH_POOLS_EVERY: u64 = 1000;
+/// A run stops when this many operations in a row fail: something is wrong, not busy.
+const MAX_CONSECUTIVE_ERRORS: u64 = 100;
+/// Longest sleep between checks of the stop flag while pacing.
+const PACING_SLICE: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// A bundled sample set with a workload (blog-v1/v2/v3, webstore, webstore-relational).
+    pub set: String,
+    /// Scale and seed of the load when the set's database is missing; the seed also
+    /// drives the workload.
+    pub scale: f64,
+    pub seed: u64,
+    /// Target operations per second; `None` runs as fast as the store answers.
+    pub rate: Option<f64>,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Stop after this many operations.
+    pub operations: Option<u64>,
+    /// Share of writes sent to one logical partition (0 to 1).
+    pub hot_key: f64,
+    /// Run the design's change feed processors.
+    pub processors: bool,
+    /// At the end, let the processors catch up for at most this long (`None`: until they
+    /// have).
+    pub drain: Option<Duration>,
+}
+
+impl SimOptions {
+    pub fn new(set: impl Into<String>) -> SimOptions {
+        SimOptions {
+            set: set.into(),
+            scale: 1.0,
+            seed: samples::DEFAULT_SEED,
+            rate: Some(DEFAULT_RATE),
+            duration: None,
+            operations: None,
+            hot_key: 0.0,
+            processors: true,
+            drain: None,
+        }
+    }
+}
+
+/// The live summary, reported a few times a second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimStatus {
+    pub elapsed_seconds: f64,
+    pub operations: u64,
+    pub requests: u64,
+    pub request_charge: f64,
+    pub throttled: u64,
+    pub errors: u64,
+    /// Over the last status interval.
+    pub ops_per_second: f64,
+    pub ru_per_second: f64,
+    pub processor_changes: u64,
+}
+
+impl SimStatus {
+    /// One line for a terminal.
+    pub fn line(&self) -> String {
+        format!(
+            "{:>6.1}s  {:>8} ops  {:>7.1} ops/s  {:>9.1} RU/s  {:>6} 429s  {:>5} errors  {:>8} changes processed",
+            self.elapsed_seconds,
+            self.operations,
+            self.ops_per_second,
+            self.ru_per_second,
+            self.throttled,
+            self.errors,
+            self.processor_changes
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HotKey {
+    pub param: String,
+    pub value: Value,
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatternTally {
+    pub title: String,
+    pub count: u64,
+    pub request_charge: f64,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimReport {
+    pub set: String,
+    pub database: String,
+    pub seed: u64,
+    pub rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_key: Option<HotKey>,
+    /// Why it stopped: `operations`, `duration` or `interrupted`.
+    pub stopped: String,
+    pub operations: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub requests: u64,
+    pub request_charge: f64,
+    pub throttled: u64,
+    pub errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    pub seconds: f64,
+    pub ops_per_second: f64,
+    pub ru_per_second: f64,
+    /// Per pattern id.
+    pub patterns: BTreeMap<String, PatternTally>,
+    pub processors: ProcessorStats,
+}
+
+/// Loads `options.set` unless its database exists; returns whether it loaded.
+pub fn ensure_loaded(
+    engine: &Engine,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(&samples::Progress) -> bool,
+) -> Result<bool> {
+    let (suite, design) = Suite::for_sample(&options.set)?;
+    let db = &suite
+        .design(&design)
+        .ok_or_else(|| Error::internal("the workload's design is missing"))?
+        .database;
+    if engine.list_databases()?.iter().any(|d| &d.id == db) {
+        return Ok(false);
+    }
+    let load = LoadOptions {
+        scale: options.scale,
+        seed: options.seed,
+    };
+    samples::load(engine, &options.set, &load, progress)?;
+    Ok(true)
+}
+
+/// Runs the workload until `operations` or `duration` is reached or `stop` is set, then
+/// lets the processors catch up and releases their leases.
+pub fn run(
+    engine: &Engine,
+    options: &SimOptions,
+    stop: &AtomicBool,
+    status: &mut dyn FnMut(&SimStatus),
+) -> Result<SimReport> {
+    if !(0.0..=1.0).contains(&options.hot_key) {
+        return Err(Error::bad_request(format!(
+            "--hot-key is a share of writes between 0 and 1, got {}",
+            options.hot_key
+        )));
+    }
+    if let Some(r) = options.rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        return Err(Error::bad_request(format!(
+            "--rate must be a positive number of operations per second, got {r}"
+        )));
+    }
+    ensure_loaded(engine, options, &mut |_| true)?;
+    let (suite, design_id) = Suite::for_sample(&options.set)?;
+    let design = suite
+        .design(&design_id)
+        .ok_or_else(|| Error::internal("the workload's design is missing"))?;
+    let spec = suite.simulate.as_ref().ok_or_else(|| {
+        Error::internal(format!("suite {} has no [simulate] section", suite.name))
+    })?;
+    let mix: Vec<(&Pattern, f64)> = spec
+        .mix
+        .iter()
+        .filter_map(|(id, w)| suite.pattern(id).map(|p| (p, *w)))
+        .filter(|(p, w)| *w > 0.0 && p.steps_for(&design.id).is_some())
+        .collect();
+    if mix.is_empty() {
+        return Err(Error::internal(format!(
+            "the workload of {} has no patterns",
+            options.set
+        )));
+    }
+    let mut pools = Pools::load(engine, &suite, design)?;
+    let nonce = crate::workbench::exec::run_nonce();
+    let hot = match (options.hot_key > 0.0, &spec.hot_param) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(Error::bad_request(format!(
+                "the workload of {} has no hot key",
+                options.set
+            )));
+        }
+        (true, Some(param)) => {
+            let value = pools
+                .get(param)
+                .and_then(|p| p.first())
+                .cloned()
+                .ok_or_else(|| Error::internal(format!("hot parameter {param} has no values")))?;
+            let writes: Vec<(&Pattern, f64)> = mix
+                .iter()
+                .filter(|(p, _)| p.is_command() && p.uses(&design.id, param))
+                .copied()
+                .collect();
+            if writes.is_empty() {
+                return Err(Error::internal(format!(
+                    "no write of the workload of {} uses its hot parameter {param}",
+                    options.set
+                )));
+            }
+            Some((param.clone(), value, writes))
+        }
+    };
+
+    let denormalizers: Vec<Denormalizer> = if options.processors {
+        Denormalizer::for_set(engine, &options.set, &design.database)?
+            .into_iter()
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let executor = Executor::new(engine);
+    let mut rng = Rng::derive(options.seed, "simulate", 0);
+    let total_weight: f64 = mix.iter().map(|(_, w)| w).sum();
+    let mut tally = Tally::default();
+    let started = Instant::now();
+
+    let (stopped, denormalizers) = std::thread::scope(|scope| {
+        let background = denormalize::spawn(scope, denormalizers);
+        let mut next_due = started;
+        let mut last_status = (started, 0u64, 0.0f64);
+        let stopped = loop {
+            if stop.load(Ordering::Acquire) {
+                break Ok("interrupted");
+            }
+            if options.operations.is_some_and(|n| tally.operations >= n) {
+                break Ok("operations");
+            }
+            if options.duration.is_some_and(|d| started.elapsed() >= d) {
+                break Ok("duration");
+            }
+            if let Some(rate) = options.rate {
+                let now = Instant::now();
+                if now < next_due {
+                    std::thread::sleep((next_due - now).min(PACING_SLICE));
+                    continue;
+                }
+                next_due += Duration::from_secs_f64(1.0 / rate);
+                // After a stall, pick up the pace from now instead of bursting to catch up.
+                if next_due + Duration::from_secs(1) < now {
+                    next_due = now;
+                }
+            }
+            if tally.operations > 0 && tally.operations % REFRESH_POOLS_EVERY == 0 {
+                match Pools::load(engine, &suite, design) {
+                    Ok(p) => pools = p,
+                    Err(e) => break Err(e),
+                }
+            }
+            let (pattern, pinned) = choose(&mut rng, &mix, total_weight, options.hot_key, &hot);
+            let pinned: Vec<(&str, &Value)> = pinned.iter().map(|(n, v)| (*n, *v)).collect();
+            let steps = pattern.steps_for(&design.id).unwrap_or_default();
+            let result = Vars::draw(
+                &suite,
+                design,
+                &pools,
+                options.seed,
+                nonce,
+                "simulate",
+                tally.operations,
+                &pinned,
+            )
+            .and_then(|mut vars| executor.run(&design.database, steps, &mut vars));
+            tally.record(pattern, result);
+            if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                break Err(Error::new(
+                    500,
+                    format!(
+                        "{MAX_CONSECUTIVE_ERRORS} operations in a row failed; the last: {}",
+                        tally.last_error.as_deref().unwrap_or("?")
+                    ),
+                ));
+            }
+            let now = Instant::now();
+            if now - last_status.0 >= STATUS_EVERY {
+                let window = (now - last_status.0).as_secs_f64();
+                status(&SimStatus {
+                    elapsed_seconds: round1(started.elapsed().as_secs_f64()),
+                    operations: tally.operations,
+                    requests: tally.requests,
+                    request_charge: crate::charge::round(tally.request_charge),
+                    throttled: tally.throttled,
+                    errors: tally.errors,
+                    ops_per_second: round1((tally.operations - last_status.1) as f64 / window),
+                    ru_per_second: round1((tally.request_charge - last_status.2) / window),
+                    processor_changes: background.total().changes,
+                });
+                last_status = (now, tally.operations, tally.request_charge);
+            }
+        };
+        (stopped, background.stop())
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let mut denormalizers = denormalizers?;
+    let mut drained = Ok(());
+    for d in &mut denormalizers {
+        match options.drain {
+            Some(limit) => {
+                d.drain_for(limit);
+            }
+            None => {
+                if let Err(e) = d.drain() {
+                    drained = Err(e);
+                }
+            }
+        }
+        let _ = d.release();
+    }
+    let stopped = stopped?;
+    drained?;
+    Ok(SimReport {
+        set: options.set.clone(),
+        database: design.database.clone(),
+        seed: options.seed,
+        rate: options.rate,
+        hot_key: hot.map(|(param, value, _)| HotKey {
+            param,
+            value,
+            share: options.hot_key,
+        }),
+        stopped: stopped.to_string(),
+        operations: tally.operations,
+        reads: tally.operations - tally.writes,
+        writes: tally.writes,
+        requests: tally.requests,
+        request_charge: crate::charge::round(tally.request_charge),
+        throttled: tally.throttled,
+        errors: tally.errors,
+        last_error: tally.last_error,
+        seconds: (seconds * 1000.0).round() / 1000.0,
+        ops_per_second: round1(tally.operations as f64 / seconds.max(1e-9)),
+        ru_per_second: round1(tally.request_charge / seconds.max(1e-9)),
+        patterns: tally
+            .patterns
+            .into_iter()
+            .map(|(k, mut t)| {
+                t.request_charge = crate::charge::round(t.request_charge);
+                (k, t)
+            })
+            .collect(),
+        processors: denormalize::total(&denormalizers).rounded(),
+    })
+}
+
+type Hot<'s> = Option<(String, Value, Vec<(&'s Pattern, f64)>)>;
+
+/// The next operation: a pattern by weight; a write goes to the hot key with probability
+/// `hot_key`, as one of the writes that use the hot parameter.
+fn choose<'s, 'h>(
+    rng: &mut Rng,
+    mix: &[(&'s Pattern, f64)],
+    total: f64,
+    hot_key: f64,
+    hot: &'h Hot<'s>,
+) -> (&'s Pattern, Vec<(&'h str, &'h Value)>) {
+    let pattern = weighted(rng, mix, total);
+    if let Some((param, value, writes)) = hot
+        && pattern.is_command()
+        && rng.chance(hot_key)
+    {
+        let total: f64 = writes.iter().map(|(_, w)| w).sum();
+        return (weighted(rng, writes, total), vec![(param.as_str(), value)]);
+    }
+    (pattern, Vec::new())
+}
+
+fn weighted<'s>(rng: &mut Rng, items: &[(&'s Pattern, f64)], total: f64) -> &'s Pattern {
+    let mut x = rng.unit() * total;
+    for (p, w) in items {
+        if x < *w {
+            return p;
+        }
+        x -= w;
+    }
+    // Rounding left x at the very end: the last pattern with a weight.
+    items[items.len() - 1].0
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[derive(Default)]
+struct Tally {
+    operations: u64,
+    writes: u64,
+    requests: u64,
+    request_charge: f64,
+    throttled: u64,
+    errors: u64,
+    consecutive_errors: u64,
+    last_error: Option<String>,
+    patterns: BTreeMap<String, PatternTally>,
+}
+
+impl Tally {
+    fn record(&mut self, pattern: &Pattern, result: Result<crate::workbench::PatternRun>) {
+        self.operations += 1;
+        let entry = self
+            .patterns
+            .entry(pattern.id.clone())
+            .or_insert_with(|| PatternTally {
+                title: pattern.title.clone(),
+                ..PatternTally::default()
+            });
+        entry.count += 1;
+        if pattern.is_command() {
+            self.writes += 1;
+        }
+        match result {
+            Ok(run) => {
+                // Setup requests are real requests too: count everything sent.
+                let charge: f64 = run.ops.iter().map(|o| o.request_charge).sum();
+                self.requests += run.ops.len() as u64;
+                self.request_charge += charge;
+                entry.request_charge += charge;
+                self.throttled += run.throttled;
+                self.consecutive_errors = 0;
+            }
+            Err(e) => {
+                if e.status == 429 {
+                    self.throttled += 1;
+                }
+                self.errors += 1;
+                self.consecutive_errors += 1;
+                self.last_error = Some(format!("{}: {}", pattern.id, e.message));
+            }
+        }
+    }
+}
