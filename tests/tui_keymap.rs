@@ -156,6 +156,7 @@ fn tables(mode: Mode) -> &'static [&'static str] {
         Mode::Results => &["results", "navigation", "global"],
         Mode::Feed => &["feed", "navigation", "global"],
         Mode::Partitions => &["partitions", "navigation", "global"],
+        Mode::Workbench => &["workbench", "navigation", "global"],
         Mode::Palette => &["palette", "global"],
         Mode::Help => &["help", "global"],
         Mode::Input => &["global"],

@@ -226,3 +226,18 @@ fn confirm_delete() {
         h.keys("<enter> j <enter> j d");
     });
 }
+
+/// The workbench table and a row's requests, from a recorded report (a real run is
+/// covered by tests/workbench.rs; its latencies are fixed here so the frame is stable).
+#[test]
+fn workbench_report() {
+    let report: cosmoscope::workbench::Report =
+        serde_json::from_str(include_str!("data/workbench_report.json"))
+            .expect("the recorded report parses");
+    each_size("workbench", |h| {
+        h.keys("5");
+        h.app.workbench.report = Some(report.clone());
+        h.keys("j");
+        assert_eq!(h.app.view, View::Workbench);
+    });
+}

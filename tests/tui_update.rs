@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cosmoscope::Error;
 use cosmoscope::engine::{ItemResponse, QueryResult};
 use cosmoscope::query::run::{AccessView, PartitionResult, QueryMetrics, RoutingView};
-use cosmoscope::tui::effect::Effect;
+use cosmoscope::tui::effect::{Effect, JobKind};
 use cosmoscope::tui::harness::parse_keys;
 use cosmoscope::tui::keymap::{Keymap, Mode};
 use cosmoscope::tui::msg::Msg;
@@ -966,4 +966,34 @@ fn the_partitions_view_refreshes_once_a_second_when_idle() {
         effects.as_slice(),
         [Effect::LoadPartitions { .. }]
     ));
+}
+
+#[test]
+fn the_workbench_runs_its_suite_as_a_cancellable_job() {
+    let mut a = with_container();
+    keys(&mut a, "5");
+    assert_eq!((a.view, a.focus), (View::Workbench, Focus::View));
+    keys(&mut a, "s");
+    assert_eq!(a.workbench.suite, "webstore");
+    keys(&mut a, "s");
+    assert_eq!(a.workbench.suite, "blog");
+    let effects = keys(&mut a, "r");
+    let ticket = a.job.as_ref().expect("a job runs").ticket;
+    assert_eq!(
+        effects,
+        [Effect::StartJob {
+            ticket,
+            job: JobKind::Workbench {
+                suite: "blog".into()
+            }
+        }]
+    );
+    // A second run waits for the first.
+    assert!(keys(&mut a, "r").is_empty());
+    assert_eq!(
+        keys(&mut a, "<c-x>"),
+        [Effect::CancelJob { ticket }],
+        "ctrl-x cancels the job when no query runs"
+    );
+    assert!(a.job.is_none());
 }

@@ -20,6 +20,7 @@ pub enum Action {
     ShowQuery,
     ShowFeed,
     ShowPartitions,
+    ShowWorkbench,
     Up,
     Down,
     PageUp,
@@ -57,6 +58,7 @@ pub enum Action {
     LoadSample,
     Export,
     ApplyIndex,
+    WorkbenchSuite,
 }
 
 impl Action {
@@ -72,6 +74,7 @@ impl Action {
         Action::ShowQuery,
         Action::ShowFeed,
         Action::ShowPartitions,
+        Action::ShowWorkbench,
         Action::Up,
         Action::Down,
         Action::PageUp,
@@ -108,6 +111,7 @@ impl Action {
         Action::LoadSample,
         Action::Export,
         Action::ApplyIndex,
+        Action::WorkbenchSuite,
     ];
 
     /// The short label the hint bar shows.
@@ -123,6 +127,7 @@ impl Action {
             Action::ShowQuery => "query",
             Action::ShowFeed => "feed",
             Action::ShowPartitions => "partitions",
+            Action::ShowWorkbench => "workbench",
             Action::Up => "up",
             Action::Down => "down",
             Action::PageUp => "page up",
@@ -159,6 +164,7 @@ impl Action {
             Action::LoadSample => "load sample",
             Action::Export => "export",
             Action::ApplyIndex => "add index",
+            Action::WorkbenchSuite => "suite",
         }
     }
 
@@ -175,6 +181,7 @@ impl Action {
             Action::ShowQuery => "Show the query console",
             Action::ShowFeed => "Show the live change feed",
             Action::ShowPartitions => "Show the partitions of the selected container",
+            Action::ShowWorkbench => "Show the access-pattern workbench (r runs the suite)",
             Action::Up => "Move the selection up",
             Action::Down => "Move the selection down",
             Action::PageUp => "Move up one page",
@@ -210,6 +217,7 @@ impl Action {
             Action::FeedScope => "Follow the selected container or its whole database",
             Action::LoadSample => "Load a bundled sample data set (with progress; cancellable)",
             Action::Export => "Export the selected container to an NDJSON file",
+            Action::WorkbenchSuite => "Switch the workbench between the bundled suites",
             Action::ApplyIndex => {
                 "Add the index the last query was missing to the container's policy (asks first)"
             }

@@ -11,8 +11,18 @@ use super::state::tree::NodeKind;
 /// Long-running work the UI starts and can cancel.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobKind {
-    LoadSample { name: String },
-    Export { db: String, c: String, path: String },
+    LoadSample {
+        name: String,
+    },
+    Export {
+        db: String,
+        c: String,
+        path: String,
+    },
+    /// Run a bundled workbench suite (loading the designs' samples if missing).
+    Workbench {
+        suite: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

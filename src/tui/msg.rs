@@ -84,6 +84,11 @@ pub enum Msg {
     Copied(Result<&'static str, String>),
     /// A policy change went through (what changed) or not.
     Applied(Result<String, Error>),
+    /// A workbench run's report (its job ends right after).
+    WorkbenchReport {
+        ticket: u64,
+        report: Box<crate::workbench::Report>,
+    },
     JobProgress {
         ticket: u64,
         done: u64,

@@ -647,8 +647,50 @@ pub fn run_job(
             .map(|r| format!("loaded {name}: {} items", r.items))
         }
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
+        JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
     };
     Msg::JobDone { ticket, result }
+}
+
+fn run_workbench(
+    engine: &Engine,
+    ticket: u64,
+    suite: &str,
+    stop: &AtomicBool,
+    send: &dyn Fn(Msg),
+) -> Result<String> {
+    use crate::workbench::RunProgress;
+    let suite = crate::workbench::Suite::builtin(suite)?;
+    let mut progress = |p: &RunProgress| {
+        if let RunProgress::Loading { done, total, .. } | RunProgress::Running { done, total, .. } =
+            p
+        {
+            send(Msg::JobProgress {
+                ticket,
+                done: *done,
+                total: *total,
+            });
+        }
+        !stop.load(Ordering::Acquire)
+    };
+    let report = crate::workbench::run(
+        engine,
+        &suite,
+        &crate::workbench::RunOptions::default(),
+        &mut progress,
+    )?;
+    let summary = format!(
+        "workbench {}: {} patterns × {} designs in {:.1} s",
+        report.suite,
+        report.patterns.len(),
+        report.designs.len(),
+        report.seconds
+    );
+    send(Msg::WorkbenchReport {
+        ticket,
+        report: Box::new(report),
+    });
+    Ok(summary)
 }
 
 fn export(

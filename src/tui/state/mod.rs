@@ -28,10 +28,17 @@ pub enum View {
     Query,
     Feed,
     Partitions,
+    Workbench,
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Item, View::Query, View::Feed, View::Partitions];
+    pub const ALL: [View; 5] = [
+        View::Item,
+        View::Query,
+        View::Feed,
+        View::Partitions,
+        View::Workbench,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -39,6 +46,18 @@ impl View {
             View::Query => "Query",
             View::Feed => "Change feed",
             View::Partitions => "Partitions",
+            View::Workbench => "Workbench",
+        }
+    }
+
+    /// The tab label when the status line is short of room.
+    pub fn short(self) -> &'static str {
+        match self {
+            View::Item => "Item",
+            View::Query => "Query",
+            View::Feed => "Feed",
+            View::Partitions => "Parts",
+            View::Workbench => "Bench",
         }
     }
 }
@@ -166,6 +185,29 @@ pub struct PartitionsState {
     pub split_seen: Option<String>,
 }
 
+/// The workbench view: the suite to run and its last report.
+#[derive(Debug, Clone)]
+pub struct WorkbenchState {
+    pub suite: String,
+    pub report: Option<crate::workbench::Report>,
+    pub selected: usize,
+    pub offset: usize,
+    /// Whether the selected row's operations are shown.
+    pub detail: bool,
+}
+
+impl Default for WorkbenchState {
+    fn default() -> WorkbenchState {
+        WorkbenchState {
+            suite: "blog".into(),
+            report: None,
+            selected: 0,
+            offset: 0,
+            detail: true,
+        }
+    }
+}
+
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
@@ -182,6 +224,7 @@ pub struct App {
     pub query: QueryState,
     pub feed: FeedState,
     pub partitions: PartitionsState,
+    pub workbench: WorkbenchState,
     pub palette: PaletteState,
     /// The container the last selection belongs to.
     pub container: Option<(String, String)>,
@@ -213,6 +256,7 @@ impl App {
             query: QueryState::default(),
             feed: FeedState::default(),
             partitions: PartitionsState::default(),
+            workbench: WorkbenchState::default(),
             palette: PaletteState::new(),
             container: None,
             last_charge: None,
@@ -251,6 +295,7 @@ impl App {
             (Focus::View, View::Query) => Mode::Results,
             (Focus::View, View::Feed) => Mode::Feed,
             (Focus::View, View::Partitions) => Mode::Partitions,
+            (Focus::View, View::Workbench) => Mode::Workbench,
         }
     }
 

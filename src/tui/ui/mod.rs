@@ -8,6 +8,7 @@ mod partitions;
 mod query;
 pub mod theme;
 mod tree;
+mod workbench;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -37,6 +38,7 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         View::Query => query::draw(f, app, right),
         View::Feed => feed::draw(f, app, right),
         View::Partitions => partitions::draw(f, app, right),
+        View::Workbench => workbench::draw(f, app, right),
     };
     draw_status(f, app, status);
     draw_hints(f, app, hints);
@@ -83,7 +85,12 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             } else {
                 theme().tab
             };
-            Span::styled(format!(" {}:{} ", i + 1, v.title()), style)
+            let title = if area.width < 110 {
+                v.short()
+            } else {
+                v.title()
+            };
+            Span::styled(format!(" {}:{title} ", i + 1), style)
         })
         .collect();
     spans.extend(tabs);
@@ -183,7 +190,14 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
             A::FeedScope,
             A::FeedClear,
         ],
-        Mode::Partitions => &[A::Refresh, A::FocusNext, A::Palette, A::Help],
+        Mode::Partitions => &[A::Refresh, A::Help, A::FocusNext, A::Palette],
+        Mode::Workbench => &[
+            A::Refresh,
+            A::Help,
+            A::Select,
+            A::WorkbenchSuite,
+            A::Palette,
+        ],
         Mode::Palette => &[A::Select, A::Back],
         Mode::Help => &[A::Down, A::Up, A::Back],
         Mode::Input => &[A::Back],

@@ -1,8 +1,9 @@
 //! Long work started from the UI — loading a sample set, exporting a container — with
 //! progress in the status line and cancellation.
 
-use super::Effect;
+use super::{Effect, move_selection};
 use crate::error::Error;
+use crate::tui::action::Action;
 use crate::tui::effect::JobKind;
 use crate::tui::state::{App, Job, PromptFor};
 
@@ -79,6 +80,51 @@ pub fn on_done(app: &mut App, ticket: u64, result: Result<String, Error>) -> Vec
             let title = job.map(|j| j.title).unwrap_or_default();
             app.error(format!("{title} failed ({}): {}", e.status, e.message));
             super::tree::reload(app)
+        }
+    }
+}
+
+/// Switches to the next bundled suite (the report stays until the next run).
+pub fn next_suite(app: &mut App) {
+    let names: Vec<&str> = crate::workbench::suite::BUILTIN
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    let at = names
+        .iter()
+        .position(|n| *n == app.workbench.suite)
+        .unwrap_or(0);
+    app.workbench.suite = names[(at + 1) % names.len()].to_string();
+    app.info(format!(
+        "workbench suite: {} (r runs it)",
+        app.workbench.suite
+    ));
+}
+
+pub fn navigate_workbench(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Refresh => {
+            let suite = app.workbench.suite.clone();
+            start(
+                app,
+                format!("workbench {suite}"),
+                JobKind::Workbench { suite },
+            )
+        }
+        Action::Select => {
+            app.workbench.detail = !app.workbench.detail;
+            Vec::new()
+        }
+        _ => {
+            let len = app
+                .workbench
+                .report
+                .as_ref()
+                .map_or(0, |r| r.patterns.len());
+            let page = app.page_rows;
+            let w = &mut app.workbench;
+            move_selection(&mut w.selected, &mut w.offset, len, page, action);
+            Vec::new()
         }
     }
 }

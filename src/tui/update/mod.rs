@@ -109,6 +109,14 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::WorkbenchReport { ticket, report } => {
+            if app.job.as_ref().is_some_and(|j| j.ticket == ticket) {
+                app.workbench.report = Some(*report);
+                app.workbench.selected = 0;
+                app.workbench.offset = 0;
+            }
+            Vec::new()
+        }
         Msg::JobProgress {
             ticket,
             done,
@@ -215,6 +223,11 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ShowQuery => show(app, View::Query),
         Action::ShowFeed => show(app, View::Feed),
         Action::ShowPartitions => show(app, View::Partitions),
+        Action::ShowWorkbench => show(app, View::Workbench),
+        Action::WorkbenchSuite => {
+            jobs::next_suite(app);
+            Vec::new()
+        }
         Action::RunQuery => query::run(app),
         Action::CancelQuery => {
             if app.query.running.is_some() {
@@ -301,7 +314,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             app.partitions.target = app.container.clone();
             feed::load_partitions(app)
         }
-        View::Item => Vec::new(),
+        View::Item | View::Workbench => Vec::new(),
     }
 }
 
@@ -313,6 +326,7 @@ fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
         (Focus::View, View::Query) => query::navigate(app, action),
         (Focus::View, View::Feed) => feed::navigate(app, action),
         (Focus::View, View::Partitions) => feed::navigate_partitions(app, action),
+        (Focus::View, View::Workbench) => jobs::navigate_workbench(app, action),
         (Focus::Editor, _) => Vec::new(),
     }
 }
