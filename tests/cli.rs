@@ -305,6 +305,24 @@ fn container_show_lists_settings_and_partitions() {
         ],
     );
     assert_eq!(more["partitions"].as_array().unwrap().len(), 6);
+    assert_eq!(more["throughput"]["enforced"], true);
+    // Enforcement can be switched on its own, keeping the throughput.
+    let off = ok(
+        dir,
+        &[
+            "container",
+            "set-throughput",
+            "app/users",
+            "--enforce-throughput",
+            "false",
+        ],
+    );
+    assert_eq!(off["throughput"]["enforced"], false);
+    assert_eq!(off["throughput"]["autoscaleMax"], 60000);
+    assert_eq!(
+        err(run(dir, &["container", "set-throughput", "app/users"]), 2)["status"],
+        400
+    );
     ok(dir, &["container", "delete", "app/users"]);
     assert_eq!(
         err(run(dir, &["container", "show", "app/users"]), 1)["status"],

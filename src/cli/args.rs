@@ -227,6 +227,9 @@ pub enum ContainerCommand {
         target: String,
         #[command(flatten)]
         throughput: ThroughputArgs,
+        /// Turn RU budget enforcement (429s when a partition's second is spent) on or off
+        #[arg(long, value_name = "BOOL")]
+        enforce_throughput: Option<bool>,
     },
 }
 

@@ -87,11 +87,26 @@ pub fn container(engine: &Engine, cmd: ContainerCommand) -> CliResult {
             while !engine.advance_index_build(db, name, 8)? {}
             print_json(&engine.container(db, name)?);
         }
-        ContainerCommand::SetThroughput { target, throughput } => {
+        ContainerCommand::SetThroughput {
+            target,
+            throughput,
+            enforce_throughput,
+        } => {
             let (db, name) = split_target(&target)?;
-            let t = throughput_of(&throughput)?
-                .ok_or_else(|| Failure::Usage("give --throughput RU or --autoscale MAX".into()))?;
-            print_json(&engine.set_throughput(db, name, t)?);
+            let t = throughput_of(&throughput)?;
+            if t.is_none() && enforce_throughput.is_none() {
+                return Err(Failure::Usage(
+                    "give --throughput RU, --autoscale MAX or --enforce-throughput true|false"
+                        .into(),
+                ));
+            }
+            if let Some(t) = t {
+                engine.set_throughput(db, name, t)?;
+            }
+            if let Some(on) = enforce_throughput {
+                engine.set_throughput_enforcement(db, name, on)?;
+            }
+            print_json(&engine.container(db, name)?);
         }
     }
     Ok(())

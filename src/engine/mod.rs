@@ -201,6 +201,22 @@ impl Engine {
         self.container(db, name)
     }
 
+    /// Turns RU budget enforcement on or off: with it on, a request that finds its
+    /// partition's budget for the current second spent gets 429 (retry-after in ms).
+    pub fn set_throughput_enforcement(
+        &self,
+        db: &str,
+        name: &str,
+        enforce: bool,
+    ) -> Result<ContainerInfo> {
+        let mut txn = self.store.write_txn()?;
+        let mut def = (*self.store.container(&txn, db, name)?).clone();
+        def.enforce_throughput = enforce;
+        self.store.put_container(&mut txn, &def)?;
+        txn.commit()?;
+        self.container(db, name)
+    }
+
     /// Replaces the container's indexing policy (400 for an invalid one). The new index
     /// builds in the background; `container` shows `indexTransformationProgress` and
     /// queries stay correct meanwhile.
