@@ -290,7 +290,7 @@ fn read_new(
     let mut rows = Vec::new();
     let mut charge = 0.0;
     loop {
-        let (def, page) = engine.read_feed(db, c, req)?;
+        let (_, page) = engine.read_feed(db, c, req)?;
         charge += page.request_charge;
         let n = page.changes.len();
         for ch in &page.changes {
@@ -309,7 +309,6 @@ fn read_new(
                 ttl_expired: ch.event.ttl_expired,
             });
         }
-        let _ = def;
         req.start = FeedStart::Continuation(page.continuation);
         if n < req.max_items {
             break;
