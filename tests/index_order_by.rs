@@ -23,7 +23,7 @@ fn run(f: &common::Fixture, c: &str, sql: &str, page: usize) -> (Vec<Value>, Vec
             .engine
             .query(DB, c, sql, &opts)
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        docs.extend(r.documents.clone());
+        docs.extend(r.documents.iter().map(|d| d.value().clone()));
         let next = r.continuation.clone();
         pages.push(r);
         match next {
@@ -97,7 +97,8 @@ fn single_partition_order_by_uses_the_index_within_the_partition() {
         .query(DB, "c", "SELECT c.n FROM c ORDER BY c.n", &opts)
         .unwrap();
     assert_eq!(r.access.kind, "index-order");
-    assert_eq!(numbers(&r.documents, "n"), expected);
+    let docs: Vec<Value> = r.documents.into_iter().map(Value::from).collect();
+    assert_eq!(numbers(&docs, "n"), expected);
 }
 
 #[test]

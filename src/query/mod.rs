@@ -6,6 +6,7 @@ pub mod ast;
 pub mod check;
 pub mod condition;
 pub mod demand;
+pub mod document;
 pub mod eval;
 pub mod exec;
 pub mod functions;

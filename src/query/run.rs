@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::access::{self, Probe, Resolver};
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
+use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
@@ -118,7 +119,7 @@ pub struct RoutingView {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryResult {
-    pub documents: Vec<Value>,
+    pub documents: Vec<Document>,
     pub continuation: Option<String>,
     pub request_charge: f64,
     pub routing: RoutingView,
@@ -527,12 +528,13 @@ pub fn run(
             counts.push((*range, n));
         }
         let total: u64 = counts.iter().map(|(_, n)| n).sum();
-        let documents: Vec<Value> = pipeline
+        let documents: Vec<Document> = pipeline
             .finish_with_count(total)
             .iter()
             .filter_map(Val::to_json)
+            .map(Document::from_value)
             .collect();
-        let output_bytes: u64 = documents.iter().map(|d| d.to_string().len() as u64).sum();
+        let output_bytes: u64 = documents.iter().map(|d| d.json_len() as u64).sum();
         let mut partitions = Vec::with_capacity(counts.len());
         let mut raw = charge::QUERY_PER_OUTPUT_KB * output_bytes as f64 / 1024.0;
         let mut totals = QueryMetrics::default();
@@ -892,29 +894,23 @@ pub fn run(
     } else {
         token.as_ref().map_or(0, |t| t.skip)
     };
-    // Results as JSON with their sizes. Stored items are parsed once and their size is
-    // known; values without a JSON form (undefined, 1/0) are not results: drop them before
-    // paging so every page advances.
-    let results: Vec<(Value, u64)> = results
+    // Results as JSON text: a stored item is returned as stored (its bytes are the compact
+    // JSON it serializes to), so no value is built for it. Values without a JSON form
+    // (undefined, 1/0) are not results: drop them before paging so every page advances.
+    let results: Vec<Document> = results
         .into_iter()
         .filter_map(|r| match r {
-            Output::Stored(bytes) => serde_json::from_slice::<Value>(&bytes)
-                .ok()
-                .map(|v| (v, bytes.len() as u64)),
-            Output::Value(v) => v.to_json().map(|j| {
-                let n = serde_json::to_vec(&j).map_or(0, |b| b.len() as u64);
-                (j, n)
-            }),
+            Output::Stored(bytes) => Document::from_stored(&bytes),
+            Output::Value(v) => v.to_json().map(Document::from_value),
         })
         .collect();
-    let page_sized: Vec<(Value, u64)> =
-        results.iter().skip(skip).take(max_items).cloned().collect();
-    let page_output_total: u64 = page_sized.iter().map(|(_, n)| n).sum();
-    let page: Vec<Value> = page_sized.into_iter().map(|(v, _)| v).collect();
+    let result_count = results.len();
+    let page: Vec<Document> = results.into_iter().skip(skip).take(max_items).collect();
+    let page_output_total: u64 = page.iter().map(|d| d.json_len() as u64).sum();
     let more = if paged_scan {
         resume.is_some() && page_rows < top_left
     } else {
-        results.len() > skip + page.len()
+        result_count > skip + page.len()
     };
 
     // Charges: loads and range bases on the first page, output bytes on every page.
