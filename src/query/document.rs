@@ -17,23 +17,23 @@ use serde_json::Value;
 /// A query result: compact JSON text plus its value, parsed lazily.
 #[derive(Clone)]
 pub struct Document {
-    json: Arc<str>,
+    /// Compact JSON (UTF-8: stored items are written by `serde_json`).
+    json: Arc<[u8]>,
     value: OnceLock<Value>,
 }
 
 impl Document {
-    /// A stored item's JSON as it is (`None` if it is not UTF-8, which no stored item is).
-    pub fn from_stored(json: &[u8]) -> Option<Document> {
-        let text = std::str::from_utf8(json).ok()?;
-        Some(Document {
-            json: Arc::from(text),
+    /// A stored item's JSON as it is (shared, not copied).
+    pub fn from_stored(json: Arc<[u8]>) -> Document {
+        Document {
+            json,
             value: OnceLock::new(),
-        })
+        }
     }
 
     /// A computed result (a projection, an aggregate).
     pub fn from_value(value: Value) -> Document {
-        let json = serde_json::to_string(&value).unwrap_or_default();
+        let json = serde_json::to_vec(&value).unwrap_or_default();
         Document {
             json: Arc::from(json),
             value: OnceLock::from(value),
@@ -42,6 +42,11 @@ impl Document {
 
     /// The compact JSON text.
     pub fn json(&self) -> &str {
+        std::str::from_utf8(&self.json).unwrap_or_default()
+    }
+
+    /// The compact JSON bytes.
+    pub fn json_bytes(&self) -> &[u8] {
         &self.json
     }
 
@@ -63,8 +68,8 @@ impl Document {
     }
 }
 
-fn parse(json: &str) -> Value {
-    serde_json::from_str(json).unwrap_or(Value::Null)
+fn parse(json: &[u8]) -> Value {
+    serde_json::from_slice(json).unwrap_or(Value::Null)
 }
 
 impl Deref for Document {
@@ -117,7 +122,7 @@ impl fmt::Display for Document {
         if f.alternate() {
             fmt::Display::fmt(self.value(), f)
         } else {
-            f.write_str(&self.json)
+            f.write_str(self.json())
         }
     }
 }
@@ -137,7 +142,7 @@ mod tests {
     fn stored_text_is_what_the_value_serializes_to() {
         let v = json!({"id": "a", "n": 1.5, "i": 3, "s": "é\n\"", "a": [null, true, -0.0, 1e300], "o": {}});
         let bytes = serde_json::to_vec(&v).unwrap();
-        let d = Document::from_stored(&bytes).unwrap();
+        let d = Document::from_stored(Arc::from(bytes.as_slice()));
         assert_eq!(d, v);
         assert_eq!(d.to_string(), v.to_string());
         assert_eq!(format!("{d:#}"), format!("{v:#}"));

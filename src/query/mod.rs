@@ -10,6 +10,7 @@ pub mod document;
 pub mod eval;
 pub mod exec;
 pub mod functions;
+pub mod lazy;
 pub mod lexer;
 pub mod parser;
 pub mod plan;

@@ -182,6 +182,39 @@ pub fn value_len(bytes: &[u8], inverted: bool) -> Option<usize> {
     }
 }
 
+/// Whether the `values` encoded values at the start of `bytes` (composite components may
+/// be bit-inverted) are each exact: equal encodings mean equal values and the encodings sort
+/// as the query language's total order sorts the values. Not exact: an array or an object
+/// (a bare tag), a string cut at [`MAX_STRING_BYTES`], and zero (−0 and 0 share one
+/// encoding but not one place in the total order).
+pub fn is_exact(bytes: &[u8], values: usize) -> bool {
+    let mut at = 0;
+    for _ in 0..values {
+        let Some(rest) = bytes.get(at..) else {
+            return false;
+        };
+        let inverted = rest.first().is_some_and(|b| *b > tag::OBJECT);
+        let Some(len) = value_len(rest, inverted) else {
+            return false;
+        };
+        let byte = |i: usize| if inverted { !rest[i] } else { rest[i] };
+        let exact = match byte(0) {
+            tag::UNDEFINED..=tag::TRUE => true,
+            tag::NUMBER => (1..9).any(|i| byte(i) != ZERO[i - 1]),
+            tag::STRING => byte(len - 1) == END_EXACT[1],
+            _ => false,
+        };
+        if !exact {
+            return false;
+        }
+        at += len;
+    }
+    true
+}
+
+/// The encoding of 0 after the number tag.
+const ZERO: [u8; 8] = [0x80, 0, 0, 0, 0, 0, 0, 0];
+
 /// 8-byte hash of a path whose array steps are all `[]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PathId(pub [u8; 8]);
@@ -815,6 +848,37 @@ mod tests {
         }
         assert_eq!(enc(json!(-0.0)), enc(json!(0)), "-0 is 0");
         assert_eq!(enc(json!(1)), enc(json!(1.0)));
+    }
+
+    #[test]
+    fn exactness_of_encoded_values() {
+        let inv = |v: &[u8]| v.iter().map(|b| !b).collect::<Vec<u8>>();
+        for v in [
+            json!(null),
+            json!(true),
+            json!(-2.5),
+            json!(7),
+            json!("a\u{0}b"),
+            json!(""),
+        ] {
+            let e = enc(v.clone());
+            assert!(is_exact(&e, 1), "{v}");
+            assert!(is_exact(&inv(&e), 1), "{v} inverted");
+        }
+        for v in [json!(0), json!(-0.0), json!([1]), json!({"a": 1})] {
+            assert!(!is_exact(&enc(v.clone()), 1), "{v}");
+            assert!(!is_exact(&inv(&enc(v.clone())), 1), "{v} inverted");
+        }
+        assert_eq!(sortable_f64(0.0)[..], ZERO[..]);
+        assert!(!is_exact(&enc(json!("x".repeat(MAX_STRING_BYTES + 1))), 1));
+        let mut two = enc(json!("a"));
+        two.extend(inv(&enc(json!(3))));
+        assert!(is_exact(&two, 2));
+        two.extend(enc(json!([])));
+        assert!(!is_exact(&two, 3));
+        let mut undefined = Vec::new();
+        encode(Term::Undefined, &mut undefined);
+        assert!(is_exact(&undefined, 1));
     }
 
     #[test]
