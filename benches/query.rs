@@ -350,7 +350,8 @@ fn engine_drain(
         out.routing = r.routing.kind;
         out.loaded += r.metrics.retrieved_document_count;
         if keep {
-            out.documents.extend(r.documents);
+            out.documents
+                .extend(r.documents.into_iter().map(Value::from));
         } else {
             black_box(&r.documents);
         }

@@ -176,3 +176,33 @@ fn indexing_makes_writes_cost_more() {
     let on = f.create("on", &doc).request_charge;
     assert!(on > off, "{on} > {off}");
 }
+
+/// One write transaction that writes the same items again and again (an import upserts
+/// repeated ids in one batch): the index changes it buffers must end as the last write left
+/// them, whatever order they are applied in.
+#[test]
+fn repeated_writes_in_one_transaction_leave_the_index_of_the_last() {
+    let f = open();
+    let mut s = pk_settings();
+    s.throughput = Throughput::Manual(40_000);
+    f.container("c", s);
+    let mut rng = Rng(23);
+    let docs: Vec<Vec<u8>> = (0..400)
+        .map(|i| {
+            let mut doc = random_doc(&mut rng, i % 37);
+            doc["pk"] = json!(format!("p{}", i % 37 % 5));
+            serde_json::to_vec(&doc).unwrap()
+        })
+        .collect();
+    let records: Vec<cosmoscope::engine::import::Record> = docs
+        .iter()
+        .enumerate()
+        .map(|(line, json)| cosmoscope::engine::import::Record { line, json })
+        .collect();
+    let summary = f
+        .engine
+        .import_records(DB, "c", &records, &mut |_| {})
+        .unwrap();
+    assert_eq!(summary.batches, 1);
+    assert_index_matches_items(&f, "c");
+}

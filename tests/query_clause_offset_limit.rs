@@ -156,7 +156,7 @@ fn pages(db: &Db, container: &str, sql: &str, page: usize) -> Vec<Vec<Value>> {
     loop {
         let r = db.engine.query(DB, container, sql, &opts).unwrap();
         assert!(r.documents.len() <= page);
-        out.push(r.documents);
+        out.push(r.documents.into_iter().map(Value::from).collect());
         match r.continuation {
             Some(t) => opts.continuation = Some(t),
             None => return out,

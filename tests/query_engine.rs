@@ -67,7 +67,7 @@ fn all_pages(e: &Engine, c: &str, sql: &str, page: usize) -> (Vec<Value>, f64, u
         let r = q_with(e, c, sql, opts.clone());
         pages += 1;
         assert!(r.documents.len() <= page);
-        docs.extend(r.documents);
+        docs.extend(r.documents.into_iter().map(Value::from));
         charge += r.request_charge;
         match r.continuation {
             Some(t) => opts.continuation = Some(t),
@@ -307,7 +307,7 @@ fn cross_range_results_equal_a_single_range_run() {
         )
         .documents;
         if !sql.contains("ORDER BY") {
-            let key = |v: &Value| v.to_string();
+            let key = |v: &cosmoscope::query::document::Document| v.to_string();
             a.sort_by_key(key);
             b.sort_by_key(key);
         }
@@ -382,7 +382,7 @@ fn undefined_and_null_follow_the_truth_tables() {
     );
     let one = |expr: &str| -> Option<Value> {
         let r = q(&e, "t", &format!("SELECT VALUE {expr} FROM c"));
-        r.documents.into_iter().next()
+        r.documents.into_iter().next().map(Value::from)
     };
     assert_eq!(one("c.f AND c.missing"), Some(json!(false)));
     assert_eq!(one("c.missing AND c.f"), Some(json!(false)));

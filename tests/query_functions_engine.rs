@@ -47,7 +47,7 @@ fn value_with(e: &Engine, expr: &str, params: HashMap<String, Val>) -> Value {
         )
         .unwrap_or_else(|err| panic!("{expr}: {err}"));
     assert_eq!(r.documents.len(), 1, "{expr}: {:?}", r.documents);
-    r.documents[0].clone()
+    r.documents[0].value().clone()
 }
 
 #[test]

@@ -172,29 +172,16 @@ fn walk(e: &Expr, root: &str, d: &mut Demand) {
 }
 
 /// Builds partial items for one query. Whole-item demands use one serde pass; partial
-/// demands use sonic-rs's SIMD skipping to find just the demanded values (perf.md: a lazy
-/// field read is ~0.5 µs per 1 KB item, a full parse several µs).
+/// demands scan the item's text for just the demanded members ([`super::lazy`]), skipping
+/// the rest without parsing it and stopping once every demanded member is found (perf.md:
+/// a lazy field read is ~0.5 µs per 1 KB item, a full parse several µs).
 pub struct Extractor {
     demand: Demand,
-    /// The demand's leaf paths in depth-first order, as sonic-rs looks them up.
-    tree: Option<sonic_rs::PointerTree>,
 }
 
 impl Extractor {
     pub fn new(demand: Demand) -> Extractor {
-        let tree = match &demand {
-            Demand::All => None,
-            Demand::Some(_) => {
-                let mut leaves = Vec::new();
-                collect_leaves(&demand, &mut Vec::new(), &mut leaves);
-                let mut tree = sonic_rs::PointerTree::new();
-                for leaf in &leaves {
-                    tree.add_path(leaf.iter().map(String::as_str));
-                }
-                Some(tree)
-            }
-        };
-        Extractor { demand, tree }
+        Extractor { demand }
     }
 
     pub fn demand(&self) -> &Demand {
@@ -203,53 +190,13 @@ impl Extractor {
 
     /// The item as the query sees it.
     pub fn extract(&self, json: &[u8]) -> Result<Val, String> {
-        let Some(tree) = &self.tree else {
-            return extract(json, &Demand::All).map_err(|e| e.to_string());
-        };
-        match sonic_rs::get_many(json, tree) {
-            Ok(found) => assemble(&self.demand, &mut found.into_iter()),
-            // A demanded path runs through a non-object (`c.v.x` where `v` is a string):
-            // the serde walk keeps such values as they are, so evaluation yields undefined.
-            Err(_) => extract(json, &self.demand).map_err(|e| e.to_string()),
-        }
-    }
-}
-
-fn collect_leaves(d: &Demand, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    match d {
-        Demand::All => out.push(prefix.clone()),
-        Demand::Some(children) => {
-            for (k, child) in children {
-                prefix.push(k.clone());
-                collect_leaves(child, prefix, out);
-                prefix.pop();
+        if let Demand::Some(children) = &self.demand {
+            if let Some(v) = super::lazy::object(json, children) {
+                return Ok(v);
             }
         }
+        extract(json, &self.demand).map_err(|e| e.to_string())
     }
-}
-
-/// Rebuilds the partial object from the found leaves (same depth-first order).
-fn assemble<'a>(
-    d: &Demand,
-    found: &mut impl Iterator<Item = Option<sonic_rs::LazyValue<'a>>>,
-) -> Result<Val, String> {
-    let Demand::Some(children) = d else {
-        return Ok(Val::Undefined);
-    };
-    let mut members: Members = Vec::with_capacity(children.len());
-    for (k, child) in children {
-        let v = match child {
-            Demand::All => match found.next().flatten() {
-                Some(raw) => {
-                    extract(raw.as_raw_str().as_bytes(), &Demand::All).map_err(|e| e.to_string())?
-                }
-                None => continue,
-            },
-            Demand::Some(_) => assemble(child, found)?,
-        };
-        members.push((Arc::from(k.as_str()), v));
-    }
-    Ok(Val::obj(members))
 }
 
 /// Deserializes JSON into a [`Val`], keeping only what `demand` asks for.

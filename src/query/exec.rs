@@ -351,6 +351,8 @@ pub struct Run<'q, 'e> {
     bound: Option<usize>,
     /// The ORDER BY keys of the worst row kept at the last pruning.
     threshold: Option<Vec<Val>>,
+    /// Per ORDER BY key: descending.
+    descending: Vec<bool>,
     /// Rows that passed the filter.
     pub matched: u64,
 }
@@ -391,6 +393,7 @@ impl<'q, 'e> Run<'q, 'e> {
             out: Vec::new(),
             bound,
             threshold: None,
+            descending: q.order_by.iter().map(|o| o.descending).collect(),
             matched: 0,
         }
     }
@@ -460,10 +463,8 @@ impl<'q, 'e> Run<'q, 'e> {
                 .collect();
             // Once `bound` rows are kept, a row that sorts after the worst of them can never
             // reach the result: drop it before projecting or copying anything.
-            if let (Some(k), Some(worst)) = (self.bound, &self.threshold) {
-                if self.out.len() >= k && (self.order_cmp())(&keys, worst).is_ge() {
-                    return true;
-                }
+            if self.cannot_place(&keys) {
+                return true;
             }
             match stored {
                 Some(bytes) => self
@@ -474,30 +475,30 @@ impl<'q, 'e> Run<'q, 'e> {
                     self.out.push((keys, value, None));
                 }
             }
-            if let Some(k) = self.bound {
-                if self.out.len() >= (2 * k).max(64) {
-                    let cmp = self.order_cmp();
-                    self.out.sort_by(|a, b| cmp(&a.0, &b.0));
-                    self.out.truncate(k);
-                    self.threshold = self.out.last().map(|r| r.0.clone());
-                }
-            }
+            self.prune();
         }
         true
     }
 
-    /// Compares ORDER BY keys: type order, each key in its direction (stable for ties).
-    fn order_cmp(&self) -> impl Fn(&[Val], &[Val]) -> std::cmp::Ordering + use<> {
-        let dirs: Vec<bool> = self.q.order_by.iter().map(|o| o.descending).collect();
-        move |a: &[Val], b: &[Val]| {
-            for (i, desc) in dirs.iter().enumerate() {
-                let o = total_cmp(&a[i], &b[i]);
-                let o = if *desc { o.reverse() } else { o };
-                if o.is_ne() {
-                    return o;
-                }
+    /// Whether a row with these ORDER BY keys sorts after the `bound` rows already kept.
+    fn cannot_place(&self, keys: &[Val]) -> bool {
+        match (self.bound, &self.threshold) {
+            (Some(k), Some(worst)) => {
+                self.out.len() >= k && order_cmp(&self.descending, keys, worst).is_ge()
             }
-            std::cmp::Ordering::Equal
+            _ => false,
+        }
+    }
+
+    /// Keeps only the best `bound` rows once twice as many are held.
+    fn prune(&mut self) {
+        if let Some(k) = self.bound {
+            if self.out.len() >= (2 * k).max(64) {
+                let dirs = &self.descending;
+                self.out.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
+                self.out.truncate(k);
+                self.threshold = self.out.last().map(|r| r.0.clone());
+            }
         }
     }
 
@@ -576,6 +577,34 @@ impl<'q, 'e> Run<'q, 'e> {
             .collect()
     }
 
+    /// Finishes a `SELECT *` query without filter, grouping or DISTINCT whose items were
+    /// not pushed because their order is already known (read from the index): `stored`
+    /// holds them in result order; OFFSET/LIMIT and TOP apply as in [`Run::finish_rows`].
+    pub fn finish_presorted(self, stored: Vec<Arc<[u8]>>) -> Vec<Output> {
+        debug_assert!(self.q.filter.is_none() && !self.grouped && !self.q.select.distinct);
+        let mut values: Vec<Output> = stored.into_iter().map(Output::Stored).collect();
+        self.window(&mut values);
+        values
+    }
+
+    /// Applies OFFSET/LIMIT and TOP.
+    fn window(&self, values: &mut Vec<Output>) {
+        let no_row: Bindings = Vec::new();
+        if let Some(ol) = &self.q.offset_limit {
+            let offset = count_of(&self.env.eval(&ol.offset, &no_row));
+            let limit = count_of(&self.env.eval(&ol.limit, &no_row));
+            let kept: Vec<Output> = std::mem::take(values)
+                .into_iter()
+                .skip(offset)
+                .take(limit)
+                .collect();
+            *values = kept;
+        }
+        if let Some(top) = &self.q.select.top {
+            values.truncate(count_of(&self.env.eval(top, &no_row)));
+        }
+    }
+
     /// Like [`Run::finish`], leaving late-materialized `SELECT *` rows as their stored JSON
     /// so a caller that wants JSON parses each once.
     pub fn finish_rows(mut self) -> Vec<Output> {
@@ -610,8 +639,8 @@ impl<'q, 'e> Run<'q, 'e> {
             std::mem::take(&mut self.out)
         };
         if !self.q.order_by.is_empty() {
-            let cmp = self.order_cmp();
-            results.sort_by(|a, b| cmp(&a.0, &b.0));
+            let dirs = &self.descending;
+            results.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
         }
         let mut values: Vec<Output> = results
             .into_iter()
@@ -628,17 +657,21 @@ impl<'q, 'e> Run<'q, 'e> {
                 Output::Stored(_) => true,
             });
         }
-        let no_row: Bindings = Vec::new();
-        if let Some(ol) = &self.q.offset_limit {
-            let offset = count_of(&self.env.eval(&ol.offset, &no_row));
-            let limit = count_of(&self.env.eval(&ol.limit, &no_row));
-            values = values.into_iter().skip(offset).take(limit).collect();
-        }
-        if let Some(top) = &self.q.select.top {
-            values.truncate(count_of(&self.env.eval(top, &no_row)));
-        }
+        self.window(&mut values);
         values
     }
+}
+
+/// Compares ORDER BY keys: type order, each key in its direction (`dirs[i]`: descending).
+fn order_cmp(dirs: &[bool], a: &[Val], b: &[Val]) -> std::cmp::Ordering {
+    for (i, desc) in dirs.iter().enumerate() {
+        let o = total_cmp(&a[i], &b[i]);
+        let o = if *desc { o.reverse() } else { o };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    std::cmp::Ordering::Equal
 }
 
 fn count_of(v: &Val) -> usize {

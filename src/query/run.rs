@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::access::{self, Probe, Resolver};
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
 use super::demand;
+use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
@@ -118,7 +119,7 @@ pub struct RoutingView {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryResult {
-    pub documents: Vec<Value>,
+    pub documents: Vec<Document>,
     pub continuation: Option<String>,
     pub request_charge: f64,
     pub routing: RoutingView,
@@ -422,6 +423,10 @@ pub fn run(
         demand::of_query(q, &root)
     };
     let extractor = demand::Extractor::new(demand.with_paths(key_paths.iter().map(Vec::as_slice)));
+    // Only the partition key, for items whose result needs nothing else.
+    let key_extractor = demand::Extractor::new(
+        demand::Demand::Some(Default::default()).with_paths(key_paths.iter().map(Vec::as_slice)),
+    );
     let served = q
         .filter
         .as_ref()
@@ -527,12 +532,13 @@ pub fn run(
             counts.push((*range, n));
         }
         let total: u64 = counts.iter().map(|(_, n)| n).sum();
-        let documents: Vec<Value> = pipeline
+        let documents: Vec<Document> = pipeline
             .finish_with_count(total)
             .iter()
             .filter_map(Val::to_json)
+            .map(Document::from_value)
             .collect();
-        let output_bytes: u64 = documents.iter().map(|d| d.to_string().len() as u64).sum();
+        let output_bytes: u64 = documents.iter().map(|d| d.json_len() as u64).sum();
         let mut partitions = Vec::with_capacity(counts.len());
         let mut raw = charge::QUERY_PER_OUTPUT_KB * output_bytes as f64 / 1024.0;
         let mut totals = QueryMetrics::default();
@@ -624,11 +630,22 @@ pub fn run(
         let items = store.container_stats(txn, def)?.counters.items;
         // Past this many candidates, loading them one by one costs about what a scan does.
         let limit = (items / 5).max(1000) as usize;
-        index_candidates(&reader, &probes, &byte_spans, limit)?
+        let (keys, view) = index_candidates(&reader, &probes, &byte_spans, limit)?;
+        let found = keys.map(|keys| {
+            keys.into_iter()
+                .map(|key| Candidate {
+                    key,
+                    record: None,
+                    presorted: false,
+                })
+                .collect::<Vec<_>>()
+        });
+        (found, view)
     };
     let now = crate::store::now_secs();
     let index_metrics = metrics_of(q, &root, &env, &policy, def);
     // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
+    let mut presorted: Option<Vec<&[u8]>> = None;
     let walk = match (&candidates, inner.is_none()) {
         (None, true) => order_walk(
             store,
@@ -651,7 +668,12 @@ pub fn run(
                 .map(|(a, b)| (a.0.clone(), b.0.clone()))
                 .collect();
             let reader = IndexReader::new(store, txn, def, ready_generation);
-            let keys = walk_order(store, txn, &reader, &walk, &byte_spans, k, now)?;
+            // `SELECT *` without a filter needs nothing of the items but their bytes when the
+            // index gives exact sort keys.
+            let presort = stored_star && !streaming;
+            let (keys, ordered) =
+                walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
+            presorted = ordered;
             let view = AccessView {
                 kind: "index-order",
                 indexes: vec![walk.spec.clone()],
@@ -730,23 +752,24 @@ pub fn run(
             let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
                 // Candidates in key order, like the scan: paging resumes the same way.
                 Some(c) => {
-                    let lo = c.partition_point(|k| k.as_slice() < start.as_slice());
-                    let hi = c.partition_point(|k| k.as_slice() < end.as_slice());
-                    Box::new(
-                        c[lo..hi]
-                            .iter()
-                            .filter_map(|k| match store.items.get(txn, k) {
-                                Ok(Some(v)) => Some(Ok((k.as_slice(), v))),
-                                Ok(None) => None,
-                                Err(e) => Some(Err(e.into())),
-                            }),
-                    )
+                    let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
+                    let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
+                    Box::new(c[lo..hi].iter().filter_map(|c| {
+                        let record = match c.record {
+                            Some(r) => Some(r),
+                            None => match store.items.get(txn, &c.key) {
+                                Ok(r) => r,
+                                Err(e) => return Some(Err(e.into())),
+                            },
+                        };
+                        record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))
+                    }))
                 }
                 None => Box::new(
                     store
                         .items
                         .range(txn, &keys::half_open(&start, &end))?
-                        .map(|r| r.map_err(Error::from)),
+                        .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from)),
                 ),
             };
             for entry in source {
@@ -757,7 +780,7 @@ pub fn run(
                     break;
                 }
                 let t0 = Instant::now();
-                let (k, v) = entry?;
+                let (k, v, known) = entry?;
                 if page_rows >= page_cap {
                     if page_cap == top_left && !index_only {
                         // TOP is satisfied: the service loads one document more (N+1).
@@ -778,28 +801,39 @@ pub fn run(
                 if header.is_expired(now) {
                     continue;
                 }
-                let doc = extractor
-                    .extract(json)
-                    .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+                // An item whose place in the result the index gave needs nothing read.
+                let doc = match known {
+                    true => None,
+                    false => Some(
+                        extractor
+                            .extract(json)
+                            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?,
+                    ),
+                };
                 let t1 = Instant::now();
                 load_ns += (t1 - t0).as_nanos();
                 let loaded = narrowing.is_empty() || {
-                    let row = [(root.clone(), doc.clone())];
+                    let row = [(root.clone(), doc.clone().unwrap_or_default())];
                     narrowing.iter().all(|c| env.eval(c, &row).is_true())
                 };
                 let mut hit = false;
-                match inner.as_mut() {
+                match (inner.as_mut(), &doc) {
+                    (None, None) => {
+                        hit = true;
+                        m.output_document_count += 1;
+                        page_rows += 1;
+                    }
                     // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-                    Some(inner) => {
-                        for row in rows_of(inner.query, Some(&doc), &[], &env) {
+                    (Some(inner), doc) => {
+                        for row in rows_of(inner.query, doc.as_ref(), &[], &env) {
                             if inner.run.push(row) {
                                 hit = true;
                                 m.output_document_count += 1;
                             }
                         }
                     }
-                    None => {
-                        for (i, row) in rows_of(q, Some(&doc), &[], &env)
+                    (None, Some(doc)) => {
+                        for (i, row) in rows_of(q, Some(doc), &[], &env)
                             .into_iter()
                             .enumerate()
                             .skip(skip_rows)
@@ -832,7 +866,10 @@ pub fn run(
                     m.index_hit_document_count += 1;
                     let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
                     if epk != last_logical {
-                        let j = key_of(&doc, def);
+                        let j = match &doc {
+                            Some(doc) => key_of(doc, def),
+                            None => stored_key(json, def, &key_extractor)?,
+                        };
                         if !logical.contains(&j) {
                             logical.push(j);
                         }
@@ -886,35 +923,34 @@ pub fn run(
             }
         }
     }
-    let results = pipeline.finish_rows();
+    let results = match presorted {
+        Some(ordered) => {
+            pipeline.finish_presorted(ordered.into_iter().map(std::sync::Arc::from).collect())
+        }
+        None => pipeline.finish_rows(),
+    };
     let skip = if paged_scan {
         0
     } else {
         token.as_ref().map_or(0, |t| t.skip)
     };
-    // Results as JSON with their sizes. Stored items are parsed once and their size is
-    // known; values without a JSON form (undefined, 1/0) are not results: drop them before
-    // paging so every page advances.
-    let results: Vec<(Value, u64)> = results
+    // Results as JSON text: a stored item is returned as stored (its bytes are the compact
+    // JSON it serializes to), so no value is built for it. Values without a JSON form
+    // (undefined, 1/0) are not results: drop them before paging so every page advances.
+    let results: Vec<Document> = results
         .into_iter()
         .filter_map(|r| match r {
-            Output::Stored(bytes) => serde_json::from_slice::<Value>(&bytes)
-                .ok()
-                .map(|v| (v, bytes.len() as u64)),
-            Output::Value(v) => v.to_json().map(|j| {
-                let n = serde_json::to_vec(&j).map_or(0, |b| b.len() as u64);
-                (j, n)
-            }),
+            Output::Stored(bytes) => Some(Document::from_stored(bytes)),
+            Output::Value(v) => v.to_json().map(Document::from_value),
         })
         .collect();
-    let page_sized: Vec<(Value, u64)> =
-        results.iter().skip(skip).take(max_items).cloned().collect();
-    let page_output_total: u64 = page_sized.iter().map(|(_, n)| n).sum();
-    let page: Vec<Value> = page_sized.into_iter().map(|(v, _)| v).collect();
+    let result_count = results.len();
+    let page: Vec<Document> = results.into_iter().skip(skip).take(max_items).collect();
+    let page_output_total: u64 = page.iter().map(|d| d.json_len() as u64).sum();
     let more = if paged_scan {
         resume.is_some() && page_rows < top_left
     } else {
-        results.len() > skip + page.len()
+        result_count > skip + page.len()
     };
 
     // Charges: loads and range bases on the first page, output bytes on every page.
@@ -1022,8 +1058,18 @@ fn metrics_of(
     access::index_metrics(q, &Resolver::new(q, root), env, policy, &composites)
 }
 
-/// An item as the per-range loop reads it: key and stored record.
-type Entry<'a> = (&'a [u8], &'a [u8]);
+/// An item as the per-range loop reads it: key, stored record, and whether its place in the
+/// result is already known (see [`walk_order`]).
+type Entry<'a> = (&'a [u8], &'a [u8], bool);
+
+/// An item the index selected.
+struct Candidate<'t> {
+    key: ItemKey,
+    /// The stored record, when the walk already read it (to skip expired items).
+    record: Option<&'t [u8]>,
+    /// Whether the result order is known without reading the item (see [`walk_order`]).
+    presorted: bool,
+}
 
 fn scan_view(filtered: bool) -> AccessView {
     AccessView {
@@ -1243,17 +1289,24 @@ fn order_walk(
 }
 
 /// The first `k` live documents in index order (and every document tied with the k-th),
-/// in key order.
-fn walk_order(
+/// in key order, with their records. When `presort` and every entry walked is exact
+/// ([`crate::store::index::is_exact`]), also their stored JSON in result order: the index
+/// order, ties in key order (as a stable sort of the items in key order gives).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn walk_order<'t>(
     store: &Store,
-    txn: &RoTxn,
+    txn: &'t RoTxn,
     reader: &IndexReader,
     walk: &OrderWalk,
     spans: &[(Vec<u8>, Vec<u8>)],
     k: usize,
     now: i64,
-) -> Result<Vec<ItemKey>> {
-    let mut out: Vec<ItemKey> = Vec::new();
+    presort: bool,
+) -> Result<(Vec<Candidate<'t>>, Option<Vec<&'t [u8]>>)> {
+    let mut out: Vec<Candidate<'t>> = Vec::new();
+    // Per item in walk order: whether it ties with the previous one.
+    let mut ties: Vec<bool> = Vec::new();
+    let mut exact = presort;
     let mut last: Vec<u8> = Vec::new();
     reader.walk(
         walk.path,
@@ -1271,14 +1324,44 @@ fn walk_order(
             if header.is_expired(now) {
                 return Ok(true);
             }
-            last.clear();
-            last.extend_from_slice(value);
-            out.push(item);
+            let tie = !out.is_empty() && last == value;
+            if !tie {
+                last.clear();
+                last.extend_from_slice(value);
+                exact = exact && crate::store::index::is_exact(value, walk.values);
+            }
+            ties.push(tie);
+            out.push(Candidate {
+                key: item,
+                record: Some(record),
+                presorted: false,
+            });
             Ok(true)
         },
     )?;
-    out.sort_unstable();
-    Ok(out)
+    let ordered = if exact {
+        let mut ordered: Vec<&'t [u8]> = Vec::with_capacity(out.len());
+        let mut start = 0;
+        while start < out.len() {
+            let mut end = start + 1;
+            while end < out.len() && ties[end] {
+                end += 1;
+            }
+            let group = &mut out[start..end];
+            group.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+            for c in group {
+                c.presorted = true;
+                let record = c.record.unwrap_or_default();
+                ordered.push(crate::store::item::decode_record(record)?.1);
+            }
+            start = end;
+        }
+        Some(ordered)
+    } else {
+        None
+    };
+    out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    Ok((out, ordered))
 }
 
 /// Keys in both sorted lists.
@@ -1314,6 +1397,29 @@ fn key_of(doc: &Val, def: &ContainerDef) -> Value {
     } else {
         Value::Array(parts)
     }
+}
+
+/// [`key_of`] a stored item, read straight from its JSON for the common key: one top-level
+/// property holding a string.
+fn stored_key(json: &[u8], def: &ContainerDef, keys: &demand::Extractor) -> Result<Value> {
+    if let [path] = def.partition_key.paths.as_slice() {
+        let mut segments = path.trim_start_matches('/').split('/');
+        if let (Some(name), None) = (segments.next(), segments.next()) {
+            match super::lazy::member(json, name.trim_matches('"')) {
+                Some(None) => return Ok(Value::Object(Default::default())),
+                Some(Some(raw)) => {
+                    if let Some(s) = super::lazy::plain_str(raw) {
+                        return Ok(Value::String(s.to_owned()));
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    let doc = keys
+        .extract(json)
+        .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+    Ok(key_of(&doc, def))
 }
 
 /// A top-level `FROM (subquery) alias` being evaluated over the container.

@@ -140,11 +140,11 @@ impl Val {
             Val::Null => Value::Null,
             Val::Bool(b) => Value::Bool(*b),
             Val::Num(n) => number_json(*n)?,
-            Val::Str(s) => Value::String(s.to_string()),
+            Val::Str(s) => Value::String(String::from(&**s)),
             Val::Arr(a) => Value::Array(a.iter().filter_map(Val::to_json).collect()),
             Val::Obj(o) => Value::Object(
                 o.iter()
-                    .filter_map(|(k, v)| Some((k.to_string(), v.to_json()?)))
+                    .filter_map(|(k, v)| Some((String::from(&**k), v.to_json()?)))
                     .collect(),
             ),
         })

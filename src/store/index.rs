@@ -31,6 +31,7 @@
 //! index is complete only when no document leaves the path undefined.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Bound;
 
 use heed::RwTxn;
@@ -136,14 +137,13 @@ pub fn is_truncated(encoded: &[u8]) -> bool {
     encoded.first() == Some(&tag::STRING) && encoded.ends_with(&END_TRUNCATED)
 }
 
-fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
-    for &b in bytes {
-        if b == 0 {
-            out.extend_from_slice(&ESCAPED_ZERO);
-        } else {
-            out.push(b);
-        }
+fn escape_into(mut bytes: &[u8], out: &mut Vec<u8>) {
+    while let Some(at) = memchr::memchr(0, bytes) {
+        out.extend_from_slice(&bytes[..at]);
+        out.extend_from_slice(&ESCAPED_ZERO);
+        bytes = &bytes[at + 1..];
     }
+    out.extend_from_slice(bytes);
 }
 
 /// Doubles as big-endian bytes that sort numerically (−0 is 0, as in the query language).
@@ -182,6 +182,39 @@ pub fn value_len(bytes: &[u8], inverted: bool) -> Option<usize> {
     }
 }
 
+/// Whether the `values` encoded values at the start of `bytes` (composite components may
+/// be bit-inverted) are each exact: equal encodings mean equal values and the encodings sort
+/// as the query language's total order sorts the values. Not exact: an array or an object
+/// (a bare tag), a string cut at [`MAX_STRING_BYTES`], and zero (−0 and 0 share one
+/// encoding but not one place in the total order).
+pub fn is_exact(bytes: &[u8], values: usize) -> bool {
+    let mut at = 0;
+    for _ in 0..values {
+        let Some(rest) = bytes.get(at..) else {
+            return false;
+        };
+        let inverted = rest.first().is_some_and(|b| *b > tag::OBJECT);
+        let Some(len) = value_len(rest, inverted) else {
+            return false;
+        };
+        let byte = |i: usize| if inverted { !rest[i] } else { rest[i] };
+        let exact = match byte(0) {
+            tag::UNDEFINED..=tag::TRUE => true,
+            tag::NUMBER => (1..9).any(|i| byte(i) != ZERO[i - 1]),
+            tag::STRING => byte(len - 1) == END_EXACT[1],
+            _ => false,
+        };
+        if !exact {
+            return false;
+        }
+        at += len;
+    }
+    true
+}
+
+/// The encoding of 0 after the number tag.
+const ZERO: [u8; 8] = [0x80, 0, 0, 0, 0, 0, 0, 0];
+
 /// 8-byte hash of a path whose array steps are all `[]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PathId(pub [u8; 8]);
@@ -208,15 +241,13 @@ impl PathHasher {
         PathId(murmur3::hash128(&self.bytes, 0x1D).0.to_be_bytes())
     }
 
-    fn of_doc_steps(steps: &[DocStep<'_>]) -> PathHasher {
-        let mut h = PathHasher::default();
+    fn extend(&mut self, steps: &[DocStep<'_>]) {
         for step in steps {
             match step {
-                DocStep::Property(p) => h.property(p),
-                DocStep::Index(_) => h.any_index(),
+                DocStep::Property(p) => self.property(p),
+                DocStep::Index(_) => self.any_index(),
             }
         }
-        h
     }
 }
 
@@ -331,9 +362,12 @@ impl IndexLayout {
             out.keys.push(k);
         };
         let mut value = Vec::with_capacity(32);
+        let mut hasher = PathHasher::default();
         self.policy.walk(doc, |steps, v, indexed| {
             let plain = steps.iter().all(|s| matches!(s, DocStep::Property(_)));
-            let path = PathHasher::of_doc_steps(steps).finish();
+            hasher.bytes.clear();
+            hasher.extend(steps);
+            let path = hasher.finish();
             if plain {
                 out.defined.push(path);
             }
@@ -384,11 +418,47 @@ fn count_key(cid: ContainerRid, generation: u32, path: PathId) -> [u8; 16] {
     k
 }
 
-/// Index changes of one write transaction: entries go to LMDB at once, per-path document
-/// counts are summed in memory and written at commit.
+/// A cheap hasher for keys that are hashes already (path ids): folds the bytes into a word.
+#[derive(Default)]
+pub struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Index changes of one write transaction, applied at commit: entry puts and deletes are
+/// buffered and written in key order (neighbouring entries then share the pages LMDB walks
+/// and dirties, instead of each landing on a random page of the index), per-path document
+/// counts are summed in memory.
 #[derive(Default)]
 pub struct IndexDelta {
-    defined: HashMap<(u32, PathId), i64>,
+    defined: HashMap<(u32, PathId), i64, BuildHasherDefault<FoldHasher>>,
+    /// Keys of the buffered operations, back to back.
+    arena: Vec<u8>,
+    /// (start in `arena`, length, put or delete), in the order they were made.
+    ops: Vec<(usize, usize, bool)>,
 }
 
 impl IndexDelta {
@@ -397,8 +467,6 @@ impl IndexDelta {
     /// one entry.
     pub fn apply(
         &mut self,
-        store: &Store,
-        txn: &mut RwTxn,
         generation: u32,
         old: Option<&DocEntries>,
         new: Option<&DocEntries>,
@@ -413,15 +481,15 @@ impl IndexDelta {
                     j += 1;
                 }
                 (Some(a), Some(b)) if a < b => {
-                    store.index.delete(txn, a)?;
+                    self.op(a, false);
                     i += 1;
                 }
                 (Some(a), None) => {
-                    store.index.delete(txn, a)?;
+                    self.op(a, false);
                     i += 1;
                 }
                 (_, Some(b)) => {
-                    store.index.put(txn, b, &[])?;
+                    self.op(b, true);
                     j += 1;
                 }
                 (None, None) => break,
@@ -436,8 +504,97 @@ impl IndexDelta {
         Ok(())
     }
 
-    /// Writes the summed per-path counts.
+    fn op(&mut self, key: &[u8], put: bool) {
+        self.ops.push((self.arena.len(), key.len(), put));
+        self.arena.extend_from_slice(key);
+    }
+
+    /// Writes the buffered entries in key order (the last operation on a key decides) and
+    /// the summed per-path counts.
     pub fn commit(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
+        let arena = std::mem::take(&mut self.arena);
+        let ops = std::mem::take(&mut self.ops);
+        let key = |start: usize, len: usize| &arena[start..start + len];
+        // Sort by key, then by the order the operations were made; the first 24 key bytes
+        // (container, generation, path and the start of the value) compare as integers.
+        let mut order: Vec<(u128, u128, u32)> = ops
+            .iter()
+            .enumerate()
+            .map(|(n, &(start, len, _))| {
+                let mut head = [0u8; 32];
+                let k = key(start, len);
+                let cut = k.len().min(32);
+                head[..cut].copy_from_slice(&k[..cut]);
+                let (a, b) = head.split_at(16);
+                let a = u128::from_be_bytes(a.try_into().unwrap_or_default());
+                let b = u128::from_be_bytes(b.try_into().unwrap_or_default());
+                (a, b, n as u32)
+            })
+            .collect();
+        order.sort_unstable();
+        // Keys with equal heads: order them by the rest (a shorter key is a prefix of the
+        // longer and sorts first), then by the order the operations were made.
+        let rest = |i: u32| {
+            let (start, len, _) = ops[i as usize];
+            (
+                len > 32,
+                key(start, len).get(32..).unwrap_or_default(),
+                len,
+                i,
+            )
+        };
+        let mut at = 0;
+        while at < order.len() {
+            let mut end = at + 1;
+            while end < order.len() && (order[end].0, order[end].1) == (order[at].0, order[at].1) {
+                end += 1;
+            }
+            if end - at > 1 {
+                order[at..end].sort_unstable_by(|x, y| {
+                    let (xl, xr, xn, xi) = rest(x.2);
+                    let (yl, yr, yn, yi) = rest(y.2);
+                    match (xl, yl) {
+                        (true, true) => xr.cmp(yr).then(xi.cmp(&yi)),
+                        _ => xn.cmp(&yn).then(xi.cmp(&yi)),
+                    }
+                });
+            }
+            at = end;
+        }
+        // The last operation on a key decides; keys are then distinct, so deletes and puts
+        // can go in two passes.
+        let mut puts: Vec<&[u8]> = Vec::with_capacity(order.len());
+        for (n, &(_, _, i)) in order.iter().enumerate() {
+            let (start, len, put) = ops[i as usize];
+            let k = key(start, len);
+            let superseded = order.get(n + 1).is_some_and(|&(_, _, j)| {
+                let (s2, l2, _) = ops[j as usize];
+                key(s2, l2) == k
+            });
+            if superseded {
+                continue;
+            } else if put {
+                puts.push(k);
+            } else {
+                store.index.delete(txn, k)?;
+            }
+        }
+        // One cursor for every put, in key order: LMDB searches the cursor's current leaf
+        // page before descending from the root, and consecutive entries mostly share it.
+        let mut cursor = store.index.iter_mut(txn)?;
+        for k in puts {
+            // SAFETY: the key and the (empty) value are owned by this delta, not borrowed
+            // from the database, so no reference into the database is held across the put.
+            // With no flags this is an ordinary insert at the key's place.
+            unsafe {
+                cursor.put_current_with_options::<heed::types::Bytes>(
+                    heed::PutFlags::empty(),
+                    k,
+                    &[],
+                )?;
+            }
+        }
+        drop(cursor);
         for ((generation, path), delta) in self.defined.drain() {
             if delta == 0 {
                 continue;
@@ -815,6 +972,37 @@ mod tests {
         }
         assert_eq!(enc(json!(-0.0)), enc(json!(0)), "-0 is 0");
         assert_eq!(enc(json!(1)), enc(json!(1.0)));
+    }
+
+    #[test]
+    fn exactness_of_encoded_values() {
+        let inv = |v: &[u8]| v.iter().map(|b| !b).collect::<Vec<u8>>();
+        for v in [
+            json!(null),
+            json!(true),
+            json!(-2.5),
+            json!(7),
+            json!("a\u{0}b"),
+            json!(""),
+        ] {
+            let e = enc(v.clone());
+            assert!(is_exact(&e, 1), "{v}");
+            assert!(is_exact(&inv(&e), 1), "{v} inverted");
+        }
+        for v in [json!(0), json!(-0.0), json!([1]), json!({"a": 1})] {
+            assert!(!is_exact(&enc(v.clone()), 1), "{v}");
+            assert!(!is_exact(&inv(&enc(v.clone())), 1), "{v} inverted");
+        }
+        assert_eq!(sortable_f64(0.0)[..], ZERO[..]);
+        assert!(!is_exact(&enc(json!("x".repeat(MAX_STRING_BYTES + 1))), 1));
+        let mut two = enc(json!("a"));
+        two.extend(inv(&enc(json!(3))));
+        assert!(is_exact(&two, 2));
+        two.extend(enc(json!([])));
+        assert!(!is_exact(&two, 3));
+        let mut undefined = Vec::new();
+        encode(Term::Undefined, &mut undefined);
+        assert!(is_exact(&undefined, 1));
     }
 
     #[test]

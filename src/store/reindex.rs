@@ -168,7 +168,7 @@ impl Store {
                 }
                 let mut delta = IndexDelta::default();
                 for (_, entries) in &batch {
-                    delta.apply(self, &mut txn, def.index_generation, None, Some(entries))?;
+                    delta.apply(def.index_generation, None, Some(entries))?;
                 }
                 delta.commit(self, &mut txn, def.rid)?;
                 let finished = batch.len() < BUILD_BATCH;

@@ -217,8 +217,6 @@ impl<'s> WriteBatch<'s> {
                 continue; // ahead of the builder: it indexes this item when it gets there
             }
             self.index_delta.apply(
-                self.store,
-                &mut self.txn,
                 layout.generation,
                 old.and_then(|o| o.get(i)),
                 new.and_then(|n| n.get(i)),

@@ -157,7 +157,7 @@ pub fn run(
     let mut out = Vec::new();
     for _ in 0..100 {
         let r = engine.query(DB, container, sql, &opts)?;
-        out.extend(r.documents);
+        out.extend(r.documents.into_iter().map(Value::from));
         match r.continuation {
             Some(t) => opts.continuation = Some(t),
             None => return Ok(out),

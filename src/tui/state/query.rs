@@ -55,7 +55,8 @@ impl QueryRun {
     /// when a caller drains a query.
     pub fn add_page(&mut self, page: QueryResult, elapsed_ms: f64) {
         self.progress.clear();
-        self.documents.extend(page.documents);
+        self.documents
+            .extend(page.documents.into_iter().map(Value::from));
         self.continuation = page.continuation;
         self.request_charge = crate::charge::round(self.request_charge + page.request_charge);
         self.routing = Some((page.routing.kind.to_string(), page.routing.reason));
