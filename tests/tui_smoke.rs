@@ -145,10 +145,7 @@ fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
         "{frame}"
     );
     assert!(frame.contains("▸ shop 2 containers"), "{frame}");
-    assert!(
-        frame.contains("1:Item  2:Query  3:"),
-        "{frame}"
-    );
+    assert!(frame.contains("1:Item  2:Query  3:"), "{frame}");
     assert!(
         frame.contains("enter open") && frame.contains("ctrl-c quit"),
         "the hint bar:\n{frame}"

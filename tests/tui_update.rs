@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cosmoscope::Error;
 use cosmoscope::engine::{ItemResponse, QueryResult};
+use cosmoscope::query::document::Document;
 use cosmoscope::query::run::{AccessView, PartitionResult, QueryMetrics, RoutingView};
 use cosmoscope::tui::effect::{Effect, JobKind};
 use cosmoscope::tui::harness::parse_keys;
@@ -105,7 +106,7 @@ fn with_container() -> App {
 
 fn page(docs: Vec<Value>, continuation: Option<&str>, charge: f64) -> QueryResult {
     QueryResult {
-        documents: docs,
+        documents: docs.into_iter().map(Document::from_value).collect(),
         continuation: continuation.map(str::to_string),
         request_charge: charge,
         routing: RoutingView {

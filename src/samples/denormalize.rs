@@ -28,6 +28,7 @@
 //! idempotent changes (set a name, upsert a copy, delete an overflow), as at-least-once
 //! delivery requires.
 
+use crate::query::document::Document;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -417,7 +418,7 @@ impl Ctx<'_> {
                 engine.query(db, container, sql, &opts)
             })?;
             self.stats.request_charge += page.request_charge;
-            docs.extend(page.documents);
+            docs.extend(page.documents.into_iter().map(Document::into_value));
             match page.continuation {
                 Some(token) => opts.continuation = Some(token),
                 None => return Ok(docs),

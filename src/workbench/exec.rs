@@ -4,6 +4,7 @@
 //! The simulator runs patterns through the same [`Executor`], so a design's workload is
 //! the same requests the workbench measures.
 
+use crate::query::document::Document;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -127,7 +128,7 @@ fn query_pool(engine: &Engine, db: &str, c: &str, sql: &str, limit: usize) -> Re
     let mut out = Vec::new();
     loop {
         let page = engine.query(db, c, sql, &opts)?;
-        out.extend(page.documents);
+        out.extend(page.documents.into_iter().map(Document::into_value));
         match page.continuation {
             Some(t) if out.len() < limit => opts.continuation = Some(t),
             _ => break,
@@ -400,7 +401,7 @@ impl<'e> Executor<'e> {
                         started.elapsed(),
                         sql.clone(),
                     );
-                    docs.extend(page.documents);
+                    docs.extend(page.documents.into_iter().map(Document::into_value));
                     match page.continuation {
                         Some(token) => opts.continuation = Some(token),
                         None => break,
