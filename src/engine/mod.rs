@@ -46,7 +46,13 @@ const IMPORT_BATCH_BYTES: usize = 16 * 1024 * 1024;
 pub struct Engine {
     store: Arc<Store>,
     _background: Option<background::Worker>,
+    /// Parsed and checked query texts, as a statement cache: an application runs the same
+    /// texts with new parameters.
+    queries: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::ast::Query>>>,
 }
+
+/// Query texts the statement cache keeps (it starts over when full).
+const CACHED_QUERIES: usize = 256;
 
 impl Engine {
     /// Opens (creating if needed) the store in `dir` and starts background work.
@@ -56,6 +62,7 @@ impl Engine {
         Ok(Engine {
             store,
             _background: Some(worker),
+            queries: Default::default(),
         })
     }
 
@@ -67,6 +74,7 @@ impl Engine {
         Ok(Engine {
             store: Arc::new(Store::open(dir)?),
             _background: None,
+            queries: Default::default(),
         })
     }
 
@@ -649,12 +657,29 @@ impl Engine {
         opts: &QueryOptions,
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<QueryResult> {
-        let q =
-            crate::query::parser::parse(sql).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
-        crate::query::check::check(&q).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        let q = self.parsed(sql)?;
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
         crate::query::run::run(&self.store, &txn, &def, sql, &q, opts, cancel)
+    }
+
+    /// `sql` parsed and checked, from the statement cache when it was seen before (only
+    /// texts that pass are kept, so errors are reported every time).
+    fn parsed(&self, sql: &str) -> Result<Arc<crate::query::ast::Query>> {
+        let cache = || self.queries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(q) = cache().get(sql) {
+            return Ok(q.clone());
+        }
+        let q =
+            crate::query::parser::parse(sql).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        crate::query::check::check(&q).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        let q = Arc::new(q);
+        let mut cache = cache();
+        if cache.len() >= CACHED_QUERIES {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), q.clone());
+        Ok(q)
     }
 
     // ---- change feed ----

@@ -173,7 +173,7 @@ impl<'q> Resolver<'q> {
                     }
                     ExprKind::Literal(Literal::String(name)) => {
                         h.property(name);
-                        concrete.push(PathSegment::Property(name.clone()));
+                        concrete.push(PathSegment::Property(name.to_string()));
                         spec.push('/');
                         spec.push_str(&spec_name(name));
                     }
@@ -459,13 +459,29 @@ pub fn index_metrics(
     policy: &CompiledPolicy,
     composites: &[Vec<String>],
 ) -> IndexMetrics {
+    let probes: Vec<Probe> = match &q.filter {
+        Some(filter) => conjuncts(filter)
+            .into_iter()
+            .filter_map(|c| resolver.probe(c, env))
+            .collect(),
+        None => Vec::new(),
+    };
+    index_metrics_of(q, resolver, &probes, policy, composites)
+}
+
+/// [`index_metrics`] from the probes of the filter's conjuncts, already made.
+pub fn index_metrics_of(
+    q: &Query,
+    resolver: &Resolver,
+    probes: &[Probe],
+    policy: &CompiledPolicy,
+    composites: &[Vec<String>],
+) -> IndexMetrics {
     let mut m = IndexMetrics::default();
     let mut equality_specs: Vec<String> = Vec::new();
-    if let Some(filter) = &q.filter {
-        for conjunct in conjuncts(filter) {
-            let Some(probe) = resolver.probe(conjunct, env) else {
-                continue;
-            };
+    {
+        for probe in probes {
+            let conjunct = probe.conjunct;
             let text = render_filter(conjunct);
             for path in &probe.paths {
                 let metric = SingleIndexMetric {

@@ -118,7 +118,8 @@ pub enum Literal {
     Null,
     Bool(bool),
     Number(f64),
-    String(String),
+    /// Shared, so evaluating it per row does not copy it.
+    String(std::sync::Arc<str>),
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -56,21 +56,21 @@ impl Demand {
 /// The demand of `q` on the items of its container, whose root it sees as `root`.
 pub fn of_query(q: &Query, root: &str) -> Demand {
     let mut d = Demand::none();
-    walk_query(q, root, &mut d);
+    walk_query(q, root, &mut d, true);
     d
 }
 
 /// The demand of `q` apart from a `SELECT *`, whose output is taken from the stored item.
 pub fn of_query_without_star(q: &Query, root: &str) -> Demand {
     let mut d = Demand::none();
-    let mut without = q.clone();
-    without.select.kind = SelectKind::Items(Vec::new());
-    walk_query(&without, root, &mut d);
+    walk_query(q, root, &mut d, false);
     d
 }
 
-fn walk_query(q: &Query, root: &str, d: &mut Demand) {
+/// Adds what `q` reads; `select`: whether its SELECT list counts.
+fn walk_query(q: &Query, root: &str, d: &mut Demand, select: bool) {
     match &q.select.kind {
+        _ if !select => {}
         // `*` returns the FROM binding, built from the whole item.
         SelectKind::Star => d.add(&[]),
         SelectKind::Value(e) => walk(e, root, d),
@@ -97,7 +97,7 @@ fn walk_query(q: &Query, root: &str, d: &mut Demand) {
     for j in &q.joins {
         match &j.source {
             JoinSource::In(e) => walk(e, root, d),
-            JoinSource::Subquery(sq) => walk_query(sq, root, d),
+            JoinSource::Subquery(sq) => walk_query(sq, root, d, true),
         }
     }
     for e in q.filter.iter().chain(q.group_by.iter()) {
@@ -165,7 +165,7 @@ fn walk(e: &Expr, root: &str, d: &mut Demand) {
         }
         ExprKind::Object(m) => m.iter().for_each(|(_, v)| walk(v, root, d)),
         ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
-            walk_query(q, root, d)
+            walk_query(q, root, d, true)
         }
         ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
     }
@@ -177,11 +177,16 @@ fn walk(e: &Expr, root: &str, d: &mut Demand) {
 /// a lazy field read is ~0.5 µs per 1 KB item, a full parse several µs).
 pub struct Extractor {
     demand: Demand,
+    plan: Option<super::lazy::Plan>,
 }
 
 impl Extractor {
     pub fn new(demand: Demand) -> Extractor {
-        Extractor { demand }
+        let plan = match &demand {
+            Demand::Some(children) => Some(super::lazy::Plan::new(children)),
+            Demand::All => None,
+        };
+        Extractor { demand, plan }
     }
 
     pub fn demand(&self) -> &Demand {
@@ -190,8 +195,8 @@ impl Extractor {
 
     /// The item as the query sees it.
     pub fn extract(&self, json: &[u8]) -> Result<Val, String> {
-        if let Demand::Some(children) = &self.demand {
-            if let Some(v) = super::lazy::object(json, children) {
+        if let Some(plan) = &self.plan {
+            if let Some(v) = super::lazy::object(json, plan) {
                 return Ok(v);
             }
         }

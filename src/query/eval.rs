@@ -138,6 +138,14 @@ pub fn eval(e: &Expr, s: &Scope) -> Val {
                     .and_then(|a| a.get(&aggregate_key(e)).cloned())
                     .unwrap_or_default();
             }
+            // Most calls take a few arguments: evaluate them into a stack array.
+            if args.len() <= 3 {
+                let mut values: [Val; 3] = Default::default();
+                for (slot, a) in values.iter_mut().zip(args) {
+                    *slot = eval(a, s);
+                }
+                return (spec.eval)(&values[..args.len()], s.ctx);
+            }
             let values: Vec<Val> = args.iter().map(|a| eval(a, s)).collect();
             (spec.eval)(&values, s.ctx)
         }
@@ -169,7 +177,7 @@ pub fn literal(l: &Literal) -> Val {
         Literal::Null => Val::Null,
         Literal::Bool(b) => Val::Bool(*b),
         Literal::Number(n) => Val::Num(*n),
-        Literal::String(s) => Val::str(s.as_str()),
+        Literal::String(s) => Val::Str(s.clone()),
     }
 }
 

@@ -404,19 +404,24 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// Feeds one FROM/JOIN row; returns whether it passed the filter.
     pub fn push(&mut self, row: Bindings) -> bool {
+        self.push_with(&row, None)
+    }
+
+    /// Like [`Run::push`] for a borrowed row (a caller can reuse one row buffer).
+    pub fn push_ref(&mut self, row: &[(String, Val)]) -> bool {
         self.push_with(row, None)
     }
 
     /// Like [`Run::push`] for `SELECT *` over whole items: the result is the stored item,
     /// parsed only if the row survives ORDER BY/TOP (late materialization), so the row
     /// itself needs only the properties the filter and sort keys read.
-    pub fn push_stored(&mut self, row: Bindings, stored: &[u8]) -> bool {
+    pub fn push_stored(&mut self, row: &[(String, Val)], stored: &[u8]) -> bool {
         self.push_with(row, Some(stored))
     }
 
-    fn push_with(&mut self, row: Bindings, stored: Option<&[u8]>) -> bool {
+    fn push_with(&mut self, row: &[(String, Val)], stored: Option<&[u8]>) -> bool {
         if let Some(f) = &self.q.filter {
-            if !self.env.eval(f, &row).is_true() {
+            if !self.env.eval(f, row).is_true() {
                 return false;
             }
         }
@@ -437,7 +442,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     Some(i) => *i,
                     None => {
                         self.groups.push(Group {
-                            row: row.clone(),
+                            row: row.to_vec(),
                             accs: vec![Acc::default(); self.aggregates.len()],
                         });
                         self.group_index.insert(key_text, self.groups.len() - 1);

@@ -12,40 +12,70 @@ use std::sync::Arc;
 use super::demand::{Demand, extract};
 use super::value::{Members, Val};
 
-/// The members of the object `json` that `children` demands, in document order.
-pub fn object(json: &[u8], children: &BTreeMap<String, Demand>) -> Option<Val> {
-    let mut r = Reader { b: json, i: 0 };
-    let mut members: Members = Vec::with_capacity(children.len());
-    let mut left = children.len();
-    r.expect(b'{')?;
-    if left == 0 {
-        return Some(Val::obj(members));
+/// A partial demand prepared for scanning: the demanded members with their names shared by
+/// every partial object built, and for each what of its value is demanded.
+#[derive(Debug)]
+pub struct Plan {
+    members: Vec<(Arc<str>, Option<Plan>)>,
+}
+
+impl Plan {
+    /// `children`: the demanded members (see [`Demand::Some`]).
+    pub fn new(children: &BTreeMap<String, Demand>) -> Plan {
+        Plan {
+            members: children
+                .iter()
+                .map(|(name, d)| {
+                    let child = match d {
+                        Demand::All => None,
+                        Demand::Some(grand) => Some(Plan::new(grand)),
+                    };
+                    (Arc::from(name.as_str()), child)
+                })
+                .collect(),
+        }
     }
-    r.ws();
-    if r.peek()? == b'}' {
+}
+
+/// The members of the object `json` that `plan` demands, in document order.
+pub fn object(json: &[u8], plan: &Plan) -> Option<Val> {
+    let b = json;
+    let mut members: Members = Vec::with_capacity(plan.members.len());
+    let mut left = plan.members.len();
+    let mut i = ws(b, 0);
+    if *b.get(i)? != b'{' {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if left == 0 || *b.get(i)? == b'}' {
         return Some(Val::obj(members));
     }
     loop {
-        let key = r.key()?;
-        match children.iter().find(|(name, _)| name.as_bytes() == key) {
-            Some((name, child)) => {
-                let raw = r.value()?;
-                let v = match child {
-                    Demand::Some(grand) if raw.first() == Some(&b'{') => object(raw, grand)?,
-                    // A path through a non-object keeps the value whole, as the serde walk
-                    // does.
-                    _ => value(raw)?,
-                };
-                members.push((Arc::from(name.as_str()), v));
-                left -= 1;
-                if left == 0 {
-                    return Some(Val::obj(members));
-                }
+        let (key, at) = key(b, i)?;
+        let end = value_end(b, at)?;
+        if let Some((name, child)) = plan
+            .members
+            .iter()
+            .find(|(name, _)| name.len() == key.len() && name.as_bytes() == key)
+        {
+            let raw = &b[at..end];
+            let v = match child {
+                Some(grand) if raw[0] == b'{' => object(raw, grand)?,
+                // A path through a non-object keeps the value whole, as the serde walk
+                // does.
+                _ => value(raw)?,
+            };
+            members.push((name.clone(), v));
+            left -= 1;
+            if left == 0 {
+                return Some(Val::obj(members));
             }
-            None => r.skip()?,
         }
-        if !r.next_member()? {
-            return Some(Val::obj(members));
+        i = ws(b, end);
+        match *b.get(i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Some(Val::obj(members)),
+            _ => return None,
         }
     }
 }
@@ -53,20 +83,26 @@ pub fn object(json: &[u8], children: &BTreeMap<String, Demand>) -> Option<Val> {
 /// The raw text of the top-level member `name` of the object `json`: `Some(None)` when the
 /// object has no such member.
 pub fn member<'a>(json: &'a [u8], name: &str) -> Option<Option<&'a [u8]>> {
-    let mut r = Reader { b: json, i: 0 };
-    r.expect(b'{')?;
-    r.ws();
-    if r.peek()? == b'}' {
+    let b = json;
+    let mut i = ws(b, 0);
+    if *b.get(i)? != b'{' {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if *b.get(i)? == b'}' {
         return Some(None);
     }
     loop {
-        let key = r.key()?;
+        let (key, at) = key(b, i)?;
+        let end = value_end(b, at)?;
         if key == name.as_bytes() {
-            return Some(Some(r.value()?));
+            return Some(Some(&b[at..end]));
         }
-        r.skip()?;
-        if !r.next_member()? {
-            return Some(None);
+        i = ws(b, end);
+        match *b.get(i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => return Some(None),
+            _ => return None,
         }
     }
 }
@@ -99,115 +135,136 @@ fn value(raw: &[u8]) -> Option<Val> {
     })
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    i: usize,
+/// Past any whitespace at `i` (stored items have none; other JSON may).
+#[inline]
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        i += 1;
+    }
+    i
 }
 
-impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+/// A member name (without escapes) at `i` (its opening quote), and where its value
+/// starts.
+#[inline]
+fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if *b.get(i)? != b'"' {
+        return None;
     }
-
-    fn ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            self.i += 1;
-        }
+    let end = quote_or_backslash(b, i + 1)?;
+    if b[end] != b'"' {
+        return None;
     }
-
-    fn expect(&mut self, c: u8) -> Option<()> {
-        self.ws();
-        (self.peek()? == c).then(|| self.i += 1)
+    let colon = ws(b, end + 1);
+    if *b.get(colon)? != b':' {
+        return None;
     }
+    Some((&b[i + 1..end], ws(b, colon + 1)))
+}
 
-    /// After an opening quote: moves past the closing one.
-    fn string(&mut self) -> Option<()> {
-        loop {
-            let at = self.i + memchr::memchr2(b'"', b'\\', self.b.get(self.i..)?)?;
-            if self.b[at] == b'"' {
-                self.i = at + 1;
-                return Some(());
-            }
-            self.i = at + 2;
-        }
-    }
-
-    /// A member name (without escapes) and its colon.
-    fn key(&mut self) -> Option<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.i;
-        let end = start + memchr::memchr2(b'"', b'\\', self.b.get(start..)?)?;
-        if self.b[end] != b'"' {
-            return None;
-        }
-        self.i = end + 1;
-        self.expect(b':')?;
-        Some(&self.b[start..end])
-    }
-
-    /// The raw text of the value that starts here.
-    fn value(&mut self) -> Option<&'a [u8]> {
-        self.ws();
-        let start = self.i;
-        self.skip()?;
-        Some(&self.b[start..self.i])
-    }
-
-    /// Moves past one value.
-    fn skip(&mut self) -> Option<()> {
-        self.ws();
-        match self.peek()? {
-            b'"' => {
-                self.i += 1;
-                self.string()
-            }
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.i += 1;
-                            self.string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.i += 1;
-                                return Some(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.i += 1;
+/// Where the value starting at `i` ends.
+fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => Some(closing_quote(b, i + 1)? + 1),
+        b'{' | b'[' => container_end(b, i),
+        _ => {
+            let mut j = i;
+            while let Some(c) = b.get(j) {
+                if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                    break;
                 }
+                j += 1;
+            }
+            (j > i).then_some(j)
+        }
+    }
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Flags (in the high bit of each byte) the zero bytes of `v`; the lowest flag is the first
+/// zero byte (flags above it may be spurious).
+#[inline]
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(LO) & !v & HI
+}
+
+#[inline]
+fn word(b: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Where the object or array starting at `i` ends: brackets counted outside strings, eight
+/// bytes at a time.
+fn container_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        // The next quote or bracket: `[`/`]` become `{`/`}` with the 0x20 bit set (no other
+        // byte outside a string does, and control characters never appear unescaped).
+        let at = loop {
+            if i + 8 <= b.len() {
+                let v = word(b, i) | (LO * 0x20);
+                let found = zero_bytes(v ^ (LO * u64::from(b'{')))
+                    | zero_bytes(v ^ (LO * u64::from(b'}')))
+                    | zero_bytes(v ^ (LO * u64::from(b'"')));
+                if found != 0 {
+                    break i + found.trailing_zeros() as usize / 8;
+                }
+                i += 8;
+            } else {
+                let rest = b.get(i..)?;
+                let n = rest
+                    .iter()
+                    .position(|c| matches!(c, b'"' | b'{' | b'}' | b'[' | b']'))?;
+                break i + n;
+            }
+        };
+        match b[at] {
+            b'"' => i = closing_quote(b, at + 1)? + 1,
+            b'{' | b'[' => {
+                depth += 1;
+                i = at + 1;
             }
             _ => {
-                let start = self.i;
-                while let Some(c) = self.peek() {
-                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
-                        break;
-                    }
-                    self.i += 1;
+                depth = depth.checked_sub(1)?;
+                i = at + 1;
+                if depth == 0 {
+                    return Some(i);
                 }
-                (self.i > start).then_some(())
             }
         }
     }
+}
 
-    /// After a member: whether another follows (`,`) or the object ends (`}`).
-    fn next_member(&mut self) -> Option<bool> {
-        self.ws();
-        match self.peek()? {
-            b',' => {
-                self.i += 1;
-                Some(true)
-            }
-            b'}' => Some(false),
-            _ => None,
+/// The index of the quote that closes the string whose text starts at `i`.
+fn closing_quote(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        let at = quote_or_backslash(b, i)?;
+        if b[at] == b'"' {
+            return Some(at);
         }
+        i = at + 2;
     }
+}
+
+/// The first `"` or `\` at or after `i`. Most strings are short: eight bytes at a time in a
+/// word for the first few words, then memchr's vector search.
+#[inline]
+fn quote_or_backslash(b: &[u8], mut i: usize) -> Option<usize> {
+    let stop = (i + 64).min(b.len());
+    while i + 8 <= stop {
+        let v = word(b, i);
+        let found =
+            zero_bytes(v ^ (LO * u64::from(b'"'))) | zero_bytes(v ^ (LO * u64::from(b'\\')));
+        if found != 0 {
+            return Some(i + found.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    Some(i + memchr::memchr2(b'"', b'\\', b.get(i..)?)?)
 }
 
 #[cfg(test)]
@@ -258,7 +315,7 @@ mod tests {
                 let d = demand(&paths[..n]);
                 let expected = extract(&bytes, &Demand::Some(d.clone())).unwrap();
                 for text in [&bytes, &pretty] {
-                    let got = object(text, &d).expect("lazy read");
+                    let got = object(text, &Plan::new(&d)).expect("lazy read");
                     assert_eq!(got.to_json(), expected.to_json(), "{doc} {n}");
                 }
             }
@@ -273,7 +330,12 @@ mod tests {
         }
         assert_eq!(plain_str(b"\"Oslo\""), Some("Oslo"));
         assert_eq!(plain_str(b"\"a\\nb\""), None);
-        assert!(object(b"{\"a\\u0041\": 1}", &demand(&[&["aA"]])).is_none());
-        assert!(object(b"{\"a\": ", &demand(&[&["a"]])).is_none());
+        assert!(object(b"{\"a\\u0041\": 1}", &Plan::new(&demand(&[&["aA"]]))).is_none());
+        assert!(object(b"{\"a\": ", &Plan::new(&demand(&[&["a"]]))).is_none());
+        // Long strings with escapes near and far from their start are skipped whole.
+        let long = format!("{}\\\"{}\\\\", "a".repeat(30), "b".repeat(40));
+        let text = format!("{{\"s\":\"x\\\"y\",\"t\":\"{long}\",\"u\":1}}");
+        let got = object(text.as_bytes(), &Plan::new(&demand(&[&["u"]]))).expect("read");
+        assert_eq!(got.get("u"), Val::Num(1.0));
     }
 }

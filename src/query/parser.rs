@@ -1422,7 +1422,7 @@ impl Parser<'_> {
         };
         self.advance();
         Ok(Expr {
-            kind: ExprKind::Literal(Literal::String(s)),
+            kind: ExprKind::Literal(Literal::String(s.into())),
             pos,
         })
     }
@@ -1559,7 +1559,7 @@ impl Parser<'_> {
         let pos = base.expr.pos;
         let depths = [base.depth, index.depth];
         let kind = match &index.expr.kind {
-            ExprKind::Literal(Literal::String(s)) => ExprKind::Property(base.expr, s.clone()),
+            ExprKind::Literal(Literal::String(s)) => ExprKind::Property(base.expr, s.to_string()),
             _ => ExprKind::Index(base.expr, index.expr),
         };
         self.node(kind, pos, &depths)
@@ -1586,7 +1586,7 @@ impl Parser<'_> {
         let pos = self.peek().pos;
         let literal = match &self.peek().kind {
             TokenKind::Number(n) => Literal::Number(*n),
-            TokenKind::Str(s) => Literal::String(s.clone()),
+            TokenKind::Str(s) => Literal::String(s.as_str().into()),
             TokenKind::True => Literal::Bool(true),
             TokenKind::False => Literal::Bool(false),
             TokenKind::Null => Literal::Null,

@@ -361,10 +361,14 @@ pub fn run(
     // ORDER BY is validated against the policy being built (the one the user set): a path
     // it includes sorts correctly meanwhile, by a sort instead of an index walk.
     let (ready_generation, ready_policy) = def.ready_index();
-    let target = def.indexing_policy.compile();
+    let target = def.indexing_policy.compiled();
     check_order_by(q, def, &root, &target)?;
     let policy = match &def.index_build {
-        Some(_) => target.restricted_to(ready_policy.compile()),
+        Some(_) => def
+            .indexing_policy
+            .compile()
+            .restricted_to(ready_policy.compile())
+            .into(),
         None => target,
     };
     check_counts(q, &opts.params)?;
@@ -435,11 +439,18 @@ pub fn run(
     // select (the service narrows with the index, then evaluates the rest on the loaded
     // documents); the charge counts exactly that, whichever way the documents were found.
     let resolver = Resolver::new(q, &root);
-    let probes: Vec<Probe> = match (&q.filter, q.from.as_ref().map(|f| &f.kind)) {
-        (Some(f), Some(FromKind::Container { .. } | FromKind::In { .. })) if !root.is_empty() => {
-            access::conjuncts(f)
-                .into_iter()
-                .filter_map(|c| resolver.probe(c, &env))
+    // Every conjunct's probe, indexed or not (the index metrics name both).
+    let all_probes: Vec<Probe> = match &q.filter {
+        Some(f) => access::conjuncts(f)
+            .into_iter()
+            .filter_map(|c| resolver.probe(c, &env))
+            .collect(),
+        None => Vec::new(),
+    };
+    let probes: Vec<&Probe> = match (&q.filter, q.from.as_ref().map(|f| &f.kind)) {
+        (Some(_), Some(FromKind::Container { .. } | FromKind::In { .. })) if !root.is_empty() => {
+            all_probes
+                .iter()
                 .filter(|p| p.indexed_by(&policy))
                 .collect()
         }
@@ -577,7 +588,7 @@ pub fn run(
             },
             partitions,
             metrics: totals,
-            index_metrics: metrics_of(q, &root, &env, &policy, def),
+            index_metrics: metrics_of(q, &resolver, &all_probes, &policy, def),
             access: AccessView {
                 kind: "statistics",
                 indexes: Vec::new(),
@@ -643,7 +654,7 @@ pub fn run(
         (found, view)
     };
     let now = crate::store::now_secs();
-    let index_metrics = metrics_of(q, &root, &env, &policy, def);
+    let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
     // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
     let mut presorted: Option<Vec<&[u8]>> = None;
     let walk = match (&candidates, inner.is_none()) {
@@ -711,6 +722,15 @@ pub fn run(
         usize::MAX
     };
     let mut page_rows = 0usize;
+    // The one binding of `FROM c` without JOINs, reused for every item.
+    let mut single_row: Option<Vec<(String, Val)>> = match q.from.as_ref().map(|f| &f.kind) {
+        Some(FromKind::Container { path, .. })
+            if path.is_empty() && q.joins.is_empty() && inner.is_none() =>
+        {
+            super::exec::from_alias(q).map(|alias| vec![(alias.to_string(), Val::Undefined)])
+        }
+        _ => None,
+    };
     let mut resume: Option<(Vec<u8>, usize)> = None;
     let resume_epk: Option<Vec<u8>> = resume_key
         .as_ref()
@@ -772,6 +792,9 @@ pub fn run(
                         .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from)),
                 ),
             };
+            // Load time runs from the end of the previous item's execution (one clock read
+            // per boundary).
+            let mut mark = Instant::now();
             for entry in source {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::new(499, "the query was cancelled"));
@@ -779,7 +802,7 @@ pub fn run(
                 if early_stop.is_some_and(|n| total_matched >= n) {
                     break;
                 }
-                let t0 = Instant::now();
+                let t0 = mark;
                 let (k, v, known) = entry?;
                 if page_rows >= page_cap {
                     if page_cap == top_left && !index_only {
@@ -802,7 +825,7 @@ pub fn run(
                     continue;
                 }
                 // An item whose place in the result the index gave needs nothing read.
-                let doc = match known {
+                let mut doc = match known {
                     true => None,
                     false => Some(
                         extractor
@@ -832,6 +855,28 @@ pub fn run(
                             }
                         }
                     }
+                    // `FROM c` without JOINs: the item is the row's only binding.
+                    (None, Some(_)) if single_row.is_some() => {
+                        let row = single_row.as_mut().map_or(&mut [][..], |r| &mut r[..]);
+                        if skip_rows > 0 {
+                            // Its one row went out on the previous page.
+                        } else if page_rows >= page_cap {
+                            resume = Some((k.to_vec(), 0));
+                        } else {
+                            row[0].1 = doc.take().unwrap_or_default();
+                            let passed = if stored_star {
+                                pipeline.push_stored(row, json)
+                            } else {
+                                pipeline.push_ref(row)
+                            };
+                            doc = Some(std::mem::take(&mut row[0].1));
+                            if passed {
+                                hit = true;
+                                m.output_document_count += 1;
+                                page_rows += 1;
+                            }
+                        }
+                    }
                     (None, Some(doc)) => {
                         for (i, row) in rows_of(q, Some(doc), &[], &env)
                             .into_iter()
@@ -843,7 +888,7 @@ pub fn run(
                                 break;
                             }
                             let passed = if stored_star {
-                                pipeline.push_stored(row, json)
+                                pipeline.push_stored(&row, json)
                             } else {
                                 pipeline.push(row)
                             };
@@ -855,7 +900,9 @@ pub fn run(
                         }
                     }
                 }
-                exec_ns += t1.elapsed().as_nanos();
+                let t2 = Instant::now();
+                exec_ns += (t2 - t1).as_nanos();
+                mark = t2;
                 let counted = if served { hit } else { loaded };
                 if !index_only && !charged_before && counted {
                     m.retrieved_document_count += 1;
@@ -964,6 +1011,7 @@ pub fn run(
         .map(|(_, m, _, _)| m.output_document_count)
         .sum();
     let mut raw_charge = if matched_rows == 0 { output_cost } else { 0.0 };
+    let mut reads = Vec::with_capacity(per_range.len());
     for (range, mut m, logical, visited_before) in per_range {
         let share = if matched_rows == 0 {
             0.0
@@ -986,7 +1034,7 @@ pub fn run(
         let ru = charge::query_range(work) + output_cost * share;
         m.output_document_size = (page_output_total as f64 * share).round() as u64;
         raw_charge += ru;
-        store.record_read(def.rid, range.id, None, OpKind::Query, ru);
+        reads.push((range.id, ru));
         totals.add(&m);
         partitions.push(PartitionResult {
             id: range.id.to_string(),
@@ -997,6 +1045,7 @@ pub fn run(
             metrics: m,
         });
     }
+    store.record_reads(def.rid, &reads, OpKind::Query);
     totals.output_document_count = page.len() as u64;
     totals.output_document_size = page_output_total;
     totals.query_engine_execution_time_in_ms =
@@ -1034,8 +1083,8 @@ pub fn run(
 
 fn metrics_of(
     q: &Query,
-    root: &str,
-    env: &Env,
+    resolver: &Resolver,
+    probes: &[Probe],
     policy: &CompiledPolicy,
     def: &ContainerDef,
 ) -> access::IndexMetrics {
@@ -1055,7 +1104,7 @@ fn metrics_of(
                 .collect()
         })
         .collect();
-    access::index_metrics(q, &Resolver::new(q, root), env, policy, &composites)
+    access::index_metrics_of(q, resolver, probes, policy, &composites)
 }
 
 /// An item as the per-range loop reads it: key, stored record, and whether its place in the
@@ -1087,7 +1136,7 @@ fn scan_view(filtered: bool) -> AccessView {
 /// lookups stay under `limit` candidates. `None` (a scan) when no probe is that selective.
 fn index_candidates(
     reader: &IndexReader,
-    probes: &[Probe],
+    probes: &[&Probe],
     spans: &[(Vec<u8>, Vec<u8>)],
     limit: usize,
 ) -> Result<(Option<Vec<ItemKey>>, AccessView)> {

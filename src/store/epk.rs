@@ -55,12 +55,12 @@ impl Epk {
     /// Uppercase hex, the form the service uses in range bounds.
     pub fn to_hex(&self) -> String {
         const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-        let mut s = String::with_capacity(self.0.len() * 2);
-        for &b in &self.0 {
-            s.push(char::from(DIGITS[usize::from(b >> 4)]));
-            s.push(char::from(DIGITS[usize::from(b & 0x0F)]));
+        let mut s = vec![0u8; self.0.len() * 2];
+        for (pair, &b) in s.chunks_exact_mut(2).zip(&self.0) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0x0F)];
         }
-        s
+        String::from_utf8(s).unwrap_or_default()
     }
 
     /// Parses hex of either case; `None` for odd length or a non-hex character.

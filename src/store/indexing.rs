@@ -545,6 +545,24 @@ impl IndexingPolicy {
         CompiledPolicy::new(self)
     }
 
+    /// The compiled policy, shared: compiled once per distinct policy (queries compile the
+    /// container's policy on every request otherwise).
+    pub fn compiled(&self) -> std::sync::Arc<CompiledPolicy> {
+        use std::sync::{Arc, Mutex};
+        static CACHE: Mutex<Vec<(IndexingPolicy, Arc<CompiledPolicy>)>> = Mutex::new(Vec::new());
+        const KEPT: usize = 16;
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = cache.iter().find(|(p, _)| p == self) {
+            return c.clone();
+        }
+        let compiled = Arc::new(self.compile());
+        if cache.len() >= KEPT {
+            cache.remove(0);
+        }
+        cache.push((self.clone(), compiled.clone()));
+        compiled
+    }
+
     /// Whether the scalar at `path` is indexed. Compiles the policy on every call; keep a
     /// [`CompiledPolicy`] when checking many values.
     pub fn is_indexed(&self, path: &[PathSegment]) -> bool {

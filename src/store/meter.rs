@@ -54,13 +54,16 @@ impl MeterSample {
     }
 }
 
+/// Small internal keys: a cheap hasher.
+type Fold = std::hash::BuildHasherDefault<super::index::FoldHasher>;
+
 /// Read-side accounting not yet written to the store.
 #[derive(Default)]
 pub struct Pending {
     /// (container, range, EPK) → RU and operation counts.
-    logical: HashMap<(ContainerRid, RangeId, Epk), Counters>,
+    logical: HashMap<(ContainerRid, RangeId, Epk), Counters, Fold>,
     /// (container, range, second) → meter sample.
-    samples: HashMap<(ContainerRid, RangeId, u64), MeterSample>,
+    samples: HashMap<(ContainerRid, RangeId, u64), MeterSample, Fold>,
 }
 
 impl Pending {
@@ -93,6 +96,22 @@ impl Store {
         let s = pending.samples.entry((cid, range, second)).or_default();
         s.ru += ru;
         s.requests += 1;
+    }
+
+    /// Records the per-range parts of one query page (one lock, one clock read).
+    pub fn record_reads(&self, cid: ContainerRid, reads: &[(RangeId, f64)], op: OpKind) {
+        let (second, _) = current_second();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for &(range, ru) in reads {
+            pending
+                .logical
+                .entry((cid, range, Epk::default()))
+                .or_default()
+                .record(op, ru);
+            let s = pending.samples.entry((cid, range, second)).or_default();
+            s.ru += ru;
+            s.requests += 1;
+        }
     }
 
     /// Records a throttled (429) request.

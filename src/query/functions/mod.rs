@@ -15,6 +15,7 @@ pub mod string;
 pub mod types;
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
 use super::value::Val;
@@ -128,8 +129,11 @@ const AGGREGATES: &[FnSpec] = &[
     },
 ];
 
-fn registry() -> &'static HashMap<&'static str, FnSpec> {
-    static REGISTRY: OnceLock<HashMap<&'static str, FnSpec>> = OnceLock::new();
+/// Names are looked up on every call a row evaluates: a cheap hash of a few bytes.
+type Registry = HashMap<&'static str, FnSpec, BuildHasherDefault<crate::store::index::FoldHasher>>;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let families: [&[FnSpec]; 7] = [
             AGGREGATES,
