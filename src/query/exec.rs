@@ -435,7 +435,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     .q
                     .group_by
                     .iter()
-                    .map(|g| self.env.eval(g, &row))
+                    .map(|g| self.env.eval(g, row))
                     .collect();
                 let key_text = group_key_text(&key);
                 match self.group_index.get(&key_text) {
@@ -454,7 +454,7 @@ impl<'q, 'e> Run<'q, 'e> {
                 if let ExprKind::Call { name, args, .. } = &agg.kind {
                     let v = args
                         .first()
-                        .map(|a| self.env.eval(a, &row))
+                        .map(|a| self.env.eval(a, row))
                         .unwrap_or_default();
                     self.groups[idx].accs[i].add(name, v);
                 }
@@ -464,7 +464,7 @@ impl<'q, 'e> Run<'q, 'e> {
                 .q
                 .order_by
                 .iter()
-                .map(|o| self.env.eval(&o.expr, &row))
+                .map(|o| self.env.eval(&o.expr, row))
                 .collect();
             // Once `bound` rows are kept, a row that sorts after the worst of them can never
             // reach the result: drop it before projecting or copying anything.
@@ -476,7 +476,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     .out
                     .push((keys, Val::Undefined, Some(Arc::from(bytes)))),
                 None => {
-                    let value = self.project(&row, None);
+                    let value = self.project(row, None);
                     self.out.push((keys, value, None));
                 }
             }
