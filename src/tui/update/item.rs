@@ -351,10 +351,15 @@ pub fn on_saved(
                 .to_string();
             let pk = pk_of(&doc, &pk_paths(app, &db, &c));
             app.container = Some((db.clone(), c.clone()));
-            let ticket = match read(app, db, c, id, pk).pop() {
-                Some(Effect::ReadItem { ticket, .. }) => ticket,
-                _ => 0,
-            };
+            // The saved body is the new version: show it as if it had just been read.
+            let ticket = app.ticket();
+            app.item_loading = Some(ItemRequest {
+                ticket,
+                db,
+                c,
+                id,
+                pk,
+            });
             let mut effects = on_item(app, ticket, Ok(r));
             if let (Some(before), Some(item)) = (before, app.item.as_mut()) {
                 item.diff = Some(item_diff(
