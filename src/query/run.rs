@@ -394,8 +394,13 @@ pub fn run(
         now_ms: chrono::Utc::now().timestamp_millis(),
         seed: hash,
     };
+    let params: super::eval::Params = opts
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let env = Env {
-        params: &opts.params,
+        params: &params,
         ctx: &ctx,
     };
     let mut pipeline = Run::new(q, &env);
