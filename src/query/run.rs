@@ -1390,7 +1390,12 @@ fn walk_order<'t>(
             if !tie {
                 last.clear();
                 last.extend_from_slice(value);
-                exact = exact && crate::store::index::is_exact(value, walk.values);
+                exact = exact
+                    && if walk.values == 1 {
+                        crate::store::index::is_exact_value(value)
+                    } else {
+                        crate::store::index::is_exact(value, walk.values)
+                    };
             }
             ties.push(tie);
             out.push(Candidate {

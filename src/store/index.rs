@@ -212,6 +212,17 @@ pub fn is_exact(bytes: &[u8], values: usize) -> bool {
     true
 }
 
+/// [`is_exact`] for `value`, exactly one encoded value (not inverted), without finding its
+/// end.
+pub fn is_exact_value(value: &[u8]) -> bool {
+    match value.first() {
+        Some(tag::UNDEFINED..=tag::TRUE) => value.len() == 1,
+        Some(&tag::NUMBER) => value.len() == 9 && value[1..] != ZERO,
+        Some(&tag::STRING) => value.ends_with(&END_EXACT),
+        _ => false,
+    }
+}
+
 /// The encoding of 0 after the number tag.
 const ZERO: [u8; 8] = [0x80, 0, 0, 0, 0, 0, 0, 0];
 
@@ -1044,6 +1055,19 @@ mod tests {
         let mut undefined = Vec::new();
         encode(Term::Undefined, &mut undefined);
         assert!(is_exact(&undefined, 1));
+        for v in [
+            json!(null),
+            json!(false),
+            json!(2.5),
+            json!(0),
+            json!("a"),
+            json!([]),
+        ] {
+            let e = enc(v.clone());
+            assert_eq!(is_exact_value(&e), is_exact(&e, 1), "{v}");
+        }
+        let long = enc(json!("y".repeat(MAX_STRING_BYTES + 3)));
+        assert!(!is_exact_value(&long));
     }
 
     #[test]
