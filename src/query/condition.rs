@@ -2,8 +2,6 @@
 //! 'open'`), parsed and checked like a query and evaluated with the query semantics against
 //! a single item — no store, no routing, no charge.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::ast::Query;
@@ -31,7 +29,7 @@ impl Condition {
     /// Whether `doc` satisfies the condition: some FROM/JOIN row of it passes the WHERE
     /// filter with exactly `true` (undefined and false both fail, as in a query).
     pub fn matches(&self, doc: &Value) -> bool {
-        let params = HashMap::new();
+        let params = crate::query::eval::Params::default();
         let ctx = FnContext {
             now_ms: chrono::Utc::now().timestamp_millis(),
             seed: 0,

@@ -15,11 +15,15 @@ use super::value::{Val, sql_cmp, sql_eq, sql_ne};
 /// Runs a correlated subquery against the current bindings.
 pub type SubqueryFn<'a> = dyn Fn(&Query, &[(String, Val)]) -> Vec<Val> + 'a;
 
+/// Query parameters by name, as evaluation looks them up (per row: a cheap hash).
+pub type Params =
+    HashMap<String, Val, std::hash::BuildHasherDefault<crate::store::index::FoldHasher>>;
+
 /// What an expression can see while it is evaluated.
 pub struct Scope<'a> {
     /// Bound names (FROM and JOIN aliases, outer aliases for correlated subqueries), innermost last.
     pub bindings: &'a [(String, Val)],
-    pub params: &'a HashMap<String, Val>,
+    pub params: &'a Params,
     pub ctx: &'a FnContext,
     /// Values of aggregate calls for the current group, keyed by the call's address in the plan.
     pub aggregates: Option<&'a HashMap<usize, Val>>,

@@ -19,7 +19,7 @@ pub type Bindings = Vec<(String, Val)>;
 
 /// Per-query inputs shared by every row.
 pub struct Env<'a> {
-    pub params: &'a HashMap<String, Val>,
+    pub params: &'a super::eval::Params,
     pub ctx: &'a FnContext,
 }
 

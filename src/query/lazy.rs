@@ -180,43 +180,76 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// Flags (in the high bit of each byte) the zero bytes of `v`; the lowest flag is the first
-/// zero byte (flags above it may be spurious).
+/// Bit `k` set when byte `i + k` of `b` is `"` or `\`, over the 16 bytes from `i`
+/// (`i + 16 <= b.len()`).
 #[inline]
-fn zero_bytes(v: u64) -> u64 {
-    v.wrapping_sub(LO) & !v & HI
+fn quotes16(b: &[u8], i: usize) -> u32 {
+    let chunk: &[u8; 16] = b[i..i + 16].try_into().unwrap_or(&[0; 16]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: `chunk` is 16 readable bytes (an unaligned load); SSE2 is part of the
+        // x86_64 baseline.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let s = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(q, s)) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        mask16(chunk, |c| c == b'"' || c == b'\\')
+    }
 }
 
+/// Bit `k` set when byte `i + k` of `b` is a quote or a bracket (`[`/`]` become `{`/`}`
+/// with the 0x20 bit set; no other byte outside a string does, and control characters never
+/// appear unescaped), over the 16 bytes from `i` (`i + 16 <= b.len()`).
 #[inline]
-fn word(b: &[u8], i: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[i..i + 8]);
-    u64::from_le_bytes(w)
+fn structure16(b: &[u8], i: usize) -> u32 {
+    let chunk: &[u8; 16] = b[i..i + 16].try_into().unwrap_or(&[0; 16]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `quotes16`.
+        unsafe {
+            let v = _mm_or_si128(_mm_loadu_si128(chunk.as_ptr().cast()), _mm_set1_epi8(0x20));
+            let open = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'{' as i8));
+            let close = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'}' as i8));
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(open, close), quote)) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        mask16(chunk, |c| matches!(c, b'"' | b'{' | b'}' | b'[' | b']'))
+    }
 }
 
-/// Where the object or array starting at `i` ends: brackets counted outside strings, eight
-/// bytes at a time.
+#[cfg(not(target_arch = "x86_64"))]
+fn mask16(chunk: &[u8; 16], hit: impl Fn(u8) -> bool) -> u32 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |m, (k, c)| if hit(*c) { m | 1 << k } else { m })
+}
+
+/// Where the object or array starting at `i` ends: brackets counted outside strings,
+/// sixteen bytes at a time.
 fn container_end(b: &[u8], mut i: usize) -> Option<usize> {
     let mut depth = 0usize;
     loop {
-        // The next quote or bracket: `[`/`]` become `{`/`}` with the 0x20 bit set (no other
-        // byte outside a string does, and control characters never appear unescaped).
         let at = loop {
-            if i + 8 <= b.len() {
-                let v = word(b, i) | (LO * 0x20);
-                let found = zero_bytes(v ^ (LO * u64::from(b'{')))
-                    | zero_bytes(v ^ (LO * u64::from(b'}')))
-                    | zero_bytes(v ^ (LO * u64::from(b'"')));
-                if found != 0 {
-                    break i + found.trailing_zeros() as usize / 8;
+            if i + 16 <= b.len() {
+                let m = structure16(b, i);
+                if m != 0 {
+                    break i + m.trailing_zeros() as usize;
                 }
-                i += 8;
+                i += 16;
             } else {
-                let rest = b.get(i..)?;
-                let n = rest
+                let n = b
+                    .get(i..)?
                     .iter()
                     .position(|c| matches!(c, b'"' | b'{' | b'}' | b'[' | b']'))?;
                 break i + n;
@@ -250,21 +283,18 @@ fn closing_quote(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
-/// The first `"` or `\` at or after `i`. Most strings are short: eight bytes at a time in a
-/// word for the first few words, then memchr's vector search.
+/// The first `"` or `\` at or after `i`, sixteen bytes at a time.
 #[inline]
 fn quote_or_backslash(b: &[u8], mut i: usize) -> Option<usize> {
-    let stop = (i + 64).min(b.len());
-    while i + 8 <= stop {
-        let v = word(b, i);
-        let found =
-            zero_bytes(v ^ (LO * u64::from(b'"'))) | zero_bytes(v ^ (LO * u64::from(b'\\')));
-        if found != 0 {
-            return Some(i + found.trailing_zeros() as usize / 8);
+    while i + 16 <= b.len() {
+        let m = quotes16(b, i);
+        if m != 0 {
+            return Some(i + m.trailing_zeros() as usize);
         }
-        i += 8;
+        i += 16;
     }
-    Some(i + memchr::memchr2(b'"', b'\\', b.get(i..)?)?)
+    let n = b.get(i..)?.iter().position(|c| matches!(c, b'"' | b'\\'))?;
+    Some(i + n)
 }
 
 #[cfg(test)]

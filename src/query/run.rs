@@ -397,8 +397,13 @@ pub fn run(
         now_ms: chrono::Utc::now().timestamp_millis(),
         seed: hash,
     };
+    let params: super::eval::Params = opts
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let env = Env {
-        params: &opts.params,
+        params: &params,
         ctx: &ctx,
     };
     let mut pipeline = Run::new(q, &env);
@@ -409,7 +414,9 @@ pub fn run(
         && q.joins.is_empty()
         && !q.select.distinct
         && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
-    // The partition key is always read: results report their logical partitions.
+    // Results report their logical partitions: the partition key of each matching item is
+    // read on its own (stored_key), so items that do not match need only what the query
+    // reads.
     let key_paths: Vec<Vec<String>> = def
         .partition_key
         .paths
@@ -426,8 +433,8 @@ pub fn run(
     } else {
         demand::of_query(q, &root)
     };
-    let extractor = demand::Extractor::new(demand.with_paths(key_paths.iter().map(Vec::as_slice)));
-    // Only the partition key, for items whose result needs nothing else.
+    let extractor = demand::Extractor::new(demand);
+    // Only the partition key.
     let key_extractor = demand::Extractor::new(
         demand::Demand::Some(Default::default()).with_paths(key_paths.iter().map(Vec::as_slice)),
     );
@@ -750,6 +757,8 @@ pub fn run(
         let mut m = QueryMetrics::default();
         let mut logical: Vec<Value> = Vec::new();
         let mut last_logical: Option<Vec<u8>> = None;
+        // The greatest EPK that produced a logical partition in this range.
+        let mut max_epk: Option<Vec<u8>> = None;
         let mut load_ns = 0u128;
         let mut exec_ns = 0u128;
         for (smin, smax) in &spans {
@@ -869,7 +878,6 @@ pub fn run(
                             } else {
                                 pipeline.push_ref(row)
                             };
-                            doc = Some(std::mem::take(&mut row[0].1));
                             if passed {
                                 hit = true;
                                 m.output_document_count += 1;
@@ -913,11 +921,19 @@ pub fn run(
                     m.index_hit_document_count += 1;
                     let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
                     if epk != last_logical {
-                        let j = match &doc {
-                            Some(doc) => key_of(doc, def),
-                            None => stored_key(json, def, &key_extractor)?,
+                        let j = stored_key(json, def, &key_extractor)?;
+                        // One value has one EPK, so an EPK above every one seen is a new value
+                        // (items come in key order, so this is the usual case); otherwise
+                        // compare the values.
+                        let above = match (&epk, &max_epk) {
+                            (Some(e), Some(m)) => e > m,
+                            (Some(_), None) => true,
+                            _ => false,
                         };
-                        if !logical.contains(&j) {
+                        if above {
+                            max_epk.clone_from(&epk);
+                        }
+                        if above || !logical.contains(&j) {
                             logical.push(j);
                         }
                         last_logical = epk;
@@ -1377,7 +1393,12 @@ fn walk_order<'t>(
             if !tie {
                 last.clear();
                 last.extend_from_slice(value);
-                exact = exact && crate::store::index::is_exact(value, walk.values);
+                exact = exact
+                    && if walk.values == 1 {
+                        crate::store::index::is_exact_value(value)
+                    } else {
+                        crate::store::index::is_exact(value, walk.values)
+                    };
             }
             ties.push(tie);
             out.push(Candidate {

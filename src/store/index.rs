@@ -212,6 +212,17 @@ pub fn is_exact(bytes: &[u8], values: usize) -> bool {
     true
 }
 
+/// [`is_exact`] for `value`, exactly one encoded value (not inverted), without finding its
+/// end.
+pub fn is_exact_value(value: &[u8]) -> bool {
+    match value.first() {
+        Some(tag::UNDEFINED..=tag::TRUE) => value.len() == 1,
+        Some(&tag::NUMBER) => value.len() == 9 && value[1..] != ZERO,
+        Some(&tag::STRING) => value.ends_with(&END_EXACT),
+        _ => false,
+    }
+}
+
 /// The encoding of 0 after the number tag.
 const ZERO: [u8; 8] = [0x80, 0, 0, 0, 0, 0, 0, 0];
 
@@ -455,13 +466,37 @@ impl Hasher for FoldHasher {
 #[derive(Default)]
 pub struct IndexDelta {
     defined: HashMap<(u32, PathId), i64, BuildHasherDefault<FoldHasher>>,
+    scratch: Scratch,
+}
+
+/// The buffers of an [`IndexDelta`], reused from one transaction to the next.
+#[derive(Default)]
+pub struct Scratch {
     /// Keys of the buffered operations, back to back.
     arena: Vec<u8>,
     /// (start in `arena`, length, put or delete), in the order they were made.
     ops: Vec<(usize, usize, bool)>,
+    /// Operations by key: head of the key, then position in `ops`.
+    order: Vec<(u128, u128, u32)>,
+    /// Keys to put, as (start, length) in `arena`.
+    puts: Vec<(usize, usize)>,
 }
 
 impl IndexDelta {
+    /// A delta using the buffers the store kept from the last transaction.
+    pub fn new(store: &Store) -> IndexDelta {
+        let scratch = std::mem::take(
+            &mut *store
+                .index_scratch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        IndexDelta {
+            defined: HashMap::default(),
+            scratch,
+        }
+    }
+
     /// Replaces the entries of `old` by those of `new` (either may be absent): only the
     /// difference touches the database, so a replace that changes one property rewrites
     /// one entry.
@@ -505,32 +540,35 @@ impl IndexDelta {
     }
 
     fn op(&mut self, key: &[u8], put: bool) {
-        self.ops.push((self.arena.len(), key.len(), put));
-        self.arena.extend_from_slice(key);
+        let s = &mut self.scratch;
+        s.ops.push((s.arena.len(), key.len(), put));
+        s.arena.extend_from_slice(key);
     }
 
     /// Writes the buffered entries in key order (the last operation on a key decides) and
     /// the summed per-path counts.
     pub fn commit(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
-        let arena = std::mem::take(&mut self.arena);
-        let ops = std::mem::take(&mut self.ops);
+        let Scratch {
+            arena,
+            ops,
+            order,
+            puts,
+        } = &mut self.scratch;
+        let (arena, ops) = (&*arena, &*ops);
         let key = |start: usize, len: usize| &arena[start..start + len];
         // Sort by key, then by the order the operations were made; the first 24 key bytes
         // (container, generation, path and the start of the value) compare as integers.
-        let mut order: Vec<(u128, u128, u32)> = ops
-            .iter()
-            .enumerate()
-            .map(|(n, &(start, len, _))| {
-                let mut head = [0u8; 32];
-                let k = key(start, len);
-                let cut = k.len().min(32);
-                head[..cut].copy_from_slice(&k[..cut]);
-                let (a, b) = head.split_at(16);
-                let a = u128::from_be_bytes(a.try_into().unwrap_or_default());
-                let b = u128::from_be_bytes(b.try_into().unwrap_or_default());
-                (a, b, n as u32)
-            })
-            .collect();
+        order.clear();
+        order.extend(ops.iter().enumerate().map(|(n, &(start, len, _))| {
+            let mut head = [0u8; 32];
+            let k = key(start, len);
+            let cut = k.len().min(32);
+            head[..cut].copy_from_slice(&k[..cut]);
+            let (a, b) = head.split_at(16);
+            let a = u128::from_be_bytes(a.try_into().unwrap_or_default());
+            let b = u128::from_be_bytes(b.try_into().unwrap_or_default());
+            (a, b, n as u32)
+        }));
         order.sort_unstable();
         // Keys with equal heads: order them by the rest (a shorter key is a prefix of the
         // longer and sorts first), then by the order the operations were made.
@@ -563,7 +601,7 @@ impl IndexDelta {
         }
         // The last operation on a key decides; keys are then distinct, so deletes and puts
         // can go in two passes.
-        let mut puts: Vec<&[u8]> = Vec::with_capacity(order.len());
+        puts.clear();
         for (n, &(_, _, i)) in order.iter().enumerate() {
             let (start, len, put) = ops[i as usize];
             let k = key(start, len);
@@ -574,7 +612,7 @@ impl IndexDelta {
             if superseded {
                 continue;
             } else if put {
-                puts.push(k);
+                puts.push((start, len));
             } else {
                 store.index.delete(txn, k)?;
             }
@@ -582,7 +620,8 @@ impl IndexDelta {
         // One cursor for every put, in key order: LMDB searches the cursor's current leaf
         // page before descending from the root, and consecutive entries mostly share it.
         let mut cursor = store.index.iter_mut(txn)?;
-        for k in puts {
+        for &(start, len) in puts.iter() {
+            let k = key(start, len);
             // SAFETY: the key and the (empty) value are owned by this delta, not borrowed
             // from the database, so no reference into the database is held across the put.
             // With no flags this is an ordinary insert at the key's place.
@@ -595,6 +634,19 @@ impl IndexDelta {
             }
         }
         drop(cursor);
+        // Keep the buffers (emptied) for the next transaction.
+        let s = &mut self.scratch;
+        s.arena.clear();
+        s.ops.clear();
+        s.order.clear();
+        s.puts.clear();
+        std::mem::swap(
+            &mut *store
+                .index_scratch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+            s,
+        );
         for ((generation, path), delta) in self.defined.drain() {
             if delta == 0 {
                 continue;
@@ -1003,6 +1055,19 @@ mod tests {
         let mut undefined = Vec::new();
         encode(Term::Undefined, &mut undefined);
         assert!(is_exact(&undefined, 1));
+        for v in [
+            json!(null),
+            json!(false),
+            json!(2.5),
+            json!(0),
+            json!("a"),
+            json!([]),
+        ] {
+            let e = enc(v.clone());
+            assert_eq!(is_exact_value(&e), is_exact(&e, 1), "{v}");
+        }
+        let long = enc(json!("y".repeat(MAX_STRING_BYTES + 3)));
+        assert!(!is_exact_value(&long));
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub struct Store {
     pub(crate) index_counts: Db,
     pub(crate) cache: RwLock<CatalogCache>,
     pub(crate) pending: Mutex<meter::Pending>,
+    /// Buffers of the last write transaction's index changes, kept for the next one (an
+    /// import's are tens of megabytes: growing them anew each time costs page faults).
+    pub(crate) index_scratch: Mutex<index::Scratch>,
 }
 
 impl Store {
@@ -167,6 +170,7 @@ impl Store {
             index_counts,
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
+            index_scratch: Mutex::new(index::Scratch::default()),
         };
         store.upgrade_format()?;
         Ok(store)

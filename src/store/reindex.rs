@@ -166,7 +166,7 @@ impl Store {
                         break;
                     }
                 }
-                let mut delta = IndexDelta::default();
+                let mut delta = IndexDelta::new(self);
                 for (_, entries) in &batch {
                     delta.apply(def.index_generation, None, Some(entries))?;
                 }

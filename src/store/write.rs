@@ -136,7 +136,7 @@ impl<'s> WriteBatch<'s> {
             usage: HashMap::new(),
             now,
             layouts,
-            index_delta: IndexDelta::default(),
+            index_delta: IndexDelta::new(store),
             build_cursor,
         })
     }
