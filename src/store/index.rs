@@ -38,6 +38,7 @@ use heed::RwTxn;
 use serde_json::Value;
 
 use super::catalog::ContainerDef;
+use super::epk::Epk;
 use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
 use super::keys::ContainerRid;
 use super::{RoTxn, Store, murmur3};
@@ -837,16 +838,13 @@ impl<'t> IndexReader<'t> {
             start.as_ref().map(Vec::as_slice),
             end.as_ref().map(Vec::as_slice),
         );
+        let inside = in_spans(spans);
         for entry in self.store.index.range(self.txn, &range)? {
             let (k, _) = entry?;
             let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
                 continue;
             };
-            let epk = &item[4..4 + self.epk_len];
-            if spans
-                .iter()
-                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
-            {
+            if inside(&item[4..4 + self.epk_len]) {
                 out.push(item);
                 if out.len() > limit {
                     return Ok(false);
@@ -870,16 +868,13 @@ impl<'t> IndexReader<'t> {
         let base = self.path_prefix(path);
         let end = super::keys::prefix_end(&base).unwrap_or_else(|| vec![0xFF; base.len() + 1]);
         let range = super::keys::half_open(&base, &end);
+        let inside = in_spans(spans);
         let mut visit = |k: &[u8]| -> Result<bool> {
             let rest = &k[base.len()..];
             let Some((len, item)) = self.item_of(rest, values) else {
                 return Ok(true);
             };
-            let epk = &item[4..4 + self.epk_len];
-            if !spans
-                .iter()
-                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
-            {
+            if !inside(&item[4..4 + self.epk_len]) {
                 return Ok(true);
             }
             f(&rest[..len], item)
@@ -900,6 +895,20 @@ impl<'t> IndexReader<'t> {
             }
         }
         Ok(())
+    }
+}
+
+/// A test of whether an EPK lies in one of `spans` (half-open). A fan-out covers the whole
+/// key space, and then no entry needs comparing.
+fn in_spans(spans: &[(Vec<u8>, Vec<u8>)]) -> impl Fn(&[u8]) -> bool + '_ {
+    let everywhere = spans
+        .iter()
+        .any(|(a, b)| a.is_empty() && b.as_slice() >= Epk::max().as_bytes());
+    move |epk| {
+        everywhere
+            || spans
+                .iter()
+                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
     }
 }
 
