@@ -34,6 +34,7 @@ use crate::store::epk::Epk;
 use crate::store::index::{IndexReader, ItemKey};
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::keys;
+use crate::store::read::OrderedLookup;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 
@@ -783,12 +784,13 @@ pub fn run(
                 Some(c) => {
                     let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
                     let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
-                    Box::new(c[lo..hi].iter().filter_map(|c| {
+                    let mut lookup = OrderedLookup::new(store, txn, def);
+                    Box::new(c[lo..hi].iter().filter_map(move |c| {
                         let record = match c.record {
                             Some(r) => Some(r),
-                            None => match store.items.get(txn, &c.key) {
+                            None => match lookup.get(&c.key) {
                                 Ok(r) => r,
-                                Err(e) => return Some(Err(e.into())),
+                                Err(e) => return Some(Err(e)),
                             },
                         };
                         record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))

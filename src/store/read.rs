@@ -314,7 +314,59 @@ fn keep_top<T>(top: &mut Vec<T>, item: T, n: usize, score: impl Fn(&T) -> f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::keep_top;
+    use super::{OrderedLookup, keep_top};
+    use crate::engine::Engine;
+    use crate::store::catalog::ContainerSettings;
+
+    #[test]
+    fn ordered_lookup_answers_as_point_reads_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open_without_background(dir.path()).unwrap();
+        engine.create_database("d").unwrap();
+        engine
+            .create_container("d", "c", ContainerSettings::new(vec!["/pk".into()]))
+            .unwrap();
+        for pk in 0..5 {
+            for i in 0..30 {
+                let body = format!(r#"{{"id":"i{i:02}","pk":"p{pk}"}}"#);
+                engine.create_item("d", "c", body.as_bytes()).unwrap();
+            }
+        }
+        let store = engine.store();
+        let txn = store.read_txn().unwrap();
+        let def = store.container(&txn, "d", "c").unwrap();
+        let prefix = crate::store::keys::container_prefix(def.rid);
+        let all: Vec<Vec<u8>> = store
+            .items
+            .prefix_iter(&txn, &prefix)
+            .unwrap()
+            .map(|e| e.unwrap().0.to_vec())
+            .collect();
+        assert_eq!(all.len(), 150);
+        // Neighbours, gaps longer than the stepping bound, keys that do not exist, a key
+        // out of order, and a repeat.
+        let mut missing = all[3].clone();
+        missing.push(b'x');
+        let wanted: Vec<Vec<u8>> = vec![
+            all[0].clone(),
+            all[1].clone(),
+            all[3].clone(),
+            missing,
+            all[4].clone(),
+            all[25].clone(),
+            all[31].clone(),
+            all[90].clone(),
+            all[2].clone(),
+            all[2].clone(),
+            all[149].clone(),
+            vec![0xFF; 40],
+        ];
+        let mut lookup = OrderedLookup::new(store, &txn, &def);
+        for key in &wanted {
+            let expected = store.items.get(&txn, key).unwrap();
+            assert_eq!(lookup.get(key).unwrap(), expected, "key {key:?}");
+        }
+    }
 
     #[test]
     fn keep_top_keeps_the_highest() {
@@ -323,5 +375,73 @@ mod tests {
             keep_top(&mut top, x, 3, |v| *v);
         }
         assert_eq!(top, vec![5.0, 4.0, 3.0]);
+    }
+}
+
+/// Items looked up by key in ascending key order — the candidates an index gives. Keys in
+/// one logical partition sit next to each other, so the next one is reached by stepping
+/// the cursor forward a few entries instead of descending from the root again; keys in
+/// other logical partitions are sought (one descent each, as a point read).
+pub struct OrderedLookup<'t, 'e> {
+    items: super::Db,
+    txn: &'t RoTxn<'e>,
+    /// Length of the logical-partition prefix of an item key (`cid ‖ EPK`).
+    prefix_len: usize,
+    cursor: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
+    /// The cursor's current entry.
+    at: Option<(&'t [u8], &'t [u8])>,
+}
+
+/// Entries a lookup steps over inside a logical partition before it seeks instead.
+const MAX_STEPS: usize = 8;
+
+impl<'t, 'e> OrderedLookup<'t, 'e> {
+    pub fn new(store: &Store, txn: &'t RoTxn<'e>, def: &ContainerDef) -> OrderedLookup<'t, 'e> {
+        OrderedLookup {
+            items: store.items,
+            txn,
+            prefix_len: 4 + def.partition_key.epk_len(),
+            cursor: None,
+            at: None,
+        }
+    }
+
+    /// The stored record of `key`, if the item exists. Keys must come in ascending order
+    /// for the stepping to help; any order is answered correctly.
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        if let (Some(cursor), Some((at, record))) = (&mut self.cursor, self.at) {
+            let same_partition = at.len() >= self.prefix_len
+                && key.len() >= self.prefix_len
+                && at[..self.prefix_len] == key[..self.prefix_len];
+            if at == key {
+                return Ok(Some(record));
+            }
+            if same_partition && at < key {
+                for _ in 0..MAX_STEPS {
+                    match cursor.next().transpose()? {
+                        Some((k, v)) => {
+                            self.at = Some((k, v));
+                            match k.cmp(key) {
+                                std::cmp::Ordering::Equal => return Ok(Some(v)),
+                                std::cmp::Ordering::Greater => return Ok(None),
+                                std::cmp::Ordering::Less => {}
+                            }
+                        }
+                        None => {
+                            self.at = None;
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+        let bounds = (std::ops::Bound::Included(key), std::ops::Bound::Unbounded);
+        let mut cursor = self.items.range(self.txn, &bounds)?;
+        self.at = cursor.next().transpose()?;
+        self.cursor = Some(cursor);
+        Ok(match self.at {
+            Some((k, v)) if k == key => Some(v),
+            _ => None,
+        })
     }
 }
