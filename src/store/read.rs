@@ -312,72 +312,6 @@ fn keep_top<T>(top: &mut Vec<T>, item: T, n: usize, score: impl Fn(&T) -> f64) {
     top.truncate(n);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{OrderedLookup, keep_top};
-    use crate::engine::Engine;
-    use crate::store::catalog::ContainerSettings;
-
-    #[test]
-    fn ordered_lookup_answers_as_point_reads_do() {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::open_without_background(dir.path()).unwrap();
-        engine.create_database("d").unwrap();
-        engine
-            .create_container("d", "c", ContainerSettings::new(vec!["/pk".into()]))
-            .unwrap();
-        for pk in 0..5 {
-            for i in 0..30 {
-                let body = format!(r#"{{"id":"i{i:02}","pk":"p{pk}"}}"#);
-                engine.create_item("d", "c", body.as_bytes()).unwrap();
-            }
-        }
-        let store = engine.store();
-        let txn = store.read_txn().unwrap();
-        let def = store.container(&txn, "d", "c").unwrap();
-        let prefix = crate::store::keys::container_prefix(def.rid);
-        let all: Vec<Vec<u8>> = store
-            .items
-            .prefix_iter(&txn, &prefix)
-            .unwrap()
-            .map(|e| e.unwrap().0.to_vec())
-            .collect();
-        assert_eq!(all.len(), 150);
-        // Neighbours, gaps longer than the stepping bound, keys that do not exist, a key
-        // out of order, and a repeat.
-        let mut missing = all[3].clone();
-        missing.push(b'x');
-        let wanted: Vec<Vec<u8>> = vec![
-            all[0].clone(),
-            all[1].clone(),
-            all[3].clone(),
-            missing,
-            all[4].clone(),
-            all[25].clone(),
-            all[31].clone(),
-            all[90].clone(),
-            all[2].clone(),
-            all[2].clone(),
-            all[149].clone(),
-            vec![0xFF; 40],
-        ];
-        let mut lookup = OrderedLookup::new(store, &txn, &def);
-        for key in &wanted {
-            let expected = store.items.get(&txn, key).unwrap();
-            assert_eq!(lookup.get(key).unwrap(), expected, "key {key:?}");
-        }
-    }
-
-    #[test]
-    fn keep_top_keeps_the_highest() {
-        let mut top = Vec::new();
-        for x in [3.0, 1.0, 5.0, 4.0, 2.0] {
-            keep_top(&mut top, x, 3, |v| *v);
-        }
-        assert_eq!(top, vec![5.0, 4.0, 3.0]);
-    }
-}
-
 /// Items looked up by key in ascending key order — the candidates an index gives. Keys in
 /// one logical partition sit next to each other, so the next one is reached by stepping
 /// the cursor forward a few entries instead of descending from the root again; keys in
@@ -443,5 +377,71 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
             Some((k, v)) if k == key => Some(v),
             _ => None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OrderedLookup, keep_top};
+    use crate::engine::Engine;
+    use crate::store::catalog::ContainerSettings;
+
+    #[test]
+    fn ordered_lookup_answers_as_point_reads_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open_without_background(dir.path()).unwrap();
+        engine.create_database("d").unwrap();
+        engine
+            .create_container("d", "c", ContainerSettings::new(vec!["/pk".into()]))
+            .unwrap();
+        for pk in 0..5 {
+            for i in 0..30 {
+                let body = format!(r#"{{"id":"i{i:02}","pk":"p{pk}"}}"#);
+                engine.create_item("d", "c", body.as_bytes()).unwrap();
+            }
+        }
+        let store = engine.store();
+        let txn = store.read_txn().unwrap();
+        let def = store.container(&txn, "d", "c").unwrap();
+        let prefix = crate::store::keys::container_prefix(def.rid);
+        let all: Vec<Vec<u8>> = store
+            .items
+            .prefix_iter(&txn, &prefix)
+            .unwrap()
+            .map(|e| e.unwrap().0.to_vec())
+            .collect();
+        assert_eq!(all.len(), 150);
+        // Neighbours, gaps longer than the stepping bound, keys that do not exist, a key
+        // out of order, and a repeat.
+        let mut missing = all[3].clone();
+        missing.push(b'x');
+        let wanted: Vec<Vec<u8>> = vec![
+            all[0].clone(),
+            all[1].clone(),
+            all[3].clone(),
+            missing,
+            all[4].clone(),
+            all[25].clone(),
+            all[31].clone(),
+            all[90].clone(),
+            all[2].clone(),
+            all[2].clone(),
+            all[149].clone(),
+            vec![0xFF; 40],
+        ];
+        let mut lookup = OrderedLookup::new(store, &txn, &def);
+        for key in &wanted {
+            let expected = store.items.get(&txn, key).unwrap();
+            assert_eq!(lookup.get(key).unwrap(), expected, "key {key:?}");
+        }
+    }
+
+    #[test]
+    fn keep_top_keeps_the_highest() {
+        let mut top = Vec::new();
+        for x in [3.0, 1.0, 5.0, 4.0, 2.0] {
+            keep_top(&mut top, x, 3, |v| *v);
+        }
+        assert_eq!(top, vec![5.0, 4.0, 3.0]);
     }
 }
