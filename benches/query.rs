@@ -28,7 +28,8 @@
 //! an index on `pk` and expression indexes on `json_extract(doc,'$.customerId')`,
 //! `'$.salesPerson'` and `'$.creationDate'`, then `ANALYZE`. Its queries use `json_extract`;
 //! the scan predicate `upper(json_extract(doc,'$.shipTo.city'))` has no index. Every returned
-//! row's `doc` text is read (not parsed); the engine returns parsed `serde_json::Value`s.
+//! row's `doc` text is read (not parsed); the engine returns `Document`s (the stored JSON
+//! text, parsed only when a consumer looks inside).
 //!
 //! Before timing, every query's results are checked against SQLite's (counts, the TOP 100
 //! order, the groups' counts and sums); that checked run is timed too and warms the caches.
