@@ -224,6 +224,43 @@ fn pages_add_up_to_the_unpaged_result_and_charge() {
 }
 
 #[test]
+fn later_pages_of_a_computed_result_see_writes_made_between_pages() {
+    let (_d, e) = engine();
+    container(&e, "orders", &["/customerId"], 30_000);
+    load(&e, "orders", &orders());
+    let sql = "SELECT c.status, COUNT(1) AS n FROM c GROUP BY c.status";
+    let page = |continuation: Option<String>| {
+        q_with(
+            &e,
+            "orders",
+            sql,
+            QueryOptions {
+                max_items: Some(1),
+                continuation,
+                ..Default::default()
+            },
+        )
+    };
+    // Unchanged data: later pages come from the first page's result.
+    let first = page(None);
+    let second = page(first.continuation.clone());
+    let whole = q(&e, "orders", sql).documents;
+    assert_eq!(first.documents[..], whole[..1]);
+    assert_eq!(second.documents[..], whole[1..2]);
+    // A write between pages: the next page is cut from the result as it is now.
+    load(
+        &e,
+        "orders",
+        &STATUSES.map(|s| json!({"id": format!("late-{s}"), "customerId": "c0", "status": s})),
+    );
+    let third = page(second.continuation.clone());
+    let now = q(&e, "orders", sql).documents;
+    assert_ne!(now, whole, "the write changed every group's count");
+    assert_eq!(third.documents[..], now[2..3]);
+    assert!(third.continuation.is_none());
+}
+
+#[test]
 fn a_continuation_survives_a_split() {
     let (_d, e) = engine();
     container(&e, "orders", &["/customerId"], 6_000);

@@ -49,6 +49,8 @@ pub struct Engine {
     /// Parsed and checked query texts, as a statement cache: an application runs the same
     /// texts with new parameters.
     queries: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::ast::Query>>>,
+    /// Complete results of queries that cannot stream, for their later pages.
+    results: crate::query::cache::ResultCache,
 }
 
 /// Query texts the statement cache keeps (it starts over when full).
@@ -63,6 +65,7 @@ impl Engine {
             store,
             _background: Some(worker),
             queries: Default::default(),
+            results: Default::default(),
         })
     }
 
@@ -75,6 +78,7 @@ impl Engine {
             store: Arc::new(Store::open(dir)?),
             _background: None,
             queries: Default::default(),
+            results: Default::default(),
         })
     }
 
@@ -660,7 +664,16 @@ impl Engine {
         let q = self.parsed(sql)?;
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
-        crate::query::run::run(&self.store, &txn, &def, sql, &q, opts, cancel)
+        crate::query::run::run(
+            &self.store,
+            &txn,
+            &def,
+            sql,
+            &q,
+            opts,
+            cancel,
+            &self.results,
+        )
     }
 
     /// `sql` parsed and checked, from the statement cache when it was seen before (only

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod ast;
+pub mod cache;
 pub mod check;
 pub mod condition;
 pub mod demand;

@@ -7,12 +7,15 @@
 //! scope; TOP N without ORDER BY stops after N+1 matches) and charge it through
 //! [`charge::query_range`].
 //!
-//! Paging: a page is a window of the full result; the continuation records how many
-//! results were delivered and the charge accrued so far. Page charges telescope, so the
-//! pages of one query add up exactly to its unpaged charge. (Each page re-executes the
-//! query; resuming a scan mid-range is future work.)
+//! Paging: streaming queries (no ORDER BY, GROUP BY, DISTINCT, aggregate or OFFSET) resume
+//! their scan at the item key the continuation records. Other queries page through their
+//! complete result: the first page computes it, later pages take it from the
+//! [`super::cache`] while the container is unchanged (and compute it again otherwise). The
+//! continuation records how many results were delivered and the charge accrued so far;
+//! page charges telescope, so the pages of one query add up exactly to its unpaged charge.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -21,6 +24,7 @@ use serde_json::Value;
 
 use super::access::{self, Probe, Resolver};
 use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
+use super::cache::{CacheKey, Computed, ResultCache};
 use super::demand;
 use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
@@ -108,6 +112,16 @@ pub struct PartitionResult {
     pub logical_partitions: Vec<Value>,
     pub request_charge: f64,
     pub metrics: QueryMetrics,
+}
+
+/// What one physical partition contributed to a query's complete result.
+#[derive(Debug, Clone)]
+pub struct RangePart {
+    pub range: crate::store::ranges::PkRange,
+    pub metrics: QueryMetrics,
+    pub logical: Vec<Value>,
+    /// A resumed scan entered this range on an earlier page.
+    pub visited_before: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -345,7 +359,8 @@ fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
 }
 
 /// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
-/// documents and ranges.
+/// documents and ranges; `cache` keeps complete results for the later pages of queries
+/// that cannot stream.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     store: &Store,
@@ -355,6 +370,7 @@ pub fn run(
     q: &Query,
     opts: &QueryOptions,
     cancel: &AtomicBool,
+    cache: &ResultCache,
 ) -> Result<QueryResult> {
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
@@ -604,118 +620,36 @@ pub fn run(
             },
         });
     }
-    let mut inner = match q.from.as_ref().map(|f| &f.kind) {
-        Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
-            query,
-            alias,
-            run: Run::new(query, &env),
-        }),
-        _ => None,
-    };
+    let from_subquery = matches!(
+        q.from.as_ref().map(|f| &f.kind),
+        Some(FromKind::Subquery { .. })
+    );
+    // Streaming queries page by resuming the scan; others page over their full result,
+    // which later pages take from the result cache while the container is unchanged.
+    let paged_scan = streaming && !from_subquery && q.from.is_some();
     let ranges = if q.from.is_some() {
         routing.ranges(def)
     } else {
         Vec::new()
     };
-    if q.from.is_none() {
-        // `SELECT 1`: one evaluation, no documents.
-        for row in rows_of(q, None, &[], &env) {
-            pipeline.push(row);
-        }
-    }
-    let mut per_range = Vec::with_capacity(ranges.len());
-    let spans: Vec<(Epk, Epk)> = match &routing.targets {
-        plan::Targets::Keys(keys) => keys
-            .iter()
-            .map(|k| {
-                let e = k.epk(&def.partition_key);
-                let mut end = e.as_bytes().to_vec();
-                end.push(0xFF);
-                (e, Epk(end))
-            })
-            .collect(),
-        plan::Targets::Ranges(spans) => spans.clone(),
-        plan::Targets::All => vec![(Epk::min(), Epk::max())],
-    };
-    let epk_len = def.partition_key.epk_len();
-    let (candidates, access) = if probes.is_empty() {
-        (None, scan_view(q.filter.is_some()))
+    let cache_key = if paged_scan {
+        None
     } else {
-        let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
-            .iter()
-            .map(|(a, b)| (a.0.clone(), b.0.clone()))
-            .collect();
-        let reader = IndexReader::new(store, txn, def, ready_generation);
-        let items = store.container_stats(txn, def)?.counters.items;
-        // Past this many candidates, loading them one by one costs about what a scan does.
-        let limit = (items / 5).max(1000) as usize;
-        let (keys, view) = index_candidates(&reader, &probes, &byte_spans, limit)?;
-        let found = keys.map(|keys| {
-            keys.into_iter()
-                .map(|key| Candidate {
-                    key,
-                    record: None,
-                    presorted: false,
-                })
-                .collect::<Vec<_>>()
-        });
-        (found, view)
+        Some(CacheKey {
+            container: def.rid,
+            query: match &opts.partition_key {
+                Some(pk) => hash ^ crate::store::murmur3::hash128(pk.to_string().as_bytes(), 1).0,
+                None => hash,
+            },
+            version: store.feed_head(txn, def)?,
+            index_generation: ready_generation,
+            ranges: ranges.iter().map(|r| r.id).collect(),
+        })
     };
-    let now = crate::store::now_secs();
-    let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
-    // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
-    let mut presorted: Option<Vec<&[u8]>> = None;
-    let walk = match (&candidates, inner.is_none()) {
-        (None, true) => order_walk(
-            store,
-            txn,
-            def,
-            q,
-            &resolver,
-            &policy,
-            (ready_generation, ready_policy),
-        )?,
+    let cached = match (&cache_key, &token) {
+        (Some(key), Some(_)) => cache.get(key),
         _ => None,
     };
-    let (candidates, access, walked) = match walk {
-        Some(walk) => {
-            let skip = token.as_ref().map_or(0, |t| t.skip);
-            let k =
-                ordered_bound.unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
-            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
-                .iter()
-                .map(|(a, b)| (a.0.clone(), b.0.clone()))
-                .collect();
-            let reader = IndexReader::new(store, txn, def, ready_generation);
-            // `SELECT *` without a filter needs nothing of the items but their bytes when the
-            // index gives exact sort keys.
-            let presort = stored_star && !streaming;
-            let (keys, ordered) =
-                walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
-            presorted = ordered;
-            let view = AccessView {
-                kind: "index-order",
-                indexes: vec![walk.spec.clone()],
-                reason: format!(
-                    "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
-                ),
-            };
-            (Some(keys), view, true)
-        }
-        None => (candidates, access, false),
-    };
-    let mut total_matched = 0u64;
-    // Streaming queries page by resuming the scan; others page over their full result.
-    let paged_scan = streaming && inner.is_none() && q.from.is_some();
-    let resume_key: Option<Vec<u8>> = match token.as_ref().and_then(|t| t.after.as_deref()) {
-        Some(hex) if paged_scan => Some(
-            Epk::from_hex(hex)
-                .map(|e| e.0)
-                .ok_or_else(|| Error::bad_request("the continuation token is damaged"))?,
-        ),
-        _ => None,
-    };
-    let within = token.as_ref().map_or(0, |t| t.within);
     let emitted_before = token.as_ref().map_or(0, |t| t.emitted);
     let top_left = match &q.select.top {
         Some(top) => match env.eval(top, &[]) {
@@ -724,298 +658,457 @@ pub fn run(
         },
         None => usize::MAX,
     };
-    let page_cap = if paged_scan {
-        max_items.min(top_left)
-    } else {
-        usize::MAX
-    };
     let mut page_rows = 0usize;
-    // The one binding of `FROM c` without JOINs, reused for every item.
-    let mut single_row: Option<Vec<(String, Val)>> = match q.from.as_ref().map(|f| &f.kind) {
-        Some(FromKind::Container { path, .. })
-            if path.is_empty() && q.joins.is_empty() && inner.is_none() =>
-        {
-            super::exec::from_alias(q).map(|alias| vec![(alias.to_string(), Val::Undefined)])
-        }
-        _ => None,
-    };
     let mut resume: Option<(Vec<u8>, usize)> = None;
-    let resume_epk: Option<Vec<u8>> = resume_key
-        .as_ref()
-        .and_then(|k| k.get(4..4 + epk_len))
-        .map(<[u8]>::to_vec);
-    for range in &ranges {
-        if resume.is_some() {
-            break;
-        }
-        // A resumed scan skips ranges it finished on earlier pages.
-        if let Some(e) = &resume_epk {
-            if range.max_exclusive.as_bytes() <= e.as_slice() {
-                continue;
-            }
-        }
-        let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
-        let mut m = QueryMetrics::default();
-        let mut logical: Vec<Value> = Vec::new();
-        let mut last_logical: Option<Vec<u8>> = None;
-        // The greatest EPK that produced a logical partition in this range.
-        let mut max_epk: Option<Vec<u8>> = None;
-        let mut load_ns = 0u128;
-        let mut exec_ns = 0u128;
-        for (smin, smax) in &spans {
-            // Intersect the span with the range.
-            let lo = smin.clone().max(range.min_inclusive.clone());
-            let hi = smax.clone().min(range.max_exclusive.clone());
-            if lo >= hi {
-                continue;
-            }
-            let mut start = keys::epk_bound(def.rid, &lo);
-            if let Some(rk) = &resume_key {
-                if rk > &start {
-                    start = rk.clone();
-                }
-            }
-            let end = keys::epk_bound(def.rid, &hi);
-            if start >= end {
-                continue;
-            }
-            let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
-                // Candidates in key order, like the scan: paging resumes the same way.
-                Some(c) => {
-                    let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
-                    let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
-                    let mut lookup = OrderedLookup::new(store, txn, def);
-                    Box::new(c[lo..hi].iter().filter_map(move |c| {
-                        let record = match c.record {
-                            Some(r) => Some(r),
-                            None => match lookup.get(&c.key) {
-                                Ok(r) => r,
-                                Err(e) => return Some(Err(e)),
-                            },
-                        };
-                        record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))
-                    }))
-                }
-                None => Box::new(
-                    store
-                        .items
-                        .range(txn, &keys::half_open(&start, &end))?
-                        .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from)),
-                ),
+    // `complete`: the result is the query's whole result (an index walk for one page reads
+    // only up to that page, unless TOP or LIMIT bounds the query).
+    let from_cache = cached.is_some();
+    let (computed, complete): (Arc<Computed>, bool) = match cached {
+        Some(computed) => (computed, true),
+        None => {
+            let mut inner = match q.from.as_ref().map(|f| &f.kind) {
+                Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
+                    query,
+                    alias,
+                    run: Run::new(query, &env),
+                }),
+                _ => None,
             };
-            // Load time runs from the end of the previous item's execution (one clock read
-            // per boundary).
-            let mut mark = Instant::now();
-            for entry in source {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::new(499, "the query was cancelled"));
+            if q.from.is_none() {
+                // `SELECT 1`: one evaluation, no documents.
+                for row in rows_of(q, None, &[], &env) {
+                    pipeline.push(row);
                 }
-                if early_stop.is_some_and(|n| total_matched >= n) {
-                    break;
+            }
+            let mut per_range = Vec::with_capacity(ranges.len());
+            let spans: Vec<(Epk, Epk)> = match &routing.targets {
+                plan::Targets::Keys(keys) => keys
+                    .iter()
+                    .map(|k| {
+                        let e = k.epk(&def.partition_key);
+                        let mut end = e.as_bytes().to_vec();
+                        end.push(0xFF);
+                        (e, Epk(end))
+                    })
+                    .collect(),
+                plan::Targets::Ranges(spans) => spans.clone(),
+                plan::Targets::All => vec![(Epk::min(), Epk::max())],
+            };
+            let epk_len = def.partition_key.epk_len();
+            let (candidates, access) = if probes.is_empty() {
+                (None, scan_view(q.filter.is_some()))
+            } else {
+                let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+                    .iter()
+                    .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                    .collect();
+                let reader = IndexReader::new(store, txn, def, ready_generation);
+                let items = store.container_stats(txn, def)?.counters.items;
+                // Past this many candidates, loading them one by one costs about what a scan does.
+                let limit = (items / 5).max(1000) as usize;
+                let (keys, view) = index_candidates(&reader, &probes, &byte_spans, limit)?;
+                let found = keys.map(|keys| {
+                    keys.into_iter()
+                        .map(|key| Candidate {
+                            key,
+                            record: None,
+                            presorted: false,
+                        })
+                        .collect::<Vec<_>>()
+                });
+                (found, view)
+            };
+            let now = crate::store::now_secs();
+            let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
+            // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
+            let mut presorted: Option<Vec<&[u8]>> = None;
+            let walk = match (&candidates, inner.is_none()) {
+                (None, true) => order_walk(
+                    store,
+                    txn,
+                    def,
+                    q,
+                    &resolver,
+                    &policy,
+                    (ready_generation, ready_policy),
+                )?,
+                _ => None,
+            };
+            let (candidates, access, walked) = match walk {
+                Some(walk) => {
+                    let skip = token.as_ref().map_or(0, |t| t.skip);
+                    let k = ordered_bound
+                        .unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
+                    let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+                        .iter()
+                        .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                        .collect();
+                    let reader = IndexReader::new(store, txn, def, ready_generation);
+                    // `SELECT *` without a filter needs nothing of the items but their bytes when the
+                    // index gives exact sort keys.
+                    let presort = stored_star && !streaming;
+                    let (keys, ordered) =
+                        walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
+                    presorted = ordered;
+                    let view = AccessView {
+                        kind: "index-order",
+                        indexes: vec![walk.spec.clone()],
+                        reason: format!(
+                            "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
+                        ),
+                    };
+                    (Some(keys), view, true)
                 }
-                let t0 = mark;
-                let (k, v, known) = entry?;
-                if page_rows >= page_cap {
-                    if page_cap == top_left && !index_only {
-                        // TOP is satisfied: the service loads one document more (N+1).
-                        let (_, json) = crate::store::item::decode_record(v)?;
-                        m.retrieved_document_count += 1;
-                        m.retrieved_document_size += json.len() as u64;
-                    }
-                    // The page is full before this item: the next page starts with it.
-                    resume = Some((k.to_vec(), 0));
-                    break;
+                None => (candidates, access, false),
+            };
+            let mut total_matched = 0u64;
+            let resume_key: Option<Vec<u8>> = match token.as_ref().and_then(|t| t.after.as_deref())
+            {
+                Some(hex) if paged_scan => Some(
+                    Epk::from_hex(hex)
+                        .map(|e| e.0)
+                        .ok_or_else(|| Error::bad_request("the continuation token is damaged"))?,
+                ),
+                _ => None,
+            };
+            let within = token.as_ref().map_or(0, |t| t.within);
+            let page_cap = if paged_scan {
+                max_items.min(top_left)
+            } else {
+                usize::MAX
+            };
+            // The one binding of `FROM c` without JOINs, reused for every item.
+            let mut single_row: Option<Vec<(String, Val)>> = match q.from.as_ref().map(|f| &f.kind)
+            {
+                Some(FromKind::Container { path, .. })
+                    if path.is_empty() && q.joins.is_empty() && inner.is_none() =>
+                {
+                    super::exec::from_alias(q)
+                        .map(|alias| vec![(alias.to_string(), Val::Undefined)])
                 }
-                // The item the previous page stopped in: its first rows were delivered.
-                let (skip_rows, charged_before) = match &resume_key {
-                    Some(rk) if rk.as_slice() == k => (within, within > 0),
-                    _ => (0, false),
-                };
-                let (header, json) = crate::store::item::decode_record(v)?;
-                if header.is_expired(now) {
-                    continue;
-                }
-                // An item whose place in the result the index gave needs nothing read.
-                let mut doc = match known {
-                    true => None,
-                    false => Some(
-                        extractor
-                            .extract(json)
-                            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?,
-                    ),
-                };
-                // An item the index placed was not parsed: its clock reads would cost more
-                // than its work, which the range's closing read accounts for.
-                let t1 = if known { t0 } else { Instant::now() };
-                load_ns += (t1 - t0).as_nanos();
-                let loaded = narrowing.is_empty() || {
-                    let row = [(root.clone(), doc.clone().unwrap_or_default())];
-                    narrowing.iter().all(|c| env.eval(c, &row).is_true())
-                };
-                let mut hit = false;
-                match (inner.as_mut(), &doc) {
-                    (None, None) => {
-                        hit = true;
-                        m.output_document_count += 1;
-                        page_rows += 1;
-                    }
-                    // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-                    (Some(inner), doc) => {
-                        for row in rows_of(inner.query, doc.as_ref(), &[], &env) {
-                            if inner.run.push(row) {
-                                hit = true;
-                                m.output_document_count += 1;
-                            }
-                        }
-                    }
-                    // `FROM c` without JOINs: the item is the row's only binding.
-                    (None, Some(_)) if single_row.is_some() => {
-                        let row = single_row.as_mut().map_or(&mut [][..], |r| &mut r[..]);
-                        if skip_rows > 0 {
-                            // Its one row went out on the previous page.
-                        } else if page_rows >= page_cap {
-                            resume = Some((k.to_vec(), 0));
-                        } else {
-                            row[0].1 = doc.take().unwrap_or_default();
-                            let passed = if stored_star {
-                                pipeline.push_stored(row, json)
-                            } else {
-                                pipeline.push_ref(row)
-                            };
-                            if passed {
-                                hit = true;
-                                m.output_document_count += 1;
-                                page_rows += 1;
-                            }
-                        }
-                    }
-                    (None, Some(doc)) => {
-                        for (i, row) in rows_of(q, Some(doc), &[], &env)
-                            .into_iter()
-                            .enumerate()
-                            .skip(skip_rows)
-                        {
-                            if page_rows >= page_cap {
-                                resume = Some((k.to_vec(), i));
-                                break;
-                            }
-                            let passed = if stored_star {
-                                pipeline.push_stored(&row, json)
-                            } else {
-                                pipeline.push(row)
-                            };
-                            if passed {
-                                hit = true;
-                                m.output_document_count += 1;
-                                page_rows += 1;
-                            }
-                        }
-                    }
-                }
-                if !known {
-                    let t2 = Instant::now();
-                    exec_ns += (t2 - t1).as_nanos();
-                    mark = t2;
-                }
-                let counted = if served { hit } else { loaded };
-                if !index_only && !charged_before && counted {
-                    m.retrieved_document_count += 1;
-                    m.retrieved_document_size += json.len() as u64;
-                }
-                if hit {
-                    total_matched += 1;
-                    m.index_hit_document_count += 1;
-                    let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
-                    if epk != last_logical {
-                        let j = stored_key(json, def, &key_extractor)?;
-                        // One value has one EPK, so an EPK above every one seen is a new value
-                        // (items come in key order, so this is the usual case); otherwise
-                        // compare the values.
-                        let above = match (&epk, &max_epk) {
-                            (Some(e), Some(m)) => e > m,
-                            (Some(_), None) => true,
-                            _ => false,
-                        };
-                        if above {
-                            max_epk.clone_from(&epk);
-                        }
-                        if above || !logical.contains(&j) {
-                            logical.push(j);
-                        }
-                        last_logical = epk;
-                    }
-                }
+                _ => None,
+            };
+            let resume_epk: Option<Vec<u8>> = resume_key
+                .as_ref()
+                .and_then(|k| k.get(4..4 + epk_len))
+                .map(<[u8]>::to_vec);
+            for range in &ranges {
                 if resume.is_some() {
                     break;
                 }
+                // A resumed scan skips ranges it finished on earlier pages.
+                if let Some(e) = &resume_epk {
+                    if range.max_exclusive.as_bytes() <= e.as_slice() {
+                        continue;
+                    }
+                }
+                let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
+                let mut m = QueryMetrics::default();
+                let mut logical: Vec<Value> = Vec::new();
+                let mut last_logical: Option<Vec<u8>> = None;
+                // The greatest EPK that produced a logical partition in this range.
+                let mut max_epk: Option<Vec<u8>> = None;
+                let mut load_ns = 0u128;
+                let mut exec_ns = 0u128;
+                for (smin, smax) in &spans {
+                    // Intersect the span with the range.
+                    let lo = smin.clone().max(range.min_inclusive.clone());
+                    let hi = smax.clone().min(range.max_exclusive.clone());
+                    if lo >= hi {
+                        continue;
+                    }
+                    let mut start = keys::epk_bound(def.rid, &lo);
+                    if let Some(rk) = &resume_key {
+                        if rk > &start {
+                            start = rk.clone();
+                        }
+                    }
+                    let end = keys::epk_bound(def.rid, &hi);
+                    if start >= end {
+                        continue;
+                    }
+                    let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
+                        // Candidates in key order, like the scan: paging resumes the same way.
+                        Some(c) => {
+                            let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
+                            let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
+                            let mut lookup = OrderedLookup::new(store, txn, def);
+                            Box::new(c[lo..hi].iter().filter_map(move |c| {
+                                let record = match c.record {
+                                    Some(r) => Some(r),
+                                    None => match lookup.get(&c.key) {
+                                        Ok(r) => r,
+                                        Err(e) => return Some(Err(e)),
+                                    },
+                                };
+                                record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))
+                            }))
+                        }
+                        None => Box::new(
+                            store
+                                .items
+                                .range(txn, &keys::half_open(&start, &end))?
+                                .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from)),
+                        ),
+                    };
+                    // Load time runs from the end of the previous item's execution (one clock read
+                    // per boundary).
+                    let mut mark = Instant::now();
+                    for entry in source {
+                        if cancel.load(Ordering::Relaxed) {
+                            return Err(Error::new(499, "the query was cancelled"));
+                        }
+                        if early_stop.is_some_and(|n| total_matched >= n) {
+                            break;
+                        }
+                        let t0 = mark;
+                        let (k, v, known) = entry?;
+                        if page_rows >= page_cap {
+                            if page_cap == top_left && !index_only {
+                                // TOP is satisfied: the service loads one document more (N+1).
+                                let (_, json) = crate::store::item::decode_record(v)?;
+                                m.retrieved_document_count += 1;
+                                m.retrieved_document_size += json.len() as u64;
+                            }
+                            // The page is full before this item: the next page starts with it.
+                            resume = Some((k.to_vec(), 0));
+                            break;
+                        }
+                        // The item the previous page stopped in: its first rows were delivered.
+                        let (skip_rows, charged_before) = match &resume_key {
+                            Some(rk) if rk.as_slice() == k => (within, within > 0),
+                            _ => (0, false),
+                        };
+                        let (header, json) = crate::store::item::decode_record(v)?;
+                        if header.is_expired(now) {
+                            continue;
+                        }
+                        // An item whose place in the result the index gave needs nothing read.
+                        let mut doc = match known {
+                            true => None,
+                            false => Some(
+                                extractor
+                                    .extract(json)
+                                    .map_err(|e| Error::internal(format!("corrupt item: {e}")))?,
+                            ),
+                        };
+                        // An item the index placed was not parsed: its clock reads would cost more
+                        // than its work, which the range's closing read accounts for.
+                        let t1 = if known { t0 } else { Instant::now() };
+                        load_ns += (t1 - t0).as_nanos();
+                        let loaded = narrowing.is_empty() || {
+                            let row = [(root.clone(), doc.clone().unwrap_or_default())];
+                            narrowing.iter().all(|c| env.eval(c, &row).is_true())
+                        };
+                        let mut hit = false;
+                        match (inner.as_mut(), &doc) {
+                            (None, None) => {
+                                hit = true;
+                                m.output_document_count += 1;
+                                page_rows += 1;
+                            }
+                            // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
+                            (Some(inner), doc) => {
+                                for row in rows_of(inner.query, doc.as_ref(), &[], &env) {
+                                    if inner.run.push(row) {
+                                        hit = true;
+                                        m.output_document_count += 1;
+                                    }
+                                }
+                            }
+                            // `FROM c` without JOINs: the item is the row's only binding.
+                            (None, Some(_)) if single_row.is_some() => {
+                                let row = single_row.as_mut().map_or(&mut [][..], |r| &mut r[..]);
+                                if skip_rows > 0 {
+                                    // Its one row went out on the previous page.
+                                } else if page_rows >= page_cap {
+                                    resume = Some((k.to_vec(), 0));
+                                } else {
+                                    row[0].1 = doc.take().unwrap_or_default();
+                                    let passed = if stored_star {
+                                        pipeline.push_stored(row, json)
+                                    } else {
+                                        pipeline.push_ref(row)
+                                    };
+                                    if passed {
+                                        hit = true;
+                                        m.output_document_count += 1;
+                                        page_rows += 1;
+                                    }
+                                }
+                            }
+                            (None, Some(doc)) => {
+                                for (i, row) in rows_of(q, Some(doc), &[], &env)
+                                    .into_iter()
+                                    .enumerate()
+                                    .skip(skip_rows)
+                                {
+                                    if page_rows >= page_cap {
+                                        resume = Some((k.to_vec(), i));
+                                        break;
+                                    }
+                                    let passed = if stored_star {
+                                        pipeline.push_stored(&row, json)
+                                    } else {
+                                        pipeline.push(row)
+                                    };
+                                    if passed {
+                                        hit = true;
+                                        m.output_document_count += 1;
+                                        page_rows += 1;
+                                    }
+                                }
+                            }
+                        }
+                        if !known {
+                            let t2 = Instant::now();
+                            exec_ns += (t2 - t1).as_nanos();
+                            mark = t2;
+                        }
+                        let counted = if served { hit } else { loaded };
+                        if !index_only && !charged_before && counted {
+                            m.retrieved_document_count += 1;
+                            m.retrieved_document_size += json.len() as u64;
+                        }
+                        if hit {
+                            total_matched += 1;
+                            m.index_hit_document_count += 1;
+                            let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
+                            if epk != last_logical {
+                                let j = stored_key(json, def, &key_extractor)?;
+                                // One value has one EPK, so an EPK above every one seen is a new value
+                                // (items come in key order, so this is the usual case); otherwise
+                                // compare the values.
+                                let above = match (&epk, &max_epk) {
+                                    (Some(e), Some(m)) => e > m,
+                                    (Some(_), None) => true,
+                                    _ => false,
+                                };
+                                if above {
+                                    max_epk.clone_from(&epk);
+                                }
+                                if above || !logical.contains(&j) {
+                                    logical.push(j);
+                                }
+                                last_logical = epk;
+                            }
+                        }
+                        if resume.is_some() {
+                            break;
+                        }
+                    }
+                    exec_ns += mark.elapsed().as_nanos();
+                    if resume.is_some() {
+                        break;
+                    }
+                }
+                if walked {
+                    // The walk read only the first entries; the charge models the service, which
+                    // streams each range from its index: the documents in scope, bounded below.
+                    let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
+                    m.retrieved_document_count = n;
+                    m.retrieved_document_size = bytes;
+                }
+                if let Some(k) = ordered_bound {
+                    // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
+                    // the service loads at most k documents per range.
+                    let kept = m.retrieved_document_count.min(k as u64);
+                    if let Some(avg) = m
+                        .retrieved_document_size
+                        .checked_div(m.retrieved_document_count)
+                    {
+                        m.retrieved_document_size = avg * kept;
+                    }
+                    m.retrieved_document_count = kept;
+                }
+                m.document_load_time_in_ms = load_ns as f64 / 1e6;
+                m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
+                if let Some(p) = &opts.progress {
+                    (p.0)(&RangeProgress {
+                        range: range.id.to_string(),
+                        retrieved_document_count: m.retrieved_document_count,
+                        matched: m.index_hit_document_count,
+                    });
+                }
+                per_range.push(RangePart {
+                    range: (*range).clone(),
+                    metrics: m,
+                    logical,
+                    visited_before,
+                });
             }
-            exec_ns += mark.elapsed().as_nanos();
-            if resume.is_some() {
-                break;
+            if let Some(inner) = inner {
+                // Feed the inner query's results to the outer one as its FROM rows.
+                let alias = inner.alias.clone();
+                for v in inner.run.finish() {
+                    for row in expand_joins(q, vec![vec![(alias.clone(), v)]], &env) {
+                        pipeline.push(row);
+                    }
+                }
             }
+            let results = match presorted {
+                Some(ordered) => pipeline
+                    .finish_presorted(ordered.into_iter().map(std::sync::Arc::from).collect()),
+                None => pipeline.finish_rows(),
+            };
+            // Results as JSON text: a stored item is returned as stored (its bytes are the compact
+            // JSON it serializes to), so no value is built for it. Values without a JSON form
+            // (undefined, 1/0) are not results: drop them before paging so every page advances.
+            let results: Vec<Document> = results
+                .into_iter()
+                .filter_map(|r| match r {
+                    Output::Stored(bytes) => Some(Document::from_stored(bytes)),
+                    Output::Value(v) => v.to_json().map(Document::from_value),
+                })
+                .collect();
+            let computed = Computed::new(results, per_range, access, index_metrics);
+            (Arc::new(computed), !walked || ordered_bound.is_some())
         }
-        if walked {
-            // The walk read only the first entries; the charge models the service, which
-            // streams each range from its index: the documents in scope, bounded below.
-            let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
-            m.retrieved_document_count = n;
-            m.retrieved_document_size = bytes;
-        }
-        if let Some(k) = ordered_bound {
-            // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
-            // the service loads at most k documents per range.
-            let kept = m.retrieved_document_count.min(k as u64);
-            if let Some(avg) = m
-                .retrieved_document_size
-                .checked_div(m.retrieved_document_count)
-            {
-                m.retrieved_document_size = avg * kept;
-            }
-            m.retrieved_document_count = kept;
-        }
-        m.document_load_time_in_ms = load_ns as f64 / 1e6;
-        m.query_engine_execution_time_in_ms = exec_ns as f64 / 1e6;
-        if let Some(p) = &opts.progress {
-            (p.0)(&RangeProgress {
-                range: range.id.to_string(),
-                retrieved_document_count: m.retrieved_document_count,
-                matched: m.index_hit_document_count,
-            });
-        }
-        per_range.push((range, m, logical, visited_before));
-    }
-    if let Some(inner) = inner {
-        // Feed the inner query's results to the outer one as its FROM rows.
-        let alias = inner.alias.clone();
-        for v in inner.run.finish() {
-            for row in expand_joins(q, vec![vec![(alias.clone(), v)]], &env) {
-                pipeline.push(row);
-            }
-        }
-    }
-    let results = match presorted {
-        Some(ordered) => {
-            pipeline.finish_presorted(ordered.into_iter().map(std::sync::Arc::from).collect())
-        }
-        None => pipeline.finish_rows(),
     };
     let skip = if paged_scan {
         0
     } else {
         token.as_ref().map_or(0, |t| t.skip)
     };
-    // Results as JSON text: a stored item is returned as stored (its bytes are the compact
-    // JSON it serializes to), so no value is built for it. Values without a JSON form
-    // (undefined, 1/0) are not results: drop them before paging so every page advances.
-    let results: Vec<Document> = results
-        .into_iter()
-        .filter_map(|r| match r {
-            Output::Stored(bytes) => Some(Document::from_stored(bytes)),
-            Output::Value(v) => v.to_json().map(Document::from_value),
-        })
-        .collect();
-    let result_count = results.len();
-    let page: Vec<Document> = results.into_iter().skip(skip).take(max_items).collect();
+    let result_count = computed.results.len();
+    if let Some(key) = cache_key {
+        if complete && result_count > skip + max_items {
+            cache.put(key, computed.clone());
+        }
+    }
+    // The page moves out of a result no one else holds, and is copied out of a cached one.
+    let (page, mut per_range, access, index_metrics) = match Arc::try_unwrap(computed) {
+        Ok(c) => (
+            c.results
+                .into_iter()
+                .skip(skip)
+                .take(max_items)
+                .collect::<Vec<_>>(),
+            c.ranges,
+            c.access,
+            c.index_metrics,
+        ),
+        Err(shared) => (
+            shared
+                .results
+                .iter()
+                .skip(skip)
+                .take(max_items)
+                .cloned()
+                .collect(),
+            shared.ranges.clone(),
+            shared.access.clone(),
+            shared.index_metrics.clone(),
+        ),
+    };
+    if from_cache {
+        // This page loaded nothing: the work the metrics count was done by the first.
+        for part in &mut per_range {
+            part.metrics.index_lookup_time_in_ms = 0.0;
+            part.metrics.document_load_time_in_ms = 0.0;
+            part.metrics.query_engine_execution_time_in_ms = 0.0;
+        }
+    }
     let page_output_total: u64 = page.iter().map(|d| d.json_len() as u64).sum();
     let more = if paged_scan {
         resume.is_some() && page_rows < top_left
@@ -1031,11 +1124,17 @@ pub fn run(
     let output_cost = charge::QUERY_PER_OUTPUT_KB * page_output_total as f64 / 1024.0;
     let matched_rows: u64 = per_range
         .iter()
-        .map(|(_, m, _, _)| m.output_document_count)
+        .map(|p| p.metrics.output_document_count)
         .sum();
     let mut raw_charge = if matched_rows == 0 { output_cost } else { 0.0 };
     let mut reads = Vec::with_capacity(per_range.len());
-    for (range, mut m, logical, visited_before) in per_range {
+    for RangePart {
+        range,
+        metrics: mut m,
+        logical,
+        visited_before,
+    } in per_range
+    {
         let share = if matched_rows == 0 {
             0.0
         } else {

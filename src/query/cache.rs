@@ -1,0 +1,153 @@
+//! Complete results of queries that cannot stream — ORDER BY through a sort, GROUP BY,
+//! DISTINCT, aggregates, OFFSET — kept so that their later pages are cut from the result the
+//! first page computed instead of running the query again.
+//!
+//! The service resumes such queries from per-range state in the continuation; we compute
+//! the whole result once (the cross-range merge needs it) and page through it. Without this
+//! cache every page would recompute it, so draining a large sorted result would cost
+//! pages × one full run. An entry holds only while its container is unchanged: the key
+//! carries the container's change sequence, its physical partitions and the index
+//! generation, so any write, split or index rebuild makes later pages compute afresh (which
+//! stays correct: pages are windows of the result, as before).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use super::access::IndexMetrics;
+use super::document::Document;
+use super::run::{AccessView, RangePart};
+use crate::store::keys::{ContainerRid, RangeId};
+
+/// Entries kept at once (the oldest goes first).
+const ENTRIES: usize = 8;
+/// JSON bytes of results kept at once; a larger result is not cached.
+const BUDGET_BYTES: usize = 256 << 20;
+
+/// What a result is valid for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheKey {
+    pub container: ContainerRid,
+    /// Hash of the query text and its parameters.
+    pub query: u64,
+    /// The container's change sequence (moves on every write).
+    pub version: u64,
+    pub index_generation: u32,
+    pub ranges: Vec<RangeId>,
+}
+
+/// A query's complete result and what each physical partition contributed to it.
+#[derive(Debug)]
+pub struct Computed {
+    pub results: Vec<Document>,
+    pub ranges: Vec<RangePart>,
+    pub access: AccessView,
+    pub index_metrics: IndexMetrics,
+    bytes: usize,
+}
+
+impl Computed {
+    pub fn new(
+        results: Vec<Document>,
+        ranges: Vec<RangePart>,
+        access: AccessView,
+        index_metrics: IndexMetrics,
+    ) -> Computed {
+        let bytes = results.iter().map(Document::json_len).sum();
+        Computed {
+            results,
+            ranges,
+            access,
+            index_metrics,
+            bytes,
+        }
+    }
+}
+
+/// The cache an engine keeps (see the module comment).
+#[derive(Default)]
+pub struct ResultCache {
+    entries: Mutex<VecDeque<(CacheKey, Arc<Computed>)>>,
+}
+
+impl ResultCache {
+    pub fn get(&self, key: &CacheKey) -> Option<Arc<Computed>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, c)| c.clone())
+    }
+
+    /// Keeps `computed` for `key` unless it is too large, evicting the oldest entries.
+    pub fn put(&self, key: CacheKey, computed: Arc<Computed>) {
+        if computed.bytes > BUDGET_BYTES / 2 {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        // An older result of the same query on the same container is stale now.
+        entries.retain(|(k, _)| !(k.container == key.container && k.query == key.query));
+        entries.push_back((key, computed));
+        let mut total: usize = entries.iter().map(|(_, c)| c.bytes).sum();
+        while entries.len() > ENTRIES || total > BUDGET_BYTES {
+            match entries.pop_front() {
+                Some((_, c)) => total -= c.bytes,
+                None => break,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(query: u64, version: u64) -> CacheKey {
+        CacheKey {
+            container: 1,
+            query,
+            version,
+            index_generation: 0,
+            ranges: vec![0],
+        }
+    }
+
+    fn computed(n: usize) -> Arc<Computed> {
+        let results = (0..n)
+            .map(|i| Document::from_value(serde_json::json!({ "i": i })))
+            .collect();
+        Arc::new(Computed::new(
+            results,
+            Vec::new(),
+            AccessView {
+                kind: "scan",
+                indexes: Vec::new(),
+                reason: String::new(),
+            },
+            IndexMetrics::default(),
+        ))
+    }
+
+    #[test]
+    fn a_result_holds_only_for_its_exact_key() {
+        let cache = ResultCache::default();
+        cache.put(key(7, 1), computed(3));
+        assert_eq!(cache.get(&key(7, 1)).map(|c| c.results.len()), Some(3));
+        assert!(cache.get(&key(7, 2)).is_none(), "a write invalidates");
+        assert!(cache.get(&key(8, 1)).is_none());
+        // A newer run of the same query replaces the old one.
+        cache.put(key(7, 2), computed(4));
+        assert!(cache.get(&key(7, 1)).is_none());
+        assert_eq!(cache.get(&key(7, 2)).map(|c| c.results.len()), Some(4));
+    }
+
+    #[test]
+    fn the_oldest_entries_go_first() {
+        let cache = ResultCache::default();
+        for q in 0..(ENTRIES as u64 + 2) {
+            cache.put(key(q, 0), computed(1));
+        }
+        assert!(cache.get(&key(0, 0)).is_none());
+        assert!(cache.get(&key(1, 0)).is_none());
+        assert!(cache.get(&key(ENTRIES as u64 + 1, 0)).is_some());
+    }
+}
