@@ -509,10 +509,13 @@ fn an_import_killed_midway_leaves_a_consistent_store() {
     let dir = tmp.path();
     setup(dir);
     let file = tmp.path().join("many.ndjson");
+    // Several batches' worth, so the kill lands between commits.
+    let batch = 10_000;
     let total = 40_000;
     std::fs::write(&file, ndjson(total, 600)).unwrap();
     let mut importer = cosmoscope(dir)
         .args(["import", "shop/orders", file.to_str().unwrap()])
+        .args(["--batch-items", &batch.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -533,7 +536,6 @@ fn an_import_killed_midway_leaves_a_consistent_store() {
     eprintln!("killed after {count} of {total} items");
     assert!(count > 0, "no batch was committed before the kill");
     // Batches are atomic: only whole batches (or the whole file) are present.
-    let batch = cosmoscope::engine::IMPORT_BATCH_ITEMS as u64;
     assert!(
         count % batch == 0 || count == total as u64,
         "partial batch: {count}"

@@ -53,6 +53,10 @@ pub enum Command {
         target: String,
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Items per transaction: larger batches import faster; a crash loses at most the
+        /// open one
+        #[arg(long, value_name = "N", default_value_t = crate::engine::IMPORT_BATCH_ITEMS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+        batch_items: u64,
     },
     /// Print every item of a container, or of one logical partition, as NDJSON
     Export {

@@ -84,7 +84,7 @@ pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
 }
 
 /// Reads every file, checks every record of every file, then writes them in batches.
-pub fn import(engine: &Engine, target: &str, files: &[PathBuf]) -> CliResult {
+pub fn import(engine: &Engine, target: &str, files: &[PathBuf], batch_items: usize) -> CliResult {
     let (db, c) = split_target(target)?;
     let mut contents = Vec::with_capacity(files.len());
     for file in files {
@@ -112,7 +112,9 @@ pub fn import(engine: &Engine, target: &str, files: &[PathBuf]) -> CliResult {
     for (name, records) in &parsed {
         let base = summary.items;
         let s = engine
-            .import_records(db, c, records, &mut |n| bar.set_position(base + n))
+            .import_records_in_batches(db, c, records, batch_items, &mut |n| {
+                bar.set_position(base + n)
+            })
             .map_err(|e| in_file(e, name))?;
         per_file.push(json!({ "file": name, "items": s.items }));
         summary.items += s.items;

@@ -121,7 +121,11 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
-        Some(Command::Import { target, files }) => items::import(&engine, &target, &files),
+        Some(Command::Import {
+            target,
+            files,
+            batch_items,
+        }) => items::import(&engine, &target, &files, batch_items as usize),
         Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
         Some(Command::Feed(args)) => feed::feed(&engine, args),
         Some(Command::Query {
