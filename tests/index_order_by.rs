@@ -289,3 +289,79 @@ fn select_star_in_index_order_equals_the_sorted_projection() {
         }
     }
 }
+
+#[test]
+fn an_equality_filter_with_order_by_walks_the_composite_index_under_its_value() {
+    let f = fixture();
+    let (all, _) = run(&f, "c", "SELECT c.id, c.g, c.n FROM c", 1000);
+    let mut expected: Vec<f64> = all
+        .iter()
+        .filter(|d| d["g"] == json!(2))
+        .map(|d| d["n"].as_f64().unwrap())
+        .collect();
+    expected.sort_by(|a, b| b.total_cmp(a));
+    assert!(expected.len() > 40, "enough matches to page");
+
+    // The composite (/g ASC, /n DESC) with g fixed yields n descending, and ascending when
+    // walked backwards; pages resume exactly.
+    for (sql, descending) in [
+        (
+            "SELECT c.id, c.n FROM c WHERE c.g = 2 ORDER BY c.n DESC",
+            true,
+        ),
+        (
+            "SELECT c.id, c.n FROM c WHERE 2 = c.g ORDER BY c.n ASC",
+            false,
+        ),
+        ("SELECT * FROM c WHERE c.g = 2 ORDER BY c.n DESC", true),
+    ] {
+        let (docs, pages) = run(&f, "c", sql, 7);
+        let mut want = expected.clone();
+        if !descending {
+            want.reverse();
+        }
+        assert_eq!(numbers(&docs, "n"), want, "{sql}");
+        assert!(docs.iter().all(|d| d.get("id").is_some()));
+        assert!(
+            pages.iter().all(|p| p.access.kind == "index-order"),
+            "{sql}"
+        );
+        assert_eq!(pages[0].access.indexes, vec!["/g ASC, /n DESC".to_string()]);
+    }
+
+    // TOP k: each range is charged for at most k of its matching documents, as a lookup of
+    // the filter would count them.
+    let (_, matches) = run(&f, "c", "SELECT c.id FROM c WHERE c.g = 2", 1000);
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT TOP 5 c.n FROM c WHERE c.g = 2 ORDER BY c.n DESC",
+        100,
+    );
+    assert_eq!(numbers(&docs, "n"), expected[..5]);
+    assert_eq!(pages[0].access.kind, "index-order");
+    for p in &pages[0].partitions {
+        let in_range = matches[0]
+            .partitions
+            .iter()
+            .find(|m| m.id == p.id)
+            .map_or(0, |m| m.metrics.output_document_count);
+        assert_eq!(
+            p.metrics.retrieved_document_count,
+            in_range.min(5),
+            "range {}",
+            p.id
+        );
+    }
+
+    // A filter the composite does not fix is answered as before: found, then sorted.
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT c.n FROM c WHERE c.g = 2 AND c.n > 500 ORDER BY c.n DESC",
+        1000,
+    );
+    let above: Vec<f64> = expected.iter().copied().filter(|n| *n > 500.0).collect();
+    assert_eq!(numbers(&docs, "n"), above);
+    assert_ne!(pages[0].access.kind, "index-order");
+}

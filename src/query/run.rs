@@ -695,7 +695,23 @@ pub fn run(
                 plan::Targets::All => vec![(Epk::min(), Epk::max())],
             };
             let epk_len = def.partition_key.epk_len();
-            let (candidates, access) = if probes.is_empty() {
+            // An equality filter with ORDER BY that a composite index serves as one walk
+            // needs no candidate lookup (which could read every matching entry first).
+            let prefixed_walk = if q.filter.is_some() && inner.is_none() {
+                order_walk(
+                    store,
+                    txn,
+                    def,
+                    q,
+                    &resolver,
+                    &env,
+                    &policy,
+                    (ready_generation, ready_policy),
+                )?
+            } else {
+                None
+            };
+            let (candidates, access) = if probes.is_empty() || prefixed_walk.is_some() {
                 (None, scan_view(q.filter.is_some()))
             } else {
                 let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
@@ -722,18 +738,22 @@ pub fn run(
             let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
             // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
             let mut presorted: Option<Vec<&[u8]>> = None;
-            let walk = match (&candidates, inner.is_none()) {
-                (None, true) => order_walk(
+            let walk = match (prefixed_walk, &candidates, inner.is_none()) {
+                (Some(walk), _, _) => Some(walk),
+                (None, None, true) if q.filter.is_none() => order_walk(
                     store,
                     txn,
                     def,
                     q,
                     &resolver,
+                    &env,
                     &policy,
                     (ready_generation, ready_policy),
                 )?,
                 _ => None,
             };
+            // Documents matching a filtered walk, per range (bounded by the ORDER BY's k).
+            let mut matching: Option<Vec<(crate::store::keys::RangeId, u64)>> = None;
             let (candidates, access, walked) = match walk {
                 Some(walk) => {
                     let skip = token.as_ref().map_or(0, |t| t.skip);
@@ -744,18 +764,52 @@ pub fn run(
                         .map(|(a, b)| (a.0.clone(), b.0.clone()))
                         .collect();
                     let reader = IndexReader::new(store, txn, def, ready_generation);
-                    // `SELECT *` without a filter needs nothing of the items but their bytes when the
-                    // index gives exact sort keys.
+                    // `SELECT *` needs nothing of the items but their bytes when the index gives
+                    // exact sort keys (a filter the walk answers is exact too: see OrderWalk).
                     let presort = stored_star && !streaming;
+                    if !walk.prefix.is_empty() {
+                        // The charge counts, per range, the matching documents the service
+                        // would stream (at most k): count the entries under the prefix.
+                        let cap = ordered_bound.map_or(u64::MAX, |k| k as u64);
+                        let mut counts: Vec<(crate::store::keys::RangeId, u64)> =
+                            ranges.iter().map(|r| (r.id, 0)).collect();
+                        let mut full = 0;
+                        reader.walk(
+                            walk.path,
+                            walk.values,
+                            false,
+                            &walk.prefix,
+                            &byte_spans,
+                            |_, item| {
+                                let epk = &item[4..4 + epk_len];
+                                if let Some(i) = ranges.iter().position(|r| r.contains(epk)) {
+                                    let c = &mut counts[i].1;
+                                    if *c < cap {
+                                        *c += 1;
+                                        full += usize::from(*c == cap);
+                                    }
+                                }
+                                Ok(full < ranges.len())
+                            },
+                        )?;
+                        matching = Some(counts);
+                    }
                     let (keys, ordered) =
                         walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
                     presorted = ordered;
+                    let reason = if walk.prefix.is_empty() {
+                        format!(
+                            "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
+                        )
+                    } else {
+                        format!(
+                            "the composite index answers the equality filter and yields the ORDER BY: the first {k} matching entries are read instead of sorting every match"
+                        )
+                    };
                     let view = AccessView {
                         kind: "index-order",
                         indexes: vec![walk.spec.clone()],
-                        reason: format!(
-                            "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
-                        ),
+                        reason,
                     };
                     (Some(keys), view, true)
                 }
@@ -1006,8 +1060,22 @@ pub fn run(
                     // The walk read only the first entries; the charge models the service, which
                     // streams each range from its index: the documents in scope, bounded below.
                     let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
-                    m.retrieved_document_count = n;
-                    m.retrieved_document_size = bytes;
+                    let matched = matching
+                        .as_ref()
+                        .and_then(|c| c.iter().find(|(id, _)| *id == range.id))
+                        .map(|(_, c)| *c);
+                    match matched {
+                        // A filtered walk loads the matching documents (sized as the range's
+                        // average: the walk did not read the others).
+                        Some(c) => {
+                            m.retrieved_document_count = c;
+                            m.retrieved_document_size = bytes.checked_div(n).unwrap_or(0) * c;
+                        }
+                        None => {
+                            m.retrieved_document_count = n;
+                            m.retrieved_document_size = bytes;
+                        }
+                    }
                 }
                 if let Some(k) = ordered_bound {
                     // An ORDER BY served by the index streams each range in order: with TOP/LIMIT k
@@ -1368,6 +1436,9 @@ struct OrderWalk {
     path: crate::store::index::PathId,
     values: usize,
     reverse: bool,
+    /// The encoded leading components an equality filter fixes (empty without a filter):
+    /// the walk reads only entries under it, which are exactly the matching documents.
+    prefix: Vec<u8>,
     spec: String,
 }
 
@@ -1381,11 +1452,11 @@ fn order_walk(
     def: &ContainerDef,
     q: &Query,
     resolver: &Resolver,
+    env: &Env,
     policy: &CompiledPolicy,
     ready: (u32, &crate::store::indexing::IndexingPolicy),
 ) -> Result<Option<OrderWalk>> {
-    let simple = q.filter.is_none()
-        && q.joins.is_empty()
+    let simple = q.joins.is_empty()
         && q.group_by.is_empty()
         && !q.select.distinct
         && !has_aggregate(q)
@@ -1397,6 +1468,17 @@ fn order_walk(
     let Some(paths) = paths else { return Ok(None) };
     if paths.iter().any(|p| p.any_position) {
         return Ok(None);
+    }
+    // A filter must be equalities the composite index fixes as its leading components.
+    let equalities = match &q.filter {
+        None => Vec::new(),
+        Some(f) => match equality_prefix(f, resolver, env) {
+            Some(eq) if !eq.is_empty() => eq,
+            _ => return Ok(None),
+        },
+    };
+    if !equalities.is_empty() {
+        return Ok(prefixed_composite_walk(&paths, &equalities, q, ready.1));
     }
     if let [path] = paths.as_slice() {
         if !path.indexed_by(policy) {
@@ -1411,26 +1493,104 @@ fn order_walk(
             path: path.id,
             values: 1,
             reverse: q.order_by[0].descending,
+            prefix: Vec::new(),
             spec: path.spec.clone(),
         }));
     }
-    for composite in crate::store::index::composites(ready.1) {
-        if composite.paths.len() != paths.len() {
+    Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
+}
+
+/// The equality conjuncts of `filter` as (path, encoded value), when the filter is nothing
+/// else: `c.a = 1 AND c.b = 'x'`. Each value must encode exactly (no cut string), so the
+/// entries under the encoded prefix are exactly the matching documents.
+fn equality_prefix<'q>(
+    filter: &Expr,
+    resolver: &Resolver,
+    env: &Env,
+) -> Option<Vec<(access::DocPath, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for conjunct in access::conjuncts(filter) {
+        let ExprKind::Binary(BinaryOp::Eq, a, b) = &conjunct.kind else {
+            return None;
+        };
+        let constant = |e: &Expr| {
+            matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
+        };
+        let (path, value) = match (resolver.path(a), constant(b)) {
+            (Some(p), Some(v)) => (p, v),
+            _ => (resolver.path(b)?, constant(a)?),
+        };
+        if path.any_position || path.via_join {
+            return None;
+        }
+        let term = match &value {
+            Val::Null => crate::store::index::Term::Null,
+            Val::Bool(b) => crate::store::index::Term::Bool(*b),
+            Val::Num(n) => crate::store::index::Term::Number(*n),
+            Val::Str(s) => crate::store::index::Term::Str(s),
+            _ => return None,
+        };
+        let mut enc = Vec::new();
+        crate::store::index::encode(term, &mut enc);
+        if crate::store::index::is_truncated(&enc) {
+            return None;
+        }
+        out.push((path, enc));
+    }
+    Some(out)
+}
+
+/// A composite index whose leading components are the `equalities`' paths (in any order)
+/// and whose remaining components are the ORDER BY `paths`, in the query's directions or
+/// all reversed: the walk under the equalities' encoded values.
+fn prefixed_composite_walk(
+    paths: &[access::DocPath],
+    equalities: &[(access::DocPath, Vec<u8>)],
+    q: &Query,
+    policy: &crate::store::indexing::IndexingPolicy,
+) -> Option<OrderWalk> {
+    let names_match = |p: &access::DocPath, names: &[String]| {
+        p.concrete.len() == names.len()
+            && p.concrete
+                .iter()
+                .zip(names)
+                .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
+    };
+    let lead = equalities.len();
+    for composite in crate::store::index::composites(policy) {
+        if composite.paths.len() != lead + paths.len() {
             continue;
         }
-        let same_paths = composite.paths.iter().zip(&paths).all(|((names, _), p)| {
-            p.concrete.len() == names.len()
-                && p.concrete
-                    .iter()
-                    .zip(names)
-                    .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
+        // Each leading component fixed by one equality.
+        let mut prefix = Vec::new();
+        let mut used = vec![false; lead];
+        let fixed = composite.paths[..lead].iter().all(|(names, desc)| {
+            let found = equalities
+                .iter()
+                .enumerate()
+                .find(|(i, (p, _))| !used[*i] && names_match(p, names));
+            let Some((i, (_, enc))) = found else {
+                return false;
+            };
+            used[i] = true;
+            let start = prefix.len();
+            prefix.extend_from_slice(enc);
+            if *desc {
+                prefix[start..].iter_mut().for_each(|b| *b = !*b);
+            }
+            true
         });
-        if !same_paths {
+        let order = &composite.paths[lead..];
+        if !fixed
+            || !order
+                .iter()
+                .zip(paths)
+                .all(|((names, _), p)| names_match(p, names))
+        {
             continue;
         }
         for reverse in [false, true] {
-            let matches = composite
-                .paths
+            let matches = order
                 .iter()
                 .zip(&q.order_by)
                 .all(|((_, desc), o)| (*desc ^ reverse) == o.descending);
@@ -1447,16 +1607,17 @@ fn order_walk(
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                return Ok(Some(OrderWalk {
+                return Some(OrderWalk {
                     path: composite.id,
                     values: composite.paths.len(),
                     reverse,
+                    prefix,
                     spec,
-                }));
+                });
             }
         }
     }
-    Ok(None)
+    None
 }
 
 /// The first `k` live documents in index order (and every document tied with the k-th),
@@ -1483,6 +1644,7 @@ fn walk_order<'t>(
         walk.path,
         walk.values,
         walk.reverse,
+        &walk.prefix,
         spans,
         |value, item| {
             if out.len() >= k && value != last.as_slice() {

@@ -855,19 +855,24 @@ impl<'t> IndexReader<'t> {
     }
 
     /// Walks the entries of `path` (a single path, or a composite of `values` components)
-    /// in order — backwards when `reverse` — calling `f(values, item)` for those inside
-    /// `spans` until it returns false.
+    /// whose values start with the encoded `prefix` (a composite's leading components fixed
+    /// by equality filters; empty for all), in order — backwards when `reverse` — calling
+    /// `f(values, item)` for those inside `spans` until it returns false.
+    #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &self,
         path: PathId,
         values: usize,
         reverse: bool,
+        prefix: &[u8],
         spans: &[(Vec<u8>, Vec<u8>)],
         mut f: impl FnMut(&[u8], ItemKey) -> Result<bool>,
     ) -> Result<()> {
         let base = self.path_prefix(path);
-        let end = super::keys::prefix_end(&base).unwrap_or_else(|| vec![0xFF; base.len() + 1]);
-        let range = super::keys::half_open(&base, &end);
+        let mut start = base.clone();
+        start.extend_from_slice(prefix);
+        let end = super::keys::prefix_end(&start).unwrap_or_else(|| vec![0xFF; start.len() + 1]);
+        let range = super::keys::half_open(&start, &end);
         let inside = in_spans(spans);
         let mut visit = |k: &[u8]| -> Result<bool> {
             let rest = &k[base.len()..];
