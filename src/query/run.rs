@@ -1503,7 +1503,7 @@ fn order_walk(
 /// The equality conjuncts of `filter` as (path, encoded value), when the filter is nothing
 /// else: `c.a = 1 AND c.b = 'x'`. Each value must encode exactly (no cut string), so the
 /// entries under the encoded prefix are exactly the matching documents.
-fn equality_prefix<'q>(
+fn equality_prefix(
     filter: &Expr,
     resolver: &Resolver,
     env: &Env,
