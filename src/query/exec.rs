@@ -582,11 +582,12 @@ impl<'q, 'e> Run<'q, 'e> {
             .collect()
     }
 
-    /// Finishes a `SELECT *` query without filter, grouping or DISTINCT whose items were
-    /// not pushed because their order is already known (read from the index): `stored`
-    /// holds them in result order; OFFSET/LIMIT and TOP apply as in [`Run::finish_rows`].
+    /// Finishes a `SELECT *` query without grouping or DISTINCT whose items were not pushed
+    /// because the index gave them and their order: `stored` holds them in result order (a
+    /// filter, if any, was answered exactly by the walk); OFFSET/LIMIT and TOP apply as in
+    /// [`Run::finish_rows`].
     pub fn finish_presorted(self, stored: Vec<Arc<[u8]>>) -> Vec<Output> {
-        debug_assert!(self.q.filter.is_none() && !self.grouped && !self.q.select.distinct);
+        debug_assert!(!self.grouped && !self.q.select.distinct);
         let mut values: Vec<Output> = stored.into_iter().map(Output::Stored).collect();
         self.window(&mut values);
         values
