@@ -695,9 +695,10 @@ pub fn run(
                 plan::Targets::All => vec![(Epk::min(), Epk::max())],
             };
             let epk_len = def.partition_key.epk_len();
-            // An equality filter with ORDER BY that a composite index serves as one walk
-            // needs no candidate lookup (which could read every matching entry first).
-            let prefixed_walk = if q.filter.is_some() && inner.is_none() {
+            // ORDER BY from the index: walk about k entries instead of sorting the whole
+            // scope. An equality filter a composite index answers under the same walk needs
+            // no candidate lookup (which could read every matching entry first).
+            let walk = if inner.is_none() {
                 order_walk(
                     store,
                     txn,
@@ -711,7 +712,7 @@ pub fn run(
             } else {
                 None
             };
-            let (candidates, access) = if probes.is_empty() || prefixed_walk.is_some() {
+            let (candidates, access) = if probes.is_empty() || walk.is_some() {
                 (None, scan_view(q.filter.is_some()))
             } else {
                 let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
@@ -736,22 +737,7 @@ pub fn run(
             };
             let now = crate::store::now_secs();
             let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
-            // ORDER BY from the index: walk about k entries instead of sorting the whole scope.
             let mut presorted: Option<Vec<&[u8]>> = None;
-            let walk = match (prefixed_walk, &candidates, inner.is_none()) {
-                (Some(walk), _, _) => Some(walk),
-                (None, None, true) if q.filter.is_none() => order_walk(
-                    store,
-                    txn,
-                    def,
-                    q,
-                    &resolver,
-                    &env,
-                    &policy,
-                    (ready_generation, ready_policy),
-                )?,
-                _ => None,
-            };
             // Documents matching a filtered walk, per range (bounded by the ORDER BY's k).
             let mut matching: Option<Vec<(crate::store::keys::RangeId, u64)>> = None;
             let (candidates, access, walked) = match walk {
