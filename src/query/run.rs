@@ -695,6 +695,10 @@ pub fn run(
                 plan::Targets::All => vec![(Epk::min(), Epk::max())],
             };
             let epk_len = def.partition_key.epk_len();
+            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
+                .iter()
+                .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                .collect();
             // ORDER BY from the index: walk about k entries instead of sorting the whole
             // scope. An equality filter a composite index answers under the same walk needs
             // no candidate lookup (which could read every matching entry first).
@@ -715,10 +719,6 @@ pub fn run(
             let (candidates, access) = if probes.is_empty() || walk.is_some() {
                 (None, scan_view(q.filter.is_some()))
             } else {
-                let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
-                    .iter()
-                    .map(|(a, b)| (a.0.clone(), b.0.clone()))
-                    .collect();
                 let reader = IndexReader::new(store, txn, def, ready_generation);
                 let items = store.container_stats(txn, def)?.counters.items;
                 // Past this many candidates, loading them one by one costs about what a scan does.
@@ -745,10 +745,6 @@ pub fn run(
                     let skip = token.as_ref().map_or(0, |t| t.skip);
                     let k = ordered_bound
                         .unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
-                    let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
-                        .iter()
-                        .map(|(a, b)| (a.0.clone(), b.0.clone()))
-                        .collect();
                     let reader = IndexReader::new(store, txn, def, ready_generation);
                     // `SELECT *` needs nothing of the items but their bytes when the index gives
                     // exact sort keys (a filter the walk answers is exact too: see OrderWalk).
