@@ -197,6 +197,26 @@ impl<'q> Resolver<'q> {
         })
     }
 
+    /// The filter's conjuncts as (path, encoded value) when every one is `path = scalar`
+    /// (`c.a = 1 AND c.b = 'x'`) on a document path, each value encoded exactly (no cut
+    /// string): the index entries under those values are exactly the matching documents.
+    pub fn equalities(&self, filter: &Expr, env: &Env) -> Option<Vec<(DocPath, Vec<u8>)>> {
+        conjuncts(filter)
+            .into_iter()
+            .map(|conjunct| {
+                let ExprKind::Binary(BinaryOp::Eq, a, b) = &conjunct.kind else {
+                    return None;
+                };
+                let (path, value) = match (self.path(a), constant(b, env)) {
+                    (Some(p), Some(v)) => (p, v),
+                    _ => (self.path(b)?, constant(a, env)?),
+                };
+                let enc = exact(&value).filter(|e| scalar(&value) && !is_truncated(e))?;
+                (!path.any_position && !path.via_join).then_some((path, enc))
+            })
+            .collect()
+    }
+
     fn collect(
         &self,
         e: &Expr,
@@ -204,9 +224,7 @@ impl<'q> Resolver<'q> {
         paths: &mut Vec<DocPath>,
         out: &mut Vec<Lookup>,
     ) -> Option<()> {
-        let constant = |e: &Expr| -> Option<Val> {
-            matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
-        };
+        let constant = |e: &Expr| constant(e, env);
         match &e.kind {
             ExprKind::Binary(BinaryOp::Or, a, b) => {
                 self.collect(a, env, paths, out)?;
@@ -355,6 +373,11 @@ fn flip(op: BinaryOp) -> BinaryOp {
         BinaryOp::Ge => BinaryOp::Le,
         other => other,
     }
+}
+
+/// The value of a literal or parameter operand.
+fn constant(e: &Expr, env: &Env) -> Option<Val> {
+    matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
 }
 
 fn scalar(v: &Val) -> bool {

@@ -1454,7 +1454,7 @@ fn order_walk(
     // A filter must be equalities the composite index fixes as its leading components.
     let equalities = match &q.filter {
         None => Vec::new(),
-        Some(f) => match equality_prefix(f, resolver, env) {
+        Some(f) => match resolver.equalities(f, env) {
             Some(eq) if !eq.is_empty() => eq,
             _ => return Ok(None),
         },
@@ -1480,46 +1480,6 @@ fn order_walk(
         }));
     }
     Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
-}
-
-/// The equality conjuncts of `filter` as (path, encoded value), when the filter is nothing
-/// else: `c.a = 1 AND c.b = 'x'`. Each value must encode exactly (no cut string), so the
-/// entries under the encoded prefix are exactly the matching documents.
-fn equality_prefix(
-    filter: &Expr,
-    resolver: &Resolver,
-    env: &Env,
-) -> Option<Vec<(access::DocPath, Vec<u8>)>> {
-    let mut out = Vec::new();
-    for conjunct in access::conjuncts(filter) {
-        let ExprKind::Binary(BinaryOp::Eq, a, b) = &conjunct.kind else {
-            return None;
-        };
-        let constant = |e: &Expr| {
-            matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
-        };
-        let (path, value) = match (resolver.path(a), constant(b)) {
-            (Some(p), Some(v)) => (p, v),
-            _ => (resolver.path(b)?, constant(a)?),
-        };
-        if path.any_position || path.via_join {
-            return None;
-        }
-        let term = match &value {
-            Val::Null => crate::store::index::Term::Null,
-            Val::Bool(b) => crate::store::index::Term::Bool(*b),
-            Val::Num(n) => crate::store::index::Term::Number(*n),
-            Val::Str(s) => crate::store::index::Term::Str(s),
-            _ => return None,
-        };
-        let mut enc = Vec::new();
-        crate::store::index::encode(term, &mut enc);
-        if crate::store::index::is_truncated(&enc) {
-            return None;
-        }
-        out.push((path, enc));
-    }
-    Some(out)
 }
 
 /// A composite index whose leading components are the `equalities`' paths (in any order)
