@@ -16,6 +16,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 
 use super::ast::{Expr, ExprKind, FromKind, JoinSource, Query, SelectKind};
 use super::value::{Members, Val};
+use crate::store::item::MemberDirectory;
 
 /// A trie of demanded property paths. `All` means the whole subtree.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,8 +196,26 @@ impl Extractor {
 
     /// The item as the query sees it.
     pub fn extract(&self, json: &[u8]) -> Result<Val, String> {
+        self.extract_stored(json, None)
+    }
+
+    /// Starts loading what [`Self::extract_stored`] will read of this stored item into the
+    /// CPU's cache.
+    pub fn prefetch(&self, directory: &MemberDirectory) {
         if let Some(plan) = &self.plan {
-            if let Some(v) = super::lazy::object(json, plan) {
+            super::lazy::prefetch(directory, plan);
+        }
+    }
+
+    /// [`Self::extract`] of a stored item, read through its member directory when it has
+    /// one.
+    pub fn extract_stored(
+        &self,
+        json: &[u8],
+        directory: Option<&MemberDirectory>,
+    ) -> Result<Val, String> {
+        if let Some(plan) = &self.plan {
+            if let Some(v) = super::lazy::stored_object(json, directory, plan) {
                 return Ok(v);
             }
         }

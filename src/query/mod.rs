@@ -15,5 +15,7 @@ pub mod lazy;
 pub mod lexer;
 pub mod parser;
 pub mod plan;
+pub mod prefetch;
 pub mod run;
+pub mod timing;
 pub mod value;

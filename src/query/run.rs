@@ -30,6 +30,8 @@ use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
 use super::functions::{self, FnContext};
 use super::plan::{self, Routing};
+use super::prefetch::Lookahead;
+use super::timing::PhaseClock;
 use super::value::Val;
 use crate::charge::{self, QueryWork};
 use crate::error::{Error, Result};
@@ -37,6 +39,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::index::{IndexReader, ItemKey};
 use crate::store::indexing::{CompiledPolicy, PathSegment};
+use crate::store::item::Record;
 use crate::store::keys;
 use crate::store::read::OrderedLookup;
 use crate::store::stats::OpKind;
@@ -880,16 +883,26 @@ pub fn run(
                                 record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))
                             }))
                         }
-                        None => Box::new(
-                            store
+                        None => {
+                            let items = store
                                 .items
                                 .range(txn, &keys::half_open(&start, &end))?
-                                .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from)),
-                        ),
+                                .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from));
+                            let extractor = &extractor;
+                            Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
+                                if let Ok((_, v, _)) = entry {
+                                    if let Ok(Record {
+                                        members: Some(directory),
+                                        ..
+                                    }) = Record::decode(v)
+                                    {
+                                        extractor.prefetch(&directory);
+                                    }
+                                }
+                            }))
+                        }
                     };
-                    // Load time runs from the end of the previous item's execution (one clock read
-                    // per boundary).
-                    let mut mark = Instant::now();
+                    let mut clock = PhaseClock::start();
                     for entry in source {
                         if cancel.load(Ordering::Relaxed) {
                             return Err(Error::new(499, "the query was cancelled"));
@@ -897,7 +910,6 @@ pub fn run(
                         if early_stop.is_some_and(|n| total_matched >= n) {
                             break;
                         }
-                        let t0 = mark;
                         let (k, v, known) = entry?;
                         if page_rows >= page_cap {
                             if page_cap == top_left && !index_only {
@@ -915,8 +927,9 @@ pub fn run(
                             Some(rk) if rk.as_slice() == k => (within, within > 0),
                             _ => (0, false),
                         };
-                        let (header, json) = crate::store::item::decode_record(v)?;
-                        if header.is_expired(now) {
+                        let record = Record::decode(v)?;
+                        let json = record.json;
+                        if record.header.is_expired(now) {
                             continue;
                         }
                         // An item whose place in the result the index gave needs nothing read.
@@ -924,14 +937,11 @@ pub fn run(
                             true => None,
                             false => Some(
                                 extractor
-                                    .extract(json)
+                                    .extract_stored(json, record.members.as_ref())
                                     .map_err(|e| Error::internal(format!("corrupt item: {e}")))?,
                             ),
                         };
-                        // An item the index placed was not parsed: its clock reads would cost more
-                        // than its work, which the range's closing read accounts for.
-                        let t1 = if known { t0 } else { Instant::now() };
-                        load_ns += (t1 - t0).as_nanos();
+                        clock.loaded();
                         let loaded = narrowing.is_empty() || {
                             let row = [(root.clone(), doc.clone().unwrap_or_default())];
                             narrowing.iter().all(|c| env.eval(c, &row).is_true())
@@ -996,11 +1006,7 @@ pub fn run(
                                 }
                             }
                         }
-                        if !known {
-                            let t2 = Instant::now();
-                            exec_ns += (t2 - t1).as_nanos();
-                            mark = t2;
-                        }
+                        clock.done();
                         let counted = if served { hit } else { loaded };
                         if !index_only && !charged_before && counted {
                             m.retrieved_document_count += 1;
@@ -1011,7 +1017,7 @@ pub fn run(
                             m.index_hit_document_count += 1;
                             let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
                             if epk != last_logical {
-                                let j = stored_key(json, def, &key_extractor)?;
+                                let j = stored_key(&record, def, &key_extractor)?;
                                 // One value has one EPK, so an EPK above every one seen is a new value
                                 // (items come in key order, so this is the usual case); otherwise
                                 // compare the values.
@@ -1033,7 +1039,9 @@ pub fn run(
                             break;
                         }
                     }
-                    exec_ns += mark.elapsed().as_nanos();
+                    let (load, exec) = clock.finish();
+                    load_ns += load;
+                    exec_ns += exec;
                     if resume.is_some() {
                         break;
                     }
@@ -1681,11 +1689,12 @@ fn key_of(doc: &Val, def: &ContainerDef) -> Value {
 
 /// [`key_of`] a stored item, read straight from its JSON for the common key: one top-level
 /// property holding a string.
-fn stored_key(json: &[u8], def: &ContainerDef, keys: &demand::Extractor) -> Result<Value> {
+fn stored_key(record: &Record, def: &ContainerDef, keys: &demand::Extractor) -> Result<Value> {
+    let (json, directory) = (record.json, record.members.as_ref());
     if let [path] = def.partition_key.paths.as_slice() {
         let mut segments = path.trim_start_matches('/').split('/');
         if let (Some(name), None) = (segments.next(), segments.next()) {
-            match super::lazy::member(json, name.trim_matches('"')) {
+            match super::lazy::stored_member(json, directory, name.trim_matches('"')) {
                 Some(None) => return Ok(Value::Object(Default::default())),
                 Some(Some(raw)) => {
                     if let Some(s) = super::lazy::plain_str(raw) {
@@ -1697,7 +1706,7 @@ fn stored_key(json: &[u8], def: &ContainerDef, keys: &demand::Extractor) -> Resu
         }
     }
     let doc = keys
-        .extract(json)
+        .extract_stored(json, directory)
         .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
     Ok(key_of(&doc, def))
 }

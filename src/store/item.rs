@@ -1,14 +1,21 @@
 //! Stored items: the record layout, system properties, and the service's item rules.
 //!
 //! A record is a 29-byte header (format version, LSN and range of the last write, expiry
-//! second, document number) followed by the item's JSON exactly as a read returns it, system
-//! properties included, so a point read hands out stored bytes without re-serializing.
+//! second, document number), then in format 2 a directory of the JSON's top-level members,
+//! then the item's JSON exactly as a read returns it, system properties included, so a point
+//! read hands out stored bytes without re-serializing.
+//!
+//! The directory lets a query read `c.shipTo` without walking the members before it: per
+//! member a one-byte tag of its name and the offset of its name in the JSON (u16; items over
+//! 64 KB, and JSON that is not compact or has escaped names, are stored as format 1, without
+//! a directory, and read by walking the text).
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::catalog::ContainerDef;
 use super::codec::{Reader, Writer};
+use super::json_text;
 use crate::error::{Error, Result};
 
 /// The service's item size limit (UTF-8 length of the JSON).
@@ -16,7 +23,11 @@ pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
 /// The service's `id` length limit in bytes.
 pub const MAX_ID_BYTES: usize = 1023;
 
-const FORMAT: u8 = 1;
+/// Header and JSON.
+const FORMAT_PLAIN: u8 = 1;
+/// Header, member directory (u16 count, then per member its name's tag and u16 offset),
+/// JSON.
+const FORMAT_DIRECTORY: u8 = 2;
 pub const HEADER_LEN: usize = 29;
 
 /// System properties the store writes; any client-supplied values are replaced.
@@ -42,31 +53,164 @@ impl ItemHeader {
 }
 
 pub fn encode_record(header: &ItemHeader, json: &[u8]) -> Vec<u8> {
-    let mut w = Writer::with_capacity(HEADER_LEN + json.len());
-    w.u8(FORMAT)
-        .u64(header.lsn)
-        .u32(header.range)
-        .u64(header.expires_at)
-        .u64(header.doc_number);
+    let members = match json.len() <= usize::from(u16::MAX) {
+        true => json_text::compact_members(json),
+        false => None,
+    };
+    let directory_len = members.as_ref().map_or(0, |m| 2 + 3 * m.len());
+    let mut w = Writer::with_capacity(HEADER_LEN + directory_len + json.len());
+    w.u8(match members {
+        Some(_) => FORMAT_DIRECTORY,
+        None => FORMAT_PLAIN,
+    })
+    .u64(header.lsn)
+    .u32(header.range)
+    .u64(header.expires_at)
+    .u64(header.doc_number);
+    if let Some(members) = &members {
+        // At most one member per 4 bytes of a JSON of at most u16::MAX bytes.
+        w.u16(members.len() as u16);
+        for (at, name) in members {
+            w.u8(MemberDirectory::tag(name)).u16(*at as u16);
+        }
+    }
     let mut buf = w.into_inner();
     buf.extend_from_slice(json);
     buf
 }
 
+/// A stored record, split into its parts.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    pub header: ItemHeader,
+    /// Present in format 2 records.
+    pub members: Option<MemberDirectory<'a>>,
+    pub json: &'a [u8],
+}
+
+impl<'a> Record<'a> {
+    pub fn decode(bytes: &'a [u8]) -> Result<Record<'a>> {
+        let corrupt = || Error::internal("corrupt item record in the store");
+        let mut r = Reader::new(bytes);
+        let format = r.u8().ok_or_else(corrupt)?;
+        let header = ItemHeader {
+            lsn: r.u64().ok_or_else(corrupt)?,
+            range: r.u32().ok_or_else(corrupt)?,
+            expires_at: r.u64().ok_or_else(corrupt)?,
+            doc_number: r.u64().ok_or_else(corrupt)?,
+        };
+        let members = match format {
+            FORMAT_PLAIN => None,
+            FORMAT_DIRECTORY => {
+                let n = usize::from(r.u16().ok_or_else(corrupt)?);
+                let entries = r.take(3 * n).ok_or_else(corrupt)?;
+                Some(entries)
+            }
+            _ => return Err(corrupt()),
+        };
+        let json = r.rest();
+        Ok(Record {
+            header,
+            members: members.map(|entries| MemberDirectory { entries, json }),
+            json,
+        })
+    }
+}
+
 /// Splits a stored record into its header and JSON.
 pub fn decode_record(bytes: &[u8]) -> Result<(ItemHeader, &[u8])> {
-    let corrupt = || Error::internal("corrupt item record in the store");
-    let mut r = Reader::new(bytes);
-    if r.u8().ok_or_else(corrupt)? != FORMAT {
-        return Err(corrupt());
+    let r = Record::decode(bytes)?;
+    Ok((r.header, r.json))
+}
+
+/// The top-level members of a record's JSON, in document order: each one's name tag and the
+/// offset of its name. Lookups never panic on a damaged directory; they miss.
+#[derive(Debug, Clone, Copy)]
+pub struct MemberDirectory<'a> {
+    entries: &'a [u8],
+    json: &'a [u8],
+}
+
+impl<'a> MemberDirectory<'a> {
+    /// The one-byte tag of a member name (FNV-1a folded to a byte); part of the stored
+    /// format.
+    pub fn tag(name: &[u8]) -> u8 {
+        let h = name.iter().fold(0x811C_9DC5u32, |h, &c| {
+            (h ^ u32::from(c)).wrapping_mul(0x0100_0193)
+        });
+        (h ^ h >> 8 ^ h >> 16 ^ h >> 24) as u8
     }
-    let header = ItemHeader {
-        lsn: r.u64().ok_or_else(corrupt)?,
-        range: r.u32().ok_or_else(corrupt)?,
-        expires_at: r.u64().ok_or_else(corrupt)?,
-        doc_number: r.u64().ok_or_else(corrupt)?,
-    };
-    Ok((header, r.rest()))
+
+    pub fn len(&self) -> usize {
+        self.entries.len() / 3
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The tag of member `k`.
+    #[inline]
+    pub fn tag_at(&self, k: usize) -> u8 {
+        self.entries[3 * k]
+    }
+
+    fn offset(&self, k: usize) -> usize {
+        usize::from(u16::from_le_bytes([
+            self.entries[3 * k + 1],
+            self.entries[3 * k + 2],
+        ]))
+    }
+
+    /// The value text of member `k` if its name is `name`.
+    pub fn value_if_named(&self, k: usize, name: &[u8]) -> Option<&'a [u8]> {
+        let at = self.offset(k);
+        let name_end = at + 1 + name.len();
+        if self.json.get(at + 1..name_end)? != name || self.json.get(name_end)? != &b'"' {
+            return None;
+        }
+        // Compact JSON: the value runs from after the colon to the comma before the next
+        // member's name, or to the closing brace.
+        let end = match k + 1 < self.len() {
+            true => self.offset(k + 1).checked_sub(1)?,
+            false => self.json.len().checked_sub(1)?,
+        };
+        self.json.get(name_end + 2..end).filter(|v| !v.is_empty())
+    }
+
+    /// Starts loading the text of the members tagged `tag` into the CPU's cache, without
+    /// waiting for it or checking their names (a hint, with no effect on any result).
+    #[inline]
+    pub fn prefetch_tagged(&self, tag: u8) {
+        for k in 0..self.len() {
+            if self.tag_at(k) == tag {
+                if let Some(at) = self.json.get(self.offset(k)) {
+                    prefetch(at);
+                }
+            }
+        }
+    }
+
+    /// The value text of the member `name`: `None` when there is none.
+    pub fn get(&self, name: &[u8]) -> Option<&'a [u8]> {
+        let tag = Self::tag(name);
+        (0..self.len())
+            .filter(|&k| self.tag_at(k) == tag)
+            .find_map(|k| self.value_if_named(k, name))
+    }
+}
+
+#[inline]
+fn prefetch(at: &u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, and the address is that of a live byte anyway; SSE is
+    // part of the x86_64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((at as *const u8).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 /// Parses a request body into a JSON object, with the service's errors.
@@ -263,6 +407,64 @@ mod tests {
         assert_eq!(h, h2);
         assert_eq!(json, br#"{"id":"a"}"#);
         assert!(decode_record(&rec[..5]).is_err());
+    }
+
+    #[test]
+    fn the_member_directory_finds_each_top_level_value() {
+        let h = ItemHeader {
+            lsn: 1,
+            range: 0,
+            expires_at: 0,
+            doc_number: 1,
+        };
+        let doc =
+            json!({"id": "a", "n": 12, "o": {"x": [1, "},"]}, "s": "q\"", "e": {}, "t": true});
+        let json = serde_json::to_vec(&doc).unwrap();
+        let rec = encode_record(&h, &json);
+        let r = Record::decode(&rec).unwrap();
+        assert_eq!((r.header, r.json), (h, &json[..]));
+        let dir = r.members.expect("a compact item has a directory");
+        assert_eq!(dir.len(), 6);
+        for (name, value) in doc.as_object().unwrap() {
+            let raw = dir.get(name.as_bytes()).expect(name);
+            assert_eq!(
+                serde_json::from_slice::<Value>(raw).unwrap(),
+                *value,
+                "{name}"
+            );
+        }
+        assert_eq!(dir.get(b"missing"), None);
+        assert_eq!(dir.get(b"i"), None);
+        assert_eq!(dir.get(b"id\""), None);
+
+        // Text the directory cannot describe is stored without one and reads the same.
+        let big = serde_json::to_vec(&json!({"id": "b", "s": "x".repeat(70_000)})).unwrap();
+        for plain in [&br#"{"id": "a"}"#[..], br#"{"a\u0041":1}"#, &big] {
+            let rec = encode_record(&h, plain);
+            let r = Record::decode(&rec).unwrap();
+            assert!(r.members.is_none());
+            assert_eq!(r.json, plain);
+        }
+
+        // A damaged record is an error or a miss, never a panic.
+        for cut in 0..rec.len() {
+            if let Ok(r) = Record::decode(&rec[..cut]) {
+                if let Some(dir) = r.members {
+                    for name in ["id", "n", "o", "s", "e", "t"] {
+                        let _ = dir.get(name.as_bytes());
+                    }
+                }
+            }
+        }
+        let mut bad = rec.clone();
+        bad[0] = 9;
+        assert!(Record::decode(&bad).is_err());
+        let mut bad = rec.clone();
+        bad[HEADER_LEN + 3] = 0xFF;
+        bad[HEADER_LEN + 4] = 0xFF;
+        let dir = Record::decode(&bad).unwrap().members.unwrap();
+        assert_eq!(dir.get(b"id"), None);
+        assert!(dir.get(b"t").is_some());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`catalog`]: databases and containers, their settings and the range table
 //! - [`partition_key`], [`epk`], [`murmur3`]: key values and V2 effective partition keys
 //! - [`ranges`]: physical partitions and split planning
-//! - [`item`]: item records, system properties and the service's item rules
+//! - [`item`]: item records, system properties and the service's item rules;
+//!   [`json_text`]: skipping through JSON text (member directories, lazy reads)
 //! - [`write`]: the write transaction every mutation goes through (stats, feed, splits)
 //! - [`patch`]: partial document update operations on JSON-pointer paths
 //! - [`read`]: point reads, listings and statistics
@@ -25,6 +26,7 @@ pub mod feed;
 pub mod index;
 pub mod indexing;
 pub mod item;
+pub(crate) mod json_text;
 pub mod keys;
 pub mod meter;
 pub(crate) mod murmur3;
