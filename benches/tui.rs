@@ -162,7 +162,12 @@ fn feed_row(n: u64) -> FeedRow {
     FeedRow {
         container: CONTAINER.into(),
         crts: 1_700_000_000 + (n / 1000) as i64,
-        op: if n % 5 == 0 { "replace" } else { "create" }.into(),
+        op: if n.is_multiple_of(5) {
+            "replace"
+        } else {
+            "create"
+        }
+        .into(),
         range: (n % 10) as u32,
         lsn: n,
         pk: json!([format!("c-{}", n % 10_000)]),

@@ -170,3 +170,31 @@ pub const WORDS: [&str; 24] = [
 pub fn money(cents: u64) -> Value {
     json!(cents as f64 / 100.0)
 }
+
+/// Closes `engine`, compacts its store as `cosmoscope import` does after a large import
+/// (see `store::compact`), and opens it again; with a line on what was done.
+#[allow(dead_code)]
+pub fn reopen_compacted(
+    engine: cosmoscope::engine::Engine,
+) -> (cosmoscope::engine::Engine, String) {
+    use cosmoscope::store::compact::{Outcome, When, compact};
+    let dir = engine.data_dir().to_path_buf();
+    drop(engine);
+    let note = match compact(&dir, When::Worthwhile).expect("compact") {
+        Outcome::Compacted {
+            before,
+            after,
+            seconds,
+        } => format!(
+            "compacted the engine's file from {} to {} MB in {seconds:.1} s",
+            before >> 20,
+            after >> 20
+        ),
+        Outcome::NotWorthwhile { file, free } => {
+            format!("no compaction ({} of {} MB free)", free >> 20, file >> 20)
+        }
+        Outcome::InUse => "no compaction (store in use)".to_string(),
+    };
+    let engine = cosmoscope::engine::Engine::open(&dir).expect("reopen engine");
+    (engine, note)
+}

@@ -57,6 +57,11 @@ pub enum Command {
         /// open one
         #[arg(long, value_name = "N", default_value_t = crate::engine::IMPORT_BATCH_ITEMS as u64, value_parser = clap::value_parser!(u64).range(1..))]
         batch_items: u64,
+        /// Keep the free pages the import leaves in the data file. By default a large
+        /// import is followed by compaction when no other process has the store open, since
+        /// a large free list slows every later write
+        #[arg(long)]
+        no_compact: bool,
     },
     /// Print every item of a container, or of one logical partition, as NDJSON
     Export {

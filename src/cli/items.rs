@@ -10,6 +10,7 @@ use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
 use crate::engine::{Engine, ImportSummary, PatchRequest, import};
+use crate::store::compact::{Outcome, When};
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
@@ -84,7 +85,16 @@ pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
 }
 
 /// Reads every file, checks every record of every file, then writes them in batches.
-pub fn import(engine: &Engine, target: &str, files: &[PathBuf], batch_items: usize) -> CliResult {
+///
+/// Afterwards, unless `compact` is false, the store is compacted if the import left much of
+/// the file free and no other process has it open ([`crate::store::compact`]).
+pub fn import(
+    engine: Engine,
+    target: &str,
+    files: &[PathBuf],
+    batch_items: usize,
+    compact: bool,
+) -> CliResult {
     let (db, c) = split_target(target)?;
     let mut contents = Vec::with_capacity(files.len());
     for file in files {
@@ -137,6 +147,28 @@ pub fn import(engine: &Engine, target: &str, files: &[PathBuf], batch_items: usi
     if let Some(obj) = out.as_object_mut() {
         obj.insert("itemsPerSecond".into(), rate.into());
         obj.insert("files".into(), per_file.into());
+    }
+    if compact {
+        let dir = engine.data_dir().to_path_buf();
+        // The engine must be closed for the data file to be replaced.
+        drop(engine);
+        let spinner = super::spinner("compacting the store");
+        let outcome = crate::store::compact::compact(&dir, When::Worthwhile)?;
+        spinner.finish_and_clear();
+        if let (
+            Outcome::Compacted {
+                before,
+                after,
+                seconds,
+            },
+            Some(obj),
+        ) = (outcome, out.as_object_mut())
+        {
+            obj.insert(
+                "compacted".into(),
+                json!({"fileBytesBefore": before, "fileBytesAfter": after, "seconds": crate::charge::round(seconds)}),
+            );
+        }
     }
     print_json(&out);
     Ok(())

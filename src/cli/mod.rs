@@ -125,7 +125,8 @@ fn execute(cli: Cli) -> CliResult {
             target,
             files,
             batch_items,
-        }) => items::import(&engine, &target, &files, batch_items as usize),
+            no_compact,
+        }) => items::import(engine, &target, &files, batch_items as usize, !no_compact),
         Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
         Some(Command::Feed(args)) => feed::feed(&engine, args),
         Some(Command::Query {
@@ -207,6 +208,16 @@ pub(crate) fn progress_bar(total: u64) -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// A spinner on stderr for work of unknown length (hidden when stderr is not a terminal).
+pub(crate) fn spinner(message: &'static str) -> ProgressBar {
+    if !stderr_is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let spinner = ProgressBar::new_spinner().with_message(message);
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    spinner
 }
 
 pub(crate) fn stderr_is_terminal() -> bool {

@@ -263,14 +263,15 @@ impl<'q> Resolver<'q> {
             } => {
                 let path = self.path(expr)?;
                 let (low, high) = (constant(low)?, constant(high)?);
-                if let (Some(lo), Some(hi)) = (exact(&low), exact(&high)) {
-                    if low.type_order() == high.type_order() && scalar(&low) {
-                        out.push(Lookup {
-                            path: path.id,
-                            lo: Bound::Included(lo),
-                            hi: Bound::Included(hi),
-                        });
-                    }
+                if let (Some(lo), Some(hi)) = (exact(&low), exact(&high))
+                    && low.type_order() == high.type_order()
+                    && scalar(&low)
+                {
+                    out.push(Lookup {
+                        path: path.id,
+                        lo: Bound::Included(lo),
+                        hi: Bound::Included(hi),
+                    });
                 }
                 paths.push(path);
                 Some(())

@@ -214,10 +214,10 @@ impl Extractor {
         json: &[u8],
         directory: Option<&MemberDirectory>,
     ) -> Result<Val, String> {
-        if let Some(plan) = &self.plan {
-            if let Some(v) = super::lazy::stored_object(json, directory, plan) {
-                return Ok(v);
-            }
+        if let Some(plan) = &self.plan
+            && let Some(v) = super::lazy::stored_object(json, directory, plan)
+        {
+            return Ok(v);
         }
         extract(json, &self.demand).map_err(|e| e.to_string())
     }

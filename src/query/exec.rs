@@ -293,15 +293,15 @@ impl Acc {
         self.count += other.count;
         self.sum += other.sum;
         self.poisoned |= other.poisoned;
-        if let Some(m) = &other.min {
-            if self.min.as_ref().is_none_or(|x| total_cmp(m, x).is_lt()) {
-                self.min = Some(m.clone());
-            }
+        if let Some(m) = &other.min
+            && self.min.as_ref().is_none_or(|x| total_cmp(m, x).is_lt())
+        {
+            self.min = Some(m.clone());
         }
-        if let Some(m) = &other.max {
-            if self.max.as_ref().is_none_or(|x| total_cmp(m, x).is_gt()) {
-                self.max = Some(m.clone());
-            }
+        if let Some(m) = &other.max
+            && self.max.as_ref().is_none_or(|x| total_cmp(m, x).is_gt())
+        {
+            self.max = Some(m.clone());
         }
     }
 
@@ -420,10 +420,10 @@ impl<'q, 'e> Run<'q, 'e> {
     }
 
     fn push_with(&mut self, row: &[(String, Val)], stored: Option<&[u8]>) -> bool {
-        if let Some(f) = &self.q.filter {
-            if !self.env.eval(f, row).is_true() {
-                return false;
-            }
+        if let Some(f) = &self.q.filter
+            && !self.env.eval(f, row).is_true()
+        {
+            return false;
         }
         self.matched += 1;
         if self.grouped {
@@ -497,13 +497,13 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// Keeps only the best `bound` rows once twice as many are held.
     fn prune(&mut self) {
-        if let Some(k) = self.bound {
-            if self.out.len() >= (2 * k).max(64) {
-                let dirs = &self.descending;
-                self.out.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
-                self.out.truncate(k);
-                self.threshold = self.out.last().map(|r| r.0.clone());
-            }
+        if let Some(k) = self.bound
+            && self.out.len() >= (2 * k).max(64)
+        {
+            let dirs = &self.descending;
+            self.out.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
+            self.out.truncate(k);
+            self.threshold = self.out.last().map(|r| r.0.clone());
         }
     }
 

@@ -140,10 +140,10 @@ pub fn route(
     let mut levels: Vec<Option<(Vec<Val>, String)>> = vec![None; pkdef.paths.len()];
     for conjunct in conjuncts(filter) {
         for (i, path) in pkdef.paths.iter().enumerate() {
-            if levels[i].is_none() {
-                if let Some(values) = bound_values(conjunct, &alias, path, params) {
-                    levels[i] = Some((values, describe(conjunct, &alias, path)));
-                }
+            if levels[i].is_none()
+                && let Some(values) = bound_values(conjunct, &alias, path, params)
+            {
+                levels[i] = Some((values, describe(conjunct, &alias, path)));
             }
         }
     }

@@ -836,10 +836,10 @@ pub fn run(
                     break;
                 }
                 // A resumed scan skips ranges it finished on earlier pages.
-                if let Some(e) = &resume_epk {
-                    if range.max_exclusive.as_bytes() <= e.as_slice() {
-                        continue;
-                    }
+                if let Some(e) = &resume_epk
+                    && range.max_exclusive.as_bytes() <= e.as_slice()
+                {
+                    continue;
                 }
                 let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
                 let mut m = QueryMetrics::default();
@@ -857,10 +857,10 @@ pub fn run(
                         continue;
                     }
                     let mut start = keys::epk_bound(def.rid, &lo);
-                    if let Some(rk) = &resume_key {
-                        if rk > &start {
-                            start = rk.clone();
-                        }
+                    if let Some(rk) = &resume_key
+                        && rk > &start
+                    {
+                        start = rk.clone();
                     }
                     let end = keys::epk_bound(def.rid, &hi);
                     if start >= end {
@@ -890,14 +890,13 @@ pub fn run(
                                 .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from));
                             let extractor = &extractor;
                             Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
-                                if let Ok((_, v, _)) = entry {
-                                    if let Ok(Record {
+                                if let Ok((_, v, _)) = entry
+                                    && let Ok(Record {
                                         members: Some(directory),
                                         ..
                                     }) = Record::decode(v)
-                                    {
-                                        extractor.prefetch(&directory);
-                                    }
+                                {
+                                    extractor.prefetch(&directory);
                                 }
                             }))
                         }
@@ -1129,10 +1128,11 @@ pub fn run(
         token.as_ref().map_or(0, |t| t.skip)
     };
     let result_count = computed.results.len();
-    if let Some(key) = cache_key {
-        if complete && result_count > skip + max_items {
-            cache.put(key, computed.clone());
-        }
+    if let Some(key) = cache_key
+        && complete
+        && result_count > skip + max_items
+    {
+        cache.put(key, computed.clone());
     }
     // The page moves out of a result no one else holds, and is copied out of a cached one.
     let (page, mut per_range, access, index_metrics) = match Arc::try_unwrap(computed) {

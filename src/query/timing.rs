@@ -54,7 +54,7 @@ impl PhaseClock {
             self.exec += loaded.elapsed();
         }
         self.documents = self.documents.wrapping_add(1);
-        if self.documents % EVERY == 0 {
+        if self.documents.is_multiple_of(EVERY) {
             self.mark = Some(Instant::now());
         }
     }

@@ -387,10 +387,10 @@ impl Store {
         let epoch = self.catalog_epoch(txn)?;
         {
             let cache = self.cache.read().unwrap_or_else(|e| e.into_inner());
-            if cache.epoch == epoch {
-                if let Some(def) = cache.containers.get(db).and_then(|m| m.get(name)) {
-                    return Ok(def.clone());
-                }
+            if cache.epoch == epoch
+                && let Some(def) = cache.containers.get(db).and_then(|m| m.get(name))
+            {
+                return Ok(def.clone());
             }
         }
         let def = match self.read_container(txn, db, name)? {

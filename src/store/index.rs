@@ -794,31 +794,31 @@ impl<'t> IndexReader<'t> {
             k
         };
         // An exact value: seek straight to each span inside it.
-        if let (Bound::Included(a), Bound::Included(b)) = (lo, hi) {
-            if a == b {
-                let value = with(a);
-                for (smin, smax) in spans {
-                    let mut start = value.clone();
-                    start.extend_from_slice(smin);
-                    let mut end = value.clone();
-                    end.extend_from_slice(smax);
-                    for entry in self
-                        .store
-                        .index
-                        .range(self.txn, &super::keys::half_open(&start, &end))?
-                    {
-                        let (k, _) = entry?;
-                        let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
-                            continue;
-                        };
-                        out.push(item);
-                        if out.len() > limit {
-                            return Ok(false);
-                        }
+        if let (Bound::Included(a), Bound::Included(b)) = (lo, hi)
+            && a == b
+        {
+            let value = with(a);
+            for (smin, smax) in spans {
+                let mut start = value.clone();
+                start.extend_from_slice(smin);
+                let mut end = value.clone();
+                end.extend_from_slice(smax);
+                for entry in self
+                    .store
+                    .index
+                    .range(self.txn, &super::keys::half_open(&start, &end))?
+                {
+                    let (k, _) = entry?;
+                    let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
+                        continue;
+                    };
+                    out.push(item);
+                    if out.len() > limit {
+                        return Ok(false);
                     }
                 }
-                return Ok(true);
             }
+            return Ok(true);
         }
         let start = match lo {
             Bound::Included(v) => Bound::Included(with(v)),

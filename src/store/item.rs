@@ -183,10 +183,10 @@ impl<'a> MemberDirectory<'a> {
     #[inline]
     pub fn prefetch_tagged(&self, tag: u8) {
         for k in 0..self.len() {
-            if self.tag_at(k) == tag {
-                if let Some(at) = self.json.get(self.offset(k)) {
-                    prefetch(at);
-                }
+            if self.tag_at(k) == tag
+                && let Some(at) = self.json.get(self.offset(k))
+            {
+                prefetch(at);
             }
         }
     }
@@ -448,11 +448,11 @@ mod tests {
 
         // A damaged record is an error or a miss, never a panic.
         for cut in 0..rec.len() {
-            if let Ok(r) = Record::decode(&rec[..cut]) {
-                if let Some(dir) = r.members {
-                    for name in ["id", "n", "o", "s", "e", "t"] {
-                        let _ = dir.get(name.as_bytes());
-                    }
+            if let Ok(r) = Record::decode(&rec[..cut])
+                && let Some(dir) = r.members
+            {
+                for name in ["id", "n", "o", "s", "e", "t"] {
+                    let _ = dir.get(name.as_bytes());
                 }
             }
         }

@@ -18,9 +18,11 @@
 //! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for;
 //!   [`reindex`]: replacing the policy and rebuilding the index in the background
 //! - [`stats`], [`keys`], [`codec`]: records and layouts
+//! - [`compact`]: rewriting the file without its free pages, and the lock that allows it
 
 pub mod catalog;
 pub mod codec;
+pub mod compact;
 pub mod epk;
 pub mod feed;
 pub mod index;
@@ -95,11 +97,21 @@ pub struct Store {
     /// Buffers of the last write transaction's index changes, kept for the next one (an
     /// import's are tens of megabytes: growing them anew each time costs page faults).
     pub(crate) index_scratch: Mutex<index::Scratch>,
+    /// The shared lock on the store's directory ([`compact`]), held while open.
+    _open_lock: Option<std::fs::File>,
 }
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`.
     pub fn open(dir: &Path) -> Result<Store> {
+        Self::check_dir(dir)?;
+        let lock = compact::lock_shared(dir)?;
+        let mut store = Self::open_unlocked(dir)?;
+        store._open_lock = Some(lock);
+        Ok(store)
+    }
+
+    fn check_dir(dir: &Path) -> Result<()> {
         if dir.exists() && !dir.is_dir() {
             return Err(Error::bad_request(format!(
                 "data directory {} is a file, not a directory",
@@ -111,11 +123,17 @@ impl Store {
                 "cannot create data directory {}: {e}",
                 dir.display()
             ))
-        })?;
+        })
+    }
+
+    /// [`Store::open`] without taking the lock that keeps compaction out.
+    fn open_unlocked(dir: &Path) -> Result<Store> {
+        Self::check_dir(dir)?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
         // SAFETY: the environment is opened once per process for this path (the engine
-        // holds it for its lifetime) and the files are only touched through LMDB.
+        // holds it for its lifetime) and the files are only touched through LMDB (and by
+        // compaction, which no open store lets in).
         let env = unsafe { options.open(dir) }.map_err(|e| open_error(dir, e))?;
         let wtxn = env.write_txn()?;
         let names = [
@@ -173,6 +191,7 @@ impl Store {
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
             index_scratch: Mutex::new(index::Scratch::default()),
+            _open_lock: None,
         };
         store.upgrade_format()?;
         Ok(store)

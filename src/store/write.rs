@@ -364,16 +364,16 @@ impl<'s> WriteBatch<'s> {
             _ => Vec::new(),
         };
         for entry in &new_unique {
-            if let Some(owner) = self.store.unique.get(&self.txn, entry)? {
-                if owner != id.as_bytes() {
-                    return Err(Error::conflict(format!(
-                        "Resource with specified id, name, or unique index already exists: item \
+            if let Some(owner) = self.store.unique.get(&self.txn, entry)?
+                && owner != id.as_bytes()
+            {
+                return Err(Error::conflict(format!(
+                    "Resource with specified id, name, or unique index already exists: item \
                          {:?} in logical partition {} already has these unique key values",
-                        String::from_utf8_lossy(owner),
-                        pk.to_display_json()
-                    ))
-                    .with_charge(ru));
-                }
+                    String::from_utf8_lossy(owner),
+                    pk.to_display_json()
+                ))
+                .with_charge(ru));
             }
         }
 
@@ -391,13 +391,13 @@ impl<'s> WriteBatch<'s> {
         for entry in &new_unique {
             self.store.unique.put(&mut self.txn, entry, id.as_bytes())?;
         }
-        if let Some(e) = &existing {
-            if e.header.expires_at != 0 {
-                self.store.ttl.delete(
-                    &mut self.txn,
-                    &keys::ttl(def.rid, e.header.expires_at, &epk, &id),
-                )?;
-            }
+        if let Some(e) = &existing
+            && e.header.expires_at != 0
+        {
+            self.store.ttl.delete(
+                &mut self.txn,
+                &keys::ttl(def.rid, e.header.expires_at, &epk, &id),
+            )?;
         }
         if expires_at != 0 {
             self.store.ttl.put(
@@ -862,7 +862,7 @@ fn canonical(v: &Value, out: &mut Vec<u8>) {
 
 fn format_limit(bytes: u64) -> String {
     const GB: u64 = 1024 * 1024 * 1024;
-    if bytes % GB == 0 {
+    if bytes.is_multiple_of(GB) {
         format!("{} GB", bytes / GB)
     } else {
         format!("{bytes} bytes")

@@ -716,7 +716,7 @@ fn export(
             .and_then(|_| out.write_all(b"\n"))
             .map_err(io)?;
         done += 1;
-        if done % 5_000 == 0 {
+        if done.is_multiple_of(5_000) {
             send(Msg::JobProgress {
                 ticket,
                 done,

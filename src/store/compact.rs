@@ -1,0 +1,162 @@
+//! Rewriting the data file without its free pages, and the lock that makes it safe.
+//!
+//! LMDB never shrinks its file, and copy-on-write leaves behind every page a write
+//! replaced. A bulk import reaches across the whole index in every transaction, so after a
+//! large one most of the file is free pages. Beyond the disk they take, a large free list
+//! makes every later commit slow: LMDB 0.9 reloads free-list records of hundreds of
+//! thousands of pages and searches them linearly for runs of contiguous pages to write them
+//! back. On 1,000,000 orders imported 50,000 items per transaction the file was 17.6 GB, of
+//! which 8.8 GB live; a one-item upsert took 540 ms, and 1.2 ms after compaction.
+//!
+//! Compaction copies the live pages to a new file (LMDB's compacting copy) and renames it
+//! over the old one, so no other process may have the store open meanwhile. Every process
+//! holds a shared lock on [`LOCK_FILE`] for as long as it has the store open; compaction
+//! takes it exclusively, and is skipped when it cannot.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use heed::CompactionOption;
+
+use super::Store;
+use crate::error::{Error, Result};
+
+/// Held shared by every process with the store open, exclusively while compacting.
+pub const LOCK_FILE: &str = "cosmoscope.lock";
+/// The compacted copy while it is being written.
+const COMPACTING_FILE: &str = "data.mdb.compacting";
+
+/// Free space worth a compaction when a caller asks only if it is worthwhile: at least this
+/// many bytes, and at least [`WORTHWHILE_SHARE`] of the file.
+const WORTHWHILE_BYTES: u64 = 256 << 20;
+const WORTHWHILE_SHARE: f64 = 1.0 / 3.0;
+
+/// When to compact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// Whatever the free space.
+    Always,
+    /// When the free pages are at least 256 MB and a third of the file.
+    Worthwhile,
+}
+
+/// What [`compact`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Compacted {
+        /// File size before and after, in bytes.
+        before: u64,
+        after: u64,
+        seconds: f64,
+    },
+    /// Too little free space for [`When::Worthwhile`].
+    NotWorthwhile { file: u64, free: u64 },
+    /// Another process (or this one) has the store open.
+    InUse,
+}
+
+/// The shared lock every open store holds: waits while another process compacts, and
+/// removes a compacted copy a crash left behind (nobody can be writing it once the lock is
+/// granted).
+pub(crate) fn lock_shared(dir: &Path) -> Result<File> {
+    let file = lock_file(dir)?;
+    match file.try_lock_shared() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            eprintln!(
+                "cosmoscope: another process is compacting the store in {}; waiting for it",
+                dir.display()
+            );
+            file.lock_shared().map_err(|e| lock_error(dir, e))?;
+        }
+        Err(TryLockError::Error(e)) => return Err(lock_error(dir, e)),
+    }
+    let stale = dir.join(COMPACTING_FILE);
+    if stale.exists() {
+        let _ = std::fs::remove_file(stale);
+    }
+    Ok(file)
+}
+
+/// Compacts the store in `dir` if `when` says so and no process has it open (this one
+/// included: drop the engine first).
+pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
+    let lock = lock_file(dir)?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(Outcome::InUse),
+        Err(TryLockError::Error(e)) => return Err(lock_error(dir, e)),
+    }
+    let started = Instant::now();
+    let store = Store::open_unlocked(dir)?;
+    let (file, free) = store.free_space()?;
+    if when == When::Worthwhile
+        && (free < WORTHWHILE_BYTES || (free as f64) < file as f64 * WORTHWHILE_SHARE)
+    {
+        return Ok(Outcome::NotWorthwhile { file, free });
+    }
+    let copy: PathBuf = dir.join(COMPACTING_FILE);
+    let written = store
+        .env
+        .copy_to_path(&copy, CompactionOption::Enabled)
+        .map_err(|e| io_error(&copy, e))?;
+    written.sync_all().map_err(|e| io_error(&copy, e.into()))?;
+    drop(written);
+    // Closes the environment: nothing else holds it.
+    drop(store);
+    let data = dir.join("data.mdb");
+    if let Ok(meta) = std::fs::metadata(&data) {
+        let _ = std::fs::set_permissions(&copy, meta.permissions());
+    }
+    std::fs::rename(&copy, &data).map_err(|e| io_error(&data, e.into()))?;
+    // The rename is durable once the directory is.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    let after = std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
+    drop(lock);
+    Ok(Outcome::Compacted {
+        before: file,
+        after,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+impl Store {
+    /// The data file's size and how much of it is free pages, in bytes.
+    pub fn free_space(&self) -> Result<(u64, u64)> {
+        let rtxn = self.read_txn()?;
+        let unnamed = self.env.unnamed_database_stat();
+        let page_size = u64::from(unnamed.page_size);
+        let mut used_pages =
+            (unnamed.branch_pages + unnamed.leaf_pages + unnamed.overflow_pages) as u64;
+        for db in self.all_data_dbs().into_iter().chain([&self.meta]) {
+            let stat = db.stat(&rtxn)?;
+            used_pages += (stat.branch_pages + stat.leaf_pages + stat.overflow_pages) as u64;
+        }
+        // Two meta pages, then pages up to the last one used.
+        let file_pages = self.env.info().last_page_number as u64 + 1;
+        let free = file_pages.saturating_sub(used_pages + 2) * page_size;
+        Ok((file_pages * page_size, free))
+    }
+}
+
+fn lock_file(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_error(&path, e.into()))
+}
+
+fn lock_error(dir: &Path, e: std::io::Error) -> Error {
+    Error::internal(format!("cannot lock the store in {}: {e}", dir.display()))
+}
+
+fn io_error(path: &Path, e: heed::Error) -> Error {
+    Error::internal(format!("compacting the store: {}: {e}", path.display()))
+}
