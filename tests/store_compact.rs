@@ -51,21 +51,23 @@ fn count(engine: &Engine, sql: &str) -> Value {
     Value::from(r.documents[0].clone())
 }
 
+/// Every item of the container, as stored.
+fn exported(engine: &Engine) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    engine
+        .export("db", "c", None, &mut |j| {
+            out.push(j.to_vec());
+            Ok(())
+        })
+        .unwrap();
+    out
+}
+
 #[test]
 fn a_compacted_store_is_smaller_and_holds_the_same_data() {
     let dir = tempfile::tempdir().unwrap();
     let docs = store_with_free_pages(dir.path());
-    let before_items = {
-        let engine = Engine::open(dir.path()).unwrap();
-        let mut out = Vec::new();
-        engine
-            .export("db", "c", None, &mut |j| {
-                out.push(j.to_vec());
-                Ok(())
-            })
-            .unwrap();
-        out
-    };
+    let before_items = exported(&Engine::open(dir.path()).unwrap());
     assert_eq!(before_items.len(), docs.len());
 
     let Outcome::Compacted { before, after, .. } = compact(dir.path(), When::Always).unwrap()
@@ -77,14 +79,7 @@ fn a_compacted_store_is_smaller_and_holds_the_same_data() {
     let engine = Engine::open(dir.path()).unwrap();
     let (file, free) = engine.store().free_space().unwrap();
     assert!(free * 10 < file, "{free} of {file} free after compaction");
-    let mut after_items = Vec::new();
-    engine
-        .export("db", "c", None, &mut |j| {
-            after_items.push(j.to_vec());
-            Ok(())
-        })
-        .unwrap();
-    assert_eq!(after_items, before_items);
+    assert_eq!(exported(&engine), before_items);
     // The index answers as before, and the store takes writes.
     assert_eq!(count(&engine, "SELECT VALUE COUNT(1) FROM c"), json!(3000));
     let r = engine
