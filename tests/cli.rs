@@ -726,3 +726,64 @@ fn query_prints_the_documented_shape() {
     );
     assert!(e["column"].as_u64().is_some());
 }
+
+#[test]
+fn compact_rewrites_the_file_unless_another_process_has_it_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("items.ndjson");
+    std::fs::write(&file, ndjson(2000, 300)).unwrap();
+    // Small transactions leave free pages behind.
+    ok(
+        dir,
+        &[
+            "import",
+            "shop/orders",
+            file.to_str().unwrap(),
+            "--batch-items",
+            "50",
+        ],
+    );
+    let done = ok(dir, &["compact"]);
+    let (before, after) = (
+        done["fileBytesBefore"].as_u64().unwrap(),
+        done["fileBytesAfter"].as_u64().unwrap(),
+    );
+    assert!(after < before, "{done}");
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    assert_eq!(shown["statistics"]["itemCount"], 2000);
+    let q = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE COUNT(1) FROM c WHERE c.n >= 1000",
+        ],
+    );
+    assert_eq!(q["documents"], json!([1000]));
+
+    // A follower in another process holds the store open: compaction stands aside.
+    let mut follower = cosmoscope(dir)
+        .args(["feed", "shop/orders", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kept open: a follower whose reader goes away stops (and lets go of the store).
+    let mut changes = BufReader::new(follower.stdout.take().unwrap());
+    let mut first = String::new();
+    changes.read_line(&mut first).unwrap();
+    assert!(first.contains("\"id\""), "{first}");
+    let e = err(run(dir, &["compact"]), 2);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("open in another process"),
+        "{e}"
+    );
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    drop(changes);
+}

@@ -139,6 +139,9 @@ pub enum Command {
         /// Partition key value (JSON); a shorter array is a hierarchical prefix
         value: String,
     },
+    /// Rewrite the data file without its free pages (needs no other process to have the
+    /// store open)
+    Compact,
 }
 
 #[derive(Debug, Args)]

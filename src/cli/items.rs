@@ -149,25 +149,9 @@ pub fn import(
         obj.insert("files".into(), per_file.into());
     }
     if compact {
-        let dir = engine.data_dir().to_path_buf();
-        // The engine must be closed for the data file to be replaced.
-        drop(engine);
-        let spinner = super::spinner("compacting the store");
-        let outcome = crate::store::compact::compact(&dir, When::Worthwhile)?;
-        spinner.finish_and_clear();
-        if let (
-            Outcome::Compacted {
-                before,
-                after,
-                seconds,
-            },
-            Some(obj),
-        ) = (outcome, out.as_object_mut())
-        {
-            obj.insert(
-                "compacted".into(),
-                json!({"fileBytesBefore": before, "fileBytesAfter": after, "seconds": crate::charge::round(seconds)}),
-            );
+        let outcome = super::compact::close_and_compact(engine, When::Worthwhile)?;
+        if let (Outcome::Compacted { .. }, Some(obj)) = (&outcome, out.as_object_mut()) {
+            obj.insert("compacted".into(), super::compact::outcome_json(&outcome));
         }
     }
     print_json(&out);

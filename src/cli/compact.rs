@@ -1,0 +1,48 @@
+//! `compact`, and the compaction that ends a large `import` ([`crate::store::compact`]).
+
+use serde_json::json;
+
+use super::{CliResult, Failure, print_json};
+use crate::engine::Engine;
+use crate::store::compact::{Outcome, When};
+
+/// `compact`: prints what was done; fails when another process has the store open.
+pub fn compact(engine: Engine, when: When) -> CliResult {
+    let dir = engine.data_dir().display().to_string();
+    match close_and_compact(engine, when)? {
+        Outcome::InUse => Err(Failure::Usage(format!(
+            "the store in {dir} is open in another process; close it there and compact again"
+        ))),
+        outcome => {
+            print_json(&outcome_json(&outcome));
+            Ok(())
+        }
+    }
+}
+
+/// Closes the engine (the data file can only be replaced while nobody has it open) and
+/// compacts its store.
+pub(crate) fn close_and_compact(engine: Engine, when: When) -> Result<Outcome, Failure> {
+    let dir = engine.data_dir().to_path_buf();
+    drop(engine);
+    let spinner = super::spinner("compacting the store");
+    let outcome = crate::store::compact::compact(&dir, when);
+    spinner.finish_and_clear();
+    Ok(outcome?)
+}
+
+pub(crate) fn outcome_json(outcome: &Outcome) -> serde_json::Value {
+    match outcome {
+        Outcome::Compacted {
+            before,
+            after,
+            seconds,
+        } => json!({
+            "fileBytesBefore": before,
+            "fileBytesAfter": after,
+            "seconds": crate::charge::round(*seconds),
+        }),
+        Outcome::NotWorthwhile { file, free } => json!({"fileBytes": file, "freeBytes": free}),
+        Outcome::InUse => json!({"inUse": true}),
+    }
+}
