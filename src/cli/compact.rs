@@ -22,13 +22,13 @@ pub fn compact(engine: Engine, when: When) -> CliResult {
 
 /// Closes the engine (the data file can only be replaced while nobody has it open) and
 /// compacts its store.
-pub(crate) fn close_and_compact(engine: Engine, when: When) -> Result<Outcome, Failure> {
+pub(crate) fn close_and_compact(engine: Engine, when: When) -> crate::error::Result<Outcome> {
     let dir = engine.data_dir().to_path_buf();
     drop(engine);
     let spinner = super::spinner("compacting the store");
     let outcome = crate::store::compact::compact(&dir, when);
     spinner.finish_and_clear();
-    Ok(outcome?)
+    outcome
 }
 
 pub(crate) fn outcome_json(outcome: &Outcome) -> serde_json::Value {

@@ -149,9 +149,18 @@ pub fn import(
         obj.insert("files".into(), per_file.into());
     }
     if compact {
-        let outcome = super::compact::close_and_compact(engine, When::Worthwhile)?;
-        if let (Outcome::Compacted { .. }, Some(obj)) = (&outcome, out.as_object_mut()) {
-            obj.insert("compacted".into(), super::compact::outcome_json(&outcome));
+        // The import has succeeded whatever happens here: a failed compaction is a warning.
+        match super::compact::close_and_compact(engine, When::Worthwhile) {
+            Ok(outcome @ Outcome::Compacted { .. }) => {
+                if let Some(obj) = out.as_object_mut() {
+                    obj.insert("compacted".into(), super::compact::outcome_json(&outcome));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!(
+                "cosmoscope: the import is complete; compacting the store failed: {}",
+                e.message
+            ),
         }
     }
     print_json(&out);

@@ -58,8 +58,9 @@ pub enum Outcome {
 
 /// The shared lock every open store holds: waits while another process compacts, and
 /// removes a compacted copy a crash left behind (nobody can be writing it once the lock is
-/// granted).
-pub(crate) fn lock_shared(dir: &Path) -> Result<File> {
+/// granted). `None` where the file system has no locks: the store then opens without one,
+/// and compaction, which cannot take its exclusive lock there either, never runs.
+pub(crate) fn lock_shared(dir: &Path) -> Result<Option<File>> {
     let file = lock_file(dir)?;
     match file.try_lock_shared() {
         Ok(()) => {}
@@ -70,13 +71,13 @@ pub(crate) fn lock_shared(dir: &Path) -> Result<File> {
             );
             file.lock_shared().map_err(|e| lock_error(dir, e))?;
         }
-        Err(TryLockError::Error(e)) => return Err(lock_error(dir, e)),
+        Err(TryLockError::Error(_)) => return Ok(None),
     }
     let stale = dir.join(COMPACTING_FILE);
     if stale.exists() {
         let _ = std::fs::remove_file(stale);
     }
-    Ok(file)
+    Ok(Some(file))
 }
 
 /// Compacts the store in `dir` if `when` says so and no process has it open (this one

@@ -107,7 +107,7 @@ impl Store {
         Self::check_dir(dir)?;
         let lock = compact::lock_shared(dir)?;
         let mut store = Self::open_unlocked(dir)?;
-        store._open_lock = Some(lock);
+        store._open_lock = lock;
         Ok(store)
     }
 
