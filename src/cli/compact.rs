@@ -20,6 +20,24 @@ pub fn compact(engine: Engine, when: When) -> CliResult {
     }
 }
 
+/// After a bulk load: closes the engine and compacts the store if worthwhile, noting it in
+/// the load's summary `out`. The load has succeeded whatever happens here, so a failure is
+/// a warning on stderr.
+pub(crate) fn after_bulk_load(engine: Engine, out: &mut serde_json::Value) {
+    match close_and_compact(engine, When::Worthwhile) {
+        Ok(outcome @ Outcome::Compacted { .. }) => {
+            if let Some(obj) = out.as_object_mut() {
+                obj.insert("compacted".into(), outcome_json(&outcome));
+            }
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "cosmoscope: the data is loaded; compacting the store failed: {}",
+            e.message
+        ),
+    }
+}
+
 /// Closes the engine (the data file can only be replaced while nobody has it open) and
 /// compacts its store.
 pub(crate) fn close_and_compact(engine: Engine, when: When) -> crate::error::Result<Outcome> {
@@ -31,7 +49,7 @@ pub(crate) fn close_and_compact(engine: Engine, when: When) -> crate::error::Res
     outcome
 }
 
-pub(crate) fn outcome_json(outcome: &Outcome) -> serde_json::Value {
+fn outcome_json(outcome: &Outcome) -> serde_json::Value {
     match outcome {
         Outcome::Compacted {
             before,

@@ -10,7 +10,6 @@ use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
 use crate::engine::{Engine, ImportSummary, PatchRequest, import};
-use crate::store::compact::{Outcome, When};
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
@@ -149,19 +148,7 @@ pub fn import(
         obj.insert("files".into(), per_file.into());
     }
     if compact {
-        // The import has succeeded whatever happens here: a failed compaction is a warning.
-        match super::compact::close_and_compact(engine, When::Worthwhile) {
-            Ok(outcome @ Outcome::Compacted { .. }) => {
-                if let Some(obj) = out.as_object_mut() {
-                    obj.insert("compacted".into(), super::compact::outcome_json(&outcome));
-                }
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!(
-                "cosmoscope: the import is complete; compacting the store failed: {}",
-                e.message
-            ),
-        }
+        super::compact::after_bulk_load(engine, &mut out);
     }
     print_json(&out);
     Ok(())

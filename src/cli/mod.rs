@@ -101,7 +101,7 @@ fn execute(cli: Cli) -> CliResult {
         None => launch(engine, &dir),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
         Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
-            samples::load(&engine, &name, scale, seed)
+            samples::load(engine, &name, scale, seed)
         }
         Some(Command::Db(cmd)) => resources::db(&engine, cmd),
         Some(Command::Container(cmd)) => resources::container(&engine, cmd),

@@ -23,13 +23,16 @@ pub fn list() -> CliResult {
     Ok(())
 }
 
-pub fn load(engine: &Engine, name: &str, scale: f64, seed: u64) -> CliResult {
+/// Loads a sample set; a large one is followed by compaction, as an import is.
+pub fn load(engine: Engine, name: &str, scale: f64, seed: u64) -> CliResult {
     let bar = progress_bar(0);
-    let report = samples::load(engine, name, &LoadOptions { scale, seed }, &mut |p| {
+    let report = samples::load(&engine, name, &LoadOptions { scale, seed }, &mut |p| {
         show(&bar, p)
     });
     bar.finish_and_clear();
-    print_json(&report?);
+    let mut out = serde_json::to_value(report?).unwrap_or_default();
+    super::compact::after_bulk_load(engine, &mut out);
+    print_json(&out);
     Ok(())
 }
 
