@@ -417,14 +417,14 @@ mod tests {
             expires_at: 0,
             doc_number: 1,
         };
-        let doc =
-            json!({"id": "a", "n": 12, "o": {"x": [1, "},"]}, "s": "q\"", "e": {}, "t": true});
+        let doc = json!({"id": "a", "n": 12, "o": {"x": [1, "},"]}, "s": "q\"", "e": {}, "": null,
+                         "日本": [], "t": true});
         let json = serde_json::to_vec(&doc).unwrap();
         let rec = encode_record(&h, &json);
         let r = Record::decode(&rec).unwrap();
         assert_eq!((r.header, r.json), (h, &json[..]));
         let dir = r.members.expect("a compact item has a directory");
-        assert_eq!(dir.len(), 6);
+        assert_eq!(dir.len(), 8);
         for (name, value) in doc.as_object().unwrap() {
             let raw = dir.get(name.as_bytes()).expect(name);
             assert_eq!(
