@@ -193,7 +193,7 @@ pub fn reopen_compacted(
         Outcome::NotWorthwhile { file, free } => {
             format!("no compaction ({} of {} MB free)", free >> 20, file >> 20)
         }
-        Outcome::InUse => "no compaction (store in use)".to_string(),
+        Outcome::InUse { .. } => "no compaction (store in use)".to_string(),
     };
     let engine = cosmoscope::engine::Engine::open(&dir).expect("reopen engine");
     (engine, note)

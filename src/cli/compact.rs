@@ -10,7 +10,7 @@ use crate::store::compact::{Outcome, When};
 pub fn compact(engine: Engine, when: When) -> CliResult {
     let dir = engine.data_dir().display().to_string();
     match close_and_compact(engine, when)? {
-        Outcome::InUse => Err(Failure::Usage(format!(
+        Outcome::InUse { .. } => Err(Failure::Usage(format!(
             "the store in {dir} is open in another process; close it there and compact again"
         ))),
         outcome => {
@@ -30,6 +30,10 @@ pub(crate) fn after_bulk_load(engine: Engine, out: &mut serde_json::Value) {
                 obj.insert("compacted".into(), outcome_json(&outcome));
             }
         }
+        Ok(Outcome::InUse { worthwhile: true }) => eprintln!(
+            "cosmoscope: the load left much of the data file free, which slows later writes, \
+             but another process has the store open: run `cosmoscope compact` once it is closed"
+        ),
         Ok(_) => {}
         Err(e) => eprintln!(
             "cosmoscope: the data is loaded; compacting the store failed: {}",
@@ -61,6 +65,6 @@ fn outcome_json(outcome: &Outcome) -> serde_json::Value {
             "seconds": crate::charge::round(*seconds),
         }),
         Outcome::NotWorthwhile { file, free } => json!({"fileBytes": file, "freeBytes": free}),
-        Outcome::InUse => json!({"inUse": true}),
+        Outcome::InUse { .. } => json!({"inUse": true}),
     }
 }

@@ -52,8 +52,9 @@ pub enum Outcome {
     },
     /// Too little free space for [`When::Worthwhile`].
     NotWorthwhile { file: u64, free: u64 },
-    /// Another process (or this one) has the store open.
-    InUse,
+    /// Another process (or this one) has the store open; `worthwhile` says whether
+    /// [`When::Worthwhile`] would have compacted.
+    InUse { worthwhile: bool },
 }
 
 /// The shared lock every open store holds: waits while another process compacts, and
@@ -86,15 +87,20 @@ pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
     let lock = lock_file(dir)?;
     match lock.try_lock() {
         Ok(()) => {}
-        Err(TryLockError::WouldBlock) => return Ok(Outcome::InUse),
+        Err(TryLockError::WouldBlock) => {
+            // Measured through a store opened as any other process opens it (which fails
+            // when this process has it open: then nothing is known).
+            let measured = Store::open(dir).and_then(|s| s.free_space());
+            return Ok(Outcome::InUse {
+                worthwhile: measured.is_ok_and(|(file, free)| worthwhile(file, free)),
+            });
+        }
         Err(TryLockError::Error(e)) => return Err(lock_error(dir, e)),
     }
     let started = Instant::now();
     let store = Store::open_unlocked(dir)?;
     let (file, free) = store.free_space()?;
-    if when == When::Worthwhile
-        && (free < WORTHWHILE_BYTES || (free as f64) < file as f64 * WORTHWHILE_SHARE)
-    {
+    if when == When::Worthwhile && !worthwhile(file, free) {
         return Ok(Outcome::NotWorthwhile { file, free });
     }
     let copy: PathBuf = dir.join(COMPACTING_FILE);
@@ -122,6 +128,11 @@ pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
         after,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Whether `free` bytes of a `file`-byte data file are worth a compaction.
+fn worthwhile(file: u64, free: u64) -> bool {
+    free >= WORTHWHILE_BYTES && free as f64 >= file as f64 * WORTHWHILE_SHARE
 }
 
 impl Store {
