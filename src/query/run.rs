@@ -844,9 +844,9 @@ pub fn run(
                 let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
                 let mut m = QueryMetrics::default();
                 let mut logical: Vec<Value> = Vec::new();
-                let mut last_logical: Option<Vec<u8>> = None;
+                let mut last_logical: Option<&[u8]> = None;
                 // The greatest EPK that produced a logical partition in this range.
-                let mut max_epk: Option<Vec<u8>> = None;
+                let mut max_epk: Option<&[u8]> = None;
                 let mut load_ns = 0u128;
                 let mut exec_ns = 0u128;
                 for (smin, smax) in &spans {
@@ -1014,19 +1014,19 @@ pub fn run(
                         if hit {
                             total_matched += 1;
                             m.index_hit_document_count += 1;
-                            let epk = k.get(4..4 + epk_len).map(<[u8]>::to_vec);
+                            let epk = k.get(4..4 + epk_len);
                             if epk != last_logical {
                                 let j = stored_key(&record, def, &key_extractor)?;
                                 // One value has one EPK, so an EPK above every one seen is a new value
                                 // (items come in key order, so this is the usual case); otherwise
                                 // compare the values.
-                                let above = match (&epk, &max_epk) {
+                                let above = match (epk, max_epk) {
                                     (Some(e), Some(m)) => e > m,
                                     (Some(_), None) => true,
                                     _ => false,
                                 };
                                 if above {
-                                    max_epk.clone_from(&epk);
+                                    max_epk = epk;
                                 }
                                 if above || !logical.contains(&j) {
                                     logical.push(j);
