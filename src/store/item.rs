@@ -149,7 +149,7 @@ impl<'a> MemberDirectory<'a> {
         self.entries.is_empty()
     }
 
-    /// The tag of member `k`.
+    /// The tag of member `k` (`k < len()`).
     #[inline]
     pub fn tag_at(&self, k: usize) -> u8 {
         self.entries[3 * k]
@@ -162,7 +162,7 @@ impl<'a> MemberDirectory<'a> {
         ]))
     }
 
-    /// The value text of member `k` if its name is `name`.
+    /// The value text of member `k` (`k < len()`) if its name is `name`.
     pub fn value_if_named(&self, k: usize, name: &[u8]) -> Option<&'a [u8]> {
         let at = self.offset(k);
         let name_end = at + 1 + name.len();
