@@ -593,6 +593,23 @@ impl<'q, 'e> Run<'q, 'e> {
         values
     }
 
+    /// [`Run::finish_presorted`] for a projection of `FROM c` alone: `items` are the
+    /// items (as far as the query reads them) in result order.
+    pub fn finish_presorted_items(self, items: Vec<Val>) -> Vec<Output> {
+        debug_assert!(!self.grouped && !self.q.select.distinct && self.q.joins.is_empty());
+        let alias = from_alias(self.q).unwrap_or_default().to_string();
+        let mut row = vec![(alias, Val::Undefined)];
+        let mut values: Vec<Output> = items
+            .into_iter()
+            .map(|item| {
+                row[0].1 = item;
+                Output::Value(self.project(&row, None))
+            })
+            .collect();
+        self.window(&mut values);
+        values
+    }
+
     /// Applies OFFSET/LIMIT and TOP.
     fn window(&self, values: &mut Vec<Output>) {
         let no_row: Bindings = Vec::new();

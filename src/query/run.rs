@@ -434,6 +434,14 @@ pub fn run(
         && q.joins.is_empty()
         && !q.select.distinct
         && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    // A projection of each item of `FROM c` alone (no JOIN, DISTINCT, grouping or
+    // aggregate): one result per item, so an order the index gives is the result's order.
+    let projects_items = !matches!(q.select.kind, SelectKind::Star)
+        && q.joins.is_empty()
+        && !q.select.distinct
+        && q.group_by.is_empty()
+        && !has_aggregate(q)
+        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
     // Results report their logical partitions: the partition key of each matching item is
     // read on its own (stored_key), so items that do not match need only what the query
     // reads.
@@ -749,9 +757,10 @@ pub fn run(
                     let k = ordered_bound
                         .unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
                     let reader = IndexReader::new(store, txn, def, ready_generation);
-                    // `SELECT *` needs nothing of the items but their bytes when the index gives
-                    // exact sort keys (a filter the walk answers is exact too: see OrderWalk).
-                    let presort = stored_star && !streaming;
+                    // When the index gives exact sort keys (a filter the walk answers is exact
+                    // too: see OrderWalk), the walk's order is the result's: `SELECT *` needs
+                    // nothing of the items but their bytes, a projection only its own members.
+                    let presort = (stored_star || projects_items) && !streaming;
                     if !walk.prefix.is_empty() {
                         // The charge counts, per range, the matching documents the service
                         // would stream (at most k): count the entries under the prefix.
@@ -1104,8 +1113,25 @@ pub fn run(
                 }
             }
             let results = match presorted {
-                Some(ordered) => pipeline
-                    .finish_presorted(ordered.into_iter().map(std::sync::Arc::from).collect()),
+                Some(records) if stored_star => {
+                    let stored = records
+                        .iter()
+                        .map(|r| Record::decode(r).map(|r| Arc::from(r.json)))
+                        .collect::<Result<Vec<_>>>()?;
+                    pipeline.finish_presorted(stored)
+                }
+                Some(records) => {
+                    let items = records
+                        .iter()
+                        .map(|r| {
+                            let r = Record::decode(r)?;
+                            extractor
+                                .extract_stored(r.json, r.members.as_ref())
+                                .map_err(|e| Error::internal(format!("corrupt item: {e}")))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    pipeline.finish_presorted_items(items)
+                }
                 None => pipeline.finish_rows(),
             };
             // Results as JSON text: a stored item is returned as stored (its bytes are the compact
@@ -1639,8 +1665,7 @@ fn walk_order<'t>(
             group.sort_unstable_by(|a, b| a.key.cmp(&b.key));
             for c in group {
                 c.presorted = true;
-                let record = c.record.unwrap_or_default();
-                ordered.push(crate::store::item::decode_record(record)?.1);
+                ordered.push(c.record.unwrap_or_default());
             }
             start = end;
         }
