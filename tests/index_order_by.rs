@@ -160,6 +160,33 @@ fn documents_without_the_path_are_found_by_a_scan() {
     assert_eq!(docs.len(), 301);
     assert_eq!(docs[0]["id"], "none", "undefined sorts first");
     assert_eq!(pages[0].access.kind, "scan");
+    // Descending, it sorts last: a walk that finds all the results it needs among the
+    // documents defining the path serves them; a page that reaches past them scans.
+    let (all_desc, pages) = run(&f, "c", "SELECT c.id, c.n FROM c ORDER BY c.n DESC", 1000);
+    assert_eq!(all_desc.len(), 301);
+    assert_eq!(all_desc[300]["id"], "none", "undefined sorts last");
+    assert_eq!(pages[0].access.kind, "scan");
+    let (docs, pages) = run(
+        &f,
+        "c",
+        "SELECT TOP 12 c.id, c.n FROM c ORDER BY c.n DESC",
+        1000,
+    );
+    assert_eq!(docs, all_desc[..12]);
+    assert_eq!(pages[0].access.kind, "index-order");
+    let (docs, pages) = run(&f, "c", "SELECT c.id, c.n FROM c ORDER BY c.n DESC", 70);
+    assert_eq!(docs, all_desc, "pages of 70");
+    let kinds: Vec<&str> = pages.iter().map(|p| p.access.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "index-order",
+            "index-order",
+            "index-order",
+            "index-order",
+            "scan"
+        ]
+    );
     // The composite index holds every document, undefined components included.
     let (docs, pages) = run(
         &f,

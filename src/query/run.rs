@@ -790,22 +790,29 @@ pub fn run(
                     }
                     let (keys, ordered) =
                         walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
-                    presorted = ordered;
-                    let reason = if walk.prefix.is_empty() {
-                        format!(
-                            "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
-                        )
+                    if walk.undefined_after && keys.len() < k {
+                        // The results run past the documents that define the path into those
+                        // that do not, which only a scan finds: scan and sort (same order and
+                        // charge, which model the service's streamed index either way).
+                        (None, access, false)
                     } else {
-                        format!(
-                            "the composite index answers the equality filter and yields the ORDER BY: the first {k} matching entries are read instead of sorting every match"
-                        )
-                    };
-                    let view = AccessView {
-                        kind: "index-order",
-                        indexes: vec![walk.spec.clone()],
-                        reason,
-                    };
-                    (Some(keys), view, true)
+                        presorted = ordered;
+                        let reason = if walk.prefix.is_empty() {
+                            format!(
+                                "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
+                            )
+                        } else {
+                            format!(
+                                "the composite index answers the equality filter and yields the ORDER BY: the first {k} matching entries are read instead of sorting every match"
+                            )
+                        };
+                        let view = AccessView {
+                            kind: "index-order",
+                            indexes: vec![walk.spec.clone()],
+                            reason,
+                        };
+                        (Some(keys), view, true)
+                    }
                 }
                 None => (candidates, access, false),
             };
@@ -1456,10 +1463,15 @@ struct OrderWalk {
     /// the walk reads only entries under it, which are exactly the matching documents.
     prefix: Vec<u8>,
     spec: String,
+    /// Some documents lack the path and sort after every entry the walk reads (undefined
+    /// is the lowest value and the order descends): the walk gives the result only if it
+    /// finds all the results it needs among the entries.
+    undefined_after: bool,
 }
 
 /// Whether the index yields `q`'s order directly: one indexed path every document defines
-/// (a document without it would sort first, and only a scan finds it), or a composite
+/// (a document without it sorts first, where only a scan finds it), or that descending
+/// (such documents then sort last: see [`OrderWalk::undefined_after`]), or a composite
 /// index with these paths in these directions or all reversed.
 #[allow(clippy::too_many_arguments)]
 fn order_walk(
@@ -1502,15 +1514,18 @@ fn order_walk(
         }
         let items = store.container_stats(txn, def)?.counters.items;
         let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
-        if defined < items {
+        let descending = q.order_by[0].descending;
+        // Documents without the path sort first ascending, where only a scan finds them.
+        if defined < items && !descending {
             return Ok(None);
         }
         return Ok(Some(OrderWalk {
             path: path.id,
             values: 1,
-            reverse: q.order_by[0].descending,
+            reverse: descending,
             prefix: Vec::new(),
             spec: path.spec.clone(),
+            undefined_after: defined < items,
         }));
     }
     Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
@@ -1589,6 +1604,8 @@ fn prefixed_composite_walk(
                     reverse,
                     prefix,
                     spec,
+                    // The composite index holds every document, undefined components too.
+                    undefined_after: false,
                 });
             }
         }
