@@ -156,7 +156,11 @@ fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
     tmux.wait_for("the containers", |s| s.contains("orders /pk · 12"));
 
     tmux.send(&["q"]);
-    let after = tmux.wait_for("the exit status", |s| s.contains("exit status "));
+    // The typed command holds the words too: wait for the line the echo prints.
+    let after = tmux.wait_for("the exit status", |s| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with("exit status "))
+    });
     assert!(after.contains("exit status 0"), "{after}");
     assert_eq!(
         tmux.display("#{alternate_on}"),
