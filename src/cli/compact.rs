@@ -6,10 +6,11 @@ use super::{CliResult, Failure, print_json};
 use crate::engine::Engine;
 use crate::store::compact::{Outcome, When};
 
-/// `compact`: prints what was done; fails when another process has the store open.
-pub fn compact(engine: Engine, when: When) -> CliResult {
+/// `compact`: compacts whatever the free space, prints what was done; fails when another
+/// process has the store open.
+pub fn compact(engine: Engine) -> CliResult {
     let dir = engine.data_dir().display().to_string();
-    match close_and_compact(engine, when)? {
+    match close_and_compact(engine, When::Always)? {
         Outcome::InUse { .. } => Err(Failure::Usage(format!(
             "the store in {dir} is open in another process; close it there and compact again"
         ))),

@@ -25,7 +25,6 @@ use serde_json::Value;
 
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::store::compact::When;
 use args::{Cli, Command, SampleCommand};
 
 /// Why a command failed: a request the store refused, a command line it cannot run, or a
@@ -121,7 +120,7 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Workbench(args)) => workbench::workbench(&engine, args),
         Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
-        Some(Command::Compact) => compact::compact(engine, When::Always),
+        Some(Command::Compact) => compact::compact(engine),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import {

@@ -896,23 +896,25 @@ pub fn run(
                                         Err(e) => return Some(Err(e)),
                                     },
                                 };
-                                record.map(|v| Ok((c.key.as_slice(), v, c.presorted)))
+                                record.map(|v| {
+                                    Record::decode(v).map(|r| (c.key.as_slice(), r, c.presorted))
+                                })
                             }))
                         }
                         None => {
                             let items = store
                                 .items
                                 .range(txn, &keys::half_open(&start, &end))?
-                                .map(|r| r.map(|(k, v)| (k, v, false)).map_err(Error::from));
+                                .map(|r| {
+                                    let (k, v) = r?;
+                                    Ok((k, Record::decode(v)?, false))
+                                });
                             let extractor = &extractor;
                             Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
-                                if let Ok((_, v, _)) = entry
-                                    && let Ok(Record {
-                                        members: Some(directory),
-                                        ..
-                                    }) = Record::decode(v)
+                                if let Ok((_, record, _)) = entry
+                                    && let Some(directory) = &record.members
                                 {
-                                    extractor.prefetch(&directory);
+                                    extractor.prefetch(directory);
                                 }
                             }))
                         }
@@ -925,13 +927,12 @@ pub fn run(
                         if early_stop.is_some_and(|n| total_matched >= n) {
                             break;
                         }
-                        let (k, v, known) = entry?;
+                        let (k, record, known) = entry?;
                         if page_rows >= page_cap {
                             if page_cap == top_left && !index_only {
                                 // TOP is satisfied: the service loads one document more (N+1).
-                                let (_, json) = crate::store::item::decode_record(v)?;
                                 m.retrieved_document_count += 1;
-                                m.retrieved_document_size += json.len() as u64;
+                                m.retrieved_document_size += record.json.len() as u64;
                             }
                             // The page is full before this item: the next page starts with it.
                             resume = Some((k.to_vec(), 0));
@@ -942,7 +943,6 @@ pub fn run(
                             Some(rk) if rk.as_slice() == k => (within, within > 0),
                             _ => (0, false),
                         };
-                        let record = Record::decode(v)?;
                         let json = record.json;
                         if record.header.is_expired(now) {
                             continue;
@@ -1320,9 +1320,10 @@ fn metrics_of(
     access::index_metrics_of(q, resolver, probes, policy, &composites)
 }
 
-/// An item as the per-range loop reads it: key, stored record, and whether its place in the
-/// result is already known (see [`walk_order`]).
-type Entry<'a> = (&'a [u8], &'a [u8], bool);
+/// An item as the per-range loop reads it: key, decoded record (once, for the loop and
+/// its prefetch hint alike), and whether its place in the result is already known (see
+/// [`walk_order`]).
+type Entry<'a> = (&'a [u8], Record<'a>, bool);
 
 /// An item the index selected.
 struct Candidate<'t> {
