@@ -10,6 +10,7 @@ pub mod demand;
 pub mod document;
 pub mod eval;
 pub mod exec;
+pub mod fulltext;
 pub mod functions;
 pub mod lazy;
 pub mod lexer;

@@ -10,6 +10,7 @@
 pub mod array;
 pub mod datetime;
 pub mod math;
+pub mod search;
 pub mod spatial;
 pub mod string;
 pub mod types;
@@ -135,7 +136,7 @@ type Registry = HashMap<&'static str, FnSpec, BuildHasherDefault<crate::store::i
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let families: [&[FnSpec]; 7] = [
+        let families: [&[FnSpec]; 8] = [
             AGGREGATES,
             string::FUNCTIONS,
             math::FUNCTIONS,
@@ -143,6 +144,7 @@ fn registry() -> &'static Registry {
             types::FUNCTIONS,
             datetime::FUNCTIONS,
             spatial::FUNCTIONS,
+            search::FUNCTIONS,
         ];
         families
             .iter()
@@ -170,7 +172,7 @@ mod tests {
 
     #[test]
     fn every_family_registers_distinct_upper_case_names() {
-        let families: [&[FnSpec]; 7] = [
+        let families: [&[FnSpec]; 8] = [
             AGGREGATES,
             string::FUNCTIONS,
             math::FUNCTIONS,
@@ -178,6 +180,7 @@ mod tests {
             types::FUNCTIONS,
             datetime::FUNCTIONS,
             spatial::FUNCTIONS,
+            search::FUNCTIONS,
         ];
         let total: usize = families.iter().map(|f| f.len()).sum();
         assert_eq!(registry().len(), total, "a name is registered twice");
