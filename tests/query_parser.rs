@@ -1123,12 +1123,6 @@ fn typical_syntax_errors() {
         ),
         ("SELECT {a 1} FROM c", 1, 11, "':' after the property name"),
         (
-            "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, 'x')",
-            1,
-            26,
-            "ORDER BY RANK",
-        ),
-        (
             "SELECT *\n  FROM c\n  WHERE c.a = 1\n    AND (c.b = 2\n    ORDER BY c.a",
             5,
             5,

@@ -96,6 +96,11 @@ pub enum JoinSource {
 pub struct OrderItem {
     pub expr: Expr,
     pub descending: bool,
+    /// `ASC` or `DESC` was written (a score sorts most similar first without one).
+    pub direction_given: bool,
+    /// `ORDER BY RANK <scoring function>`: the expression is a score (FullTextScore,
+    /// VectorDistance or RRF), results come most relevant first.
+    pub rank: bool,
     pub pos: Pos,
 }
 

@@ -17,7 +17,9 @@
 
 use std::collections::BTreeSet;
 
-use super::ast::{Expr, ExprKind, FromKind, JoinSource, Literal, PathStep, Pos, Query, SelectKind};
+use super::ast::{
+    Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
+};
 use super::functions::{self, FnKind};
 use super::lexer::{edit_distance, error_at};
 use crate::error::Error;
@@ -82,6 +84,8 @@ enum Place {
     Where,
     GroupBy,
     OrderBy,
+    /// The scoring function of `ORDER BY RANK`.
+    Rank,
     From,
     Join,
 }
@@ -93,6 +97,7 @@ impl Place {
             Place::Where => "WHERE",
             Place::GroupBy => "GROUP BY",
             Place::OrderBy => "ORDER BY",
+            Place::Rank => "ORDER BY RANK",
             Place::From => "FROM",
             Place::Join => "a JOIN",
         }
@@ -235,11 +240,18 @@ impl Checker {
             }
         }
         for o in &q.order_by {
+            if o.rank {
+                self.expr(&o.expr, &scope, Ctx::at(Place::Rank));
+                self.rank(o);
+                continue;
+            }
             self.expr(&o.expr, &scope, Ctx::at(Place::OrderBy));
             if !is_document_path(&o.expr)
                 && find(&o.expr, &|e| aggregate_name(e).is_some()).is_none()
+                && !is_call(&o.expr, "VECTORDISTANCE")
             {
-                // order-by.md: sorting works on a property name or a computed property.
+                // order-by.md: sorting works on a property name or a computed property;
+                // vectordistance.md: or on a vector similarity score.
                 self.fail(
                     o.pos,
                     "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped \
@@ -488,6 +500,63 @@ impl Checker {
         }
     }
 
+    /// `ORDER BY RANK` takes one scoring function; RRF fuses scoring functions, optionally
+    /// followed by an array of weights (order-by-rank.md, rrf.md).
+    fn rank(&mut self, o: &OrderItem) {
+        const SCORES: &str = "FullTextScore, VectorDistance or RRF";
+        let ExprKind::Call { name, args, .. } = &o.expr.kind else {
+            self.fail(
+                o.expr.pos,
+                format!("ORDER BY RANK takes a scoring function: {SCORES}"),
+            );
+            return;
+        };
+        match name.as_str() {
+            "FULLTEXTSCORE" | "VECTORDISTANCE" => {}
+            "RRF" => {
+                let (weights, scores) = match args.split_last() {
+                    Some((last, rest)) if matches!(last.kind, ExprKind::Array(_)) => {
+                        (Some(last), rest)
+                    }
+                    _ => (None, &args[..]),
+                };
+                for a in scores {
+                    if !is_call(a, "FULLTEXTSCORE") && !is_call(a, "VECTORDISTANCE") {
+                        self.fail(
+                            a.pos,
+                            "each argument of RRF is a scoring function (FullTextScore or \
+                             VectorDistance), optionally followed by an array of weights",
+                        );
+                    }
+                }
+                if scores.len() < 2 {
+                    self.fail(
+                        o.expr.pos,
+                        "RRF fuses two or more scoring functions (FullTextScore or VectorDistance)",
+                    );
+                }
+                if let Some(w) = weights
+                    && let ExprKind::Array(items) = &w.kind
+                    && items.len() != scores.len()
+                {
+                    self.fail(
+                        w.pos,
+                        format!(
+                            "RRF has {} scoring functions but {} weights; give one weight per \
+                             function",
+                            scores.len(),
+                            items.len()
+                        ),
+                    );
+                }
+            }
+            _ => self.fail(
+                o.expr.pos,
+                format!("ORDER BY RANK takes a scoring function: {SCORES}"),
+            ),
+        }
+    }
+
     fn call(&mut self, e: &Expr, name: &str, args: &[Expr], udf: bool, ctx: Ctx) {
         if udf {
             if self.udfs.insert(name.to_string()) && self.udfs.len() == MAX_UDFS + 1 {
@@ -502,6 +571,22 @@ impl Checker {
         let n = args.len();
         if n < spec.min_args || n > spec.max_args {
             self.fail(e.pos, arity_message(name, spec.min_args, spec.max_args, n));
+        }
+        if SCORE_ONLY.contains(&name) && ctx.place != Place::Rank {
+            // fulltextscore.md, rrf.md: scores exist only to rank results.
+            self.fail(
+                e.pos,
+                format!(
+                    "{name} can only be used in an ORDER BY RANK clause{}; it can't be part of \
+                     {}. Filter with FullTextContains instead",
+                    if name == "FULLTEXTSCORE" {
+                        " or as an argument of RRF"
+                    } else {
+                        ""
+                    },
+                    ctx.place.clause()
+                ),
+            );
         }
         if spec.kind == FnKind::Aggregate {
             if ctx.in_aggregate {
@@ -533,6 +618,14 @@ impl Ctx {
             in_aggregate: false,
         }
     }
+}
+
+/// Functions whose value is a score for `ORDER BY RANK` only.
+const SCORE_ONLY: [&str; 2] = ["FULLTEXTSCORE", "RRF"];
+
+/// Whether `e` calls the built-in function `name` (upper case).
+pub(crate) fn is_call(e: &Expr, name: &str) -> bool {
+    matches!(&e.kind, ExprKind::Call { name: n, udf: false, .. } if n == name)
 }
 
 /// Whether `e` is a path into a document: an alias followed by `.name`, `["name"]` or

@@ -35,6 +35,7 @@ impl Condition {
             seed: 0,
         };
         let env = Env {
+            full_text: None,
             params: &params,
             ctx: &ctx,
         };

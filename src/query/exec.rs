@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::ast::{Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind};
 use super::eval::{Scope, SubqueryFn, aggregate_key, eval};
 use super::functions::{self, FnContext, FnKind};
+use super::rank::Ranking;
 use super::value::{Val, total_cmp};
 
 pub type Bindings = Vec<(String, Val)>;
@@ -21,6 +22,8 @@ pub type Bindings = Vec<(String, Val)>;
 pub struct Env<'a> {
     pub params: &'a super::eval::Params,
     pub ctx: &'a FnContext,
+    /// The corpus statistics of the query's FullTextScore calls, when it ranks by them.
+    pub full_text: Option<&'a super::rank::FullTextScores>,
 }
 
 impl Env<'_> {
@@ -353,6 +356,8 @@ pub struct Run<'q, 'e> {
     threshold: Option<Vec<Val>>,
     /// Per ORDER BY key: descending.
     descending: Vec<bool>,
+    /// When the ORDER BY is a score (search): how rows are scored.
+    ranking: Option<Ranking<'q>>,
     /// Rows that passed the filter.
     pub matched: u64,
 }
@@ -383,6 +388,14 @@ impl<'q, 'e> Run<'q, 'e> {
                 (t, w) => t.or(w),
             }
         };
+        let ranking = Ranking::of(q, env);
+        // Scores are kept "higher is better": each sorts descending. RRF ranks rows against
+        // each other, so every row is kept until all are in.
+        let (descending, bound) = match &ranking {
+            Some(r) if r.fused() => (vec![true], None),
+            Some(r) => (vec![true; r.scores_per_row()], bound),
+            None => (q.order_by.iter().map(|o| o.descending).collect(), bound),
+        };
         Run {
             q,
             env,
@@ -393,7 +406,8 @@ impl<'q, 'e> Run<'q, 'e> {
             out: Vec::new(),
             bound,
             threshold: None,
-            descending: q.order_by.iter().map(|o| o.descending).collect(),
+            descending,
+            ranking,
             matched: 0,
         }
     }
@@ -460,12 +474,15 @@ impl<'q, 'e> Run<'q, 'e> {
                 }
             }
         } else {
-            let keys: Vec<Val> = self
-                .q
-                .order_by
-                .iter()
-                .map(|o| self.env.eval(&o.expr, row))
-                .collect();
+            let keys: Vec<Val> = match &self.ranking {
+                Some(r) => r.keys(self.env, row),
+                None => self
+                    .q
+                    .order_by
+                    .iter()
+                    .map(|o| self.env.eval(&o.expr, row))
+                    .collect(),
+            };
             // Once `bound` rows are kept, a row that sorts after the worst of them can never
             // reach the result: drop it before projecting or copying anything.
             if self.cannot_place(&keys) {
@@ -661,6 +678,9 @@ impl<'q, 'e> Run<'q, 'e> {
         } else {
             std::mem::take(&mut self.out)
         };
+        if let Some(r) = self.ranking.as_ref().filter(|r| r.fused()) {
+            r.fuse(results.iter_mut().map(|r| &mut r.0));
+        }
         if !self.q.order_by.is_empty() {
             let dirs = &self.descending;
             results.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));

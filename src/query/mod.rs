@@ -17,6 +17,7 @@ pub mod lexer;
 pub mod parser;
 pub mod plan;
 pub mod prefetch;
+pub mod rank;
 pub mod run;
 pub mod timing;
 pub mod value;

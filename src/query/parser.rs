@@ -720,24 +720,39 @@ impl Parser<'_> {
         if !self.eat_kw(Keyword::By) {
             return Err(self.expected("BY after ORDER"));
         }
-        self.reject_order_by_rank()?;
-        loop {
+        if self.at_rank() {
+            // `ORDER BY RANK <scoring function>`: one score, no direction (order-by-rank.md).
             let pos = self.peek().pos;
+            self.advance();
             let n = self.expr()?;
             st.depth = st.depth.max(n.depth);
-            let descending = if self.eat_kw(Keyword::Desc) {
-                true
-            } else {
-                self.eat_kw(Keyword::Asc);
-                false
-            };
             q.order_by.push(OrderItem {
                 expr: *n.expr,
-                descending,
+                descending: true,
+                direction_given: false,
+                rank: true,
                 pos,
             });
-            if !self.eat(&TokenKind::Comma) {
-                break;
+        } else {
+            loop {
+                let pos = self.peek().pos;
+                let n = self.expr()?;
+                st.depth = st.depth.max(n.depth);
+                let (descending, direction_given) = if self.eat_kw(Keyword::Desc) {
+                    (true, true)
+                } else {
+                    (false, self.eat_kw(Keyword::Asc))
+                };
+                q.order_by.push(OrderItem {
+                    expr: *n.expr,
+                    descending,
+                    direction_given,
+                    rank: false,
+                    pos,
+                });
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
             }
         }
         st.last = Clause::OrderBy;
@@ -796,20 +811,12 @@ impl Parser<'_> {
         }
     }
 
-    fn reject_order_by_rank(&self) -> PResult<()> {
-        let t = self.peek();
-        if let TokenKind::Ident(w) = &t.kind
-            && w.eq_ignore_ascii_case("RANK")
+    /// `RANK` followed by a function call: `RANK` is not a reserved word, so `ORDER BY rank`
+    /// still sorts by a property named rank.
+    fn at_rank(&self) -> bool {
+        matches!(&self.peek().kind, TokenKind::Ident(w) if w.eq_ignore_ascii_case("RANK"))
             && matches!(self.peek_at(1).kind, TokenKind::Ident(_))
             && self.peek_at(2).kind == TokenKind::LParen
-        {
-            return Err(err_at(
-                t.pos,
-                "ORDER BY RANK (full-text and hybrid search scoring) is not supported by this \
-                 emulator; order by a property instead",
-            ));
-        }
-        Ok(())
     }
 
     /// The count of TOP, OFFSET or LIMIT: an optionally signed number literal or a parameter

@@ -422,9 +422,22 @@ pub fn run(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // `ORDER BY RANK FullTextScore(...)` scores against the whole container's statistics,
+    // gathered first (on the first page; later pages come from the result cache).
+    let (full_text, statistics) = if first_page {
+        let env = Env {
+            params: &params,
+            ctx: &ctx,
+            full_text: None,
+        };
+        super::rank::full_text_statistics(store, txn, def, q, &env, &root)?
+    } else {
+        Default::default()
+    };
     let env = Env {
         params: &params,
         ctx: &ctx,
+        full_text: Some(&full_text),
     };
     let mut pipeline = Run::new(q, &env);
     // Only the properties the query reads are built from each item.
@@ -540,7 +553,13 @@ pub fn run(
     }
     // ORDER BY on indexed paths (checked above) with no filter or an index-served one, and a
     // bound on the results: the index streams the order, so loads stop at the bound.
+    // A score (search) is computed per document: every document in scope is loaded.
+    let scored_order = q
+        .order_by
+        .first()
+        .is_some_and(|o| o.rank || super::check::is_call(&o.expr, "VECTORDISTANCE"));
     let ordered_bound = if !q.order_by.is_empty()
+        && !scored_order
         && q.group_by.is_empty()
         && !q.select.distinct
         && !has_aggregate(q)
@@ -1244,7 +1263,8 @@ pub fn run(
             loaded_bytes: if loads { m.retrieved_document_size } else { 0 },
             output_bytes: 0,
         };
-        let ru = charge::query_range(work) + output_cost * share;
+        let statistics_ru = statistics_charge(&statistics, |r| r == range.id);
+        let ru = charge::query_range(work) + output_cost * share + statistics_ru;
         m.output_document_size = (page_output_total as f64 * share).round() as u64;
         raw_charge += ru;
         reads.push((range.id, ru));
@@ -1257,6 +1277,14 @@ pub fn run(
             request_charge: charge::round(ru),
             metrics: m,
         });
+    }
+    // A statistics pass also reads the ranges the query itself does not visit.
+    for s in &statistics {
+        if !reads.iter().any(|(id, _)| *id == s.range) {
+            let ru = statistics_charge(&statistics, |r| r == s.range);
+            raw_charge += ru;
+            reads.push((s.range, ru));
+        }
     }
     store.record_reads(def.rid, &reads, OpKind::Query);
     totals.output_document_count = page.len() as u64;
@@ -1292,6 +1320,26 @@ pub fn run(
         access,
         index_metrics,
     })
+}
+
+/// The charge of a full-text statistics pass on the ranges `which` selects: the service runs
+/// it as a query of its own over the whole container, loading each document once.
+fn statistics_charge(
+    statistics: &[super::rank::StatisticsRead],
+    which: impl Fn(crate::store::keys::RangeId) -> bool,
+) -> f64 {
+    statistics
+        .iter()
+        .filter(|s| which(s.range))
+        .map(|s| {
+            charge::query_range(QueryWork {
+                visited: true,
+                loaded_docs: s.documents,
+                loaded_bytes: s.bytes,
+                output_bytes: 0,
+            })
+        })
+        .sum()
 }
 
 fn metrics_of(

@@ -1,0 +1,298 @@
+//! Ordering by scores: `ORDER BY RANK FullTextScore(...)`, `ORDER BY RANK RRF(...)` and
+//! `ORDER BY [RANK] VectorDistance(...)`, and the corpus statistics BM25 scoring needs.
+//!
+//! A score sorts most relevant first without a direction (vectordistance.md, order-by-rank.md):
+//! FullTextScore and the cosine and dot-product similarities descending, the euclidean
+//! distance ascending. Keys are kept "higher is better" (a euclidean distance is negated), so
+//! every score sorts descending and an item without a score (no vector, no text: the key is
+//! undefined, which sorts lowest) comes last whichever the metric.
+//!
+//! FullTextScore's statistics are global, as the SDKs' hybrid search gathers them with a
+//! statistics query over the whole container before ranking: the number of documents, the
+//! words in the searched property, and per term the documents containing it.
+
+use std::collections::HashMap;
+
+use heed::RoTxn;
+
+use super::ast::{Expr, ExprKind, Query};
+use super::eval::aggregate_key;
+use super::exec::Env;
+use super::fulltext::{self, CorpusStats, RRF_K};
+use super::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
+use super::value::Val;
+use crate::error::{Error, Result};
+use crate::store::catalog::ContainerDef;
+use crate::store::item::Record;
+use crate::store::keys::{self, RangeId};
+use crate::store::{Store, now_secs};
+
+/// The analyzed terms of one FullTextScore call and the corpus they are scored against.
+#[derive(Debug, Default, Clone)]
+pub struct FullTextQuery {
+    pub terms: Vec<String>,
+    pub stats: CorpusStats,
+}
+
+/// Per FullTextScore call of the query (keyed by [`aggregate_key`] of the call).
+pub type FullTextScores = HashMap<usize, FullTextQuery>;
+
+enum Component<'q> {
+    /// A FullTextScore call: its text argument is scored against [`FullTextScores`].
+    FullText(&'q Expr),
+    /// A VectorDistance call, evaluated as written.
+    Vector {
+        call: &'q Expr,
+        higher_is_better: bool,
+    },
+}
+
+/// How a query's rows are ranked when its ORDER BY is a score.
+pub struct Ranking<'q> {
+    components: Vec<Component<'q>>,
+    /// RRF's weights, one per component (1 each unless given).
+    weights: Vec<f64>,
+    /// RRF: the components' ranks are fused once every row is in.
+    fused: bool,
+}
+
+impl<'q> Ranking<'q> {
+    /// The ranking of `q`, if its ORDER BY is a score: `ORDER BY RANK ...`, or a
+    /// VectorDistance without ASC or DESC (with one, it sorts like any value).
+    pub fn of(q: &'q Query, env: &Env) -> Option<Ranking<'q>> {
+        let first = q.order_by.first()?;
+        let is_vector = is_call(&first.expr, "VECTORDISTANCE");
+        if !first.rank && !(is_vector && !first.direction_given && q.order_by.len() == 1) {
+            return None;
+        }
+        let ExprKind::Call { name, args, .. } = &first.expr.kind else {
+            return None;
+        };
+        if name != "RRF" {
+            return Some(Ranking {
+                components: vec![component(&first.expr, env)?],
+                weights: vec![1.0],
+                fused: false,
+            });
+        }
+        let (scores, weights) = match args.split_last() {
+            Some((last, rest)) if matches!(last.kind, ExprKind::Array(_)) => {
+                (rest, rrf_weights(&env.eval(last, &[])).unwrap_or_default())
+            }
+            _ => (&args[..], vec![1.0; args.len()]),
+        };
+        let components = scores
+            .iter()
+            .map(|a| component(a, env))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Ranking {
+            weights: if weights.len() == components.len() {
+                weights
+            } else {
+                vec![1.0; components.len()]
+            },
+            components,
+            fused: true,
+        })
+    }
+
+    /// Whether every row must be seen before any can be placed (RRF ranks are relative).
+    pub fn fused(&self) -> bool {
+        self.fused
+    }
+
+    /// The ORDER BY keys of a row: one "higher is better" score per component.
+    pub fn keys(&self, env: &Env, row: &[(String, Val)]) -> Vec<Val> {
+        self.components
+            .iter()
+            .map(|c| match c {
+                Component::FullText(call) => full_text_score(call, env, row),
+                Component::Vector {
+                    call,
+                    higher_is_better,
+                } => match env.eval(call, row) {
+                    Val::Num(n) if *higher_is_better => Val::Num(n),
+                    Val::Num(n) => Val::Num(-n),
+                    _ => Val::Undefined,
+                },
+            })
+            .collect()
+    }
+
+    /// Replaces each row's component scores by its fused RRF score (rrf.md): the weighted sum
+    /// of 1 / (k + rank) over the components that scored it, ranks counted from 1 in each
+    /// component's own order (ties share the order rows arrived in).
+    pub fn fuse<'r>(&self, rows: impl Iterator<Item = &'r mut Vec<Val>>) {
+        let mut rows: Vec<&mut Vec<Val>> = rows.collect();
+        let mut fused = vec![0.0; rows.len()];
+        for (i, weight) in self.weights.iter().enumerate() {
+            let mut scored: Vec<(usize, f64)> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(r, keys)| match keys.get(i) {
+                    Some(Val::Num(n)) if !n.is_nan() => Some((r, *n)),
+                    _ => None,
+                })
+                .collect();
+            // Stable: tied scores keep the order the rows arrived in (key order per range).
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+            for (rank, (r, _)) in scored.into_iter().enumerate() {
+                fused[r] += weight / (RRF_K + (rank + 1) as f64);
+            }
+        }
+        for (keys, score) in rows.iter_mut().zip(fused) {
+            **keys = vec![Val::Num(score)];
+        }
+    }
+
+    /// The number of scores per row.
+    pub fn scores_per_row(&self) -> usize {
+        self.components.len()
+    }
+}
+
+fn is_call(e: &Expr, name: &str) -> bool {
+    super::check::is_call(e, name)
+}
+
+fn component<'q>(e: &'q Expr, env: &Env) -> Option<Component<'q>> {
+    let ExprKind::Call { name, args, .. } = &e.kind else {
+        return None;
+    };
+    match name.as_str() {
+        "FULLTEXTSCORE" => Some(Component::FullText(e)),
+        "VECTORDISTANCE" => {
+            // The metric comes from the call's options (constants); the container's vector
+            // policy was folded into them before the query ran.
+            let options: Vec<Val> = args.iter().map(|a| env.eval(a, &[])).collect();
+            let distance = VectorOptions::of_call(VectorOptions::default(), &options)
+                .unwrap_or_default()
+                .distance;
+            Some(Component::Vector {
+                call: e,
+                higher_is_better: distance.most_similar_first_descending(),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn full_text_score(call: &Expr, env: &Env, row: &[(String, Val)]) -> Val {
+    let (ExprKind::Call { args, .. }, Some(scores)) = (&call.kind, env.full_text) else {
+        return Val::Undefined;
+    };
+    let Some(query) = scores.get(&aggregate_key(call)) else {
+        return Val::Undefined;
+    };
+    match args.first().map(|a| env.eval(a, row)) {
+        // An item matching no term has no rank: RRF gives it no share for this score.
+        Some(Val::Str(text)) => match query.stats.score(&fulltext::analyze(&text), &query.terms) {
+            s if s > 0.0 => Val::Num(s),
+            _ => Val::Undefined,
+        },
+        _ => Val::Undefined,
+    }
+}
+
+/// The FullTextScore calls `q` ranks by.
+fn full_text_calls(q: &Query) -> Vec<&Expr> {
+    let Some(first) = q.order_by.first().filter(|o| o.rank) else {
+        return Vec::new();
+    };
+    match &first.expr.kind {
+        ExprKind::Call { name, args, .. } if name == "RRF" => args
+            .iter()
+            .filter(|a| is_call(a, "FULLTEXTSCORE"))
+            .collect(),
+        _ if is_call(&first.expr, "FULLTEXTSCORE") => vec![&first.expr],
+        _ => Vec::new(),
+    }
+}
+
+/// The analyzed search terms of a FullTextScore call (its arguments are constants).
+fn search_terms(call: &Expr, args: &[Expr], env: &Env) -> Result<Vec<String>> {
+    let values: Vec<Val> = args.iter().map(|a| env.eval(a, &[])).collect();
+    full_text_score_terms(&values).ok_or_else(|| {
+        let at = args.get(1).map_or(call.pos, |a| a.pos);
+        Error::bad_request(
+            "FullTextScore searches for string terms: give them as strings or as one array of \
+             strings, e.g. FullTextScore(c.text, [\"bicycle\", \"mountain\"])",
+        )
+        .at(at.line, at.column)
+    })
+}
+
+/// What the statistics pass read of one range (for its charge).
+pub struct StatisticsRead {
+    pub range: RangeId,
+    pub documents: u64,
+    pub bytes: u64,
+}
+
+/// The global statistics of every FullTextScore call `q` ranks by: one pass over every item
+/// of the container (all ranges, whatever the query's filter or routing, as the service's
+/// statistics query counts the whole container).
+pub fn full_text_statistics(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    q: &Query,
+    env: &Env,
+    root: &str,
+) -> Result<(FullTextScores, Vec<StatisticsRead>)> {
+    let calls = full_text_calls(q);
+    if calls.is_empty() {
+        return Ok((FullTextScores::new(), Vec::new()));
+    }
+    let mut queries: Vec<(usize, &Expr, FullTextQuery)> = Vec::with_capacity(calls.len());
+    for call in calls {
+        let ExprKind::Call { args, .. } = &call.kind else {
+            continue;
+        };
+        let Some(text) = args.first() else {
+            continue;
+        };
+        queries.push((
+            aggregate_key(call),
+            text,
+            FullTextQuery {
+                terms: search_terms(call, args, env)?,
+                stats: CorpusStats::default(),
+            },
+        ));
+    }
+    let extractor = super::demand::Extractor::new(super::demand::of_query(q, root));
+    let now = now_secs();
+    let mut reads = Vec::with_capacity(def.ranges.len());
+    let mut row = vec![(root.to_string(), Val::Undefined)];
+    for range in &def.ranges {
+        let start = keys::epk_bound(def.rid, &range.min_inclusive);
+        let end = keys::epk_bound(def.rid, &range.max_exclusive);
+        let mut read = StatisticsRead {
+            range: range.id,
+            documents: 0,
+            bytes: 0,
+        };
+        for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
+            let (_, value) = entry?;
+            let record = Record::decode(value)?;
+            if record.header.is_expired(now) {
+                continue;
+            }
+            read.documents += 1;
+            read.bytes += record.json.len() as u64;
+            row[0].1 = extractor
+                .extract_stored(record.json, record.members.as_ref())
+                .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+            for (_, text, query) in &mut queries {
+                match env.eval(text, &row) {
+                    Val::Str(s) => query.stats.add_document(&fulltext::analyze(&s)),
+                    _ => query.stats.add_document(&[]),
+                }
+            }
+        }
+        reads.push(read);
+    }
+    let scores = queries.into_iter().map(|(k, _, q)| (k, q)).collect();
+    Ok((scores, reads))
+}

@@ -1,0 +1,314 @@
+//! Vector and full-text search through the query engine: VectorDistance as a value and as an
+//! ORDER BY (most similar first without a direction), FullTextContains/All/Any filters,
+//! `ORDER BY RANK` with FullTextScore (BM25 over the whole container's statistics) and RRF,
+//! the rules on where scores may appear, paging and charges. Every query runs on a one-range
+//! and a four-range container, which must agree (vectordistance.md, fulltextcontains*.md,
+//! fulltextscore.md, rrf.md, order-by-rank.md).
+
+mod query_common;
+
+use cosmoscope::engine::QueryOptions;
+use query_common::{DB, Db, empty, value_of};
+use serde_json::{Value, json};
+
+fn ids(rows: &[Value]) -> Vec<String> {
+    rows.iter()
+        .map(|r| r["id"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// Runs `sql` on both containers; both must give these ids in this order.
+fn assert_ids(db: &Db, sql: &str, expected: &[&str]) {
+    for rows in db.each(sql, &[]) {
+        assert_eq!(ids(&rows), expected, "{sql}");
+    }
+}
+
+#[test]
+fn vector_distance_values() {
+    let db = empty();
+    let close = |expr: &str, expected: f64| {
+        let v = value_of(&db, expr).unwrap_or_else(|| panic!("{expr} is undefined"));
+        let got = v.as_f64().expect("a number");
+        assert!(
+            (got - expected).abs() < 1e-6,
+            "{expr} = {got}, not {expected}"
+        );
+    };
+    close("VectorDistance([1, 2, 3], [2, 4, 6])", 1.0);
+    close("VectorDistance([1, 0], [0, 1])", 0.0);
+    close(
+        "VectorDistance([1, 0], [-1, 0], false, {'distanceFunction': 'cosine'})",
+        -1.0,
+    );
+    close(
+        "VectorDistance([0, 0], [3, 4], false, {'distanceFunction': 'euclidean'})",
+        5.0,
+    );
+    close(
+        "VectorDistance([1, 2], [3, 4], true, {'distanceFunction': 'dotproduct'})",
+        11.0,
+    );
+    // Not vectors, or vectors that can't be compared: undefined (no result).
+    for expr in [
+        "VectorDistance([1, 2], [1, 2, 3])",
+        "VectorDistance('a', [1])",
+        "VectorDistance([1, 'x'], [1, 2])",
+        "VectorDistance([1, 2], [3, 4], false, {'distanceFunction': 'manhattan'})",
+    ] {
+        assert_eq!(value_of(&db, expr), None, "{expr}");
+    }
+}
+
+fn vectors() -> Vec<Value> {
+    vec![
+        json!({"id": "east", "v": [1.0, 0.0]}),
+        json!({"id": "north-east", "v": [0.7, 0.7]}),
+        json!({"id": "north", "v": [0.0, 1.0]}),
+        json!({"id": "far-east", "v": [5.0, 0.1]}),
+        json!({"id": "west", "v": [-1.0, 0.0]}),
+        json!({"id": "no-vector"}),
+    ]
+}
+
+#[test]
+fn order_by_vector_distance_puts_the_most_similar_first() {
+    let db = Db::new(&vectors());
+    // Cosine (the default): similarity descending; the item without a vector comes last.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])",
+        &[
+            "east",
+            "far-east",
+            "north-east",
+            "north",
+            "west",
+            "no-vector",
+        ],
+    );
+    // Euclidean: distance ascending.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0], false, {'distanceFunction': 'euclidean'})",
+        &[
+            "east",
+            "north-east",
+            "north",
+            "west",
+            "far-east",
+            "no-vector",
+        ],
+    );
+    // TOP k of the same order, with the score projected.
+    let rows = db.rows(
+        "SELECT TOP 2 c.id, VectorDistance(c.v, [1, 0]) AS score FROM c \
+         ORDER BY VectorDistance(c.v, [1, 0])",
+    );
+    assert_eq!(ids(&rows), ["east", "far-east"]);
+    assert!((rows[0]["score"].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    // ORDER BY RANK VectorDistance is the same order.
+    assert_ids(
+        &db,
+        "SELECT TOP 3 c.id FROM c ORDER BY RANK VectorDistance(c.v, [1, 0])",
+        &["east", "far-east", "north-east"],
+    );
+    // With an explicit direction, the score sorts like any value.
+    assert_ids(
+        &db,
+        "SELECT TOP 2 c.id FROM c WHERE IS_DEFINED(c.v) ORDER BY VectorDistance(c.v, [1, 0]) ASC",
+        &["west", "north"],
+    );
+}
+
+fn texts() -> Vec<Value> {
+    vec![
+        json!({"id": "a", "text": "Red bicycles and a red skateboard", "v": [1.0, 0.0]}),
+        json!({"id": "b", "text": "The mountain bicycle climbs the mountain", "v": [0.0, 1.0]}),
+        json!({"id": "c", "text": "A blue skateboard", "v": [0.6, 0.8]}),
+        json!({"id": "d", "text": "Running shoes for the road", "v": [-1.0, -0.1]}),
+        json!({"id": "e", "title": "no text here"}),
+    ]
+}
+
+#[test]
+fn full_text_contains_matches_analyzed_terms() {
+    let db = Db::new(&texts());
+    // Case-insensitive, and "bicycle" matches "bicycles" through the stemmer.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'bicycle') ORDER BY c.id",
+        &["a", "b"],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContainsAll(c.text, 'red', 'bicycle') ORDER BY c.id",
+        &["a"],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContainsAny(c.text, 'skateboard', 'shoe') ORDER BY c.id",
+        &["a", "c", "d"],
+    );
+    // full-text-search.md's combination of the two.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'red') \
+         AND FullTextContainsAny(c.text, 'bicycle', 'skateboard') ORDER BY c.id",
+        &["a"],
+    );
+    // An item without the property does not match.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE NOT FullTextContains(c.text, 'bicycle') ORDER BY c.id",
+        &["c", "d"],
+    );
+}
+
+#[test]
+fn order_by_rank_full_text_score_puts_the_most_relevant_first() {
+    let db = Db::new(&texts());
+    // "mountain" twice in b; "bicycle" in a and b.
+    assert_ids(
+        &db,
+        "SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, ['bicycle', 'mountain'])",
+        &["b", "a"],
+    );
+    // The terms as separate arguments (fulltextscore.md shows both forms).
+    assert_ids(
+        &db,
+        "SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, 'bicycle', 'mountain')",
+        &["b", "a"],
+    );
+    // Filtered by FullTextContains; items scoring nothing come after those that score.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'skateboard') \
+         ORDER BY RANK FullTextScore(c.text, ['blue'])",
+        &["c", "a"],
+    );
+}
+
+#[test]
+fn rrf_fuses_the_ranks_of_its_scores() {
+    let db = Db::new(&texts());
+    // Text ranks for "skateboard red": a 1, c 2. Vector ranks for [0, 1]: b 1, c 2, a 3, d 4.
+    // Fused with k = 60: c = 1/62 + 1/62, a = 1/61 + 1/63, b = 1/61, d = 1/64.
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE IS_DEFINED(c.text) \
+         ORDER BY RANK RRF(FullTextScore(c.text, ['skateboard', 'red']), VectorDistance(c.v, [0, 1]))",
+        &["a", "c", "b", "d"],
+    );
+    // Weights scale each score's share: with the vector weighed 40 times the text, b (first
+    // by vector, unmatched by text) passes a (first by text, third by vector).
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE IS_DEFINED(c.text) \
+         ORDER BY RANK RRF(FullTextScore(c.text, ['skateboard', 'red']), VectorDistance(c.v, [0, 1]), [1, 40])",
+        &["c", "b", "a", "d"],
+    );
+}
+
+#[test]
+fn scores_are_only_for_ranking() {
+    let db = Db::new(&texts());
+    for (sql, needle) in [
+        (
+            "SELECT FullTextScore(c.text, ['red']) AS s FROM c",
+            "FULLTEXTSCORE can only be used in an ORDER BY RANK clause",
+        ),
+        (
+            "SELECT * FROM c WHERE FullTextScore(c.text, ['red']) > 1",
+            "can only be used in an ORDER BY RANK clause",
+        ),
+        (
+            "SELECT * FROM c ORDER BY FullTextScore(c.text, ['red'])",
+            "can only be used in an ORDER BY RANK clause",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK UPPER(c.text)",
+            "ORDER BY RANK takes a scoring function",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['red']))",
+            "RRF takes at least 2 arguments",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['red']), [2])",
+            "RRF fuses two or more scoring functions",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['red']), c.v)",
+            "each argument of RRF is a scoring function",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['a']), VectorDistance(c.v, [1, 0]), [1])",
+            "2 scoring functions but 1 weights",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, [1])",
+            "FullTextScore searches for string terms",
+        ),
+    ] {
+        let e = db.bad_request(sql);
+        assert!(e.message.contains(needle), "{sql}: {}", e.message);
+        assert!(e.line.is_some() && e.column.is_some(), "{sql}: no position");
+    }
+    // `rank` alone is still a property name.
+    db.ordered(
+        "SELECT VALUE c.id FROM c WHERE c.id = 'a' ORDER BY c.rank",
+        json!(["a"]),
+    );
+}
+
+#[test]
+fn ranked_pages_add_up_to_the_whole_result_and_charge() {
+    let db = Db::new(&texts());
+    let sql = "SELECT c.id FROM c ORDER BY RANK FullTextScore(c.text, ['skateboard', 'bicycle'])";
+    for container in ["one", "many"] {
+        let whole = db
+            .engine
+            .query(DB, container, sql, &QueryOptions::default())
+            .expect("query");
+        let mut opts = QueryOptions {
+            max_items: Some(2),
+            ..Default::default()
+        };
+        let mut rows: Vec<Value> = Vec::new();
+        let mut charge = 0.0;
+        loop {
+            let page = db.engine.query(DB, container, sql, &opts).expect("page");
+            charge += page.request_charge;
+            rows.extend(page.documents.into_iter().map(Value::from));
+            match page.continuation {
+                Some(t) => opts.continuation = Some(t),
+                None => break,
+            }
+        }
+        let all: Vec<Value> = whole.documents.into_iter().map(Value::from).collect();
+        assert_eq!(rows, all, "{container}");
+        assert!(
+            (charge - whole.request_charge).abs() < 0.011,
+            "{container}: pages charge {charge}, the whole query {}",
+            whole.request_charge
+        );
+        // The same query on the same data costs the same; the statistics pass makes it cost
+        // more than ordering by a property.
+        let again = db
+            .engine
+            .query(DB, container, sql, &QueryOptions::default())
+            .expect("query");
+        assert_eq!(again.request_charge, whole.request_charge);
+        let plain = db
+            .engine
+            .query(
+                DB,
+                container,
+                "SELECT c.id FROM c ORDER BY c.id",
+                &QueryOptions::default(),
+            )
+            .expect("query");
+        assert!(whole.request_charge > plain.request_charge, "{container}");
+    }
+}
