@@ -216,3 +216,93 @@ pub enum BinaryOp {
     /// `??`
     Coalesce,
 }
+
+impl Query {
+    /// Calls `f` on every expression of the query and of its subqueries, children first.
+    pub fn for_each_expr_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        if let Some(top) = &mut self.select.top {
+            top.for_each_mut(f);
+        }
+        match &mut self.select.kind {
+            SelectKind::Star => {}
+            SelectKind::Value(e) => e.for_each_mut(f),
+            SelectKind::Items(items) => items.iter_mut().for_each(|i| i.expr.for_each_mut(f)),
+        }
+        if let Some(from) = &mut self.from {
+            match &mut from.kind {
+                FromKind::Container { .. } => {}
+                FromKind::In { expr, .. } => expr.for_each_mut(f),
+                FromKind::Subquery { query, .. } => query.for_each_expr_mut(f),
+            }
+        }
+        for j in &mut self.joins {
+            match &mut j.source {
+                JoinSource::In(e) => e.for_each_mut(f),
+                JoinSource::Subquery(q) => q.for_each_expr_mut(f),
+            }
+        }
+        let rest = self
+            .filter
+            .iter_mut()
+            .chain(self.group_by.iter_mut())
+            .chain(self.order_by.iter_mut().map(|o| &mut o.expr));
+        for e in rest {
+            e.for_each_mut(f);
+        }
+        if let Some(ol) = &mut self.offset_limit {
+            ol.offset.for_each_mut(f);
+            ol.limit.for_each_mut(f);
+        }
+    }
+}
+
+impl Expr {
+    /// Calls `f` on this expression and everything inside it (subqueries included),
+    /// children first.
+    pub fn for_each_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
+            ExprKind::Property(e, _) | ExprKind::Unary(_, e) => e.for_each_mut(f),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                a.for_each_mut(f);
+                b.for_each_mut(f);
+            }
+            ExprKind::Between {
+                expr, low, high, ..
+            } => {
+                expr.for_each_mut(f);
+                low.for_each_mut(f);
+                high.for_each_mut(f);
+            }
+            ExprKind::In { expr, list, .. } => {
+                expr.for_each_mut(f);
+                list.iter_mut().for_each(|e| e.for_each_mut(f));
+            }
+            ExprKind::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => {
+                expr.for_each_mut(f);
+                pattern.for_each_mut(f);
+                if let Some(e) = escape {
+                    e.for_each_mut(f);
+                }
+            }
+            ExprKind::Ternary(a, b, c) => {
+                a.for_each_mut(f);
+                b.for_each_mut(f);
+                c.for_each_mut(f);
+            }
+            ExprKind::Call { args: items, .. } | ExprKind::Array(items) => {
+                items.iter_mut().for_each(|e| e.for_each_mut(f))
+            }
+            ExprKind::Object(members) => members.iter_mut().for_each(|(_, e)| e.for_each_mut(f)),
+            ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
+                q.for_each_expr_mut(f)
+            }
+        }
+        f(self);
+    }
+}
