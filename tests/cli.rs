@@ -330,6 +330,202 @@ fn container_show_lists_settings_and_partitions() {
     );
 }
 
+#[test]
+fn container_create_takes_vector_and_full_text_policies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(dir, &["db", "create", "search"]);
+    let vector = dir.join("vector.json");
+    // The bare policy object.
+    std::fs::write(
+        &vector,
+        json!({"vectorEmbeddings": [
+            {"path": "/embedding", "dataType": "float32", "dimensions": 256, "distanceFunction": "cosine"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let text = dir.join("text.json");
+    // Wrapped under its container-definition key.
+    std::fs::write(
+        &text,
+        json!({"fullTextPolicy": {
+            "defaultLanguage": "en-US",
+            "fullTextPaths": [{"path": "/body", "language": "en-US"}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let indexing = dir.join("indexing.json");
+    std::fs::write(
+        &indexing,
+        json!({
+            "includedPaths": [{"path": "/*"}],
+            "excludedPaths": [{"path": "/embedding/*"}],
+            "vectorIndexes": [{"path": "/embedding", "type": "flat"}],
+            "fullTextIndexes": [{"path": "/body"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let args = |c: &'static str| {
+        vec![
+            "container".to_string(),
+            "create".to_string(),
+            c.to_string(),
+            "--partition-key".to_string(),
+            "/pk".to_string(),
+            "--vector-policy".to_string(),
+            vector.display().to_string(),
+            "--full-text-policy".to_string(),
+            text.display().to_string(),
+            "--indexing-policy".to_string(),
+            indexing.display().to_string(),
+        ]
+    };
+    let created_args = args("search/docs");
+    let created = ok(
+        dir,
+        &created_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        created["vectorEmbeddingPolicy"],
+        json!({"vectorEmbeddings": [
+            {"path": "/embedding", "dataType": "float32", "dimensions": 256, "distanceFunction": "cosine"}
+        ]})
+    );
+    let shown = ok(dir, &["container", "show", "search/docs"]);
+    assert_eq!(
+        shown["vectorEmbeddingPolicy"],
+        created["vectorEmbeddingPolicy"]
+    );
+    assert_eq!(
+        shown["fullTextPolicy"],
+        json!({"defaultLanguage": "en-US", "fullTextPaths": [{"path": "/body", "language": "en-US"}]})
+    );
+    assert_eq!(
+        shown["indexingPolicy"]["vectorIndexes"],
+        json!([{"path": "/embedding", "type": "flat"}])
+    );
+    assert_eq!(
+        shown["indexingPolicy"]["fullTextIndexes"],
+        json!([{"path": "/body"}])
+    );
+    let plain = ok(
+        dir,
+        &[
+            "container",
+            "create",
+            "search/plain",
+            "--partition-key",
+            "/pk",
+        ],
+    );
+    assert!(plain.get("vectorEmbeddingPolicy").is_none(), "{plain}");
+    assert!(plain.get("fullTextPolicy").is_none(), "{plain}");
+
+    // set-indexing: a vector index on a path the vector policy does not declare.
+    let other = dir.join("other.json");
+    std::fs::write(
+        &other,
+        json!({"vectorIndexes": [
+            {"path": "/embedding", "type": "flat"}, {"path": "/other", "type": "flat"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let e = err(
+        run(
+            dir,
+            &[
+                "container",
+                "set-indexing",
+                "search/docs",
+                other.to_str().unwrap(),
+            ],
+        ),
+        1,
+    );
+    assert_eq!(e["status"], 400);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("'/other' is not in the container's vector embedding policy"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_bad_policy_file_is_a_400_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    ok(dir, &["db", "create", "search"]);
+    let file = dir.join("policy.json");
+    let create = |flag: &str| {
+        run(
+            dir,
+            &[
+                "container",
+                "create",
+                "search/docs",
+                "--partition-key",
+                "/pk",
+                flag,
+                file.to_str().unwrap(),
+            ],
+        )
+    };
+    for (flag, policy, says) in [
+        (
+            "--vector-policy",
+            json!({"vectorEmbeddings": [{"path": "/v", "dataType": "float64", "dimensions": 3}]}),
+            "The vector data type 'float64' is invalid",
+        ),
+        (
+            "--vector-policy",
+            json!({"vectorEmbeddings": [{"path": "/v/*", "dimensions": 3}]}),
+            "the vector path '/v/*' could not be accepted",
+        ),
+        (
+            "--vector-policy",
+            json!({"vectorEmbeddings": [{"path": "/v", "dimensions": 5000}]}),
+            "has 5000 dimensions",
+        ),
+        (
+            "--full-text-policy",
+            json!({"defaultLanguage": "en-US", "fullTextPaths": [{"path": "/t", "language": "xx-YY"}]}),
+            "the language 'xx-YY' is not supported",
+        ),
+        (
+            "--full-text-policy",
+            json!({"fullTextPaths": [{"path": "/tags/[]", "language": "en-US"}]}),
+            "array steps",
+        ),
+    ] {
+        std::fs::write(&file, policy.to_string()).unwrap();
+        let e = err(create(flag), 1);
+        assert_eq!(e["status"], 400, "{e}");
+        assert!(e["message"].as_str().unwrap().contains(says), "{says}: {e}");
+    }
+    std::fs::write(&file, "{not json").unwrap();
+    let e = err(create("--vector-policy"), 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid vector embedding policy in"),
+        "{e}"
+    );
+    // An unreadable file is a usage error.
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(err(create("--full-text-policy"), 2)["status"], 400);
+    assert_eq!(
+        err(run(dir, &["container", "show", "search/docs"]), 1)["status"],
+        404
+    );
+}
+
 fn ndjson(n: usize, pad: usize) -> String {
     let mut s = String::new();
     for i in 0..n {

@@ -105,6 +105,8 @@ fn every_setting_round_trips() {
         indexing_policy: Some(policy.clone()),
         enforce_throughput: true,
         feed_previous_images: true,
+        vector_embedding_policy: None,
+        full_text_policy: None,
     };
     let created = e.create_container(DB, "full", settings).unwrap();
     let autoscale = ContainerSettings {

@@ -279,6 +279,16 @@ pub struct ContainerCreate {
     /// Indexing policy JSON file [default: index everything]
     #[arg(long, value_name = "FILE")]
     pub indexing_policy: Option<PathBuf>,
+    /// Vector embedding policy JSON file: {"vectorEmbeddings": [{"path", "dataType",
+    /// "dimensions", "distanceFunction"}]}, bare or wrapped as {"vectorEmbeddingPolicy": ...};
+    /// fixed once the container exists
+    #[arg(long, value_name = "FILE")]
+    pub vector_policy: Option<PathBuf>,
+    /// Full-text policy JSON file: {"defaultLanguage", "fullTextPaths": [{"path",
+    /// "language"}]}, bare or wrapped as {"fullTextPolicy": ...}; fixed once the container
+    /// exists
+    #[arg(long, value_name = "FILE")]
+    pub full_text_policy: Option<PathBuf>,
     /// Answer 429 when a partition's RU budget for the current second is exceeded
     #[arg(long)]
     pub enforce_throughput: bool,

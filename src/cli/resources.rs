@@ -11,6 +11,7 @@ use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::Engine;
 use crate::store::catalog::{ContainerSettings, Throughput};
 use crate::store::indexing::IndexingPolicy;
+use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 
 /// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)
 /// is not an error worth reporting.
@@ -146,9 +147,37 @@ fn settings(args: &ContainerCreate) -> CliResult<ContainerSettings> {
     if let Some(file) = &args.indexing_policy {
         s.indexing_policy = Some(read_policy(file)?);
     }
+    if let Some(file) = &args.vector_policy {
+        let value = read_json_file(file, "vector embedding policy", "vectorEmbeddingPolicy")?;
+        s.vector_embedding_policy = Some(VectorEmbeddingPolicy::from_json(value).map_err(|e| {
+            crate::error::Error::bad_request(format!("{} (in {})", e.message, file.display()))
+        })?);
+    }
+    if let Some(file) = &args.full_text_policy {
+        let value = read_json_file(file, "full-text policy", "fullTextPolicy")?;
+        s.full_text_policy = Some(FullTextPolicy::from_json(value).map_err(|e| {
+            crate::error::Error::bad_request(format!("{} (in {})", e.message, file.display()))
+        })?);
+    }
     s.enforce_throughput = args.enforce_throughput;
     s.feed_previous_images = args.feed_previous_images;
     Ok(s)
+}
+
+/// Reads a policy file holding the policy object, or an object with the policy under
+/// `key` alone (as in a container definition's `{"vectorEmbeddingPolicy": {...}}`).
+fn read_json_file(file: &std::path::Path, what: &str, key: &str) -> CliResult<serde_json::Value> {
+    let text = std::fs::read(file)
+        .map_err(|e| Failure::Usage(format!("cannot read {what} {}: {e}", file.display())))?;
+    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        crate::error::Error::bad_request(format!("invalid {what} in {}: {e}", file.display()))
+    })?;
+    Ok(match value {
+        serde_json::Value::Object(mut map) if map.len() == 1 && map.contains_key(key) => {
+            map.remove(key).unwrap_or_default()
+        }
+        other => other,
+    })
 }
 
 fn read_policy(file: &std::path::Path) -> CliResult<IndexingPolicy> {

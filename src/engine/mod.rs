@@ -234,7 +234,9 @@ impl Engine {
         self.container(db, name)
     }
 
-    /// Replaces the container's indexing policy (400 for an invalid one). The new index
+    /// Replaces the container's indexing policy (400 for an invalid one, for vector or
+    /// full-text indexes off the container's policies, and for changed vector indexes,
+    /// which the service fixes at creation). The new index
     /// builds in the background; `container` shows `indexTransformationProgress` and
     /// queries stay correct meanwhile.
     pub fn set_indexing_policy(

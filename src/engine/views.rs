@@ -13,6 +13,7 @@ use crate::store::meter::MeterSample;
 use crate::store::partition_key::PartitionKeyDefinition;
 use crate::store::ranges::PkRange;
 use crate::store::read::LogicalPartitionInfo;
+use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 use crate::store::stats::{RangeStats, StatsView};
 
 #[derive(Debug, Clone, Serialize)]
@@ -63,6 +64,10 @@ pub struct ContainerInfo {
     pub default_ttl: Option<i64>,
     pub unique_key_policy: crate::store::catalog::UniqueKeyPolicy,
     pub indexing_policy: IndexingPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_embedding_policy: Option<VectorEmbeddingPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_text_policy: Option<FullTextPolicy>,
     /// Percent of the index built under the current policy (100 when no transformation
     /// runs), as the service's `x-ms-documentdb-collection-index-transformation-progress`.
     pub index_transformation_progress: u8,
@@ -101,6 +106,8 @@ impl ContainerInfo {
             default_ttl: def.default_ttl,
             unique_key_policy: def.unique_key_policy.clone(),
             indexing_policy: def.indexing_policy.clone(),
+            vector_embedding_policy: def.vector_embedding_policy.clone(),
+            full_text_policy: def.full_text_policy.clone(),
             index_transformation_progress: def.index_build.as_ref().map_or(100, |b| b.progress()),
             max_partition_bytes: def.max_partition_bytes,
             max_logical_partition_bytes: def.max_logical_partition_bytes,

@@ -118,6 +118,8 @@ impl ContainerManifest {
             indexing_policy: self.indexing_policy.clone(),
             enforce_throughput: self.enforce_throughput,
             feed_previous_images: self.feed_previous_images,
+            vector_embedding_policy: None,
+            full_text_policy: None,
         }
     }
 }

@@ -15,6 +15,7 @@ use super::indexing::IndexingPolicy;
 use super::keys::{ContainerRid, RangeId};
 use super::partition_key::PartitionKeyDefinition;
 use super::ranges::{self, PkRange};
+use super::search_policy::{self, FullTextPolicy, VectorEmbeddingPolicy};
 use crate::error::{Error, Result};
 
 /// Storage limits of the real service (reference/cosmos.md §2.2).
@@ -91,6 +92,11 @@ pub struct ContainerSettings {
     pub enforce_throughput: bool,
     /// Keep the previous image of replaced and deleted items in the change feed.
     pub feed_previous_images: bool,
+    /// Vector paths with their data type, dimensions and distance function; fixed at
+    /// creation, like the service's.
+    pub vector_embedding_policy: Option<VectorEmbeddingPolicy>,
+    /// Text paths and their languages for full-text search; set at creation.
+    pub full_text_policy: Option<FullTextPolicy>,
 }
 
 impl ContainerSettings {
@@ -105,6 +111,8 @@ impl ContainerSettings {
             indexing_policy: None,
             enforce_throughput: false,
             feed_previous_images: false,
+            vector_embedding_policy: None,
+            full_text_policy: None,
         }
     }
 }
@@ -140,6 +148,12 @@ pub struct ContainerDef {
     /// Generations of earlier policies, deleted in the background.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retired_index_generations: Vec<u32>,
+    /// The `vectorEmbeddingPolicy` given at creation (see `store::search_policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_embedding_policy: Option<VectorEmbeddingPolicy>,
+    /// The `fullTextPolicy` given at creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_text_policy: Option<FullTextPolicy>,
 }
 
 /// An index transformation in progress: the new generation is filled item by item while
@@ -439,6 +453,17 @@ impl Store {
         indexing_policy
             .validate()
             .map_err(|e| Error::bad_request(format!("invalid indexing policy: {e}")))?;
+        if let Some(policy) = &settings.vector_embedding_policy {
+            policy.validate()?;
+        }
+        if let Some(policy) = &settings.full_text_policy {
+            policy.validate()?;
+        }
+        search_policy::validate_search_indexes(
+            &indexing_policy,
+            settings.vector_embedding_policy.as_ref(),
+            settings.full_text_policy.as_ref(),
+        )?;
         let max_partition_bytes = settings
             .max_partition_bytes
             .unwrap_or(DEFAULT_MAX_PARTITION_BYTES);
@@ -479,6 +504,8 @@ impl Store {
             index_generation: 0,
             index_build: None,
             retired_index_generations: Vec::new(),
+            vector_embedding_policy: settings.vector_embedding_policy,
+            full_text_policy: settings.full_text_policy,
         };
         self.put_container(txn, &def)?;
         let stats = super::stats::ContainerStats {
@@ -579,5 +606,31 @@ mod tests {
         assert!(validate_unique_keys(&[vec!["/email".into()]]).is_ok());
         assert!(validate_unique_keys(&[vec!["email".into()]]).is_err());
         assert!(validate_unique_keys(&vec![vec!["/a".into()]; 11]).is_err());
+    }
+
+    #[test]
+    fn definitions_without_search_policies_keep_their_old_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut txn = store.write_txn().unwrap();
+        store.create_database(&mut txn, "db", 1).unwrap();
+        let settings = ContainerSettings::new(vec!["/pk".into()]);
+        store
+            .create_container(&mut txn, "db", "c", settings, 1)
+            .unwrap();
+        txn.commit().unwrap();
+        let txn = store.read_txn().unwrap();
+        let raw = store
+            .meta
+            .get(&txn, container_key("db", "c").as_bytes())
+            .unwrap()
+            .unwrap();
+        let record: serde_json::Value = serde_json::from_slice(raw).unwrap();
+        // The record is what builds before these settings wrote, and it reads back.
+        assert!(record.get("vectorEmbeddingPolicy").is_none(), "{record}");
+        assert!(record.get("fullTextPolicy").is_none(), "{record}");
+        let def: ContainerDef = decode_json(raw, "container").unwrap();
+        assert_eq!(def.vector_embedding_policy, None);
+        assert_eq!(def.full_text_policy, None);
     }
 }

@@ -19,6 +19,11 @@
 //!   documented property-path form of an array element is `/locations/0/country`;
 //!   quoting never changes meaning ("functionally it makes no difference");
 //! - `/` is accepted as a spelling of the root path `/*` (the service names the root `/`).
+//!
+//! `vectorIndexes` and `fullTextIndexes` are parsed into [`VectorIndex`] and
+//! [`FullTextIndex`]; their own shape is checked here, and whether their paths are in the
+//! container's vector embedding and full-text policies is checked by
+//! [`super::search_policy::validate_search_indexes`], which knows the container.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -170,6 +175,54 @@ pub enum PolicyError {
         "The composite order '{value}' is invalid. Choose between 'ascending' and 'descending'."
     )]
     InvalidCompositeOrder { value: String },
+
+    #[error(
+        "{list} must be empty when the indexing mode is 'none': these indexes live in the \
+         container's index. Remove them, or use indexing mode 'consistent'."
+    )]
+    SearchIndexesWithNoneMode { list: SearchIndexList },
+
+    #[error("The {list} path '{path}' could not be accepted: {reason}")]
+    InvalidSearchIndexPath {
+        list: SearchIndexList,
+        path: String,
+        reason: String,
+    },
+
+    #[error(
+        "The path '{path}' is specified more than once in {list}. A path can have only one \
+         such index; remove the duplicate."
+    )]
+    DuplicateSearchIndexPath { list: SearchIndexList, path: String },
+
+    #[error("The vector index on '{path}' has an invalid '{parameter}': {reason}")]
+    InvalidVectorIndexParameter {
+        path: String,
+        parameter: &'static str,
+        reason: String,
+    },
+
+    #[error(
+        "The vector index type '{value}' is invalid. Choose between 'flat', 'quantizedFlat' \
+         and 'diskANN'."
+    )]
+    InvalidVectorIndexType { value: String },
+}
+
+/// Which search index list of the policy a problem is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchIndexList {
+    Vector,
+    FullText,
+}
+
+impl fmt::Display for SearchIndexList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SearchIndexList::Vector => "vectorIndexes",
+            SearchIndexList::FullText => "fullTextIndexes",
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -316,11 +369,203 @@ impl CompositePath {
     }
 }
 
+/// The kind of a vector index (`vectorIndexes[].type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VectorIndexType {
+    /// Exact (brute-force) search over vectors kept in the regular index.
+    Flat,
+    /// Exact search over quantized (compressed) vectors.
+    QuantizedFlat,
+    /// Approximate nearest-neighbour search on a DiskANN graph.
+    DiskAnn,
+}
+
+/// Most dimensions a `flat` vector index takes (index-policy.md, "Vector indexes").
+pub const FLAT_MAX_DIMENSIONS: u32 = 505;
+/// Most dimensions a `quantizedFlat` or `diskANN` vector index takes.
+pub const QUANTIZED_MAX_DIMENSIONS: u32 = 4096;
+/// Documented range of `quantizationByteSize` (quantizedFlat and diskANN).
+pub const QUANTIZATION_BYTE_SIZE: std::ops::RangeInclusive<u32> = 1..=512;
+/// Documented range of `indexingSearchListSize` (diskANN only).
+pub const INDEXING_SEARCH_LIST_SIZE: std::ops::RangeInclusive<u32> = 10..=500;
+
+impl VectorIndexType {
+    /// The service's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VectorIndexType::Flat => "flat",
+            VectorIndexType::QuantizedFlat => "quantizedFlat",
+            VectorIndexType::DiskAnn => "diskANN",
+        }
+    }
+
+    /// The documented examples spell the type both `diskANN` and `DiskANN`, so names
+    /// compare without case.
+    pub fn parse(value: &str) -> Result<VectorIndexType, PolicyError> {
+        [
+            VectorIndexType::Flat,
+            VectorIndexType::QuantizedFlat,
+            VectorIndexType::DiskAnn,
+        ]
+        .into_iter()
+        .find(|t| t.as_str().eq_ignore_ascii_case(value))
+        .ok_or_else(|| PolicyError::InvalidVectorIndexType {
+            value: value.to_string(),
+        })
+    }
+
+    /// The largest vector this index type accepts.
+    pub fn max_dimensions(self) -> u32 {
+        match self {
+            VectorIndexType::Flat => FLAT_MAX_DIMENSIONS,
+            VectorIndexType::QuantizedFlat | VectorIndexType::DiskAnn => QUANTIZED_MAX_DIMENSIONS,
+        }
+    }
+}
+
+impl fmt::Display for VectorIndexType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for VectorIndexType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for VectorIndexType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = String::deserialize(d)?;
+        VectorIndexType::parse(&value).map_err(D::Error::custom)
+    }
+}
+
+/// One entry of `vectorIndexes`: a vector path of the container's vector embedding policy
+/// and how to index it. The documented tuning parameters are typed; other members are
+/// kept verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorIndex {
+    pub path: String,
+    #[serde(rename = "type")]
+    pub index_type: VectorIndexType,
+    /// Bytes per quantized vector (quantizedFlat and diskANN); the service picks one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization_byte_size: Option<u32>,
+    /// Candidates examined while building a DiskANN graph (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexing_search_list_size: Option<u32>,
+    /// Sharded DiskANN: one DiskANN index per value of this property (one path, in an array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_index_shard_key: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl VectorIndex {
+    pub fn new(path: impl Into<String>, index_type: VectorIndexType) -> VectorIndex {
+        VectorIndex {
+            path: path.into(),
+            index_type,
+            quantization_byte_size: None,
+            indexing_search_list_size: None,
+            vector_index_shard_key: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The tuning parameters' documented ranges, and the index types they apply to.
+    fn validate_parameters(&self) -> Result<(), PolicyError> {
+        let fail = |parameter: &'static str, reason: String| {
+            Err(PolicyError::InvalidVectorIndexParameter {
+                path: self.path.clone(),
+                parameter,
+                reason,
+            })
+        };
+        if let Some(n) = self.quantization_byte_size {
+            if self.index_type == VectorIndexType::Flat {
+                return fail(
+                    "quantizationByteSize",
+                    "it applies to 'quantizedFlat' and 'diskANN' indexes only".into(),
+                );
+            }
+            if !QUANTIZATION_BYTE_SIZE.contains(&n) {
+                return fail(
+                    "quantizationByteSize",
+                    format!(
+                        "{n} is outside {}..={}",
+                        QUANTIZATION_BYTE_SIZE.start(),
+                        QUANTIZATION_BYTE_SIZE.end()
+                    ),
+                );
+            }
+        }
+        if let Some(n) = self.indexing_search_list_size {
+            if self.index_type != VectorIndexType::DiskAnn {
+                return fail(
+                    "indexingSearchListSize",
+                    "it applies to 'diskANN' indexes only".into(),
+                );
+            }
+            if !INDEXING_SEARCH_LIST_SIZE.contains(&n) {
+                return fail(
+                    "indexingSearchListSize",
+                    format!(
+                        "{n} is outside {}..={}",
+                        INDEXING_SEARCH_LIST_SIZE.start(),
+                        INDEXING_SEARCH_LIST_SIZE.end()
+                    ),
+                );
+            }
+        }
+        if let Some(keys) = &self.vector_index_shard_key {
+            if self.index_type != VectorIndexType::DiskAnn {
+                return fail(
+                    "vectorIndexShardKey",
+                    "sharding applies to 'diskANN' indexes only".into(),
+                );
+            }
+            // Documented as "the single string needs to be enclosed in an array".
+            match keys.as_slice() {
+                [key] if key.starts_with('/') && key.len() > 1 => {}
+                _ => {
+                    return fail(
+                        "vectorIndexShardKey",
+                        "give one property path in an array, for example [\"/tenantId\"]".into(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One entry of `fullTextIndexes`: a path of the container's full-text policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FullTextIndex {
+    pub path: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl FullTextIndex {
+    pub fn new(path: impl Into<String>) -> FullTextIndex {
+        FullTextIndex {
+            path: path.into(),
+            extra: Map::new(),
+        }
+    }
+}
+
 /// A container's indexing policy, in the service's JSON shape.
 ///
 /// Deserialisation keeps what the user gave; [`IndexingPolicy::normalized`] applies the
-/// defaults the service fills in. Spatial, vector and full-text indexes are carried as
-/// raw JSON and not interpreted.
+/// defaults the service fills in. Spatial indexes are carried as raw JSON and not
+/// interpreted; vector and full-text indexes are typed (empty lists are not written, like
+/// `compositeIndexes`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", from = "RawIndexingPolicy")]
 pub struct IndexingPolicy {
@@ -332,10 +577,10 @@ pub struct IndexingPolicy {
     pub composite_indexes: Vec<Vec<CompositePath>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spatial_indexes: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vector_indexes: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_text_indexes: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vector_indexes: Vec<VectorIndex>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub full_text_indexes: Vec<FullTextIndex>,
     /// Members this module does not know, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -358,9 +603,9 @@ struct RawIndexingPolicy {
     #[serde(default)]
     spatial_indexes: Option<Value>,
     #[serde(default)]
-    vector_indexes: Option<Value>,
+    vector_indexes: Option<Vec<VectorIndex>>,
     #[serde(default)]
-    full_text_indexes: Option<Value>,
+    full_text_indexes: Option<Vec<FullTextIndex>>,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -377,8 +622,8 @@ impl From<RawIndexingPolicy> for IndexingPolicy {
             excluded_paths: raw.excluded_paths.unwrap_or_default(),
             composite_indexes: raw.composite_indexes.unwrap_or_default(),
             spatial_indexes: raw.spatial_indexes,
-            vector_indexes: raw.vector_indexes,
-            full_text_indexes: raw.full_text_indexes,
+            vector_indexes: raw.vector_indexes.unwrap_or_default(),
+            full_text_indexes: raw.full_text_indexes.unwrap_or_default(),
             extra: raw.extra,
         }
     }
@@ -394,8 +639,8 @@ impl Default for IndexingPolicy {
             excluded_paths: vec![PathSpec::new(ETAG_PATH)],
             composite_indexes: Vec::new(),
             spatial_indexes: None,
-            vector_indexes: None,
-            full_text_indexes: None,
+            vector_indexes: Vec::new(),
+            full_text_indexes: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -514,6 +759,58 @@ impl IndexingPolicy {
                 }
                 parsed_paths.push(parsed);
             }
+        }
+        self.validate_search_indexes()
+    }
+
+    /// The shape of `vectorIndexes` and `fullTextIndexes` on their own: path syntax, one
+    /// index per path, tuning parameters. Whether the paths are in the container's vector
+    /// embedding and full-text policies is checked by
+    /// [`super::search_policy::validate_search_indexes`].
+    fn validate_search_indexes(&self) -> Result<(), PolicyError> {
+        // Mode 'none' keeps no index at all, so an index definition there cannot be
+        // honoured; the documentation is silent, and rejecting is the safer reading.
+        if self.indexing_mode == IndexingMode::None {
+            if !self.vector_indexes.is_empty() {
+                return Err(PolicyError::SearchIndexesWithNoneMode {
+                    list: SearchIndexList::Vector,
+                });
+            }
+            if !self.full_text_indexes.is_empty() {
+                return Err(PolicyError::SearchIndexesWithNoneMode {
+                    list: SearchIndexList::FullText,
+                });
+            }
+        }
+        let paths = self
+            .vector_indexes
+            .iter()
+            .map(|v| (SearchIndexList::Vector, &v.path))
+            .chain(
+                self.full_text_indexes
+                    .iter()
+                    .map(|f| (SearchIndexList::FullText, &f.path)),
+            );
+        let mut seen: Vec<(SearchIndexList, Vec<PolicySegment>)> = Vec::new();
+        for (list, path) in paths {
+            let parsed = super::search_policy::parse_search_path(path).map_err(|reason| {
+                PolicyError::InvalidSearchIndexPath {
+                    list,
+                    path: path.clone(),
+                    reason,
+                }
+            })?;
+            let key = (list, parsed);
+            if seen.contains(&key) {
+                return Err(PolicyError::DuplicateSearchIndexPath {
+                    list,
+                    path: path.clone(),
+                });
+            }
+            seen.push(key);
+        }
+        for index in &self.vector_indexes {
+            index.validate_parameters()?;
         }
         Ok(())
     }

@@ -16,7 +16,8 @@
 //! - [`meter`]: RU per range per second, throttling, and read accounting
 //! - [`ttl`]: purging expired items
 //! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for;
-//!   [`reindex`]: replacing the policy and rebuilding the index in the background
+//!   [`reindex`]: replacing the policy and rebuilding the index in the background;
+//!   [`search_policy`]: the vector embedding and full-text policies their indexes rely on
 //! - [`stats`], [`keys`], [`codec`]: records and layouts
 //! - [`compact`]: rewriting the file without its free pages, and the lock that allows it
 
@@ -37,6 +38,7 @@ pub mod patch;
 pub mod ranges;
 pub mod read;
 pub mod reindex;
+pub mod search_policy;
 pub mod stats;
 pub mod ttl;
 pub mod write;

@@ -77,7 +77,9 @@ impl Store {
     }
 
     /// Replaces the indexing policy of `db/name`. The new index builds in the background;
-    /// see the module documentation.
+    /// see the module documentation. Its vector and full-text indexes must be on paths of
+    /// the container's policies, and its vector indexes equal the current ones (they are
+    /// immutable on the service); 400 otherwise.
     pub fn set_indexing_policy(
         &self,
         db: &str,
@@ -90,6 +92,12 @@ impl Store {
             .map_err(|e| Error::bad_request(format!("invalid indexing policy: {e}")))?;
         let mut txn = self.write_txn()?;
         let mut def = (*self.container(&txn, db, name)?).clone();
+        super::search_policy::validate_search_indexes(
+            &policy,
+            def.vector_embedding_policy.as_ref(),
+            def.full_text_policy.as_ref(),
+        )?;
+        super::search_policy::check_vector_indexes_unchanged(&def.indexing_policy, &policy)?;
         if def.ttl_enabled() && !policy.is_indexing_enabled() {
             return Err(Error::bad_request(
                 "The indexing mode 'none' cannot be used while time to live is on: TTL needs \
