@@ -8,6 +8,7 @@
 mod query_common;
 
 use cosmoscope::engine::QueryOptions;
+use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 use query_common::{DB, Db, empty, value_of};
 use serde_json::{Value, json};
 
@@ -311,4 +312,137 @@ fn ranked_pages_add_up_to_the_whole_result_and_charge() {
             .expect("query");
         assert!(whole.request_charge > plain.request_charge, "{container}");
     }
+}
+
+/// Settings with a vector policy on `/v` (`distance`), optionally a flat vector index on it,
+/// and a full-text policy on `/text` with, optionally, a full-text index.
+fn search_settings(
+    distance: &'static str,
+    vector_index: bool,
+    full_text_index: bool,
+) -> impl Fn(&mut cosmoscope::store::catalog::ContainerSettings) {
+    move |s| {
+        s.vector_embedding_policy = Some(
+            VectorEmbeddingPolicy::from_json(json!({"vectorEmbeddings": [
+                {"path": "/v", "dataType": "float32", "dimensions": 2, "distanceFunction": distance}
+            ]}))
+            .expect("vector policy"),
+        );
+        s.full_text_policy = Some(
+            FullTextPolicy::from_json(json!({
+                "defaultLanguage": "en-US",
+                "fullTextPaths": [{"path": "/text", "language": "en-US"}]
+            }))
+            .expect("full-text policy"),
+        );
+        let mut policy = json!({"indexingMode": "consistent", "automatic": true,
+            "includedPaths": [{"path": "/*"}], "excludedPaths": [{"path": "/v/*"}]});
+        if vector_index {
+            policy["vectorIndexes"] = json!([{"path": "/v", "type": "flat"}]);
+        }
+        if full_text_index {
+            policy["fullTextIndexes"] = json!([{"path": "/text"}]);
+        }
+        s.indexing_policy = Some(serde_json::from_value(policy).expect("indexing policy"));
+    }
+}
+
+#[test]
+fn the_vector_policy_sets_the_metric_of_its_path() {
+    let db = Db::with(&vectors(), search_settings("euclidean", false, false));
+    // Euclidean from the policy: a distance, sorted ascending.
+    db.ordered(
+        "SELECT VALUE VectorDistance(c.v, [4, 4]) FROM c WHERE c.id = 'east'",
+        json!([5]),
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])",
+        &[
+            "east",
+            "north-east",
+            "north",
+            "west",
+            "far-east",
+            "no-vector",
+        ],
+    );
+    // The call's own options win over the policy.
+    assert_ids(
+        &db,
+        "SELECT TOP 2 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0], false, {'distanceFunction': 'cosine'})",
+        &["east", "far-east"],
+    );
+    // Vectors that are not the policy's path keep the function's defaults (cosine).
+    db.ordered(
+        "SELECT VALUE VectorDistance([1, 0], [2, 0]) FROM c WHERE c.id = 'east'",
+        json!([1]),
+    );
+}
+
+fn retrieved(db: &Db, container: &str, sql: &str) -> (u64, f64) {
+    let r = db
+        .engine
+        .query(DB, container, sql, &QueryOptions::default())
+        .expect("query");
+    (r.metrics.retrieved_document_count, r.request_charge)
+}
+
+/// Forty unit vectors around the circle.
+fn compass() -> Vec<Value> {
+    (0..40)
+        .map(|i| {
+            let a = f64::from(i) * std::f64::consts::TAU / 40.0;
+            json!({"id": format!("p{i:02}"), "v": [a.cos(), a.sin()]})
+        })
+        .collect()
+}
+
+#[test]
+fn a_vector_index_loads_only_the_nearest_documents() {
+    let indexed = Db::with(&compass(), search_settings("cosine", true, false));
+    let plain = Db::with(&compass(), search_settings("cosine", false, false));
+    let sql = "SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])";
+    for container in ["one", "many"] {
+        let r = indexed
+            .engine
+            .query(DB, container, sql, &QueryOptions::default())
+            .expect("query");
+        // At most TOP 1 per range.
+        assert!(
+            r.metrics.retrieved_document_count <= r.partitions.len() as u64,
+            "{container}: {}",
+            r.metrics.retrieved_document_count
+        );
+        assert_eq!(r.access.kind, "vector-index");
+        let (without, without_ru) = retrieved(&plain, container, sql);
+        assert_eq!(without, 40, "{container}");
+        assert!(r.request_charge < without_ru, "{container}");
+        // bruteForce true bypasses the index.
+        let (brute, _) = retrieved(
+            &indexed,
+            container,
+            "SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0], true)",
+        );
+        assert_eq!(brute, 40, "{container}");
+    }
+    // Same results either way.
+    assert_ids(&indexed, sql, &["p00"]);
+    assert_ids(&plain, sql, &["p00"]);
+}
+
+#[test]
+fn a_full_text_index_answers_the_statistics_pass() {
+    let indexed = Db::with(&texts(), search_settings("cosine", false, true));
+    let plain = Db::with(&texts(), search_settings("cosine", false, false));
+    let sql = "SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, ['bicycle'])";
+    for container in ["one", "many"] {
+        let (_, with_index) = retrieved(&indexed, container, sql);
+        let (_, without) = retrieved(&plain, container, sql);
+        assert!(
+            with_index < without,
+            "{container}: {with_index} vs {without}"
+        );
+    }
+    assert_ids(&indexed, sql, &["b", "a"]);
 }

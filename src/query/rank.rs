@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use heed::RoTxn;
 
-use super::ast::{Expr, ExprKind, Query};
+use super::ast::{Expr, ExprKind, Literal, Query};
 use super::eval::aggregate_key;
 use super::exec::Env;
 use super::fulltext::{self, CorpusStats, RRF_K};
@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::item::Record;
 use crate::store::keys::{self, RangeId};
+use crate::store::search_policy::same_search_path;
 use crate::store::{Store, now_secs};
 
 /// The analyzed terms of one FullTextScore call and the corpus they are scored against.
@@ -170,7 +171,7 @@ fn component<'q>(e: &'q Expr, env: &Env) -> Option<Component<'q>> {
                 .distance;
             Some(Component::Vector {
                 call: e,
-                higher_is_better: distance.most_similar_first_descending(),
+                higher_is_better: distance.higher_is_closer(),
             })
         }
         _ => None,
@@ -222,7 +223,8 @@ fn search_terms(call: &Expr, args: &[Expr], env: &Env) -> Result<Vec<String>> {
     })
 }
 
-/// What the statistics pass read of one range (for its charge).
+/// What the statistics pass loaded of one range (for its charge): nothing when full-text
+/// indexes on the searched paths answer it, every document otherwise.
 pub struct StatisticsRead {
     pub range: RangeId,
     pub documents: u64,
@@ -261,6 +263,15 @@ pub fn full_text_statistics(
             },
         ));
     }
+    // The service reads the statistics from full-text indexes where the paths have them.
+    let indexed = queries.iter().all(|(_, text, _)| {
+        super::run::path_text(text, root).is_some_and(|p| {
+            def.indexing_policy
+                .full_text_indexes
+                .iter()
+                .any(|i| same_search_path(&i.path, &p))
+        })
+    });
     let extractor = super::demand::Extractor::new(super::demand::of_query(q, root));
     let now = now_secs();
     let mut reads = Vec::with_capacity(def.ranges.len());
@@ -291,8 +302,112 @@ pub fn full_text_statistics(
                 }
             }
         }
+        if indexed {
+            (read.documents, read.bytes) = (0, 0);
+        }
         reads.push(read);
     }
     let scores = queries.into_iter().map(|(k, _, q)| (k, q)).collect();
     Ok((scores, reads))
+}
+
+/// Whether ordering `q` by its score needs every document in scope: always, except a
+/// VectorDistance alone on a path with a vector index that the call does not bypass
+/// (`bruteForce` true): the index yields the nearest vectors, so the service loads only the
+/// results (vectordistance.md, vector-search.md).
+pub fn scores_every_document(q: &Query, def: &ContainerDef, root: &str) -> bool {
+    let Some(first) = q.order_by.first() else {
+        return false;
+    };
+    if !first.rank && !is_call(&first.expr, "VECTORDISTANCE") {
+        return false;
+    }
+    let ExprKind::Call { name, args, .. } = &first.expr.kind else {
+        return true;
+    };
+    let brute_force = !matches!(
+        args.get(2).map(|a| &a.kind),
+        None | Some(ExprKind::Literal(Literal::Bool(false)))
+    );
+    let indexed = args
+        .first()
+        .and_then(|a| super::run::path_text(a, root))
+        .is_some_and(|p| {
+            def.indexing_policy
+                .vector_indexes
+                .iter()
+                .any(|i| same_search_path(&i.path, &p))
+        });
+    !(name == "VECTORDISTANCE" && indexed && !brute_force)
+}
+
+/// `q` with the container's vector embedding policy applied to its VectorDistance calls: a
+/// call on a policy path compares with the policy's distance function and data type unless
+/// its own options name them (vector-search.md: the policy says how each path's vectors are
+/// compared). `None` when no call needs it.
+pub fn with_vector_policy(q: &Query, def: &ContainerDef, root: &str) -> Option<Query> {
+    let policy = def.vector_embedding_policy.as_ref()?;
+    let mut out = q.clone();
+    let mut changed = false;
+    out.for_each_expr_mut(&mut |e| {
+        let pos = e.pos;
+        let ExprKind::Call {
+            name,
+            args,
+            udf: false,
+        } = &mut e.kind
+        else {
+            return;
+        };
+        if name != "VECTORDISTANCE" || args.len() < 2 {
+            return;
+        }
+        let Some(embedding) = args
+            .first()
+            .and_then(|a| super::run::path_text(a, root))
+            .and_then(|p| policy.embedding_for(&p))
+        else {
+            return;
+        };
+        let defaults = [
+            ("distanceFunction", embedding.distance_function.as_str()),
+            ("dataType", embedding.data_type.as_str()),
+        ];
+        let literal = |s: &str| Expr {
+            kind: ExprKind::Literal(Literal::String(s.into())),
+            pos,
+        };
+        if args.len() == 2 {
+            // bool_expr's default (vectordistance.md): use the index if there is one.
+            args.push(Expr {
+                kind: ExprKind::Literal(Literal::Bool(false)),
+                pos,
+            });
+        }
+        match args.get_mut(3) {
+            None => args.push(Expr {
+                kind: ExprKind::Object(
+                    defaults
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), literal(v)))
+                        .collect(),
+                ),
+                pos,
+            }),
+            Some(Expr {
+                kind: ExprKind::Object(members),
+                ..
+            }) => {
+                for (k, v) in defaults {
+                    if !members.iter().any(|(m, _)| m.eq_ignore_ascii_case(k)) {
+                        members.push((k.to_string(), literal(v)));
+                    }
+                }
+            }
+            // Options from a parameter or an expression are taken as they are.
+            Some(_) => return,
+        }
+        changed = true;
+    });
+    changed.then_some(out)
 }

@@ -307,7 +307,7 @@ fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
 }
 
 /// `/a/b` for `root.a.b`.
-fn path_text(e: &Expr, root: &str) -> Option<String> {
+pub(super) fn path_text(e: &Expr, root: &str) -> Option<String> {
     match &e.kind {
         ExprKind::Property(base, name) => Some(format!("{}/{name}", path_text(base, root)?)),
         ExprKind::Ident(n) if n == root => Some(String::new()),
@@ -377,6 +377,8 @@ pub fn run(
 ) -> Result<QueryResult> {
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
+    let with_policy = super::rank::with_vector_policy(q, def, &root);
+    let q = with_policy.as_ref().unwrap_or(q);
     // While a replacement policy builds, queries rely only on paths both policies index.
     // ORDER BY is validated against the policy being built (the one the user set): a path
     // it includes sorts correctly meanwhile, by a sort instead of an index walk.
@@ -553,11 +555,9 @@ pub fn run(
     }
     // ORDER BY on indexed paths (checked above) with no filter or an index-served one, and a
     // bound on the results: the index streams the order, so loads stop at the bound.
-    // A score (search) is computed per document: every document in scope is loaded.
-    let scored_order = q
-        .order_by
-        .first()
-        .is_some_and(|o| o.rank || super::check::is_call(&o.expr, "VECTORDISTANCE"));
+    // A score (search) is computed per document: every document in scope is loaded, unless
+    // a vector index yields the nearest ones.
+    let scored_order = super::rank::scores_every_document(q, def, &root);
     let ordered_bound = if !q.order_by.is_empty()
         && !scored_order
         && q.group_by.is_empty()
@@ -834,6 +834,28 @@ pub fn run(
                     }
                 }
                 None => (candidates, access, false),
+            };
+            // A scored order says how its scores are found.
+            let access = match (&candidates, q.order_by.first()) {
+                (None, Some(o)) if o.rank || super::check::is_call(&o.expr, "VECTORDISTANCE") => {
+                    let (kind, reason) = if scored_order {
+                        (
+                            "scan",
+                            "ORDER BY a score: every document in scope is scored, then sorted",
+                        )
+                    } else {
+                        (
+                            "vector-index",
+                            "the vector index yields the nearest vectors: only the results are loaded",
+                        )
+                    };
+                    AccessView {
+                        kind,
+                        indexes: Vec::new(),
+                        reason: reason.into(),
+                    }
+                }
+                _ => access,
             };
             let mut total_matched = 0u64;
             let resume_key: Option<Vec<u8>> = match token.as_ref().and_then(|t| t.after.as_deref())

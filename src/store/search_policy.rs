@@ -410,6 +410,11 @@ pub fn parse_search_path(path: &str) -> std::result::Result<Vec<PolicySegment>, 
 
 /// Whether the policy path `declared` names the same property as `asked` (parsed when it
 /// parses; compared as text when it does not).
+/// Whether two search paths name the same property (`/a` and `/"a"` do).
+pub fn same_search_path(a: &str, b: &str) -> bool {
+    same_path(a, b, parse_search_path(b).ok().as_deref())
+}
+
 fn same_path(declared: &str, asked: &str, asked_parsed: Option<&[PolicySegment]>) -> bool {
     match (asked_parsed, parse_search_path(declared)) {
         (Some(a), Ok(d)) => a == d.as_slice(),

@@ -14,6 +14,7 @@
 use super::{FnContext, FnSpec, scalar};
 use crate::query::fulltext::{analyze, query_terms};
 use crate::query::value::Val;
+pub use crate::store::search_policy::{DistanceFunction as Distance, VectorDataType as DataType};
 
 const VARIADIC: usize = usize::MAX;
 
@@ -50,89 +51,48 @@ fn rank_placeholder(_: &[Val], _: &FnContext) -> Val {
 // ---------------------------------------------------------------------------------------------
 // VectorDistance
 
-/// A similarity metric (`distanceFunction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Distance {
-    /// Cosine similarity in [-1, 1]; the default when neither the call nor a container
-    /// vector policy names one.
-    #[default]
-    Cosine,
-    /// The plain dot product.
-    DotProduct,
-    /// The L2 distance.
-    Euclidean,
+// The metrics and element types are the container vector policy's
+// (`store::search_policy`): one definition for the policy and the function.
+
+/// An element as the service would store it under `data_type`: float32 and float16 round to
+/// the nearest value of that width (the score is that of the stored values); the integer
+/// types take only integers in their range. `None` for anything else, including a number
+/// beyond the type's range.
+fn coerce(data_type: DataType, x: f64) -> Option<f64> {
+    let v = match data_type {
+        DataType::Float32 => f64::from(x as f32),
+        DataType::Float16 => to_f16(x)?,
+        DataType::Int8 => integer_in(x, -128.0, 127.0)?,
+        DataType::Uint8 => integer_in(x, 0.0, 255.0)?,
+    };
+    v.is_finite().then_some(v)
 }
 
-impl Distance {
-    /// The metric named `s`, ignoring case (the docs spell them in lower case; they are silent
-    /// on case, and a case-insensitive match costs nothing and loses nothing).
-    pub fn parse(s: &str) -> Option<Distance> {
-        [Distance::Cosine, Distance::DotProduct, Distance::Euclidean]
-            .into_iter()
-            .find(|d| d.name().eq_ignore_ascii_case(s))
+/// `x` rounded to the nearest IEEE half-precision value (ties to even); `None` where that
+/// overflows (from 65520 up, which would round past the largest finite half, 65504).
+fn to_f16(x: f64) -> Option<f64> {
+    const MAX: f64 = 65504.0;
+    const OVERFLOW: f64 = 65520.0;
+    // Below 2^-14 halves are subnormal: a fixed step of 2^-24.
+    const MIN_NORMAL: f64 = 6.103_515_625e-5;
+    const SUBNORMAL_STEP: f64 = 5.960_464_477_539_063e-8;
+    if !x.is_finite() || x.abs() >= OVERFLOW {
+        return None;
     }
-
-    /// The name as the service spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Distance::Cosine => "cosine",
-            Distance::DotProduct => "dotproduct",
-            Distance::Euclidean => "euclidean",
-        }
+    if x.abs() < MIN_NORMAL {
+        return Some((x / SUBNORMAL_STEP).round_ties_even() * SUBNORMAL_STEP);
     }
-
-    /// Whether most-similar-first means descending scores: `ORDER BY VectorDistance(...)`
-    /// takes no direction and always puts the most similar first (vectordistance.md), which is
-    /// the highest cosine or dot product but the smallest euclidean distance.
-    pub fn most_similar_first_descending(self) -> bool {
-        !matches!(self, Distance::Euclidean)
+    // A normal half keeps 10 of an f64's 52 fraction bits: round away the other 42.
+    let bits = x.to_bits();
+    let drop = 42;
+    let half = 1u64 << (drop - 1);
+    let rest = bits & ((1u64 << drop) - 1);
+    let mut kept = bits >> drop;
+    if rest > half || (rest == half && kept & 1 == 1) {
+        kept += 1;
     }
-}
-
-/// `Distance::parse(distance)` then its sort direction; `None` for an unknown metric.
-pub fn most_similar_first_descending(distance: &str) -> Option<bool> {
-    Distance::parse(distance).map(Distance::most_similar_first_descending)
-}
-
-/// The element type vectors are stored as (`dataType`). vectordistance.md lists `float32`,
-/// `int8` and `uint8`; newer SDKs also name `float16` for container policies, but the function
-/// page does not, so it is rejected here like any unknown value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DataType {
-    #[default]
-    Float32,
-    Int8,
-    Uint8,
-}
-
-impl DataType {
-    /// The type named `s`, ignoring case.
-    pub fn parse(s: &str) -> Option<DataType> {
-        [DataType::Float32, DataType::Int8, DataType::Uint8]
-            .into_iter()
-            .find(|d| d.name().eq_ignore_ascii_case(s))
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DataType::Float32 => "float32",
-            DataType::Int8 => "int8",
-            DataType::Uint8 => "uint8",
-        }
-    }
-
-    /// The element as the service would store it: float32 rounds to the nearest f32 (the
-    /// service keeps float32 vectors, so the score is that of the stored values); the integer
-    /// types take only integers in their range. `None` for anything else, including a number
-    /// beyond the f32 range.
-    fn coerce(self, x: f64) -> Option<f64> {
-        let v = match self {
-            DataType::Float32 => f64::from(x as f32),
-            DataType::Int8 => integer_in(x, -128.0, 127.0)?,
-            DataType::Uint8 => integer_in(x, 0.0, 255.0)?,
-        };
-        v.is_finite().then_some(v)
-    }
+    let v = f64::from_bits(kept << drop);
+    (v.abs() <= MAX).then_some(v)
 }
 
 fn integer_in(x: f64, lo: f64, hi: f64) -> Option<f64> {
@@ -171,8 +131,8 @@ impl VectorOptions {
                 (n.fract() == 0.0 && MULTIPLIER_RANGE.contains(&n)).then_some(n as u8)
             };
             match name.to_ascii_lowercase().as_str() {
-                "distancefunction" => out.distance = Distance::parse(value.as_str()?)?,
-                "datatype" => out.data_type = DataType::parse(value.as_str()?)?,
+                "distancefunction" => out.distance = Distance::parse(value.as_str()?).ok()?,
+                "datatype" => out.data_type = DataType::parse(value.as_str()?).ok()?,
                 "searchlistsizemultiplier" => out.search_list_size_multiplier = Some(multiplier()?),
                 "quantizedvectorlistmultiplier" => {
                     out.quantized_vector_list_multiplier = Some(multiplier()?)
@@ -229,7 +189,7 @@ pub fn distance(a: &[f64], b: &[f64], distance: Distance) -> Option<f64> {
 fn vector(items: &[Val], data_type: DataType) -> Option<Vec<f64>> {
     items
         .iter()
-        .map(|v| data_type.coerce(v.as_f64()?))
+        .map(|v| coerce(data_type, v.as_f64()?))
         .collect()
 }
 
@@ -437,7 +397,6 @@ mod tests {
             json!([[1], [1], true, {"distanceFunction": "manhattan"}]),
             json!([[1], [1], true, {"distanceFunction": 1}]),
             json!([[1], [1], true, {"dataType": "float64"}]),
-            json!([[1], [1], true, {"dataType": "float16"}]),
             json!([[1], [1], true, {"unknownOption": 1}]),
         ] {
             assert_eq!(vd(args.clone()), None, "{args}");
@@ -451,6 +410,20 @@ mod tests {
         // A zero vector is fine for the other metrics.
         let o = json!({"distanceFunction": "euclidean"});
         assert_eq!(vd(json!([[0, 0], [0, 0], false, o])), Some(0.0));
+    }
+
+    #[test]
+    fn float16_vectors_round_to_half_precision() {
+        assert_eq!(to_f16(0.1), Some(0.099_975_585_937_5));
+        assert_eq!(to_f16(1.0), Some(1.0));
+        assert_eq!(to_f16(-2.5), Some(-2.5));
+        assert_eq!(to_f16(65519.0), Some(65504.0));
+        assert_eq!(to_f16(70000.0), None);
+        // A subnormal half: steps of 2^-24.
+        assert_eq!(to_f16(1e-7), Some(5.960_464_477_539_063e-8 * 2.0));
+        let opts = json!({"distanceFunction": "dotproduct", "dataType": "float16"});
+        let args = vals(json!([[0.1], [1], false, opts]));
+        assert_eq!(call("VECTORDISTANCE", &args), Val::Num(0.099_975_585_937_5));
     }
 
     #[test]
@@ -495,16 +468,18 @@ mod tests {
 
     #[test]
     fn distance_names_and_directions() {
-        assert_eq!(Distance::parse("COSINE"), Some(Distance::Cosine));
-        assert_eq!(Distance::parse("dotProduct"), Some(Distance::DotProduct));
-        assert_eq!(Distance::parse("Euclidean"), Some(Distance::Euclidean));
-        assert_eq!(Distance::parse("dot product"), None);
-        assert_eq!(Distance::parse(""), None);
-        assert_eq!(most_similar_first_descending("cosine"), Some(true));
-        assert_eq!(most_similar_first_descending("dotproduct"), Some(true));
-        assert_eq!(most_similar_first_descending("euclidean"), Some(false));
-        assert_eq!(most_similar_first_descending("l1"), None);
-        assert_eq!(DataType::parse("Uint8"), Some(DataType::Uint8));
+        assert_eq!(Distance::parse("COSINE").ok(), Some(Distance::Cosine));
+        assert_eq!(
+            Distance::parse("dotProduct").ok(),
+            Some(Distance::DotProduct)
+        );
+        assert_eq!(Distance::parse("Euclidean").ok(), Some(Distance::Euclidean));
+        assert!(Distance::parse("dot product").is_err());
+        assert!(Distance::parse("").is_err());
+        assert!(Distance::Cosine.higher_is_closer());
+        assert!(Distance::DotProduct.higher_is_closer());
+        assert!(!Distance::Euclidean.higher_is_closer());
+        assert_eq!(DataType::parse("Uint8").ok(), Some(DataType::Uint8));
         assert_eq!(DataType::default(), DataType::Float32);
         assert_eq!(Distance::default(), Distance::Cosine);
     }
