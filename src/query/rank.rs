@@ -18,7 +18,7 @@ use heed::RoTxn;
 use super::ast::{Expr, ExprKind, Literal, Query};
 use super::eval::aggregate_key;
 use super::exec::Env;
-use super::fulltext::{self, CorpusStats, RRF_K};
+use super::fulltext::{self, CorpusStats};
 use super::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
 use super::value::Val;
 use crate::error::{Error, Result};
@@ -125,8 +125,8 @@ impl<'q> Ranking<'q> {
     /// component's own order (ties share the order rows arrived in).
     pub fn fuse<'r>(&self, rows: impl Iterator<Item = &'r mut Vec<Val>>) {
         let mut rows: Vec<&mut Vec<Val>> = rows.collect();
-        let mut fused = vec![0.0; rows.len()];
-        for (i, weight) in self.weights.iter().enumerate() {
+        let mut ranks: Vec<Vec<Option<usize>>> = vec![vec![None; self.weights.len()]; rows.len()];
+        for i in 0..self.weights.len() {
             let mut scored: Vec<(usize, f64)> = rows
                 .iter()
                 .enumerate()
@@ -138,11 +138,11 @@ impl<'q> Ranking<'q> {
             // Stable: tied scores keep the order the rows arrived in (key order per range).
             scored.sort_by(|a, b| b.1.total_cmp(&a.1));
             for (rank, (r, _)) in scored.into_iter().enumerate() {
-                fused[r] += weight / (RRF_K + (rank + 1) as f64);
+                ranks[r][i] = Some(rank + 1);
             }
         }
-        for (keys, score) in rows.iter_mut().zip(fused) {
-            **keys = vec![Val::Num(score)];
+        for (keys, ranks) in rows.iter_mut().zip(ranks) {
+            **keys = vec![Val::Num(fulltext::rrf(&ranks, Some(&self.weights)))];
         }
     }
 
