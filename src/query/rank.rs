@@ -63,7 +63,8 @@ impl<'q> Ranking<'q> {
     pub fn of(q: &'q Query, env: &Env) -> Option<Ranking<'q>> {
         let first = q.order_by.first()?;
         let is_vector = is_call(&first.expr, "VECTORDISTANCE");
-        if !first.rank && !(is_vector && !first.direction_given && q.order_by.len() == 1) {
+        let scored = first.rank || (is_vector && !first.direction_given && q.order_by.len() == 1);
+        if !scored {
             return None;
         }
         let ExprKind::Call { name, args, .. } = &first.expr.kind else {
@@ -125,24 +126,29 @@ impl<'q> Ranking<'q> {
     /// component's own order (ties share the order rows arrived in).
     pub fn fuse<'r>(&self, rows: impl Iterator<Item = &'r mut Vec<Val>>) {
         let mut rows: Vec<&mut Vec<Val>> = rows.collect();
-        let mut ranks: Vec<Vec<Option<usize>>> = vec![vec![None; self.weights.len()]; rows.len()];
-        for i in 0..self.weights.len() {
-            let mut scored: Vec<(usize, f64)> = rows
-                .iter()
-                .enumerate()
-                .filter_map(|(r, keys)| match keys.get(i) {
-                    Some(Val::Num(n)) if !n.is_nan() => Some((r, *n)),
-                    _ => None,
-                })
-                .collect();
-            // Stable: tied scores keep the order the rows arrived in (key order per range).
-            scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-            for (rank, (r, _)) in scored.into_iter().enumerate() {
-                ranks[r][i] = Some(rank + 1);
-            }
-        }
-        for (keys, ranks) in rows.iter_mut().zip(ranks) {
-            **keys = vec![Val::Num(fulltext::rrf(&ranks, Some(&self.weights)))];
+        // Per component, each row's 1-based rank in that component's order.
+        let ranks: Vec<Vec<Option<usize>>> = (0..self.weights.len())
+            .map(|i| {
+                let mut scored: Vec<(usize, f64)> = rows
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(r, keys)| match keys.get(i) {
+                        Some(Val::Num(n)) if !n.is_nan() => Some((r, *n)),
+                        _ => None,
+                    })
+                    .collect();
+                // Stable: tied scores keep the order the rows arrived in (key order per range).
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let mut ranks = vec![None; rows.len()];
+                for (rank, (r, _)) in scored.into_iter().enumerate() {
+                    ranks[r] = Some(rank + 1);
+                }
+                ranks
+            })
+            .collect();
+        for (r, keys) in rows.iter_mut().enumerate() {
+            let row: Vec<Option<usize>> = ranks.iter().map(|c| c[r]).collect();
+            **keys = vec![Val::Num(fulltext::rrf(&row, Some(&self.weights)))];
         }
     }
 
