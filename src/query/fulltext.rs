@@ -42,16 +42,14 @@ fn is_apostrophe(c: char) -> bool {
 /// between two letters stays inside the word ("don't", "o'clock"), and a '.' or ',' between
 /// two digits too ("3.14", "1,000"), as Unicode word segmentation (UAX #29) keeps them; every
 /// other character separates words.
-fn words(text: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut out = Vec::new();
+fn words(text: &str, mut f: impl FnMut(&str)) {
     let mut start: Option<usize> = None;
-    for (i, &(at, c)) in chars.iter().enumerate() {
+    let mut prev: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
         let joins = |inner: fn(char) -> bool| {
-            start.is_some()
-                && i > 0
-                && inner(chars[i - 1].1)
-                && chars.get(i + 1).is_some_and(|&(_, n)| inner(n))
+            start.is_some() && prev.is_some_and(inner) && next.is_some_and(inner)
         };
         let part = c.is_alphanumeric()
             || (is_apostrophe(c) && joins(char::is_alphabetic))
@@ -59,16 +57,16 @@ fn words(text: &str) -> Vec<&str> {
         match (part, start) {
             (true, None) => start = Some(at),
             (false, Some(s)) => {
-                out.push(&text[s..at]);
+                f(&text[s..at]);
                 start = None;
             }
             _ => {}
         }
+        prev = Some(c);
     }
     if let Some(s) = start {
-        out.push(&text[s..]);
+        f(&text[s..]);
     }
-    out
 }
 
 /// One word as the index would store it, or `None` for a stop word: lower-cased, the
@@ -90,9 +88,65 @@ fn term(word: &str) -> Option<String> {
     Some(stemmer().stem(&w).into_owned())
 }
 
+/// Distinct words seen on this thread and their terms (`None` for stop words). Stemming is
+/// the analyzer's cost and a corpus repeats few distinct words, so a scan of a million texts
+/// stems each word once. Bounded: cleared when it grows past this many words.
+const TERM_CACHE_WORDS: usize = 1 << 18;
+
+/// Words are short: a cheap hash.
+type TermCache = HashMap<
+    Box<str>,
+    Option<Box<str>>,
+    std::hash::BuildHasherDefault<crate::store::index::FoldHasher>,
+>;
+
+thread_local! {
+    static TERMS: std::cell::RefCell<TermCache> = std::cell::RefCell::new(TermCache::default());
+}
+
+/// Calls `f` with each term of `text` in order, duplicates kept: the analyzer without
+/// allocating per word.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    TERMS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        words(text, |word| {
+            if let Some(t) = cache.get(word) {
+                if let Some(t) = t {
+                    f(t);
+                }
+                return;
+            }
+            if cache.len() >= TERM_CACHE_WORDS {
+                cache.clear();
+            }
+            let t = term(word).map(String::into_boxed_str);
+            if let Some(t) = &t {
+                f(t);
+            }
+            cache.insert(word.into(), t);
+        })
+    })
+}
+
 /// The English analyzer: the terms of `text` in order, duplicates kept (BM25 counts them).
 pub fn analyze(text: &str) -> Vec<String> {
-    words(text).into_iter().filter_map(term).collect()
+    let mut out = Vec::new();
+    for_each_term(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// The number of terms in `text`, and into `tf` the occurrences of each of `query_terms`.
+fn term_counts(text: &str, query_terms: &[String], tf: &mut Vec<u32>) -> u64 {
+    tf.clear();
+    tf.resize(query_terms.len(), 0);
+    let mut len = 0;
+    for_each_term(text, |t| {
+        len += 1;
+        if let Some(i) = query_terms.iter().position(|q| q == t) {
+            tf[i] += 1;
+        }
+    });
+    len
 }
 
 /// The distinct terms of several search strings, in first-seen order (each string analyzed
@@ -128,15 +182,6 @@ impl CorpusStats {
         Self::default()
     }
 
-    /// Statistics of the analyzed texts given.
-    pub fn from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut stats = Self::new();
-        for t in texts {
-            stats.add_document(&analyze(t));
-        }
-        stats
-    }
-
     /// Counts one document given its analyzed terms.
     pub fn add_document(&mut self, terms: &[String]) {
         self.documents += 1;
@@ -146,28 +191,33 @@ impl CorpusStats {
         }
     }
 
-    /// Undoes `add_document` for a deleted or replaced document (saturating, so a document
-    /// that was never added cannot drive a count below zero).
-    pub fn remove_document(&mut self, terms: &[String]) {
-        self.documents = self.documents.saturating_sub(1);
-        self.total_terms = self.total_terms.saturating_sub(terms.len() as u64);
-        for t in distinct(terms) {
-            if let Some(n) = self.document_frequency.get_mut(t.as_str()) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.document_frequency.remove(t.as_str());
+    /// Counts one document from its text, recording document frequencies of `query_terms`
+    /// only (all that scoring them needs): one pass over the text, no term list built.
+    pub fn add_text(&mut self, text: &str, query_terms: &[String]) {
+        let mut tf = Vec::new();
+        self.total_terms += term_counts(text, query_terms, &mut tf);
+        self.documents += 1;
+        for (q, n) in query_terms.iter().zip(&tf) {
+            if *n == 0 {
+                continue;
+            }
+            match self.document_frequency.get_mut(q.as_str()) {
+                Some(df) => *df += 1,
+                None => {
+                    self.document_frequency.insert(q.clone(), 1);
                 }
             }
         }
     }
 
-    /// Adds another partition's statistics to these.
-    pub fn merge(&mut self, other: &CorpusStats) {
-        self.documents += other.documents;
-        self.total_terms += other.total_terms;
-        for (t, n) in &other.document_frequency {
-            *self.document_frequency.entry(t.clone()).or_insert(0) += n;
-        }
+    /// [`Self::score`] of a document given as text; `query_terms` distinct.
+    pub fn score_text(&self, text: &str, query_terms: &[String]) -> f64 {
+        let mut tf = Vec::new();
+        let len = term_counts(text, query_terms, &mut tf);
+        self.score_counts(
+            len,
+            query_terms.iter().zip(tf.iter().map(|n| f64::from(*n))),
+        )
     }
 
     pub fn documents(&self) -> u64 {
@@ -207,10 +257,20 @@ impl CorpusStats {
         if avgdl <= 0.0 {
             return 0.0;
         }
-        let norm = 1.0 - BM25_B + BM25_B * doc_terms.len() as f64 / avgdl;
-        distinct(query_terms)
-            .map(|q| {
-                let tf = doc_terms.iter().filter(|t| *t == q).count() as f64;
+        let counts =
+            distinct(query_terms).map(|q| (q, doc_terms.iter().filter(|t| *t == q).count() as f64));
+        self.score_counts(doc_terms.len() as u64, counts)
+    }
+
+    /// BM25 of a document of `len` terms with these (query term, occurrences) pairs.
+    fn score_counts<'q>(&self, len: u64, counts: impl Iterator<Item = (&'q String, f64)>) -> f64 {
+        let avgdl = self.average_length();
+        if avgdl <= 0.0 {
+            return 0.0;
+        }
+        let norm = 1.0 - BM25_B + BM25_B * len as f64 / avgdl;
+        counts
+            .map(|(q, tf)| {
                 if tf == 0.0 {
                     0.0
                 } else {
@@ -412,41 +472,44 @@ mod tests {
         assert!(stats.idf("everywhere") > 0.0);
         // Statistics that claim more documents with the term than documents at all.
         let mut lagging = stats.clone();
-        lagging.merge(&CorpusStats {
-            documents: 0,
-            total_terms: 0,
-            document_frequency: [("everywhere".to_string(), 5)].into(),
-        });
+        lagging
+            .document_frequency
+            .insert("everywhere".to_string(), 15);
         assert!(lagging.idf("everywhere") > 0.0);
     }
 
     #[test]
-    fn corpus_stats_merge_and_remove() {
-        let (whole, [d1, d2, d3]) = tiny_corpus();
-        let mut a = CorpusStats::new();
-        a.add_document(&d1);
-        let mut b = CorpusStats::new();
-        b.add_document(&d2);
-        b.add_document(&d3);
-        a.merge(&b);
-        assert_eq!(a, whole);
-        a.remove_document(&d3);
-        let mut two = CorpusStats::new();
-        two.add_document(&d1);
-        two.add_document(&d2);
-        assert_eq!(a, two);
-        let mut empty = CorpusStats::new();
-        empty.remove_document(&d1);
-        assert_eq!(empty, CorpusStats::new());
-    }
-
-    #[test]
-    fn corpus_stats_from_texts() {
-        let stats = CorpusStats::from_texts(["Red bicycles", "a blue bicycle"]);
-        assert_eq!(stats.documents(), 2);
-        assert_eq!(stats.total_terms(), 4);
-        assert_eq!(stats.document_frequency("bicycl"), 2);
-        assert_eq!(stats.document_frequency("a"), 0);
+    fn counting_texts_agrees_with_analyzed_term_lists() {
+        let texts = [
+            "Red bicycles and a red skateboard",
+            "The mountain bicycle climbs the mountain",
+            "A blue skateboard",
+            "",
+            "Bicycles, bicycles: BICYCLES!",
+        ];
+        let query = query_terms(["bicycle", "red mountain"]);
+        let mut from_lists = CorpusStats::new();
+        let mut from_texts = CorpusStats::new();
+        for t in texts {
+            from_lists.add_document(&analyze(t));
+            from_texts.add_text(t, &query);
+        }
+        assert_eq!(from_texts.documents(), from_lists.documents());
+        assert_eq!(from_texts.total_terms(), from_lists.total_terms());
+        for q in &query {
+            assert_eq!(
+                from_texts.document_frequency(q),
+                from_lists.document_frequency(q),
+                "{q}"
+            );
+        }
+        for t in texts {
+            let a = from_texts.score_text(t, &query);
+            let b = from_lists.score(&analyze(t), &query);
+            assert!((a - b).abs() < 1e-12, "{t}: {a} vs {b}");
+        }
+        // The cache gives the same terms the second time a word is seen.
+        assert_eq!(analyze("Running RUNNING running"), ["run", "run", "run"]);
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn full_text_score(call: &Expr, env: &Env, row: &[(String, Val)]) -> Val {
     };
     match args.first().map(|a| env.eval(a, row)) {
         // An item matching no term has no rank: RRF gives it no share for this score.
-        Some(Val::Str(text)) => match query.stats.score(&fulltext::analyze(&text), &query.terms) {
+        Some(Val::Str(text)) => match query.stats.score_text(&text, &query.terms) {
             s if s > 0.0 => Val::Num(s),
             _ => Val::Undefined,
         },
@@ -303,7 +303,7 @@ pub fn full_text_statistics(
                 .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
             for (_, text, query) in &mut queries {
                 match env.eval(text, &row) {
-                    Val::Str(s) => query.stats.add_document(&fulltext::analyze(&s)),
+                    Val::Str(s) => query.stats.add_text(&s, &query.terms),
                     _ => query.stats.add_document(&[]),
                 }
             }

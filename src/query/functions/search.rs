@@ -12,7 +12,7 @@
 //! live in `query::fulltext`.
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::fulltext::{analyze, query_terms};
+use crate::query::fulltext::{analyze, for_each_term, query_terms};
 use crate::query::value::Val;
 pub use crate::store::search_policy::{DistanceFunction as Distance, VectorDataType as DataType};
 
@@ -216,29 +216,44 @@ fn vector_distance_fn(args: &[Val], _: &FnContext) -> Val {
 // ---------------------------------------------------------------------------------------------
 // FullTextContains family
 
-/// Whether a document whose analyzed terms are `sorted_terms` (sorted, duplicates allowed)
-/// contains the search string `search`. The string is analyzed like the text, and a
-/// multi-word string matches when every one of its terms occurs anywhere in the text (not
-/// necessarily adjacent: the docs describe keyword search, not phrases). A string with no
-/// terms left after analysis ("the", "!") matches nothing: there is nothing to look up in a
-/// full-text index.
-pub fn search_string_matches(sorted_terms: &[String], search: &str) -> bool {
-    let wanted = analyze(search);
-    !wanted.is_empty() && wanted.iter().all(|t| sorted_terms.binary_search(t).is_ok())
-}
-
-/// The text's sorted terms and the search strings, or `None` when the text or a search
-/// argument is not a string. The result is then undefined rather than false: this engine's
-/// functions give undefined for a wrong-typed argument, and in a WHERE clause the item is
-/// dropped either way, as on the service for a missing property.
-fn text_and_searches(args: &[Val]) -> Option<(Vec<String>, Vec<&str>)> {
-    let mut terms = analyze(args.first()?.as_str()?);
-    terms.sort_unstable();
-    let searches = args[1..]
+/// Per search string, whether the text contains it; `None` when the text or a search argument
+/// is not a string. The result is then undefined rather than false: this engine's functions
+/// give undefined for a wrong-typed argument, and in a WHERE clause the item is dropped either
+/// way, as on the service for a missing property.
+///
+/// Each string is analyzed like the text, and a multi-word string matches when every one of
+/// its terms occurs anywhere in the text (not necessarily adjacent: the docs describe keyword
+/// search, not phrases). A string with no terms left after analysis ("the", "!") matches
+/// nothing: there is nothing to look up in a full-text index.
+fn searches_found(args: &[Val]) -> Option<Vec<bool>> {
+    let text = args.first()?.as_str()?;
+    let searches: Vec<Vec<String>> = args[1..]
         .iter()
-        .map(Val::as_str)
-        .collect::<Option<Vec<&str>>>()?;
-    Some((terms, searches))
+        .map(|s| s.as_str().map(analyze))
+        .collect::<Option<_>>()?;
+    // Every wanted term once, then one pass over the text marks those it holds.
+    let mut wanted: Vec<(&str, bool)> = Vec::new();
+    for t in searches.iter().flatten() {
+        if !wanted.iter().any(|(w, _)| w == t) {
+            wanted.push((t, false));
+        }
+    }
+    let mut missing = wanted.len();
+    for_each_term(text, |t| {
+        if missing > 0
+            && let Some(w) = wanted.iter_mut().find(|(w, found)| !found && *w == t)
+        {
+            w.1 = true;
+            missing -= 1;
+        }
+    });
+    let found = |t: &String| wanted.iter().any(|(w, f)| *f && w == t);
+    Some(
+        searches
+            .iter()
+            .map(|terms| !terms.is_empty() && terms.iter().all(found))
+            .collect(),
+    )
 }
 
 /// `FULLTEXTCONTAINS(text, s)`: FULLTEXTCONTAINSALL with one search string.
@@ -247,15 +262,11 @@ fn full_text_contains(args: &[Val], ctx: &FnContext) -> Val {
 }
 
 fn full_text_contains_all(args: &[Val], _: &FnContext) -> Val {
-    text_and_searches(args).map_or(Val::Undefined, |(terms, searches)| {
-        Val::Bool(searches.iter().all(|s| search_string_matches(&terms, s)))
-    })
+    searches_found(args).map_or(Val::Undefined, |f| Val::Bool(f.iter().all(|x| *x)))
 }
 
 fn full_text_contains_any(args: &[Val], _: &FnContext) -> Val {
-    text_and_searches(args).map_or(Val::Undefined, |(terms, searches)| {
-        Val::Bool(searches.iter().any(|s| search_string_matches(&terms, s)))
-    })
+    searches_found(args).map_or(Val::Undefined, |f| Val::Bool(f.iter().any(|x| *x)))
 }
 
 // ---------------------------------------------------------------------------------------------
