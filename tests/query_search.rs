@@ -432,6 +432,19 @@ fn a_vector_index_loads_only_the_nearest_documents() {
 }
 
 #[test]
+fn a_full_text_index_loads_only_the_matching_documents() {
+    let indexed = Db::with(&texts(), search_settings("cosine", false, true));
+    let plain = Db::with(&texts(), search_settings("cosine", false, false));
+    let sql = "SELECT c.id FROM c WHERE FullTextContains(c.text, 'bicycle')";
+    for container in ["one", "many"] {
+        let (with_index, _) = retrieved(&indexed, container, sql);
+        let (without, _) = retrieved(&plain, container, sql);
+        assert_eq!((with_index, without), (2, 5), "{container}");
+    }
+    indexed.unordered(sql, json!([{"id": "a"}, {"id": "b"}]));
+}
+
+#[test]
 fn a_full_text_index_answers_the_statistics_pass() {
     let indexed = Db::with(&texts(), search_settings("cosine", false, true));
     let plain = Db::with(&texts(), search_settings("cosine", false, false));

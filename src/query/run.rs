@@ -185,10 +185,21 @@ struct Token {
 }
 
 /// Index-served filters load only matching documents; others scan. A filter is served by
-/// the index when every leaf compares an indexed path of the item with a constant, or calls
-/// a function that can use the index on such a path.
+/// the index when every leaf compares an indexed path of the item with a constant, calls a
+/// function that can use the index on such a path, or searches a path with a full-text index
+/// (FullTextContains*: the full-text index finds the matching documents).
 fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
     match &e.kind {
+        ExprKind::Call {
+            name,
+            args,
+            udf: false,
+        } if name.starts_with("FULLTEXTCONTAINS") => {
+            args.first()
+                .and_then(|a| path_text(a, alias))
+                .is_some_and(|p| policy.has_full_text_index(&p))
+                && args.iter().skip(1).all(is_constant)
+        }
         ExprKind::Binary(BinaryOp::And | BinaryOp::Or, a, b) => {
             index_served(a, alias, policy) && index_served(b, alias, policy)
         }

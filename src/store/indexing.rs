@@ -1372,6 +1372,8 @@ pub struct CompiledPolicy {
     max_depth: usize,
     /// Another policy a path must also be indexed by (see [`CompiledPolicy::restricted_to`]).
     also: Option<Box<CompiledPolicy>>,
+    /// Paths with a full-text index (a structure apart from the range rules above).
+    full_text: Vec<String>,
 }
 
 impl CompiledPolicy {
@@ -1383,6 +1385,11 @@ impl CompiledPolicy {
             scalar: Vec::new(),
             max_depth: 0,
             also: None,
+            full_text: policy
+                .full_text_indexes
+                .iter()
+                .map(|i| i.path.clone())
+                .collect(),
         };
         if !compiled.enabled {
             return compiled;
@@ -1473,6 +1480,20 @@ impl CompiledPolicy {
     pub fn restricted_to(mut self, other: CompiledPolicy) -> CompiledPolicy {
         self.also = Some(Box::new(other));
         self
+    }
+
+    /// Whether a full-text index covers `path` (`/text`), in this policy and in the one it
+    /// is restricted to.
+    pub fn has_full_text_index(&self, path: &str) -> bool {
+        self.enabled
+            && self
+                .full_text
+                .iter()
+                .any(|p| super::search_policy::same_search_path(p, path))
+            && self
+                .also
+                .as_ref()
+                .is_none_or(|o| o.has_full_text_index(path))
     }
 
     /// Whether the scalar value at `path` is indexed. The empty path (the document
