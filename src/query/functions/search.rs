@@ -165,39 +165,63 @@ pub fn distance(a: &[f64], b: &[f64], distance: Distance) -> Option<f64> {
     if a.is_empty() || a.len() != b.len() {
         return None;
     }
-    let pairs = || a.iter().zip(b);
-    let score = match distance {
-        Distance::DotProduct => pairs().map(|(x, y)| x * y).sum(),
-        Distance::Euclidean => pairs().map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt(),
-        Distance::Cosine => {
-            let dot: f64 = pairs().map(|(x, y)| x * y).sum();
-            let na: f64 = a.iter().map(|x| x * x).sum();
-            let nb: f64 = b.iter().map(|y| y * y).sum();
-            if na == 0.0 || nb == 0.0 {
-                return None;
+    let mut sums = Sums::default();
+    for (x, y) in a.iter().zip(b) {
+        sums.add(*x, *y);
+    }
+    sums.score(distance)
+}
+
+/// What every metric is computed from, accumulated in one pass over the element pairs.
+#[derive(Default)]
+struct Sums {
+    dot: f64,
+    norm_a: f64,
+    norm_b: f64,
+    squared_difference: f64,
+}
+
+impl Sums {
+    fn add(&mut self, x: f64, y: f64) {
+        self.dot += x * y;
+        self.norm_a += x * x;
+        self.norm_b += y * y;
+        self.squared_difference += (x - y) * (x - y);
+    }
+
+    fn score(&self, distance: Distance) -> Option<f64> {
+        let score = match distance {
+            Distance::DotProduct => self.dot,
+            Distance::Euclidean => self.squared_difference.sqrt(),
+            Distance::Cosine => {
+                if self.norm_a == 0.0 || self.norm_b == 0.0 {
+                    return None;
+                }
+                // One square root of the product keeps exact cases exact ([1,2,3]·[2,4,6] = 1);
+                // the clamp absorbs rounding just past ±1.
+                (self.dot / (self.norm_a * self.norm_b).sqrt()).clamp(-1.0, 1.0)
             }
-            // One square root of the product keeps exact cases exact ([1,2,3]·[2,4,6] = 1);
-            // the clamp absorbs rounding just past ±1.
-            (dot / (na * nb).sqrt()).clamp(-1.0, 1.0)
-        }
-    };
-    score.is_finite().then_some(score)
+        };
+        score.is_finite().then_some(score)
+    }
 }
 
-/// The elements of a vector argument as `data_type` stores them; `None` unless every element
-/// is a number the type can hold.
-fn vector(items: &[Val], data_type: DataType) -> Option<Vec<f64>> {
-    items
-        .iter()
-        .map(|v| coerce(data_type, v.as_f64()?))
-        .collect()
-}
-
-/// VectorDistance of two evaluated vector arguments under `options`.
+/// VectorDistance of two evaluated vector arguments under `options`: each element as the
+/// data type stores it (`None` unless every one is a number the type can hold), in one pass
+/// without copying the vectors (a scan scores every document).
 pub fn vector_distance(a: &Val, b: &Val, options: &VectorOptions) -> Option<f64> {
-    let a = vector(a.as_array()?, options.data_type)?;
-    let b = vector(b.as_array()?, options.data_type)?;
-    distance(&a, &b, options.distance)
+    let (a, b) = (a.as_array()?, b.as_array()?);
+    if a.is_empty() || a.len() != b.len() {
+        return None;
+    }
+    let mut sums = Sums::default();
+    for (x, y) in a.iter().zip(b.iter()) {
+        sums.add(
+            coerce(options.data_type, x.as_f64()?)?,
+            coerce(options.data_type, y.as_f64()?)?,
+        );
+    }
+    sums.score(options.distance)
 }
 
 /// `VECTORDISTANCE(v1, v2 [, brute_force [, options]])`. Every invalid input — a non-array,
