@@ -26,6 +26,7 @@ use super::registry;
 use crate::error::{Error, Result};
 use crate::store::catalog::{ContainerSettings, Throughput};
 use crate::store::indexing::IndexingPolicy;
+use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -74,6 +75,10 @@ pub struct ContainerManifest {
     pub enforce_throughput: bool,
     #[serde(default)]
     pub feed_previous_images: bool,
+    #[serde(default)]
+    pub vector_embedding_policy: Option<VectorEmbeddingPolicy>,
+    #[serde(default)]
+    pub full_text_policy: Option<FullTextPolicy>,
     /// Item files (paths under `sample-data/`, JSON arrays or NDJSON).
     #[serde(default)]
     pub items: Vec<String>,
@@ -118,8 +123,8 @@ impl ContainerManifest {
             indexing_policy: self.indexing_policy.clone(),
             enforce_throughput: self.enforce_throughput,
             feed_previous_images: self.feed_previous_images,
-            vector_embedding_policy: None,
-            full_text_policy: None,
+            vector_embedding_policy: self.vector_embedding_policy.clone(),
+            full_text_policy: self.full_text_policy.clone(),
         }
     }
 }
