@@ -356,23 +356,12 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
-
     fn v(j: Value) -> Val {
         Val::from_json(&j)
     }
 
     fn call(name: &str, args: &[Val]) -> Val {
-        let spec = FUNCTIONS
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{name} is not registered"));
-        assert!(
-            args.len() >= spec.min_args && args.len() <= spec.max_args,
-            "{name} called with {} arguments",
-            args.len()
-        );
-        (spec.eval)(args, &CTX)
+        super::super::call_in(FUNCTIONS, name, args)
     }
 
     /// Calls `name` with JSON arguments and checks the exact result (`None` = undefined).

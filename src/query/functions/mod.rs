@@ -166,6 +166,22 @@ pub fn names() -> Vec<&'static str> {
     v
 }
 
+/// Calls `name` from `family` with arguments, checking the arity as the planner would (the
+/// family tests' entry point).
+#[cfg(test)]
+pub(crate) fn call_in(family: &[FnSpec], name: &str, args: &[Val]) -> Val {
+    let spec = family
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} is not registered"));
+    assert!(
+        args.len() >= spec.min_args && args.len() <= spec.max_args,
+        "{name} called with {} arguments",
+        args.len()
+    );
+    (spec.eval)(args, &FnContext { now_ms: 0, seed: 0 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,19 +325,8 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
-
     fn call(name: &str, args: &[Val]) -> Val {
-        let spec = FUNCTIONS
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{name} is not registered"));
-        assert!(
-            args.len() >= spec.min_args && args.len() <= spec.max_args,
-            "{name} called with {} arguments",
-            args.len()
-        );
-        (spec.eval)(args, &CTX)
+        super::super::call_in(FUNCTIONS, name, args)
     }
 
     fn vals(args: Value) -> Vec<Val> {

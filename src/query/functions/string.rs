@@ -790,16 +790,7 @@ mod tests {
     }
 
     fn call(name: &str, args: &[Val]) -> Val {
-        let spec = FUNCTIONS
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{name} is not registered"));
-        assert!(
-            args.len() >= spec.min_args && args.len() <= spec.max_args,
-            "{name} called with {} arguments",
-            args.len()
-        );
-        (spec.eval)(args, &CTX)
+        super::super::call_in(FUNCTIONS, name, args)
     }
 
     /// Calls `name` with JSON arguments and compares the JSON result (`None` = undefined).
