@@ -431,31 +431,25 @@ fn a_vector_index_loads_only_the_nearest_documents() {
     assert_ids(&plain, sql, &["p00"]);
 }
 
+/// A full-text index serves FullTextContains (only the matching documents are loaded) and
+/// BM25's statistics pass (read from the index instead of every document).
 #[test]
-fn a_full_text_index_loads_only_the_matching_documents() {
+fn a_full_text_index_serves_filters_and_statistics() {
     let indexed = Db::with(&texts(), search_settings("cosine", false, true));
     let plain = Db::with(&texts(), search_settings("cosine", false, false));
-    let sql = "SELECT c.id FROM c WHERE FullTextContains(c.text, 'bicycle')";
+    let filter = "SELECT c.id FROM c WHERE FullTextContains(c.text, 'bicycle')";
+    let ranked = "SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, ['bicycle'])";
     for container in ["one", "many"] {
-        let (with_index, _) = retrieved(&indexed, container, sql);
-        let (without, _) = retrieved(&plain, container, sql);
+        let (with_index, _) = retrieved(&indexed, container, filter);
+        let (without, _) = retrieved(&plain, container, filter);
         assert_eq!((with_index, without), (2, 5), "{container}");
-    }
-    indexed.unordered(sql, json!([{"id": "a"}, {"id": "b"}]));
-}
-
-#[test]
-fn a_full_text_index_answers_the_statistics_pass() {
-    let indexed = Db::with(&texts(), search_settings("cosine", false, true));
-    let plain = Db::with(&texts(), search_settings("cosine", false, false));
-    let sql = "SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, ['bicycle'])";
-    for container in ["one", "many"] {
-        let (_, with_index) = retrieved(&indexed, container, sql);
-        let (_, without) = retrieved(&plain, container, sql);
+        let (_, with_index) = retrieved(&indexed, container, ranked);
+        let (_, without) = retrieved(&plain, container, ranked);
         assert!(
             with_index < without,
             "{container}: {with_index} vs {without}"
         );
     }
-    assert_ids(&indexed, sql, &["b", "a"]);
+    indexed.unordered(filter, json!([{"id": "a"}, {"id": "b"}]));
+    assert_ids(&indexed, ranked, &["b", "a"]);
 }
