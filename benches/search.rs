@@ -136,13 +136,16 @@ fn run(engine: &Engine, sql: &str, params: &[(&str, Value)]) -> usize {
     r.documents.len()
 }
 
+/// A benchmark: its name, the query and its parameters.
+type Case = (&'static str, &'static str, Vec<(&'static str, Value)>);
+
 fn main() {
     let n = items();
     let (_dir, engine, words) = open(n);
     // Terms of middling frequency; a query vector like the documents'.
     let (a, b) = (json!(words[40]), json!(words[90]));
     let q = json!(vector(&mut Rng(99)));
-    let queries: [(&str, &str, Vec<(&str, Value)>); 4] = [
+    let queries: [Case; 4] = [
         (
             "full-text contains",
             "SELECT VALUE COUNT(1) FROM c WHERE FullTextContains(c.text, @a)",
