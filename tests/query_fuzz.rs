@@ -58,6 +58,12 @@ const SEEDS: &[&str] = &[
     "SELECT * FROM c WHERE c.a = 1 AND (c.b = 2 OR c.c = 3) AND NOT (c.d BETWEEN 1 AND 2)",
     "SELECT * FROM c ORDER BY c.a ASC, c.b DESC OFFSET @o LIMIT @l",
     "SELECT * FROM c WHERE c.name NOT LIKE '%bike%' AND c.x NOT BETWEEN 1 AND 2",
+    "SELECT TOP 10 c.text FROM c WHERE FullTextContains(c.text, 'keyword1') \
+     ORDER BY RANK FullTextScore(c.text, 'keyword1', 'keyword2')",
+    "SELECT TOP 10 * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['a', 'b']), \
+     VectorDistance(c.v, [1, 2, 3]), [2, 1])",
+    "SELECT TOP 5 c.id, VectorDistance(c.v, @q, false, {'distanceFunction': 'euclidean'}) AS s \
+     FROM c WHERE FullTextContainsAny(c.text, 'x', 'y') ORDER BY VectorDistance(c.v, @q)",
     "SELECT VALUE udf.f(c.a, udf.g(c.b)) FROM c",
     "SELECT TOP 5 c.id FROM c JOIN a IN c.accessories JOIN b IN a.parts WHERE b.q > 1",
 ];
