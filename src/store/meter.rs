@@ -60,15 +60,20 @@ type Fold = std::hash::BuildHasherDefault<super::index::FoldHasher>;
 /// Read-side accounting not yet written to the store.
 #[derive(Default)]
 pub struct Pending {
-    /// (container, range, EPK) → RU and operation counts.
+    /// (container, range, EPK) → RU and operation counts of requests on one logical
+    /// partition.
     logical: HashMap<(ContainerRid, RangeId, Epk), Counters, Fold>,
+    /// (container, range) → the same for requests on no single logical partition (query
+    /// pages, feed pages): a key without an EPK to hash and compare, as every query page
+    /// records one per range it read.
+    ranges: HashMap<(ContainerRid, RangeId), Counters, Fold>,
     /// (container, range, second) → meter sample.
     samples: HashMap<(ContainerRid, RangeId, u64), MeterSample, Fold>,
 }
 
 impl Pending {
     pub fn is_empty(&self) -> bool {
-        self.logical.is_empty() && self.samples.is_empty()
+        self.logical.is_empty() && self.ranges.is_empty() && self.samples.is_empty()
     }
 }
 
@@ -91,8 +96,14 @@ impl Store {
     ) {
         let (second, _) = current_second();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (cid, range, epk.cloned().unwrap_or_default());
-        pending.logical.entry(key).or_default().record(op, ru);
+        let counters = match epk {
+            Some(epk) => pending
+                .logical
+                .entry((cid, range, epk.clone()))
+                .or_default(),
+            None => pending.ranges.entry((cid, range)).or_default(),
+        };
+        counters.record(op, ru);
         let s = pending.samples.entry((cid, range, second)).or_default();
         s.ru += ru;
         s.requests += 1;
@@ -104,8 +115,8 @@ impl Store {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         for &(range, ru) in reads {
             pending
-                .logical
-                .entry((cid, range, Epk::default()))
+                .ranges
+                .entry((cid, range))
                 .or_default()
                 .record(op, ru);
             let s = pending.samples.entry((cid, range, second)).or_default();
@@ -250,12 +261,13 @@ impl Store {
         let mut txn = self.write_txn()?;
         let mut range_acc: HashMap<(ContainerRid, RangeId), Counters> = HashMap::new();
         let mut container_acc: HashMap<ContainerRid, Counters> = HashMap::new();
+        for (&(cid, range), counters) in &taken.ranges {
+            range_acc.entry((cid, range)).or_default().add(counters);
+            container_acc.entry(cid).or_default().add(counters);
+        }
         for ((cid, range, epk), counters) in &taken.logical {
             range_acc.entry((*cid, *range)).or_default().add(counters);
             container_acc.entry(*cid).or_default().add(counters);
-            if epk.as_bytes().is_empty() {
-                continue;
-            }
             // Only logical partitions that exist get read statistics (a 404 creates none).
             let key = keys::logical(*cid, epk);
             let Some(mut stats) = self.logical.get(&txn, &key)?.and_then(LogicalStats::decode)
