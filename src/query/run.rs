@@ -406,6 +406,8 @@ pub fn run(
     };
     check_counts(q, &opts.params)?;
     let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+    // Documents per range, read once when a fan-out needs them (see `scope_counts`).
+    let mut all_counts = None;
     let hash = query_hash(text, &opts.params);
     let rid = crate::store::item::rids(def, 0).container;
     let token = match &opts.continuation {
@@ -604,7 +606,7 @@ pub fn run(
         let ranges = routing.ranges(def);
         let mut counts = Vec::with_capacity(ranges.len());
         for range in &ranges {
-            let (n, _) = scope_counts(store, txn, def, &routing, range)?;
+            let (n, _) = scope_counts(store, txn, def, &routing, range, &mut all_counts)?;
             counts.push((*range, n));
         }
         let total: u64 = counts.iter().map(|(_, n)| n).sum();
@@ -919,18 +921,18 @@ pub fn run(
                 let mut exec_ns = 0u128;
                 for (smin, smax) in &spans {
                     // Intersect the span with the range.
-                    let lo = smin.clone().max(range.min_inclusive.clone());
-                    let hi = smax.clone().min(range.max_exclusive.clone());
+                    let lo = std::cmp::max(smin, &range.min_inclusive);
+                    let hi = std::cmp::min(smax, &range.max_exclusive);
                     if lo >= hi {
                         continue;
                     }
-                    let mut start = keys::epk_bound(def.rid, &lo);
+                    let mut start = keys::epk_bound(def.rid, lo);
                     if let Some(rk) = &resume_key
                         && rk > &start
                     {
                         start = rk.clone();
                     }
-                    let end = keys::epk_bound(def.rid, &hi);
+                    let end = keys::epk_bound(def.rid, hi);
                     if start >= end {
                         continue;
                     }
@@ -939,6 +941,10 @@ pub fn run(
                         Some(c) => {
                             let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
                             let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
+                            if lo == hi {
+                                // No candidate here: nothing to read or time.
+                                continue;
+                            }
                             let mut lookup = OrderedLookup::new(store, txn, def);
                             Box::new(c[lo..hi].iter().filter_map(move |c| {
                                 let record = match c.record {
@@ -1116,7 +1122,8 @@ pub fn run(
                 if walked {
                     // The walk read only the first entries; the charge models the service, which
                     // streams each range from its index: the documents in scope, bounded below.
-                    let (n, bytes) = scope_counts(store, txn, def, &routing, range)?;
+                    let (n, bytes) =
+                        scope_counts(store, txn, def, &routing, range, &mut all_counts)?;
                     let matched = matching
                         .as_ref()
                         .and_then(|c| c.iter().find(|(id, _)| *id == range.id))
@@ -1494,14 +1501,33 @@ fn scope_counts(
     def: &ContainerDef,
     routing: &Routing,
     range: &crate::store::ranges::PkRange,
+    all: &mut Option<Vec<(crate::store::keys::RangeId, (u64, u64))>>,
 ) -> Result<(u64, u64)> {
     use crate::store::stats::{LogicalStats, RangeStats};
     Ok(match &routing.targets {
-        plan::Targets::All => store
-            .range_stats
-            .get(txn, &keys::range(def.rid, range.id))?
-            .and_then(RangeStats::decode)
-            .map_or((0, 0), |s| (s.counters.items, s.counters.bytes)),
+        plan::Targets::All => {
+            // Every range's statistics in one pass over the container's keys (a fan-out
+            // asks for each of them).
+            if all.is_none() {
+                let start = keys::container_prefix(def.rid);
+                let end = keys::range(def.rid, crate::store::keys::RangeId::MAX);
+                let mut counts = Vec::with_capacity(def.ranges.len());
+                for entry in store.range_stats.range(txn, &keys::closed(&start, &end))? {
+                    let (k, v) = entry?;
+                    let id = k
+                        .get(4..8)
+                        .and_then(|b| b.try_into().ok())
+                        .map(crate::store::keys::RangeId::from_be_bytes);
+                    if let (Some(id), Some(s)) = (id, RangeStats::decode(v)) {
+                        counts.push((id, (s.counters.items, s.counters.bytes)));
+                    }
+                }
+                *all = Some(counts);
+            }
+            all.as_ref()
+                .and_then(|c| c.iter().find(|(id, _)| *id == range.id))
+                .map_or((0, 0), |(_, n)| *n)
+        }
         plan::Targets::Keys(keys_) => {
             let mut total = (0, 0);
             for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
