@@ -453,3 +453,54 @@ fn a_full_text_index_serves_filters_and_statistics() {
     indexed.unordered(filter, json!([{"id": "a"}, {"id": "b"}]));
     assert_ids(&indexed, ranked, &["b", "a"]);
 }
+
+/// A page computed again (the container changed since the first page, so the cached result
+/// is stale) still ranks with the full-text statistics, gathered again.
+#[test]
+fn a_later_page_computed_again_still_ranks() {
+    let db = Db::new(&texts());
+    let sql = "SELECT c.id FROM c ORDER BY RANK FullTextScore(c.text, ['mountain', 'skateboard'])";
+    for container in ["one", "many"] {
+        let first = db
+            .engine
+            .query(
+                DB,
+                container,
+                sql,
+                &QueryOptions {
+                    max_items: Some(2),
+                    ..Default::default()
+                },
+            )
+            .expect("first page");
+        let doc = json!({"id": "z", "text": "nothing to see"});
+        db.engine
+            .upsert_item(DB, container, doc.to_string().as_bytes(), None)
+            .expect("upsert");
+        let second = db
+            .engine
+            .query(
+                DB,
+                container,
+                sql,
+                &QueryOptions {
+                    max_items: Some(2),
+                    continuation: first.continuation,
+                    ..Default::default()
+                },
+            )
+            .expect("second page");
+        let whole = db
+            .engine
+            .query(DB, container, sql, &QueryOptions::default())
+            .expect("whole");
+        let rows = |docs: Vec<cosmoscope::query::document::Document>| -> Vec<Value> {
+            docs.into_iter().map(Value::from).collect()
+        };
+        assert_eq!(
+            rows(second.documents),
+            rows(whole.documents)[2..4],
+            "{container}"
+        );
+    }
+}

@@ -22,8 +22,9 @@ pub type Bindings = Vec<(String, Val)>;
 pub struct Env<'a> {
     pub params: &'a super::eval::Params,
     pub ctx: &'a FnContext,
-    /// The corpus statistics of the query's FullTextScore calls, when it ranks by them.
-    pub full_text: Option<&'a super::rank::FullTextScores>,
+    /// The corpus statistics of the query's FullTextScore calls, when it ranks by them (set
+    /// once they are gathered, before any row is scored).
+    pub full_text: Option<&'a std::cell::OnceCell<super::rank::FullTextScores>>,
 }
 
 impl Env<'_> {

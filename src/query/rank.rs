@@ -185,7 +185,9 @@ fn component<'q>(e: &'q Expr, env: &Env) -> Option<Component<'q>> {
 }
 
 fn full_text_score(call: &Expr, env: &Env, row: &[(String, Val)]) -> Val {
-    let (ExprKind::Call { args, .. }, Some(scores)) = (&call.kind, env.full_text) else {
+    let (ExprKind::Call { args, .. }, Some(scores)) =
+        (&call.kind, env.full_text.and_then(std::cell::OnceCell::get))
+    else {
         return Val::Undefined;
     };
     let Some(query) = scores.get(&aggregate_key(call)) else {
@@ -199,6 +201,11 @@ fn full_text_score(call: &Expr, env: &Env, row: &[(String, Val)]) -> Val {
         },
         _ => Val::Undefined,
     }
+}
+
+/// Whether `q` ranks by FullTextScore (and so needs [`full_text_statistics`]).
+pub fn ranks_by_full_text(q: &Query) -> bool {
+    !full_text_calls(q).is_empty()
 }
 
 /// The FullTextScore calls `q` ranks by.

@@ -438,17 +438,9 @@ pub fn run(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     // `ORDER BY RANK FullTextScore(...)` scores against the whole container's statistics,
-    // gathered first (on the first page; later pages come from the result cache).
-    let (full_text, statistics) = if first_page {
-        let env = Env {
-            params: &params,
-            ctx: &ctx,
-            full_text: None,
-        };
-        super::rank::full_text_statistics(store, txn, def, q, &env, &root)?
-    } else {
-        Default::default()
-    };
+    // gathered before the result is computed (see below); charged on the first page.
+    let full_text = std::cell::OnceCell::new();
+    let mut statistics: Vec<super::rank::StatisticsRead> = Vec::new();
     let env = Env {
         params: &params,
         ctx: &ctx,
@@ -709,6 +701,14 @@ pub fn run(
     let (computed, complete): (Arc<Computed>, bool) = match cached {
         Some(computed) => (computed, true),
         None => {
+            if super::rank::ranks_by_full_text(q) {
+                let (scores, reads) =
+                    super::rank::full_text_statistics(store, txn, def, q, &env, &root)?;
+                let _ = full_text.set(scores);
+                if first_page {
+                    statistics = reads;
+                }
+            }
             let mut inner = match q.from.as_ref().map(|f| &f.kind) {
                 Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
                     query,
