@@ -6,7 +6,10 @@ use cosmoscope::query::functions::{FnContext, FnKind, lookup};
 use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
-const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+const CTX: FnContext = FnContext {
+    now_ticks: 0,
+    seed: 0,
+};
 
 /// (function, arguments, expected JSON result; `None` = undefined).
 fn docs_examples() -> Vec<(&'static str, Value, Option<Value>)> {

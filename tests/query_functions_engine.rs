@@ -165,6 +165,16 @@ fn date_time_functions() {
         )
         .unwrap();
     assert_eq!(r.documents, vec![json!(true)]);
+    // Ticks print as whole numbers, as the docs show them (datetimetoticks.md), and the
+    // current time has the service's 100 ns resolution (getcurrentticks.md).
+    let ticks = value(&e, "DATETIMETOTICKS('2015-05-19T12:00:00.0000000')");
+    assert_eq!(ticks.to_string(), "14320368000000000");
+    let now = value(&e, "GETCURRENTTICKS()");
+    assert!(now.is_i64(), "{now}");
+    let sub_ms: Vec<i64> = (0..5)
+        .map(|_| value(&e, "GETCURRENTTICKS()").as_i64().unwrap_or(0) % 10_000)
+        .collect();
+    assert!(sub_ms.iter().any(|t| *t != 0), "{sub_ms:?}");
 }
 
 #[test]

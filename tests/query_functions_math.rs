@@ -5,11 +5,16 @@
 // The docs print constants such as π as literals; the table keeps their exact text.
 #![allow(clippy::approx_constant)]
 
+mod query_common;
+
 use cosmoscope::query::functions::{FnContext, FnKind, lookup};
 use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
-const CTX: FnContext = FnContext { now_ms: 0, seed: 7 };
+const CTX: FnContext = FnContext {
+    now_ticks: 0,
+    seed: 7,
+};
 
 /// (function, arguments, expected JSON result; `None` = undefined).
 fn docs_examples() -> Vec<(&'static str, Value, Option<Value>)> {
@@ -155,9 +160,22 @@ fn non_finite_results_are_numbers_without_json() {
     assert_eq!(nan.to_json(), None);
 }
 
+/// rand.md: "nondeterministic: repetitive calls of this function don't return the same
+/// results" — also two calls in one query, and one call over several items.
 #[test]
-fn rand_is_repeatable_for_a_seed() {
+fn rand_draws_a_new_number_on_every_call() {
     let a = eval("RAND", &[]);
     assert!(matches!(a, Val::Num(x) if (0.0..1.0).contains(&x)));
-    assert_eq!(eval("RAND", &[]), a);
+    assert_ne!(eval("RAND", &[]), a);
+    let db = query_common::Db::new(&[json!({"id": "1"}), json!({"id": "2"}), json!({"id": "3"})]);
+    let rows = db.rows("SELECT VALUE [RAND(), RAND()] FROM c");
+    let mut values: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| r.as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_f64())
+        .collect();
+    assert_eq!(values.len(), 6, "{rows:?}");
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    assert_eq!(values.len(), 6, "{rows:?}");
 }

@@ -7,7 +7,10 @@ use cosmoscope::query::functions::{FnContext, lookup};
 use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
-const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+const CTX: FnContext = FnContext {
+    now_ticks: 0,
+    seed: 0,
+};
 
 fn eval(name: &str, args: &[Value]) -> Option<Value> {
     let spec = lookup(name).unwrap_or_else(|| panic!("{name} is not registered"));

@@ -6,7 +6,10 @@ use cosmoscope::query::functions::{FnContext, FnKind, lookup};
 use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
-const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+const CTX: FnContext = FnContext {
+    now_ticks: 0,
+    seed: 0,
+};
 
 const AW: &str = "AdventureWorks";
 const DAY: &str = "Have a nice day!";

@@ -31,7 +31,7 @@ impl Condition {
     pub fn matches(&self, doc: &Value) -> bool {
         let params = crate::query::eval::Params::default();
         let ctx = FnContext {
-            now_ms: chrono::Utc::now().timestamp_millis(),
+            now_ticks: crate::query::functions::now_ticks(),
             seed: 0,
         };
         let env = Env {

@@ -429,7 +429,7 @@ pub fn run(
     let first_page = token.is_none();
     let max_items = opts.max_items.unwrap_or(100).max(1);
     let ctx = FnContext {
-        now_ms: chrono::Utc::now().timestamp_millis(),
+        now_ticks: super::functions::now_ticks(),
         seed: hash,
     };
     let params: super::eval::Params = opts

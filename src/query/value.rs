@@ -177,7 +177,10 @@ pub fn number_json(n: f64) -> Option<Value> {
     if !n.is_finite() {
         return None;
     }
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+    // Whole numbers print without a fraction or exponent, as the service prints them (its
+    // docs show `DateTimeToTicks` as 14320368000000000): every whole double below 2^63 is
+    // exactly an i64.
+    if n.fract() == 0.0 && n.abs() < 9_223_372_036_854_775_808.0 {
         if n == 0.0 && n.is_sign_negative() {
             return serde_json::Number::from_f64(n).map(Value::Number);
         }

@@ -268,8 +268,7 @@ fn int_arg(v: &Val) -> Option<i64> {
 }
 
 fn now_ticks(ctx: &FnContext) -> Option<i64> {
-    ctx.now_ms
-        .checked_mul(TICKS_PER_MILLISECOND)?
+    ctx.now_ticks
         .checked_add(UNIX_EPOCH_TICKS)
         .and_then(in_range)
 }
@@ -338,7 +337,7 @@ fn get_current_ticks(_: &[Val], ctx: &FnContext) -> Val {
 }
 
 fn get_current_timestamp(_: &[Val], ctx: &FnContext) -> Val {
-    Val::Num(ctx.now_ms as f64)
+    Val::Num(ctx.now_ticks.div_euclid(TICKS_PER_MILLISECOND) as f64)
 }
 
 fn ago(args: &[Val], ctx: &FnContext) -> Val {
@@ -709,7 +708,10 @@ fn pad(n: i64, width: usize) -> String {
 mod tests {
     use super::*;
 
-    const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+    const CTX: FnContext = FnContext {
+        now_ticks: 0,
+        seed: 0,
+    };
 
     fn s(x: &str) -> Val {
         Val::str(x)
@@ -741,7 +743,7 @@ mod tests {
     /// only carries milliseconds).
     fn ctx_2024() -> FnContext {
         FnContext {
-            now_ms: 1_728_915_630_666,
+            now_ticks: 17_289_156_306_660_000,
             seed: 0,
         }
     }
@@ -1161,7 +1163,7 @@ mod tests {
     #[test]
     fn get_current_functions_read_the_query_start() {
         let ctx = FnContext {
-            now_ms: 1_556_916_469_065,
+            now_ticks: 15_569_164_690_650_000,
             seed: 0,
         };
         assert_eq!(num(get_current_timestamp(&[], &ctx)), 1_556_916_469_065.0);

@@ -146,12 +146,14 @@ fn pi(_: &[Val], _: &FnContext) -> Val {
     Val::Num(PI)
 }
 
-/// `RAND()`: a number in [0, 1). The service's value is nondeterministic; here it is a pure
-/// function of the query's seed (SplitMix64 finalizer, top 53 bits), so a query gives the same
-/// value on every run and for every item. An executor wanting a different value per item
-/// would pass a per-item seed in `FnContext`.
+/// `RAND()`: a number in [0, 1), a new one on every call, as rand.md says ("nondeterministic:
+/// repetitive calls don't return the same results"): the query's seed mixed with a
+/// process-wide call counter through the SplitMix64 finalizer (top 53 bits).
 fn rand(_: &[Val], ctx: &FnContext) -> Val {
-    let mut z = ctx.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut z =
+        (ctx.seed ^ call.wrapping_mul(0xD1B5_4A32_D192_ED03)).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
@@ -214,7 +216,7 @@ mod tests {
     use serde_json::{Value, json};
 
     const CTX: FnContext = FnContext {
-        now_ms: 0,
+        now_ticks: 0,
         seed: 42,
     };
 
@@ -396,16 +398,19 @@ mod tests {
     }
 
     #[test]
-    fn rand_is_in_unit_interval_and_fixed_by_the_seed() {
-        let a = num("RAND", &[]);
-        assert!((0.0..1.0).contains(&a));
-        assert_eq!(num("RAND", &[]), a);
-        let other = FnContext {
-            now_ms: 0,
-            seed: 43,
-        };
-        let b = (rand)(&[], &other);
-        assert!(matches!(b, Val::Num(x) if (0.0..1.0).contains(&x) && x != a));
+    fn rand_is_in_unit_interval_and_new_on_every_call() {
+        let draws: Vec<f64> = (0..100).map(|_| num("RAND", &[])).collect();
+        assert!(draws.iter().all(|x| (0.0..1.0).contains(x)));
+        let mut distinct = draws.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            draws.len(),
+            "repeated calls repeated a value"
+        );
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((0.3..0.7).contains(&mean), "mean {mean}");
     }
 
     #[test]

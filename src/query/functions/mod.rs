@@ -24,11 +24,20 @@ use super::value::Val;
 /// What a function call may depend on besides its arguments.
 #[derive(Debug, Clone, Copy)]
 pub struct FnContext {
-    /// The query's start time in Unix milliseconds: `GetCurrent*` functions return the same
-    /// value for every item of one query.
-    pub now_ms: i64,
+    /// The query's start time in 100-nanosecond ticks since the Unix epoch (the service's
+    /// clock resolution): `GetCurrent*` functions return the same value for every item of
+    /// one query.
+    pub now_ticks: i64,
     /// Seed for `RAND()`, fixed per query so a run is repeatable.
     pub seed: u64,
+}
+
+/// Now, as [`FnContext::now_ticks`] counts it.
+pub fn now_ticks() -> i64 {
+    let now = chrono::Utc::now();
+    now.timestamp()
+        .saturating_mul(10_000_000)
+        .saturating_add(i64::from(now.timestamp_subsec_nanos() / 100))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,7 +188,13 @@ pub(crate) fn call_in(family: &[FnSpec], name: &str, args: &[Val]) -> Val {
         "{name} called with {} arguments",
         args.len()
     );
-    (spec.eval)(args, &FnContext { now_ms: 0, seed: 0 })
+    (spec.eval)(
+        args,
+        &FnContext {
+            now_ticks: 0,
+            seed: 0,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -857,7 +857,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+    const CTX: FnContext = FnContext {
+        now_ticks: 0,
+        seed: 0,
+    };
 
     fn j(v: serde_json::Value) -> Val {
         Val::from_json(&v)

@@ -276,7 +276,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const CTX: FnContext = FnContext { now_ms: 0, seed: 0 };
+    const CTX: FnContext = FnContext {
+        now_ticks: 0,
+        seed: 0,
+    };
 
     fn v(j: Value) -> Val {
         Val::from_json(&j)
