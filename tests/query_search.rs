@@ -251,6 +251,14 @@ fn scores_are_only_for_ranking() {
             "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, [1])",
             "FullTextScore searches for string terms",
         ),
+        (
+            "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, ['a']), c.id",
+            "it ranks by one function, without ASC or DESC; fuse several with RRF",
+        ),
+        (
+            "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, ['a']) DESC",
+            "found 'DESC'",
+        ),
     ] {
         let e = db.bad_request(sql);
         assert!(e.message.contains(needle), "{sql}: {}", e.message);

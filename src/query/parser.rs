@@ -232,6 +232,8 @@ enum Clause {
     Where,
     GroupBy,
     OrderBy,
+    /// `ORDER BY RANK <scoring function>` (one function, no direction).
+    OrderByRank,
     OffsetLimit,
 }
 
@@ -244,6 +246,7 @@ impl Clause {
             Clause::Where => "WHERE",
             Clause::GroupBy => "GROUP BY",
             Clause::OrderBy => "ORDER BY",
+            Clause::OrderByRank => "ORDER BY RANK",
             Clause::OffsetLimit => "OFFSET ... LIMIT",
         }
     }
@@ -588,7 +591,12 @@ impl Parser<'_> {
                     }
                 }
                 match kw {
-                    Keyword::As if matches!(last, Clause::GroupBy | Clause::OrderBy) => {
+                    Keyword::As
+                        if matches!(
+                            last,
+                            Clause::GroupBy | Clause::OrderBy | Clause::OrderByRank
+                        ) =>
+                    {
                         return err_at(
                             t.pos,
                             format!(
@@ -755,7 +763,11 @@ impl Parser<'_> {
                 }
             }
         }
-        st.last = Clause::OrderBy;
+        st.last = if q.order_by.iter().any(|o| o.rank) {
+            Clause::OrderByRank
+        } else {
+            Clause::OrderBy
+        };
         st.alias_tok = None;
         Ok(())
     }
@@ -806,6 +818,10 @@ impl Parser<'_> {
             Clause::Where => "AND, OR, GROUP BY, ORDER BY or OFFSET after the WHERE condition",
             Clause::GroupBy => "',', ORDER BY or OFFSET after the GROUP BY list",
             Clause::OrderBy => "',', ASC, DESC or OFFSET after the ORDER BY list",
+            Clause::OrderByRank => {
+                "OFFSET after the ORDER BY RANK scoring function (it ranks by one function, \
+                 without ASC or DESC; fuse several with RRF)"
+            }
             Clause::OffsetLimit => "the end of the query after OFFSET ... LIMIT",
             _ => default,
         }
