@@ -164,6 +164,30 @@ fn a_query_without_a_partition_filter_fans_out_to_every_range() {
 }
 
 #[test]
+fn a_ranked_search_shows_its_results_and_how_they_were_scored() {
+    let mut s = store(120, 40);
+    let sql =
+        "SELECT TOP 3 c.id, c.status FROM c ORDER BY RANK FullTextScore(c.status, ['shipping'])";
+    run_query(&mut s.h, sql);
+    let expected = s
+        .engine
+        .query(DB, ORDERS, sql, &QueryOptions::default())
+        .expect("the query runs");
+    let run = s.h.app.query.run.as_ref().expect("a run");
+    assert_eq!(run.documents, expected.documents);
+    // "shipping" and "Shipped" share the stem: the shipped orders rank first.
+    for d in &run.documents {
+        assert_eq!(d["status"], "Shipped", "{:?}", run.documents);
+    }
+    let frame = s.h.render();
+    assert!(
+        frame.contains("scan: ORDER BY a score: every document in scope is scored"),
+        "{frame}"
+    );
+    assert!(frame.contains("Results · 3 · table"), "{frame}");
+}
+
+#[test]
 fn a_query_error_is_reported_with_its_position() {
     let mut s = store(80, 24);
     run_query(&mut s.h, "SELECT * FROM c WHERE");
