@@ -45,12 +45,7 @@ use serde_json::{Value, json};
 const DB: &str = "bench";
 
 fn items() -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test");
-    std::env::var("QUERY_BENCH_ITEMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if smoke { 5_000 } else { 1_000_000 })
+    item_count("QUERY_BENCH_ITEMS", 5_000, 1_000_000)
 }
 
 fn documents(n: usize) -> Vec<Vec<u8>> {

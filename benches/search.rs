@@ -36,12 +36,7 @@ const DB: &str = "bench";
 const DIMENSIONS: usize = 128;
 
 fn items() -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test");
-    std::env::var("SEARCH_BENCH_ITEMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if smoke { 2_000 } else { 100_000 })
+    item_count("SEARCH_BENCH_ITEMS", 2_000, 100_000)
 }
 
 /// Pronounceable pseudo-words: a vocabulary far larger than the orders' 24 words.

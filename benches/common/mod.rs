@@ -167,6 +167,17 @@ pub const WORDS: [&str; 24] = [
     "thanks",
 ];
 
+/// How many items a bench loads: `var` from the environment, else `full` under `cargo bench`
+/// and `smoke` in criterion's test mode (`cargo test --benches`, `-- --test`).
+pub fn item_count(var: &str, smoke: usize, full: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test");
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { smoke } else { full })
+}
+
 pub fn money(cents: u64) -> Value {
     json!(cents as f64 / 100.0)
 }
