@@ -277,15 +277,6 @@ pub struct FullTextPath {
     pub language: String,
 }
 
-impl FullTextPath {
-    pub fn new(path: impl Into<String>, language: impl Into<String>) -> FullTextPath {
-        FullTextPath {
-            path: path.into(),
-            language: language.into(),
-        }
-    }
-}
-
 /// The container's `fullTextPolicy`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -355,11 +346,6 @@ impl FullTextPolicy {
             .find(|p| same_path(&p.path, path, wanted.as_deref()))
             .map(|p| p.language.as_str())
     }
-
-    /// The language text at `path` is processed in: its own, or the policy's default.
-    pub fn effective_language(&self, path: &str) -> &str {
-        self.language_for(path).unwrap_or(&self.default_language)
-    }
 }
 
 fn check_language(language: &str) -> std::result::Result<(), String> {
@@ -408,13 +394,13 @@ pub fn parse_search_path(path: &str) -> std::result::Result<Vec<PolicySegment>, 
     Ok(segments)
 }
 
-/// Whether the policy path `declared` names the same property as `asked` (parsed when it
-/// parses; compared as text when it does not).
 /// Whether two search paths name the same property (`/a` and `/"a"` do).
 pub fn same_search_path(a: &str, b: &str) -> bool {
     same_path(a, b, parse_search_path(b).ok().as_deref())
 }
 
+/// Whether the policy path `declared` names the same property as `asked` (parsed when it
+/// parses; compared as text when it does not).
 fn same_path(declared: &str, asked: &str, asked_parsed: Option<&[PolicySegment]>) -> bool {
     match (asked_parsed, parse_search_path(declared)) {
         (Some(a), Ok(d)) => a == d.as_slice(),
@@ -708,7 +694,6 @@ mod tests {
         assert_eq!(policy.language_for("/text2"), Some("de-DE"));
         assert_eq!(policy.language_for("/\"text1\""), Some("en-US"));
         assert_eq!(policy.language_for("/text3"), None);
-        assert_eq!(policy.effective_language("/text3"), "en-US");
         // Defaults, and languages in any case as the documentation writes them.
         let policy = text_policy(json!({"fullTextPaths": [{"path": "/t", "language": "en-us"}]}));
         assert_eq!(policy.default_language, "en-US");
