@@ -248,6 +248,10 @@ fn scores_are_only_for_ranking() {
             "2 scoring functions but 1 weights",
         ),
         (
+            "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.text, ['a']), VectorDistance(c.v, [1, 0]), ['x', 1])",
+            "RRF's weights are numbers",
+        ),
+        (
             "SELECT * FROM c ORDER BY RANK FullTextScore(c.text, [1])",
             "FullTextScore searches for string terms",
         ),

@@ -537,6 +537,13 @@ impl Checker {
                 }
                 if let Some(w) = weights
                     && let ExprKind::Array(items) = &w.kind
+                    && let Some(bad) = items.iter().find(|i| {
+                        matches!(&i.kind, ExprKind::Literal(l) if !matches!(l, Literal::Number(_)))
+                    })
+                {
+                    self.fail(bad.pos, "RRF's weights are numbers, one per scoring function");
+                } else if let Some(w) = weights
+                    && let ExprKind::Array(items) = &w.kind
                     && items.len() != scores.len()
                 {
                     self.fail(
