@@ -120,6 +120,7 @@ fn draw_editor(f: &mut Frame, app: &App, area: Rect) {
 pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
     let chars: Vec<char> = line.chars().collect();
     let mut spans: Vec<Span> = Vec::new();
+    let mut previous_word = String::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -154,7 +155,18 @@ pub fn highlight(line: &str, error_col: Option<usize>) -> Line<'static> {
             }
             let word: String = chars[start..i].iter().collect::<String>().to_uppercase();
             let next = chars[i..].iter().find(|c| !c.is_whitespace());
-            if KEYWORDS.contains(&word.as_str()) {
+            // `RANK` is a keyword only in `ORDER BY RANK <function>(...)`, as the parser reads
+            // it; elsewhere it is a name (`c.rank`, `ORDER BY rank DESC`).
+            let rank = word == "RANK" && previous_word == "BY" && {
+                let rest: String = chars[i..].iter().collect();
+                let rest = rest.trim_start();
+                let name_end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                name_end > 0 && rest[name_end..].trim_start().starts_with('(')
+            };
+            previous_word = word.clone();
+            if KEYWORDS.contains(&word.as_str()) || rank {
                 theme().keyword
             } else if next == Some(&'(') {
                 theme().function
@@ -536,4 +548,31 @@ fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
         used = end;
     }
     Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The style of the span holding `word` in `line`.
+    fn style_of(line: &str, word: &str) -> Style {
+        highlight(line, None)
+            .spans
+            .iter()
+            .find(|s| s.content == word)
+            .unwrap_or_else(|| panic!("no span {word:?} in {line:?}"))
+            .style
+    }
+
+    #[test]
+    fn rank_is_a_keyword_only_before_its_scoring_function() {
+        let ranked = "SELECT * FROM c ORDER BY RANK FullTextScore(c.t, ['a'])";
+        assert_eq!(style_of(ranked, "RANK"), theme().keyword);
+        assert_eq!(style_of(ranked, "FullTextScore"), theme().function);
+        assert_eq!(style_of("SELECT c.rank FROM c", "rank"), Style::new());
+        assert_eq!(
+            style_of("SELECT * FROM c ORDER BY rank DESC", "rank"),
+            Style::new()
+        );
+    }
 }
