@@ -33,7 +33,6 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use cosmoscope::engine::Engine;
-use cosmoscope::engine::import::Record;
 use cosmoscope::query::run::QueryOptions;
 use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
@@ -81,19 +80,6 @@ fn container(engine: &Engine, name: &str, policy: Option<IndexingPolicy>) {
     s.throughput = Throughput::Manual(60_000);
     s.indexing_policy = policy;
     engine.create_container(DB, name, s).expect("container");
-}
-
-fn import(engine: &Engine, name: &str, docs: &[Vec<u8>]) -> f64 {
-    let records: Vec<Record> = docs
-        .iter()
-        .enumerate()
-        .map(|(line, json)| Record { line, json })
-        .collect();
-    let t = Instant::now();
-    engine
-        .import_records(DB, name, &records, &mut |_| {})
-        .expect("import");
-    docs.len() as f64 / t.elapsed().as_secs_f64()
 }
 
 fn query(
@@ -179,8 +165,8 @@ fn main() {
     let subset = &docs[..n.min(100_000)];
     container(&engine, "import-on", None);
     container(&engine, "import-off", Some(IndexingPolicy::none()));
-    let rate_off = import(&engine, "import-off", subset);
-    let rate_on = import(&engine, "import-on", subset);
+    let rate_off = import(&engine, DB, "import-off", subset);
+    let rate_on = import(&engine, DB, "import-on", subset);
     engine.delete_container(DB, "import-on").expect("delete");
     engine.delete_container(DB, "import-off").expect("delete");
 
@@ -192,9 +178,9 @@ fn main() {
     .expect("policy");
     container(&engine, "scan", Some(scan_policy));
     let t = Instant::now();
-    import(&engine, "idx", &docs);
+    import(&engine, DB, "idx", &docs);
     let load_idx = t.elapsed();
-    import(&engine, "scan", &docs);
+    import(&engine, DB, "scan", &docs);
     engine
         .create_item(DB, "scan", br#"{"id": "undated", "customerId": "c0"}"#)
         .expect("undated");

@@ -24,7 +24,6 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use cosmoscope::engine::Engine;
-use cosmoscope::engine::import::Record;
 use cosmoscope::query::run::QueryOptions;
 use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
@@ -106,14 +105,7 @@ fn open(n: usize) -> (tempfile::TempDir, Engine, Vec<String>) {
     let mut rng = Rng(7);
     let words = vocabulary(&mut rng);
     let docs = documents(n, &words);
-    let records: Vec<Record> = docs
-        .iter()
-        .enumerate()
-        .map(|(line, json)| Record { line, json })
-        .collect();
-    engine
-        .import_records(DB, "c", &records, &mut |_| {})
-        .expect("import");
+    import(&engine, DB, "c", &docs);
     (dir, engine, words)
 }
 

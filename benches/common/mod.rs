@@ -178,6 +178,26 @@ pub fn item_count(var: &str, smoke: usize, full: usize) -> usize {
         .unwrap_or(if quick { smoke } else { full })
 }
 
+/// Imports `docs` (serialized items) into `db/container` through `Engine::import_records`, as
+/// `cosmoscope import` does; returns items per second.
+pub fn import(
+    engine: &cosmoscope::engine::Engine,
+    db: &str,
+    container: &str,
+    docs: &[Vec<u8>],
+) -> f64 {
+    let records: Vec<cosmoscope::engine::import::Record> = docs
+        .iter()
+        .enumerate()
+        .map(|(line, json)| cosmoscope::engine::import::Record { line, json })
+        .collect();
+    let t = std::time::Instant::now();
+    engine
+        .import_records(db, container, &records, &mut |_| {})
+        .expect("import");
+    docs.len() as f64 / t.elapsed().as_secs_f64()
+}
+
 pub fn money(cents: u64) -> Value {
     json!(cents as f64 / 100.0)
 }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use heed::RoTxn;
 
 use super::ast::{Expr, ExprKind, Literal, Query};
+use super::check::is_call;
 use super::eval::aggregate_key;
 use super::exec::Env;
 use super::fulltext::{self, CorpusStats};
@@ -156,10 +157,6 @@ impl<'q> Ranking<'q> {
     pub fn scores_per_row(&self) -> usize {
         self.components.len()
     }
-}
-
-fn is_call(e: &Expr, name: &str) -> bool {
-    super::check::is_call(e, name)
 }
 
 fn component<'q>(e: &'q Expr, env: &Env) -> Option<Component<'q>> {
@@ -311,7 +308,7 @@ pub fn full_text_statistics(
             for (_, text, query) in &mut queries {
                 match env.eval(text, &row) {
                     Val::Str(s) => query.stats.add_text(&s, &query.terms),
-                    _ => query.stats.add_document(&[]),
+                    _ => query.stats.add_text("", &query.terms),
                 }
             }
         }
@@ -324,17 +321,21 @@ pub fn full_text_statistics(
     Ok((scores, reads))
 }
 
+/// Whether `q` orders by a score: `ORDER BY RANK ...` or a VectorDistance.
+pub fn orders_by_score(q: &Query) -> bool {
+    q.order_by
+        .first()
+        .is_some_and(|o| o.rank || is_call(&o.expr, "VECTORDISTANCE"))
+}
+
 /// Whether ordering `q` by its score needs every document in scope: always, except a
 /// VectorDistance alone on a path with a vector index that the call does not bypass
 /// (`bruteForce` true): the index yields the nearest vectors, so the service loads only the
 /// results (vectordistance.md, vector-search.md).
 pub fn scores_every_document(q: &Query, def: &ContainerDef, root: &str) -> bool {
-    let Some(first) = q.order_by.first() else {
+    let Some(first) = q.order_by.first().filter(|_| orders_by_score(q)) else {
         return false;
     };
-    if !first.rank && !is_call(&first.expr, "VECTORDISTANCE") {
-        return false;
-    }
     let ExprKind::Call { name, args, .. } = &first.expr.kind else {
         return true;
     };

@@ -849,8 +849,8 @@ pub fn run(
                 None => (candidates, access, false),
             };
             // A scored order says how its scores are found.
-            let access = match (&candidates, q.order_by.first()) {
-                (None, Some(o)) if o.rank || super::check::is_call(&o.expr, "VECTORDISTANCE") => {
+            let access = match &candidates {
+                None if super::rank::orders_by_score(q) => {
                     let (kind, reason) = if scored_order {
                         (
                             "scan",
