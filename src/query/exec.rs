@@ -600,50 +600,36 @@ impl<'q, 'e> Run<'q, 'e> {
             .collect()
     }
 
-    /// Finishes a `SELECT *` query without grouping or DISTINCT whose items were not pushed
-    /// because the index gave them and their order: `stored` holds them in result order (a
-    /// filter, if any, was answered exactly by the walk); OFFSET/LIMIT and TOP apply as in
-    /// [`Run::finish_rows`].
-    pub fn finish_presorted(self, stored: Vec<Arc<[u8]>>) -> Vec<Output> {
-        debug_assert!(!self.grouped && !self.q.select.distinct);
-        let mut values: Vec<Output> = stored.into_iter().map(Output::Stored).collect();
-        self.window(&mut values);
-        values
+    /// The results OFFSET/LIMIT and TOP keep of `len` results in result order.
+    pub fn window(&self, len: usize) -> std::ops::Range<usize> {
+        let no_row: Bindings = Vec::new();
+        let (mut start, mut end) = (0, len);
+        if let Some(ol) = &self.q.offset_limit {
+            let offset = count_of(&self.env.eval(&ol.offset, &no_row));
+            let limit = count_of(&self.env.eval(&ol.limit, &no_row));
+            start = offset.min(len);
+            end = start.saturating_add(limit).min(len);
+        }
+        if let Some(top) = &self.q.select.top {
+            end = end.min(start.saturating_add(count_of(&self.env.eval(top, &no_row))));
+        }
+        start..end
     }
 
-    /// [`Run::finish_presorted`] for a projection of `FROM c` alone: `items` are the
-    /// items (as far as the query reads them) in result order.
+    /// Finishes a projection of `FROM c` alone (no grouping, DISTINCT or JOIN) whose items
+    /// were not pushed because the index gave them and their order: `items` are the items
+    /// (as far as the query reads them) in result order, inside [`Run::window`] already.
     pub fn finish_presorted_items(self, items: Vec<Val>) -> Vec<Output> {
         debug_assert!(!self.grouped && !self.q.select.distinct && self.q.joins.is_empty());
         let alias = from_alias(self.q).unwrap_or_default().to_string();
         let mut row = vec![(alias, Val::Undefined)];
-        let mut values: Vec<Output> = items
+        items
             .into_iter()
             .map(|item| {
                 row[0].1 = item;
                 Output::Value(self.project(&row, None))
             })
-            .collect();
-        self.window(&mut values);
-        values
-    }
-
-    /// Applies OFFSET/LIMIT and TOP.
-    fn window(&self, values: &mut Vec<Output>) {
-        let no_row: Bindings = Vec::new();
-        if let Some(ol) = &self.q.offset_limit {
-            let offset = count_of(&self.env.eval(&ol.offset, &no_row));
-            let limit = count_of(&self.env.eval(&ol.limit, &no_row));
-            let kept: Vec<Output> = std::mem::take(values)
-                .into_iter()
-                .skip(offset)
-                .take(limit)
-                .collect();
-            *values = kept;
-        }
-        if let Some(top) = &self.q.select.top {
-            values.truncate(count_of(&self.env.eval(top, &no_row)));
-        }
+            .collect()
     }
 
     /// Like [`Run::finish`], leaving late-materialized `SELECT *` rows as their stored JSON
@@ -701,7 +687,9 @@ impl<'q, 'e> Run<'q, 'e> {
                 Output::Stored(_) => true,
             });
         }
-        self.window(&mut values);
+        let window = self.window(values.len());
+        values.truncate(window.end);
+        values.drain(..window.start);
         values
     }
 }

@@ -463,29 +463,14 @@ pub fn run(
         && !has_aggregate(q)
         && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
     // Results report their logical partitions: the partition key of each matching item is
-    // read on its own (stored_key), so items that do not match need only what the query
-    // reads.
-    let key_paths: Vec<Vec<String>> = def
-        .partition_key
-        .paths
-        .iter()
-        .map(|p| {
-            p.trim_start_matches('/')
-                .split('/')
-                .map(|s| s.trim_matches('"').to_string())
-                .collect()
-        })
-        .collect();
+    // read on its own, so items that do not match need only what the query reads.
     let demand = if stored_star {
         demand::of_query_without_star(q, &root)
     } else {
         demand::of_query(q, &root)
     };
     let extractor = demand::Extractor::new(demand);
-    // Only the partition key.
-    let key_extractor = demand::Extractor::new(
-        demand::Demand::Some(Default::default()).with_paths(key_paths.iter().map(Vec::as_slice)),
-    );
+    let key_reader = KeyReader::new(def);
     let served = q
         .filter
         .as_ref()
@@ -769,18 +754,15 @@ pub fn run(
                 let (keys, view) = index_candidates(&reader, &probes, &byte_spans, limit)?;
                 let found = keys.map(|keys| {
                     keys.into_iter()
-                        .map(|key| Candidate {
-                            key,
-                            record: None,
-                            presorted: false,
-                        })
+                        .map(|key| Candidate { key, record: None })
                         .collect::<Vec<_>>()
                 });
                 (found, view)
             };
             let now = crate::store::now_secs();
             let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
-            let mut presorted: Option<Vec<&[u8]>> = None;
+            // An exact ordered walk: its items in result order, and when it ran.
+            let mut presorted: Option<(Vec<Walked>, u128)> = None;
             // Documents matching a filtered walk, per range (bounded by the ORDER BY's k).
             let mut matching: Option<Vec<(crate::store::keys::RangeId, u64)>> = None;
             let (candidates, access, walked) = match walk {
@@ -807,7 +789,7 @@ pub fn run(
                             &walk.prefix,
                             &byte_spans,
                             |_, item| {
-                                let epk = &item[4..4 + epk_len];
+                                let epk = &item[..epk_len];
                                 if let Some(i) = ranges.iter().position(|r| r.contains(epk)) {
                                     let c = &mut counts[i].1;
                                     if *c < cap {
@@ -820,15 +802,41 @@ pub fn run(
                         )?;
                         matching = Some(counts);
                     }
-                    let (keys, ordered) =
-                        walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
-                    if walk.undefined_after && keys.len() < k {
+                    let clock = Instant::now();
+                    let (items, in_order) = walk_order(
+                        store,
+                        txn,
+                        &reader,
+                        &walk,
+                        &byte_spans,
+                        k,
+                        now,
+                        presort,
+                        &key_reader,
+                    )?;
+                    if walk.undefined_after && items.len() < k {
                         // The results run past the documents that define the path into those
                         // that do not, which only a scan finds: scan and sort (same order and
                         // charge, which model the service's streamed index either way).
                         (None, access, false)
                     } else {
-                        presorted = ordered;
+                        // In result order, the items need nothing more read: the ranges'
+                        // metrics come from them (below). Otherwise they are candidates, read
+                        // in key order and sorted like any others.
+                        let candidates = if in_order {
+                            presorted = Some((items, clock.elapsed().as_nanos()));
+                            Vec::new()
+                        } else {
+                            let mut c: Vec<Candidate> = items
+                                .iter()
+                                .map(|w| Candidate {
+                                    key: reader.item_key(w.item),
+                                    record: Some(w.bytes),
+                                })
+                                .collect();
+                            c.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+                            c
+                        };
                         let reason = if walk.prefix.is_empty() {
                             format!(
                                 "the index yields the ORDER BY directly: the first {k} entries are read instead of sorting every document"
@@ -843,7 +851,7 @@ pub fn run(
                             indexes: vec![walk.spec.clone()],
                             reason,
                         };
-                        (Some(keys), view, true)
+                        (Some(candidates), view, true)
                     }
                 }
                 None => (candidates, access, false),
@@ -901,7 +909,12 @@ pub fn run(
                 .as_ref()
                 .and_then(|k| k.get(4..4 + epk_len))
                 .map(<[u8]>::to_vec);
-            for range in &ranges {
+            // An exact ordered walk read its items already: they give each range's documents
+            // and logical partitions, and its time is the ranges' load time, by their share.
+            let mut walked_parts = presorted
+                .as_mut()
+                .map(|(items, _)| walked_by_range(items, &ranges, epk_len));
+            for (ri, range) in ranges.iter().enumerate() {
                 if resume.is_some() {
                     break;
                 }
@@ -919,7 +932,17 @@ pub fn run(
                 let mut max_epk: Option<&[u8]> = None;
                 let mut load_ns = 0u128;
                 let mut exec_ns = 0u128;
-                for (smin, smax) in &spans {
+                if let (Some(parts), Some((items, walk_ns))) = (&mut walked_parts, &presorted) {
+                    let (docs, bytes, found) = &mut parts[ri];
+                    m.output_document_count = *docs;
+                    m.index_hit_document_count = *docs;
+                    m.retrieved_document_count = *docs;
+                    m.retrieved_document_size = *bytes;
+                    logical = std::mem::take(found);
+                    load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
+                }
+                let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
+                for (smin, smax) in scanned {
                     // Intersect the span with the range.
                     let lo = std::cmp::max(smin, &range.min_inclusive);
                     let hi = std::cmp::min(smax, &range.max_exclusive);
@@ -954,9 +977,7 @@ pub fn run(
                                         Err(e) => return Some(Err(e)),
                                     },
                                 };
-                                record.map(|v| {
-                                    Record::decode(v).map(|r| (c.key.as_slice(), r, c.presorted))
-                                })
+                                record.map(|v| Record::decode(v).map(|r| (c.key.as_slice(), r)))
                             }))
                         }
                         None => {
@@ -965,11 +986,11 @@ pub fn run(
                                 .range(txn, &keys::half_open(&start, &end))?
                                 .map(|r| {
                                     let (k, v) = r?;
-                                    Ok((k, Record::decode(v)?, false))
+                                    Ok((k, Record::decode(v)?))
                                 });
                             let extractor = &extractor;
                             Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
-                                if let Ok((_, record, _)) = entry
+                                if let Ok((_, record)) = entry
                                     && let Some(directory) = &record.members
                                 {
                                     extractor.prefetch(directory);
@@ -985,7 +1006,7 @@ pub fn run(
                         if early_stop.is_some_and(|n| total_matched >= n) {
                             break;
                         }
-                        let (k, record, known) = entry?;
+                        let (k, record) = entry?;
                         if page_rows >= page_cap {
                             if page_cap == top_left && !index_only {
                                 // TOP is satisfied: the service loads one document more (N+1).
@@ -1005,30 +1026,19 @@ pub fn run(
                         if record.header.is_expired(now) {
                             continue;
                         }
-                        // An item whose place in the result the index gave needs nothing read.
-                        let mut doc = match known {
-                            true => None,
-                            false => Some(
-                                extractor
-                                    .extract_stored(json, record.members.as_ref())
-                                    .map_err(|e| Error::internal(format!("corrupt item: {e}")))?,
-                            ),
-                        };
+                        let mut doc = extractor
+                            .extract_stored(json, record.members.as_ref())
+                            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
                         clock.loaded();
                         let loaded = narrowing.is_empty() || {
-                            let row = [(root.clone(), doc.clone().unwrap_or_default())];
+                            let row = [(root.clone(), doc.clone())];
                             narrowing.iter().all(|c| env.eval(c, &row).is_true())
                         };
                         let mut hit = false;
-                        match (inner.as_mut(), &doc) {
-                            (None, None) => {
-                                hit = true;
-                                m.output_document_count += 1;
-                                page_rows += 1;
-                            }
+                        match inner.as_mut() {
                             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-                            (Some(inner), doc) => {
-                                for row in rows_of(inner.query, doc.as_ref(), &[], &env) {
+                            Some(inner) => {
+                                for row in rows_of(inner.query, Some(&doc), &[], &env) {
                                     if inner.run.push(row) {
                                         hit = true;
                                         m.output_document_count += 1;
@@ -1036,14 +1046,14 @@ pub fn run(
                                 }
                             }
                             // `FROM c` without JOINs: the item is the row's only binding.
-                            (None, Some(_)) if single_row.is_some() => {
+                            None if single_row.is_some() => {
                                 let row = single_row.as_mut().map_or(&mut [][..], |r| &mut r[..]);
                                 if skip_rows > 0 {
                                     // Its one row went out on the previous page.
                                 } else if page_rows >= page_cap {
                                     resume = Some((k.to_vec(), 0));
                                 } else {
-                                    row[0].1 = doc.take().unwrap_or_default();
+                                    row[0].1 = std::mem::take(&mut doc);
                                     let passed = if stored_star {
                                         pipeline.push_stored(row, json)
                                     } else {
@@ -1056,8 +1066,8 @@ pub fn run(
                                     }
                                 }
                             }
-                            (None, Some(doc)) => {
-                                for (i, row) in rows_of(q, Some(doc), &[], &env)
+                            None => {
+                                for (i, row) in rows_of(q, Some(&doc), &[], &env)
                                     .into_iter()
                                     .enumerate()
                                     .skip(skip_rows)
@@ -1090,7 +1100,7 @@ pub fn run(
                             m.index_hit_document_count += 1;
                             let epk = k.get(4..4 + epk_len);
                             if epk != last_logical {
-                                let j = stored_key(&record, def, &key_extractor)?;
+                                let j = key_reader.read(&record)?;
                                 // One value has one EPK, so an EPK above every one seen is a new value
                                 // (items come in key order, so this is the usual case); otherwise
                                 // compare the values.
@@ -1179,20 +1189,17 @@ pub fn run(
                 }
             }
             let results = match presorted {
-                Some(records) if stored_star => {
-                    let stored = records
+                // Only the items inside OFFSET/LIMIT and TOP are materialized.
+                Some((items, _)) if stored_star => items[pipeline.window(items.len())]
+                    .iter()
+                    .map(|w| Output::Stored(Arc::from(w.record.json)))
+                    .collect(),
+                Some((items, _)) => {
+                    let items = items[pipeline.window(items.len())]
                         .iter()
-                        .map(|r| Record::decode(r).map(|r| Arc::from(r.json)))
-                        .collect::<Result<Vec<_>>>()?;
-                    pipeline.finish_presorted(stored)
-                }
-                Some(records) => {
-                    let items = records
-                        .iter()
-                        .map(|r| {
-                            let r = Record::decode(r)?;
+                        .map(|w| {
                             extractor
-                                .extract_stored(r.json, r.members.as_ref())
+                                .extract_stored(w.record.json, w.record.members.as_ref())
                                 .map_err(|e| Error::internal(format!("corrupt item: {e}")))
                         })
                         .collect::<Result<Vec<_>>>()?;
@@ -1411,15 +1418,13 @@ fn metrics_of(
 /// An item as the per-range loop reads it: key, decoded record (once, for the loop and
 /// its prefetch hint alike), and whether its place in the result is already known (see
 /// [`walk_order`]).
-type Entry<'a> = (&'a [u8], Record<'a>, bool);
+type Entry<'a> = (&'a [u8], Record<'a>);
 
 /// An item the index selected.
 struct Candidate<'t> {
     key: ItemKey,
     /// The stored record, when the walk already read it (to skip expired items).
     record: Option<&'t [u8]>,
-    /// Whether the result order is known without reading the item (see [`walk_order`]).
-    presorted: bool,
 }
 
 fn scan_view(filtered: bool) -> AccessView {
@@ -1721,26 +1726,39 @@ fn prefixed_composite_walk(
     None
 }
 
-/// The first `k` live documents in index order (and every document tied with the k-th),
-/// in key order, with their records. When `presort` and every entry walked is exact
-/// ([`crate::store::index::is_exact`]), also their stored JSON in result order: the index
-/// order, ties in key order (as a stable sort of the items in key order gives).
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+/// An item an index walk found: its address in the container (`EPK ‖ id`, borrowed from the
+/// index entry) and its stored record.
+struct Walked<'t> {
+    item: &'t [u8],
+    /// The stored record, and decoded.
+    bytes: &'t [u8],
+    record: Record<'t>,
+    /// Its partition key value (read while the record is at hand).
+    key: Value,
+}
+
+/// The first `k` live documents in index order (and every document tied with the k-th).
+/// With `presort`, when every value walked is exact ([`crate::store::index::is_exact`]),
+/// they come back in result order and the flag is true: the index order, ties in key order
+/// (as a stable sort of the items in key order gives). Otherwise they are in walk order.
+#[allow(clippy::too_many_arguments)]
 fn walk_order<'t>(
     store: &Store,
     txn: &'t RoTxn,
-    reader: &IndexReader,
+    reader: &IndexReader<'t>,
     walk: &OrderWalk,
     spans: &[(Vec<u8>, Vec<u8>)],
     k: usize,
     now: i64,
     presort: bool,
-) -> Result<(Vec<Candidate<'t>>, Option<Vec<&'t [u8]>>)> {
-    let mut out: Vec<Candidate<'t>> = Vec::new();
+    keys: &KeyReader,
+) -> Result<(Vec<Walked<'t>>, bool)> {
+    let mut out: Vec<Walked<'t>> = Vec::with_capacity(k.min(4096));
     // Per item in walk order: whether it ties with the previous one.
-    let mut ties: Vec<bool> = Vec::new();
+    let mut ties: Vec<bool> = Vec::with_capacity(k.min(4096));
     let mut exact = presort;
-    let mut last: Vec<u8> = Vec::new();
+    let mut last: &[u8] = &[];
+    let mut key = reader.item_key(&[]);
     reader.walk(
         walk.path,
         walk.values,
@@ -1748,20 +1766,26 @@ fn walk_order<'t>(
         &walk.prefix,
         spans,
         |value, item| {
-            if out.len() >= k && value != last.as_slice() {
+            if out.len() >= k && value != last {
                 return Ok(false);
             }
-            let Some(record) = store.items.get(txn, &item)? else {
+            key.truncate(4);
+            key.extend_from_slice(item);
+            let Some(record) = store.items.get(txn, &key)? else {
                 return Ok(true);
             };
-            let (header, _) = crate::store::item::decode_record(record)?;
-            if header.is_expired(now) {
+            let (bytes, record) = (record, Record::decode(record)?);
+            if record.header.is_expired(now) {
                 return Ok(true);
             }
+            let key = if presort {
+                keys.read(&record)?
+            } else {
+                Value::Null
+            };
             let tie = !out.is_empty() && last == value;
             if !tie {
-                last.clear();
-                last.extend_from_slice(value);
+                last = value;
                 exact = exact
                     && if walk.values == 1 {
                         crate::store::index::is_exact_value(value)
@@ -1770,36 +1794,77 @@ fn walk_order<'t>(
                     };
             }
             ties.push(tie);
-            out.push(Candidate {
-                key: item,
-                record: Some(record),
-                presorted: false,
+            out.push(Walked {
+                item,
+                bytes,
+                record,
+                key,
             });
             Ok(true)
         },
     )?;
-    let ordered = if exact {
-        let mut ordered: Vec<&'t [u8]> = Vec::with_capacity(out.len());
+    if exact {
         let mut start = 0;
         while start < out.len() {
             let mut end = start + 1;
             while end < out.len() && ties[end] {
                 end += 1;
             }
-            let group = &mut out[start..end];
-            group.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-            for c in group {
-                c.presorted = true;
-                ordered.push(c.record.unwrap_or_default());
-            }
+            out[start..end].sort_unstable_by(|a, b| a.item.cmp(b.item));
             start = end;
         }
-        Some(ordered)
-    } else {
-        None
+    }
+    Ok((out, exact))
+}
+
+/// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
+/// metrics: their documents, bytes and logical partitions (in EPK order, their keys moved
+/// out of the items).
+fn walked_by_range(
+    items: &mut [Walked],
+    ranges: &[&crate::store::ranges::PkRange],
+    epk_len: usize,
+) -> Vec<(u64, u64, Vec<Value>)> {
+    let mut out = vec![(0u64, 0u64, Vec::new()); ranges.len()];
+    // In key order. EPKs are hashes: their first eight bytes almost always decide.
+    let lead = |item: &[u8]| {
+        let mut b = [0u8; 8];
+        let n = item.len().min(8);
+        b[..n].copy_from_slice(&item[..n]);
+        u64::from_be_bytes(b)
     };
-    out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-    Ok((out, ordered))
+    let mut order: Vec<(u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (lead(w.item), i))
+        .collect();
+    order.sort_unstable_by(|&(x, i), &(y, j)| {
+        x.cmp(&y).then_with(|| items[i].item.cmp(items[j].item))
+    });
+    // Routed ranges are in EPK order too: advance through them alongside.
+    let mut r = 0;
+    let mut last: Option<&[u8]> = None;
+    for (_, i) in order {
+        let item = items[i].item;
+        let epk = &item[..epk_len];
+        while ranges
+            .get(r)
+            .is_some_and(|range| range.max_exclusive.as_bytes() <= epk)
+        {
+            r += 1;
+        }
+        let Some((docs, bytes, logical)) = out.get_mut(r).filter(|_| ranges[r].contains(epk))
+        else {
+            continue;
+        };
+        *docs += 1;
+        *bytes += items[i].record.json.len() as u64;
+        if last != Some(epk) {
+            logical.push(std::mem::take(&mut items[i].key));
+            last = Some(epk);
+        }
+    }
+    out
 }
 
 /// Keys in both sorted lists.
@@ -1837,14 +1902,46 @@ fn key_of(doc: &Val, def: &ContainerDef) -> Value {
     }
 }
 
-/// [`key_of`] a stored item, read straight from its JSON for the common key: one top-level
-/// property holding a string.
-fn stored_key(record: &Record, def: &ContainerDef, keys: &demand::Extractor) -> Result<Value> {
-    let (json, directory) = (record.json, record.members.as_ref());
-    if let [path] = def.partition_key.paths.as_slice() {
-        let mut segments = path.trim_start_matches('/').split('/');
-        if let (Some(name), None) = (segments.next(), segments.next()) {
-            match super::lazy::stored_member(json, directory, name.trim_matches('"')) {
+/// Reads [`key_of`] from stored items: straight from the JSON for the common key, one
+/// top-level property holding a string; otherwise through an extractor of the key's paths.
+struct KeyReader<'d> {
+    def: &'d ContainerDef,
+    /// The property name of a key with one top-level path.
+    top: Option<String>,
+    extractor: demand::Extractor,
+}
+
+impl<'d> KeyReader<'d> {
+    fn new(def: &'d ContainerDef) -> KeyReader<'d> {
+        let paths: Vec<Vec<String>> = def
+            .partition_key
+            .paths
+            .iter()
+            .map(|p| {
+                p.trim_start_matches('/')
+                    .split('/')
+                    .map(|s| s.trim_matches('"').to_string())
+                    .collect()
+            })
+            .collect();
+        let top = match paths.as_slice() {
+            [path] if path.len() == 1 => Some(path[0].clone()),
+            _ => None,
+        };
+        let extractor = demand::Extractor::new(
+            demand::Demand::Some(Default::default()).with_paths(paths.iter().map(Vec::as_slice)),
+        );
+        KeyReader {
+            def,
+            top,
+            extractor,
+        }
+    }
+
+    fn read(&self, record: &Record) -> Result<Value> {
+        let (json, directory) = (record.json, record.members.as_ref());
+        if let Some(name) = &self.top {
+            match super::lazy::stored_member(json, directory, name) {
                 Some(None) => return Ok(Value::Object(Default::default())),
                 Some(Some(raw)) => {
                     if let Some(s) = super::lazy::plain_str(raw) {
@@ -1854,11 +1951,12 @@ fn stored_key(record: &Record, def: &ContainerDef, keys: &demand::Extractor) -> 
                 None => {}
             }
         }
+        let doc = self
+            .extractor
+            .extract_stored(json, directory)
+            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+        Ok(key_of(&doc, self.def))
     }
-    let doc = keys
-        .extract_stored(json, directory)
-        .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-    Ok(key_of(&doc, def))
 }
 
 /// A top-level `FROM (subquery) alias` being evaluated over the container.

@@ -757,22 +757,25 @@ impl<'t> IndexReader<'t> {
         k
     }
 
-    /// Splits an entry key (after the path) into its values and the item key.
-    fn item_of(&self, rest: &[u8], values: usize) -> Option<(usize, ItemKey)> {
+    /// Splits an entry key (after the path) into its values and the item's address in the
+    /// container (`EPK ‖ id`, see [`IndexReader::item_key`]).
+    fn split_entry<'k>(&self, rest: &'k [u8], values: usize) -> Option<(&'k [u8], &'k [u8])> {
         let mut at = 0;
         for _ in 0..values {
             // Composite components may be inverted; the tag says which.
             let inverted = rest.get(at).is_some_and(|b| *b > tag::OBJECT);
-            at += value_len(&rest[at..], inverted)?;
+            at += value_len(rest.get(at..)?, inverted)?;
         }
-        let tail = rest.get(at..)?;
-        if tail.len() < self.epk_len {
-            return None;
-        }
-        let mut key = Vec::with_capacity(4 + tail.len());
+        let item = rest.get(at..)?;
+        (item.len() >= self.epk_len).then(|| (&rest[..at], item))
+    }
+
+    /// The `items` key of an entry's item address (`EPK ‖ id`).
+    pub fn item_key(&self, item: &[u8]) -> ItemKey {
+        let mut key = Vec::with_capacity(4 + item.len());
         key.extend_from_slice(&self.cid.to_be_bytes());
-        key.extend_from_slice(tail);
-        Some((at, key))
+        key.extend_from_slice(item);
+        key
     }
 
     /// Items with a value of `path` in `[lo, hi]` (per the bounds) whose EPK lies in one of
@@ -809,10 +812,10 @@ impl<'t> IndexReader<'t> {
                     .range(self.txn, &super::keys::half_open(&start, &end))?
                 {
                     let (k, _) = entry?;
-                    let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
+                    let Some((_, item)) = self.split_entry(&k[base.len()..], 1) else {
                         continue;
                     };
-                    out.push(item);
+                    out.push(self.item_key(item));
                     if out.len() > limit {
                         return Ok(false);
                     }
@@ -841,11 +844,11 @@ impl<'t> IndexReader<'t> {
         let inside = in_spans(spans);
         for entry in self.store.index.range(self.txn, &range)? {
             let (k, _) = entry?;
-            let Some((_, item)) = self.item_of(&k[base.len()..], 1) else {
+            let Some((_, item)) = self.split_entry(&k[base.len()..], 1) else {
                 continue;
             };
-            if inside(&item[4..4 + self.epk_len]) {
-                out.push(item);
+            if inside(&item[..self.epk_len]) {
+                out.push(self.item_key(item));
                 if out.len() > limit {
                     return Ok(false);
                 }
@@ -857,7 +860,9 @@ impl<'t> IndexReader<'t> {
     /// Walks the entries of `path` (a single path, or a composite of `values` components)
     /// whose values start with the encoded `prefix` (a composite's leading components fixed
     /// by equality filters; empty for all), in order — backwards when `reverse` — calling
-    /// `f(values, item)` for those inside `spans` until it returns false.
+    /// `f(values, item)` for those inside `spans` until it returns false. `item` is the
+    /// item's address, `EPK ‖ id` ([`IndexReader::item_key`] makes it a key); both slices
+    /// borrow the entry, which lives as long as the transaction.
     #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &self,
@@ -866,7 +871,7 @@ impl<'t> IndexReader<'t> {
         reverse: bool,
         prefix: &[u8],
         spans: &[(Vec<u8>, Vec<u8>)],
-        mut f: impl FnMut(&[u8], ItemKey) -> Result<bool>,
+        mut f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool>,
     ) -> Result<()> {
         let base = self.path_prefix(path);
         let mut start = base.clone();
@@ -874,15 +879,14 @@ impl<'t> IndexReader<'t> {
         let end = super::keys::prefix_end(&start).unwrap_or_else(|| vec![0xFF; start.len() + 1]);
         let range = super::keys::half_open(&start, &end);
         let inside = in_spans(spans);
-        let mut visit = |k: &[u8]| -> Result<bool> {
-            let rest = &k[base.len()..];
-            let Some((len, item)) = self.item_of(rest, values) else {
+        let mut visit = |k: &'t [u8]| -> Result<bool> {
+            let Some((value, item)) = self.split_entry(&k[base.len()..], values) else {
                 return Ok(true);
             };
-            if !inside(&item[4..4 + self.epk_len]) {
+            if !inside(&item[..self.epk_len]) {
                 return Ok(true);
             }
-            f(&rest[..len], item)
+            f(value, item)
         };
         if reverse {
             for entry in self.store.index.rev_range(self.txn, &range)? {
