@@ -616,10 +616,10 @@ impl<'q, 'e> Run<'q, 'e> {
         start..end
     }
 
-    /// Finishes a projection of `FROM c` alone (no grouping, DISTINCT or JOIN) whose items
-    /// were not pushed because the index gave them and their order: `items` are the items
+    /// The results of a projection of `FROM c` alone (no grouping, DISTINCT or JOIN) whose
+    /// items were not pushed because the index gave them and their order: `items` are the items
     /// (as far as the query reads them) in result order, inside [`Run::window`] already.
-    pub fn finish_presorted_items(self, items: Vec<Val>) -> Vec<Output> {
+    pub fn finish_presorted_items(&self, items: Vec<Val>) -> Vec<Output> {
         debug_assert!(!self.grouped && !self.q.select.distinct && self.q.joins.is_empty());
         let alias = from_alias(self.q).unwrap_or_default().to_string();
         let mut row = vec![(alias, Val::Undefined)];

@@ -803,17 +803,8 @@ pub fn run(
                         matching = Some(counts);
                     }
                     let clock = Instant::now();
-                    let (items, in_order) = walk_order(
-                        store,
-                        txn,
-                        &reader,
-                        &walk,
-                        &byte_spans,
-                        k,
-                        now,
-                        presort,
-                        &key_reader,
-                    )?;
+                    let (items, in_order) =
+                        walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
                     if walk.undefined_after && items.len() < k {
                         // The results run past the documents that define the path into those
                         // that do not, which only a scan finds: scan and sort (same order and
@@ -911,9 +902,32 @@ pub fn run(
                 .map(<[u8]>::to_vec);
             // An exact ordered walk read its items already: they give each range's documents
             // and logical partitions, and its time is the ranges' load time, by their share.
-            let mut walked_parts = presorted
-                .as_mut()
-                .map(|(items, _)| walked_by_range(items, &ranges, epk_len));
+            // Only the items inside OFFSET/LIMIT and TOP are materialized (first: reading
+            // the partition keys next finds the records in the cache).
+            let presorted_results: Option<Vec<Output>> = match &presorted {
+                Some((items, _)) if stored_star => Some(
+                    items[pipeline.window(items.len())]
+                        .iter()
+                        .map(|w| Output::Stored(Arc::from(w.record.json)))
+                        .collect(),
+                ),
+                Some((items, _)) => {
+                    let items = items[pipeline.window(items.len())]
+                        .iter()
+                        .map(|w| {
+                            extractor
+                                .extract_stored(w.record.json, w.record.members.as_ref())
+                                .map_err(|e| Error::internal(format!("corrupt item: {e}")))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    Some(pipeline.finish_presorted_items(items))
+                }
+                None => None,
+            };
+            let mut walked_parts = match &presorted {
+                Some((items, _)) => Some(walked_by_range(items, &ranges, epk_len, &key_reader)?),
+                None => None,
+            };
             for (ri, range) in ranges.iter().enumerate() {
                 if resume.is_some() {
                     break;
@@ -1188,23 +1202,8 @@ pub fn run(
                     }
                 }
             }
-            let results = match presorted {
-                // Only the items inside OFFSET/LIMIT and TOP are materialized.
-                Some((items, _)) if stored_star => items[pipeline.window(items.len())]
-                    .iter()
-                    .map(|w| Output::Stored(Arc::from(w.record.json)))
-                    .collect(),
-                Some((items, _)) => {
-                    let items = items[pipeline.window(items.len())]
-                        .iter()
-                        .map(|w| {
-                            extractor
-                                .extract_stored(w.record.json, w.record.members.as_ref())
-                                .map_err(|e| Error::internal(format!("corrupt item: {e}")))
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    pipeline.finish_presorted_items(items)
-                }
+            let results = match presorted_results {
+                Some(results) => results,
                 None => pipeline.finish_rows(),
             };
             // Results as JSON text: a stored item is returned as stored (its bytes are the compact
@@ -1733,8 +1732,6 @@ struct Walked<'t> {
     /// The stored record, and decoded.
     bytes: &'t [u8],
     record: Record<'t>,
-    /// Its partition key value (read while the record is at hand).
-    key: Value,
 }
 
 /// The first `k` live documents in index order (and every document tied with the k-th).
@@ -1751,7 +1748,6 @@ fn walk_order<'t>(
     k: usize,
     now: i64,
     presort: bool,
-    keys: &KeyReader,
 ) -> Result<(Vec<Walked<'t>>, bool)> {
     let mut out: Vec<Walked<'t>> = Vec::with_capacity(k.min(4096));
     // Per item in walk order: whether it ties with the previous one.
@@ -1771,18 +1767,13 @@ fn walk_order<'t>(
             }
             key.truncate(4);
             key.extend_from_slice(item);
-            let Some(record) = store.items.get(txn, &key)? else {
+            let Some(record) = store.read_record(txn, &key)? else {
                 return Ok(true);
             };
             let (bytes, record) = (record, Record::decode(record)?);
             if record.header.is_expired(now) {
                 return Ok(true);
             }
-            let key = if presort {
-                keys.read(&record)?
-            } else {
-                Value::Null
-            };
             let tie = !out.is_empty() && last == value;
             if !tie {
                 last = value;
@@ -1798,7 +1789,6 @@ fn walk_order<'t>(
                 item,
                 bytes,
                 record,
-                key,
             });
             Ok(true)
         },
@@ -1818,13 +1808,13 @@ fn walk_order<'t>(
 }
 
 /// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
-/// metrics: their documents, bytes and logical partitions (in EPK order, their keys moved
-/// out of the items).
+/// metrics: their documents, bytes and logical partitions (in EPK order).
 fn walked_by_range(
-    items: &mut [Walked],
+    items: &[Walked],
     ranges: &[&crate::store::ranges::PkRange],
     epk_len: usize,
-) -> Vec<(u64, u64, Vec<Value>)> {
+    keys: &KeyReader,
+) -> Result<Vec<(u64, u64, Vec<Value>)>> {
     let mut out = vec![(0u64, 0u64, Vec::new()); ranges.len()];
     // In key order. EPKs are hashes: their first eight bytes almost always decide.
     let lead = |item: &[u8]| {
@@ -1860,11 +1850,11 @@ fn walked_by_range(
         *docs += 1;
         *bytes += items[i].record.json.len() as u64;
         if last != Some(epk) {
-            logical.push(std::mem::take(&mut items[i].key));
+            logical.push(keys.read(&items[i].record)?);
             last = Some(epk);
         }
     }
-    out
+    Ok(out)
 }
 
 /// Keys in both sorted lists.

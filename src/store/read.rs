@@ -177,6 +177,12 @@ impl Store {
         Ok((out, last))
     }
 
+    /// The stored record (header and JSON, see [`super::item::Record`]) under an `items`
+    /// key (`cid ‖ EPK ‖ id`, as [`super::index::IndexReader::item_key`] builds it).
+    pub fn read_record<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        Ok(self.items.get(txn, key)?)
+    }
+
     pub fn container_stats(&self, txn: &RoTxn, def: &ContainerDef) -> Result<ContainerStats> {
         Ok(self
             .container_stats
