@@ -900,10 +900,9 @@ pub fn run(
                 .as_ref()
                 .and_then(|k| k.get(4..4 + epk_len))
                 .map(<[u8]>::to_vec);
-            // An exact ordered walk read its items already: they give each range's documents
-            // and logical partitions, and its time is the ranges' load time, by their share.
-            // Only the items inside OFFSET/LIMIT and TOP are materialized (first: reading
-            // the partition keys next finds the records in the cache).
+            // An exact ordered walk read its items already, in result order. Only those inside
+            // OFFSET/LIMIT and TOP are materialized, first: reading the partition keys next
+            // then finds the records in the CPU cache.
             let presorted_results: Option<Vec<Output>> = match &presorted {
                 Some((items, _)) if stored_star => Some(
                     items[pipeline.window(items.len())]
@@ -924,6 +923,8 @@ pub fn run(
                 }
                 None => None,
             };
+            // The walk's items give each range's documents and logical partitions, and its
+            // time is the ranges' load time, by their share; the ranges read nothing more.
             let mut walked_parts = match &presorted {
                 Some((items, _)) => Some(walked_by_range(items, &ranges, epk_len, &key_reader)?),
                 None => None,
@@ -1414,9 +1415,8 @@ fn metrics_of(
     access::index_metrics_of(q, resolver, probes, policy, &composites)
 }
 
-/// An item as the per-range loop reads it: key, decoded record (once, for the loop and
-/// its prefetch hint alike), and whether its place in the result is already known (see
-/// [`walk_order`]).
+/// An item as the per-range loop reads it: key and decoded record (once, for the loop and
+/// its prefetch hint alike).
 type Entry<'a> = (&'a [u8], Record<'a>);
 
 /// An item the index selected.
@@ -1729,7 +1729,7 @@ fn prefixed_composite_walk(
 /// index entry) and its stored record.
 struct Walked<'t> {
     item: &'t [u8],
-    /// The stored record, and decoded.
+    /// The stored record, raw and decoded.
     bytes: &'t [u8],
     record: Record<'t>,
 }
