@@ -1206,11 +1206,8 @@ fn main() {
             ));
         }
     }
-    if let Some(i) = cases
-        .iter()
-        .position(|c| c.key == "q3_scan_upper_city_count")
-    {
-        let s = &seconds[i];
+    let samples_of = |key: &str| cases.iter().position(|c| c.key == key).map(|i| &seconds[i]);
+    if let Some(s) = samples_of("q3_scan_upper_city_count") {
         report.push(String::new());
         report.push(format!(
             "- engine count / sonic-rs lazy floor: {}; / serde borrowed floor: {}; / bare walk: {}",
@@ -1219,11 +1216,7 @@ fn main() {
             ratio_text(&s[0], &s[4]),
         ));
     }
-    if let Some(i) = cases
-        .iter()
-        .position(|c| c.key == "q4_top100_order_by_creation_date")
-    {
-        let s = &seconds[i];
+    if let Some(s) = samples_of("q4_top100_order_by_creation_date") {
         report.push(String::new());
         report.push(format!(
             "- query 4 on the store alone (backward `/creationDate` index walk, 100 item reads \
