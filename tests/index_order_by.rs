@@ -417,3 +417,57 @@ fn an_equality_filter_with_order_by_walks_the_composite_index_under_its_value() 
     assert_eq!(numbers(&docs, "n"), above);
     assert_ne!(pages[0].access.kind, "index-order");
 }
+
+#[test]
+fn a_tie_at_the_kth_place_reads_only_the_items_that_win_it() {
+    // 60 items share the top value (as a bulk load shares one `_ts`); TOP 3 takes the first
+    // three of them in key order, as a sort of the items in key order does, and the walk
+    // reads only those three.
+    let f = open();
+    let mut s = pk_settings();
+    s.throughput = Throughput::Manual(40_000);
+    f.container("ties", s);
+    let mut rng = Rng(11);
+    for i in 0..120 {
+        let t = if i % 2 == 0 { 9 } else { rng.below(9) };
+        f.create(
+            "ties",
+            &json!({"id": format!("{i}"), "pk": format!("k{}", rng.below(40)), "t": t}),
+        );
+    }
+    let sorted = "SELECT TOP 3 c.id, c.t FROM (SELECT * FROM c) AS c ORDER BY c.t DESC";
+    let (expected, _) = run(&f, "ties", sorted, 100);
+    assert_eq!(numbers(&expected, "t"), [9.0, 9.0, 9.0]);
+    for sql in [
+        "SELECT TOP 3 * FROM c ORDER BY c.t DESC",
+        "SELECT TOP 3 c.id, c.t FROM c ORDER BY c.t DESC",
+    ] {
+        let (docs, pages) = run(&f, "ties", sql, 100);
+        let ids = |d: &[Value]| d.iter().map(|d| d["id"].clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&docs), ids(&expected), "{sql}");
+        let r = &pages[0];
+        assert_eq!(r.access.kind, "index-order", "{sql}");
+        assert!(r.partitions.len() > 1, "the items span several ranges");
+        let walked: u64 = r
+            .partitions
+            .iter()
+            .map(|p| p.metrics.output_document_count)
+            .sum();
+        assert_eq!(walked, 3, "{sql}: only the winners of the tie are read");
+        let logical: usize = r
+            .partitions
+            .iter()
+            .map(|p| p.logical_partitions.len())
+            .sum();
+        assert!(logical <= 3, "{sql}: the results' logical partitions");
+    }
+    // Pages over the tie resume exactly: ties in key order are a total order.
+    let (paged, _) = run(&f, "ties", "SELECT c.id FROM c ORDER BY c.t DESC", 7);
+    let (whole, _) = run(
+        &f,
+        "ties",
+        "SELECT c.id FROM (SELECT * FROM c) AS c ORDER BY c.t DESC",
+        1000,
+    );
+    assert_eq!(paged, whole);
+}

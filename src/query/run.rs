@@ -1734,10 +1734,11 @@ struct Walked<'t> {
     record: Record<'t>,
 }
 
-/// The first `k` live documents in index order (and every document tied with the k-th).
-/// With `presort`, when every value walked is exact ([`crate::store::index::is_exact`]),
-/// they come back in result order and the flag is true: the index order, ties in key order
-/// (as a stable sort of the items in key order gives). Otherwise they are in walk order.
+/// The first `k` live documents in index order. With `presort`, when every value walked is
+/// exact ([`crate::store::index::is_exact`]), they come back in result order and the flag is
+/// true: the index order, ties in key order (as a stable sort of the items in key order
+/// gives). Otherwise they are in walk order, with every document tied with the k-th (their
+/// true order is only known once the items are read).
 #[allow(clippy::too_many_arguments)]
 fn walk_order<'t>(
     store: &Store,
@@ -1755,6 +1756,9 @@ fn walk_order<'t>(
     let mut exact = presort;
     let mut last: &[u8] = &[];
     let mut key = reader.item_key(&[]);
+    let cid_len = key.len();
+    // Entries past the k-th that tie with it, not read (see below).
+    let mut tied: Vec<&'t [u8]> = Vec::new();
     reader.walk(
         walk.path,
         walk.values,
@@ -1762,10 +1766,17 @@ fn walk_order<'t>(
         &walk.prefix,
         spans,
         |value, item| {
-            if out.len() >= k && value != last {
-                return Ok(false);
+            if out.len() >= k {
+                if value != last {
+                    return Ok(false);
+                }
+                if exact {
+                    // An exact tie is broken by key: only the winners need reading.
+                    tied.push(item);
+                    return Ok(true);
+                }
             }
-            key.truncate(4);
+            key.truncate(cid_len);
             key.extend_from_slice(item);
             let Some(record) = store.read_record(txn, &key)? else {
                 return Ok(true);
@@ -1793,6 +1804,45 @@ fn walk_order<'t>(
             Ok(true)
         },
     )?;
+    if !tied.is_empty() {
+        // The k-th item's value is shared by more entries than places are left (a bulk load
+        // gives thousands of items one `_ts`): take the group's first in key order, reading
+        // only those instead of every tied item.
+        let start = ties.iter().rposition(|t| !t).unwrap_or(0);
+        let mut group: Vec<(&[u8], Option<Walked>)> = out
+            .drain(start..)
+            .map(|w| (w.item, Some(w)))
+            .chain(tied.into_iter().map(|item| (item, None)))
+            .collect();
+        group.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        ties.truncate(start);
+        for (item, walked) in group {
+            if out.len() >= k {
+                break;
+            }
+            let walked = match walked {
+                Some(w) => w,
+                None => {
+                    key.truncate(cid_len);
+                    key.extend_from_slice(item);
+                    let Some(bytes) = store.read_record(txn, &key)? else {
+                        continue;
+                    };
+                    let record = Record::decode(bytes)?;
+                    if record.header.is_expired(now) {
+                        continue;
+                    }
+                    Walked {
+                        item,
+                        bytes,
+                        record,
+                    }
+                }
+            };
+            ties.push(out.len() > start);
+            out.push(walked);
+        }
+    }
     if exact {
         let mut start = 0;
         while start < out.len() {
