@@ -1756,7 +1756,6 @@ fn walk_order<'t>(
     let mut exact = presort;
     let mut last: &[u8] = &[];
     let mut key = reader.item_key(&[]);
-    let cid_len = key.len();
     // Entries past the k-th that tie with it, not read (see below).
     let mut tied: Vec<&'t [u8]> = Vec::new();
     reader.walk(
@@ -1776,15 +1775,9 @@ fn walk_order<'t>(
                     return Ok(true);
                 }
             }
-            key.truncate(cid_len);
-            key.extend_from_slice(item);
-            let Some(record) = store.read_record(txn, &key)? else {
+            let Some(walked) = read_live(store, txn, &mut key, item, now)? else {
                 return Ok(true);
             };
-            let (bytes, record) = (record, Record::decode(record)?);
-            if record.header.is_expired(now) {
-                return Ok(true);
-            }
             let tie = !out.is_empty() && last == value;
             if !tie {
                 last = value;
@@ -1796,11 +1789,7 @@ fn walk_order<'t>(
                     };
             }
             ties.push(tie);
-            out.push(Walked {
-                item,
-                bytes,
-                record,
-            });
+            out.push(walked);
             Ok(true)
         },
     )?;
@@ -1822,22 +1811,10 @@ fn walk_order<'t>(
             }
             let walked = match walked {
                 Some(w) => w,
-                None => {
-                    key.truncate(cid_len);
-                    key.extend_from_slice(item);
-                    let Some(bytes) = store.read_record(txn, &key)? else {
-                        continue;
-                    };
-                    let record = Record::decode(bytes)?;
-                    if record.header.is_expired(now) {
-                        continue;
-                    }
-                    Walked {
-                        item,
-                        bytes,
-                        record,
-                    }
-                }
+                None => match read_live(store, txn, &mut key, item, now)? {
+                    Some(w) => w,
+                    None => continue,
+                },
             };
             ties.push(out.len() > start);
             out.push(walked);
@@ -1855,6 +1832,28 @@ fn walk_order<'t>(
         }
     }
     Ok((out, exact))
+}
+
+/// The item at `item` (`EPK ‖ id`) unless it is gone or expired; `key` holds the container
+/// prefix of an `items` key (as [`IndexReader::item_key`] gives it) and is reused.
+fn read_live<'t>(
+    store: &Store,
+    txn: &'t RoTxn,
+    key: &mut Vec<u8>,
+    item: &'t [u8],
+    now: i64,
+) -> Result<Option<Walked<'t>>> {
+    key.truncate(std::mem::size_of::<crate::store::keys::ContainerRid>());
+    key.extend_from_slice(item);
+    let Some(bytes) = store.read_record(txn, key)? else {
+        return Ok(None);
+    };
+    let record = Record::decode(bytes)?;
+    Ok((!record.header.is_expired(now)).then_some(Walked {
+        item,
+        bytes,
+        record,
+    }))
 }
 
 /// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
