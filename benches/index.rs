@@ -28,13 +28,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod common;
 use common::*;
 
-use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use cosmoscope::engine::Engine;
-use cosmoscope::query::run::QueryOptions;
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::indexing::IndexingPolicy;
 use criterion::Criterion;
@@ -88,14 +85,7 @@ fn query(
     sql: &str,
     params: &[(&str, Value)],
 ) -> (usize, f64, &'static str) {
-    let mut opts = QueryOptions {
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), Val::from_json(v)))
-            .collect::<HashMap<_, _>>(),
-        max_items: Some(1000),
-        ..Default::default()
-    };
+    let mut opts = options_with(params);
     let mut n = 0;
     let mut charge = 0.0;
     let mut kind = "";

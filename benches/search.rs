@@ -20,12 +20,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod common;
 use common::*;
 
-use std::collections::HashMap;
 use std::hint::black_box;
 
 use cosmoscope::engine::Engine;
-use cosmoscope::query::run::QueryOptions;
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 use criterion::Criterion;
@@ -110,14 +107,7 @@ fn open(n: usize) -> (tempfile::TempDir, Engine, Vec<String>) {
 }
 
 fn run(engine: &Engine, sql: &str, params: &[(&str, Value)]) -> usize {
-    let opts = QueryOptions {
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), Val::from_json(v)))
-            .collect::<HashMap<_, _>>(),
-        max_items: Some(1000),
-        ..Default::default()
-    };
+    let opts = options_with(params);
     let r = engine.query(DB, "c", sql, &opts).expect("query");
     black_box(&r.documents);
     r.documents.len()

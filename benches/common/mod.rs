@@ -178,6 +178,18 @@ pub fn item_count(var: &str, smoke: usize, full: usize) -> usize {
         .unwrap_or(if quick { smoke } else { full })
 }
 
+/// Query options with `params` (`@name` → JSON value) and pages of up to 1,000 results.
+pub fn options_with(params: &[(&str, Value)]) -> cosmoscope::query::run::QueryOptions {
+    cosmoscope::query::run::QueryOptions {
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), cosmoscope::query::value::Val::from_json(v)))
+            .collect(),
+        max_items: Some(1000),
+        ..Default::default()
+    }
+}
+
 /// Imports `docs` (serialized items) into `db/container` through `Engine::import_records`, as
 /// `cosmoscope import` does; returns items per second.
 pub fn import(
