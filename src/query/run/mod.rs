@@ -14,6 +14,13 @@
 //! continuation records how many results were delivered and the charge accrued so far;
 //! page charges telescope, so the pages of one query add up exactly to its unpaged charge.
 
+mod candidates;
+mod charges;
+mod ordered;
+mod partition_key;
+mod rules;
+mod statistics;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,27 +30,34 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::access::{self, Probe, Resolver};
-use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query, SelectKind};
+use super::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::demand;
 use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
-use super::functions::{self, FnContext};
+use super::functions::FnContext;
 use super::plan::{self, Routing};
 use super::prefetch::Lookahead;
 use super::timing::PhaseClock;
 use super::value::Val;
-use crate::charge::{self, QueryWork};
+use crate::charge;
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
-use crate::store::index::{IndexReader, ItemKey};
-use crate::store::indexing::{CompiledPolicy, PathSegment};
+use crate::store::index::IndexReader;
+use crate::store::indexing::CompiledPolicy;
 use crate::store::item::Record;
 use crate::store::keys;
 use crate::store::read::OrderedLookup;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
+use candidates::{Candidate, index_candidates};
+use charges::{PageCharge, charge_page};
+use ordered::{Walked, order_walk, walk_order, walked_by_range};
+use partition_key::KeyReader;
+pub(in crate::query) use rules::path_text;
+use rules::{check_counts, check_order_by, index_served, is_constant};
+use statistics::{count_from_statistics, scope_counts};
 
 /// Options of one query request.
 #[derive(Debug, Clone, Default)]
@@ -182,178 +196,6 @@ struct Token {
     /// Results delivered so far (for TOP across pages).
     #[serde(default)]
     emitted: u64,
-}
-
-/// Index-served filters load only matching documents; others scan. A filter is served by
-/// the index when every leaf compares an indexed path of the item with a constant, calls a
-/// function that can use the index on such a path, or searches a path with a full-text index
-/// (FullTextContains*: the full-text index finds the matching documents).
-fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
-    match &e.kind {
-        ExprKind::Call {
-            name,
-            args,
-            udf: false,
-        } if name.starts_with("FULLTEXTCONTAINS") => {
-            args.first()
-                .and_then(|a| path_text(a, alias))
-                .is_some_and(|p| policy.has_full_text_index(&p))
-                && args.iter().skip(1).all(is_constant)
-        }
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Or, a, b) => {
-            index_served(a, alias, policy) && index_served(b, alias, policy)
-        }
-        ExprKind::Unary(super::ast::UnaryOp::Not, x) => index_served(x, alias, policy),
-        ExprKind::Binary(
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
-            a,
-            b,
-        ) => {
-            (indexed_path(a, alias, policy) && is_constant(b))
-                || (indexed_path(b, alias, policy) && is_constant(a))
-        }
-        ExprKind::In { expr, list, .. } => {
-            indexed_path(expr, alias, policy) && list.iter().all(is_constant)
-        }
-        ExprKind::Between {
-            expr, low, high, ..
-        } => indexed_path(expr, alias, policy) && is_constant(low) && is_constant(high),
-        ExprKind::Call {
-            name,
-            args,
-            udf: false,
-        } => {
-            functions::lookup(name).is_some_and(|f| f.uses_index)
-                && args.first().is_some_and(|a| indexed_path(a, alias, policy))
-                && args.iter().skip(1).all(is_constant)
-        }
-        ExprKind::Literal(_) => true,
-        _ => false,
-    }
-}
-
-/// ORDER BY on two or more expressions needs a composite index with the same paths in the
-/// same directions (or all reversed), as on the service.
-fn check_order_by(
-    q: &Query,
-    def: &ContainerDef,
-    root: &str,
-    policy: &CompiledPolicy,
-) -> Result<()> {
-    // Every ORDER BY path needs a range index (order-by.md); the default policy has one.
-    for o in &q.order_by {
-        if let Some(p) = path_text(&o.expr, root) {
-            let segs: Vec<PathSegment> = p
-                .trim_start_matches('/')
-                .split('/')
-                .map(|s| PathSegment::Property(s.to_string()))
-                .collect();
-            if !policy.is_indexed(&segs) {
-                return Err(Error::bad_request(format!(
-                    "Order-by item requires a range index to be defined on the corresponding index \
-                     path: {p} is excluded by the container's indexing policy; include it to sort by it."
-                ))
-                .at(o.pos.line, o.pos.column));
-            }
-        }
-    }
-    if q.order_by.len() < 2 {
-        return Ok(());
-    }
-    let wanted: Option<Vec<(String, bool)>> = q
-        .order_by
-        .iter()
-        .map(|o| path_text(&o.expr, root).map(|p| (p, o.descending)))
-        .collect();
-    let served = wanted.is_some_and(|wanted| {
-        def.indexing_policy.composite_indexes.iter().any(|ci| {
-            ci.len() == wanted.len()
-                && [false, true].iter().any(|flip| {
-                    ci.iter().zip(&wanted).all(|(c, (p, desc))| {
-                        let c_desc =
-                            matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
-                        c.path == *p && (c_desc ^ flip) == *desc
-                    })
-                })
-        })
-    });
-    if served {
-        return Ok(());
-    }
-    let pos = q.order_by[0].pos;
-    Err(Error::bad_request(
-        "The order by query does not have a corresponding composite index that it can be served from. \
-         Add a composite index with these paths in this order (same or all-reversed directions) to the \
-         container's indexing policy.",
-    )
-    .at(pos.line, pos.column))
-}
-
-/// TOP, OFFSET and LIMIT take non-negative integers; parameters are checked here because
-/// their values arrive with the request.
-fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
-    let exprs = q.select.top.iter().map(|e| (e, "TOP")).chain(
-        q.offset_limit
-            .iter()
-            .flat_map(|ol| [(&ol.offset, "OFFSET"), (&ol.limit, "LIMIT")]),
-    );
-    for (e, clause) in exprs {
-        let v = match &e.kind {
-            ExprKind::Param(p) => params.get(p).cloned().unwrap_or_default(),
-            ExprKind::Literal(l) => super::eval::literal(l),
-            _ => continue,
-        };
-        let ok = matches!(v, Val::Num(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64);
-        if !ok {
-            let shown = v
-                .to_json()
-                .map_or("undefined".to_string(), |j| j.to_string());
-            return Err(Error::bad_request(format!(
-                "{clause} takes a non-negative integer, got {shown}"
-            ))
-            .at(e.pos.line, e.pos.column));
-        }
-    }
-    Ok(())
-}
-
-/// `/a/b` for `root.a.b`.
-pub(super) fn path_text(e: &Expr, root: &str) -> Option<String> {
-    match &e.kind {
-        ExprKind::Property(base, name) => Some(format!("{}/{name}", path_text(base, root)?)),
-        ExprKind::Ident(n) if n == root => Some(String::new()),
-        _ => None,
-    }
-}
-
-fn is_constant(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
-}
-
-fn indexed_path(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
-    let mut segs = Vec::new();
-    let mut cur = e;
-    loop {
-        match &cur.kind {
-            ExprKind::Property(base, name) => {
-                segs.push(PathSegment::Property(name.clone()));
-                cur = base;
-            }
-            ExprKind::Index(base, idx) => {
-                match &idx.kind {
-                    ExprKind::Literal(super::ast::Literal::Number(n)) if *n >= 0.0 => {
-                        segs.push(PathSegment::Index(*n as usize))
-                    }
-                    _ => return false,
-                }
-                cur = base;
-            }
-            ExprKind::Ident(n) if n == alias => break,
-            _ => return false,
-        }
-    }
-    segs.reverse();
-    !segs.is_empty() && policy.is_indexed(&segs)
 }
 
 fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
@@ -573,72 +415,14 @@ pub fn run(
         None
     };
     // An unfiltered COUNT reads the statistics the store keeps exact, as the service
-    // answers it from the index. (Items expired but not yet purged still count for the
-    // fraction of a second until the purge.)
+    // answers it from the index.
     if count_only(q)
         && q.filter.is_none()
         && token.is_none()
         && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty())
     {
-        let ranges = routing.ranges(def);
-        let mut counts = Vec::with_capacity(ranges.len());
-        for range in &ranges {
-            let (n, _) = scope_counts(store, txn, def, &routing, range, &mut all_counts)?;
-            counts.push((*range, n));
-        }
-        let total: u64 = counts.iter().map(|(_, n)| n).sum();
-        let documents: Vec<Document> = pipeline
-            .finish_with_count(total)
-            .iter()
-            .filter_map(Val::to_json)
-            .map(Document::from_value)
-            .collect();
-        let output_bytes: u64 = documents.iter().map(|d| d.json_len() as u64).sum();
-        let mut partitions = Vec::with_capacity(counts.len());
-        let mut raw = charge::QUERY_PER_OUTPUT_KB * output_bytes as f64 / 1024.0;
-        let mut totals = QueryMetrics::default();
-        for (range, n) in counts {
-            let ru = charge::query_range(QueryWork {
-                visited: true,
-                ..Default::default()
-            });
-            raw += ru;
-            store.record_read(def.rid, range.id, None, OpKind::Query, ru);
-            let m = QueryMetrics {
-                index_hit_document_count: n,
-                output_document_count: n,
-                ..Default::default()
-            };
-            totals.add(&m);
-            partitions.push(PartitionResult {
-                id: range.id.to_string(),
-                min_inclusive: range.min_inclusive.to_hex(),
-                max_exclusive: range.max_exclusive.to_hex(),
-                logical_partitions: Vec::new(),
-                request_charge: charge::round(ru),
-                metrics: m,
-            });
-        }
-        totals.output_document_count = documents.len() as u64;
-        totals.output_document_size = output_bytes;
-        totals.query_engine_execution_time_in_ms = started.elapsed().as_secs_f64() * 1e3;
-        return Ok(QueryResult {
-            documents,
-            continuation: None,
-            request_charge: charge::round(raw),
-            routing: RoutingView {
-                kind: routing.kind.name(),
-                reason: routing.reason,
-            },
-            partitions,
-            metrics: totals,
-            index_metrics: metrics_of(q, &resolver, &all_probes, &policy, def),
-            access: AccessView {
-                kind: "statistics",
-                indexes: Vec::new(),
-                reason: "an unfiltered count is read from the partition statistics".into(),
-            },
-        });
+        let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
+        return count_from_statistics(store, txn, def, routing, pipeline, index_metrics, started);
     }
     let from_subquery = matches!(
         q.from.as_ref().map(|f| &f.kind),
@@ -1273,66 +1057,18 @@ pub fn run(
         result_count > skip + page.len()
     };
 
-    // Charges: loads and range bases on the first page, output bytes on every page.
-    let mut partitions = Vec::with_capacity(per_range.len());
-    let mut totals = QueryMetrics::default();
-    // Output is charged on the page's total (the model is linear, so pages add up exactly)
-    // and attributed to ranges by their share of the matching rows, for display.
-    let output_cost = charge::QUERY_PER_OUTPUT_KB * page_output_total as f64 / 1024.0;
-    let matched_rows: u64 = per_range
-        .iter()
-        .map(|p| p.metrics.output_document_count)
-        .sum();
-    let mut raw_charge = if matched_rows == 0 { output_cost } else { 0.0 };
-    let mut reads = Vec::with_capacity(per_range.len());
-    for RangePart {
-        range,
-        metrics: mut m,
-        logical,
-        visited_before,
-    } in per_range
-    {
-        let share = if matched_rows == 0 {
-            0.0
-        } else {
-            m.output_document_count as f64 / matched_rows as f64
-        };
-        // A scanned page pays for what it loaded and for ranges it entered first; a page of a
-        // fully computed result paid everything on the first page.
-        let (visited, loads) = if paged_scan {
-            (!visited_before, true)
-        } else {
-            (first_page, first_page)
-        };
-        let work = QueryWork {
-            visited,
-            loaded_docs: if loads { m.retrieved_document_count } else { 0 },
-            loaded_bytes: if loads { m.retrieved_document_size } else { 0 },
-            output_bytes: 0,
-        };
-        let statistics_ru = statistics_charge(&statistics, |r| r == range.id);
-        let ru = charge::query_range(work) + output_cost * share + statistics_ru;
-        m.output_document_size = (page_output_total as f64 * share).round() as u64;
-        raw_charge += ru;
-        reads.push((range.id, ru));
-        totals.add(&m);
-        partitions.push(PartitionResult {
-            id: range.id.to_string(),
-            min_inclusive: range.min_inclusive.to_hex(),
-            max_exclusive: range.max_exclusive.to_hex(),
-            logical_partitions: logical,
-            request_charge: charge::round(ru),
-            metrics: m,
-        });
-    }
-    // A statistics pass also reads the ranges the query itself does not visit.
-    for s in &statistics {
-        if !reads.iter().any(|(id, _)| *id == s.range) {
-            let ru = statistics_charge(&statistics, |r| r == s.range);
-            raw_charge += ru;
-            reads.push((s.range, ru));
-        }
-    }
+    let PageCharge {
+        partitions,
+        mut totals,
+        raw: raw_charge,
+        reads,
+    } = charge_page(
+        per_range,
+        page_output_total,
+        paged_scan,
+        first_page,
+        &statistics,
+    );
     store.record_reads(def.rid, &reads, OpKind::Query);
     totals.output_document_count = page.len() as u64;
     totals.output_document_size = page_output_total;
@@ -1369,26 +1105,6 @@ pub fn run(
     })
 }
 
-/// The charge of a full-text statistics pass on the ranges `which` selects: the service runs
-/// it as a query of its own over the whole container, loading each document once.
-fn statistics_charge(
-    statistics: &[super::rank::StatisticsRead],
-    which: impl Fn(crate::store::keys::RangeId) -> bool,
-) -> f64 {
-    statistics
-        .iter()
-        .filter(|s| which(s.range))
-        .map(|s| {
-            charge::query_range(QueryWork {
-                visited: true,
-                loaded_docs: s.documents,
-                loaded_bytes: s.bytes,
-                output_bytes: 0,
-            })
-        })
-        .sum()
-}
-
 fn metrics_of(
     q: &Query,
     resolver: &Resolver,
@@ -1419,13 +1135,6 @@ fn metrics_of(
 /// its prefetch hint alike).
 type Entry<'a> = (&'a [u8], Record<'a>);
 
-/// An item the index selected.
-struct Candidate<'t> {
-    key: ItemKey,
-    /// The stored record, when the walk already read it (to skip expired items).
-    record: Option<&'t [u8]>,
-}
-
 fn scan_view(filtered: bool) -> AccessView {
     AccessView {
         kind: "scan",
@@ -1435,566 +1144,6 @@ fn scan_view(filtered: bool) -> AccessView {
         } else {
             "no filter: every document in scope is read".into()
         },
-    }
-}
-
-/// Item keys the probes select, in key order: the intersection of every probe whose
-/// lookups stay under `limit` candidates. `None` (a scan) when no probe is that selective.
-fn index_candidates(
-    reader: &IndexReader,
-    probes: &[&Probe],
-    spans: &[(Vec<u8>, Vec<u8>)],
-    limit: usize,
-) -> Result<(Option<Vec<ItemKey>>, AccessView)> {
-    let mut result: Option<Vec<ItemKey>> = None;
-    let mut used = Vec::new();
-    let mut skipped = Vec::new();
-    for probe in probes {
-        let mut keys = Vec::new();
-        let mut complete = true;
-        for lookup in &probe.lookups {
-            if !reader.lookup(lookup.path, &lookup.lo, &lookup.hi, spans, limit, &mut keys)? {
-                complete = false;
-                break;
-            }
-        }
-        let specs = probe.paths.iter().map(|p| p.spec.clone());
-        if !complete {
-            skipped.extend(specs);
-            continue;
-        }
-        used.extend(specs);
-        keys.sort_unstable();
-        keys.dedup();
-        result = Some(match result {
-            None => keys,
-            Some(prev) => intersect(prev, &keys),
-        });
-    }
-    used.dedup();
-    let view = match &result {
-        Some(_) => AccessView {
-            kind: "index-lookup",
-            reason: if skipped.is_empty() {
-                format!("the index answers {} filter conjunct(s)", used.len())
-            } else {
-                format!(
-                    "the index answers the selective conjunct(s); {} would select more than {limit} documents",
-                    skipped.join(", ")
-                )
-            },
-            indexes: used,
-        },
-        None => AccessView {
-            kind: "scan",
-            indexes: Vec::new(),
-            reason: format!(
-                "the indexed conjuncts ({}) select more than {limit} documents: a scan reads less",
-                skipped.join(", ")
-            ),
-        },
-    };
-    Ok((result, view))
-}
-
-/// Documents and bytes a routing covers in one range, from the statistics the store keeps
-/// exact (what a scan of that scope would load).
-fn scope_counts(
-    store: &Store,
-    txn: &RoTxn,
-    def: &ContainerDef,
-    routing: &Routing,
-    range: &crate::store::ranges::PkRange,
-    all: &mut Option<Vec<(crate::store::keys::RangeId, (u64, u64))>>,
-) -> Result<(u64, u64)> {
-    use crate::store::stats::{LogicalStats, RangeStats};
-    Ok(match &routing.targets {
-        plan::Targets::All => {
-            // Every range's statistics in one pass over the container's keys (a fan-out
-            // asks for each of them).
-            if all.is_none() {
-                let start = keys::container_prefix(def.rid);
-                let end = keys::range(def.rid, crate::store::keys::RangeId::MAX);
-                let mut counts = Vec::with_capacity(def.ranges.len());
-                for entry in store.range_stats.range(txn, &keys::closed(&start, &end))? {
-                    let (k, v) = entry?;
-                    let id = k
-                        .get(4..8)
-                        .and_then(|b| b.try_into().ok())
-                        .map(crate::store::keys::RangeId::from_be_bytes);
-                    if let (Some(id), Some(s)) = (id, RangeStats::decode(v)) {
-                        counts.push((id, (s.counters.items, s.counters.bytes)));
-                    }
-                }
-                *all = Some(counts);
-            }
-            all.as_ref()
-                .and_then(|c| c.iter().find(|(id, _)| *id == range.id))
-                .map_or((0, 0), |(_, n)| *n)
-        }
-        plan::Targets::Keys(keys_) => {
-            let mut total = (0, 0);
-            for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
-                if !range.contains(e.as_bytes()) {
-                    continue;
-                }
-                if let Some(s) = store
-                    .logical
-                    .get(txn, &keys::logical(def.rid, &e))?
-                    .and_then(LogicalStats::decode)
-                {
-                    total.0 += s.counters.items;
-                    total.1 += s.counters.bytes;
-                }
-            }
-            total
-        }
-        plan::Targets::Ranges(spans) => {
-            let mut total = (0, 0);
-            for (min, max) in spans {
-                let lo = min.clone().max(range.min_inclusive.clone());
-                let hi = max.clone().min(range.max_exclusive.clone());
-                if lo < hi {
-                    for l in store.logical_partitions(txn, def, &lo, &hi, None, usize::MAX)? {
-                        total.0 += l.counters.items;
-                        total.1 += l.counters.bytes;
-                    }
-                }
-            }
-            total
-        }
-    })
-}
-
-/// An ORDER BY the index can stream: the entries to walk.
-struct OrderWalk {
-    path: crate::store::index::PathId,
-    values: usize,
-    reverse: bool,
-    /// The encoded leading components an equality filter fixes (empty without a filter):
-    /// the walk reads only entries under it, which are exactly the matching documents.
-    prefix: Vec<u8>,
-    spec: String,
-    /// Some documents lack the path and sort after every entry the walk reads (undefined
-    /// is the lowest value and the order descends): the walk gives the result only if it
-    /// finds all the results it needs among the entries.
-    undefined_after: bool,
-}
-
-/// Whether the index yields `q`'s order directly: one indexed path every document defines
-/// (a document without it sorts first, where only a scan finds it), or that descending
-/// (such documents then sort last: see [`OrderWalk::undefined_after`]), or a composite
-/// index with these paths in these directions or all reversed.
-#[allow(clippy::too_many_arguments)]
-fn order_walk(
-    store: &Store,
-    txn: &RoTxn,
-    def: &ContainerDef,
-    q: &Query,
-    resolver: &Resolver,
-    env: &Env,
-    policy: &CompiledPolicy,
-    ready: (u32, &crate::store::indexing::IndexingPolicy),
-) -> Result<Option<OrderWalk>> {
-    let simple = q.joins.is_empty()
-        && q.group_by.is_empty()
-        && !q.select.distinct
-        && !has_aggregate(q)
-        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
-    if !simple || q.order_by.is_empty() {
-        return Ok(None);
-    }
-    let paths: Option<Vec<_>> = q.order_by.iter().map(|o| resolver.path(&o.expr)).collect();
-    let Some(paths) = paths else { return Ok(None) };
-    if paths.iter().any(|p| p.any_position) {
-        return Ok(None);
-    }
-    // A filter must be equalities the composite index fixes as its leading components.
-    let equalities = match &q.filter {
-        None => Vec::new(),
-        Some(f) => match resolver.equalities(f, env) {
-            Some(eq) if !eq.is_empty() => eq,
-            _ => return Ok(None),
-        },
-    };
-    if !equalities.is_empty() {
-        return Ok(prefixed_composite_walk(&paths, &equalities, q, ready.1));
-    }
-    if let [path] = paths.as_slice() {
-        if !path.indexed_by(policy) {
-            return Ok(None);
-        }
-        let items = store.container_stats(txn, def)?.counters.items;
-        let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
-        let descending = q.order_by[0].descending;
-        // Documents without the path sort first ascending, where only a scan finds them.
-        if defined < items && !descending {
-            return Ok(None);
-        }
-        return Ok(Some(OrderWalk {
-            path: path.id,
-            values: 1,
-            reverse: descending,
-            prefix: Vec::new(),
-            spec: path.spec.clone(),
-            undefined_after: defined < items,
-        }));
-    }
-    Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
-}
-
-/// A composite index whose leading components are the `equalities`' paths (in any order)
-/// and whose remaining components are the ORDER BY `paths`, in the query's directions or
-/// all reversed: the walk under the equalities' encoded values.
-fn prefixed_composite_walk(
-    paths: &[access::DocPath],
-    equalities: &[(access::DocPath, Vec<u8>)],
-    q: &Query,
-    policy: &crate::store::indexing::IndexingPolicy,
-) -> Option<OrderWalk> {
-    let names_match = |p: &access::DocPath, names: &[String]| {
-        p.concrete.len() == names.len()
-            && p.concrete
-                .iter()
-                .zip(names)
-                .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
-    };
-    let lead = equalities.len();
-    for composite in crate::store::index::composites(policy) {
-        if composite.paths.len() != lead + paths.len() {
-            continue;
-        }
-        // Each leading component fixed by one equality.
-        let mut prefix = Vec::new();
-        let mut used = vec![false; lead];
-        let fixed = composite.paths[..lead].iter().all(|(names, desc)| {
-            let found = equalities
-                .iter()
-                .enumerate()
-                .find(|(i, (p, _))| !used[*i] && names_match(p, names));
-            let Some((i, (_, enc))) = found else {
-                return false;
-            };
-            used[i] = true;
-            let start = prefix.len();
-            prefix.extend_from_slice(enc);
-            if *desc {
-                prefix[start..].iter_mut().for_each(|b| *b = !*b);
-            }
-            true
-        });
-        let order = &composite.paths[lead..];
-        if !fixed
-            || !order
-                .iter()
-                .zip(paths)
-                .all(|((names, _), p)| names_match(p, names))
-        {
-            continue;
-        }
-        for reverse in [false, true] {
-            let matches = order
-                .iter()
-                .zip(&q.order_by)
-                .all(|((_, desc), o)| (*desc ^ reverse) == o.descending);
-            if matches {
-                let spec = composite
-                    .paths
-                    .iter()
-                    .map(|(names, desc)| {
-                        format!(
-                            "/{} {}",
-                            names.join("/"),
-                            if *desc { "DESC" } else { "ASC" }
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Some(OrderWalk {
-                    path: composite.id,
-                    values: composite.paths.len(),
-                    reverse,
-                    prefix,
-                    spec,
-                    // The composite index holds every document, undefined components too.
-                    undefined_after: false,
-                });
-            }
-        }
-    }
-    None
-}
-
-/// An item an index walk found: its address in the container (`EPK ‖ id`, borrowed from the
-/// index entry) and its stored record.
-struct Walked<'t> {
-    item: &'t [u8],
-    /// The stored record, raw and decoded.
-    bytes: &'t [u8],
-    record: Record<'t>,
-}
-
-/// The first `k` live documents in index order. With `presort`, when every value walked is
-/// exact ([`crate::store::index::is_exact`]), they come back in result order and the flag is
-/// true: the index order, ties in key order (as a stable sort of the items in key order
-/// gives). Otherwise they are in walk order, with every document tied with the k-th (their
-/// true order is only known once the items are read).
-#[allow(clippy::too_many_arguments)]
-fn walk_order<'t>(
-    store: &Store,
-    txn: &'t RoTxn,
-    reader: &IndexReader<'t>,
-    walk: &OrderWalk,
-    spans: &[(Vec<u8>, Vec<u8>)],
-    k: usize,
-    now: i64,
-    presort: bool,
-) -> Result<(Vec<Walked<'t>>, bool)> {
-    let mut out: Vec<Walked<'t>> = Vec::with_capacity(k.min(4096));
-    // Per item in walk order: whether it ties with the previous one.
-    let mut ties: Vec<bool> = Vec::with_capacity(k.min(4096));
-    let mut exact = presort;
-    let mut last: &[u8] = &[];
-    let mut key = reader.item_key(&[]);
-    // Entries past the k-th that tie with it, not read (see below).
-    let mut tied: Vec<&'t [u8]> = Vec::new();
-    reader.walk(
-        walk.path,
-        walk.values,
-        walk.reverse,
-        &walk.prefix,
-        spans,
-        |value, item| {
-            if out.len() >= k {
-                if value != last {
-                    return Ok(false);
-                }
-                if exact {
-                    // An exact tie is broken by key: only the winners need reading.
-                    tied.push(item);
-                    return Ok(true);
-                }
-            }
-            let Some(walked) = read_live(store, txn, &mut key, item, now)? else {
-                return Ok(true);
-            };
-            let tie = !out.is_empty() && last == value;
-            if !tie {
-                last = value;
-                exact = exact
-                    && if walk.values == 1 {
-                        crate::store::index::is_exact_value(value)
-                    } else {
-                        crate::store::index::is_exact(value, walk.values)
-                    };
-            }
-            ties.push(tie);
-            out.push(walked);
-            Ok(true)
-        },
-    )?;
-    if !tied.is_empty() {
-        // The k-th item's value is shared by more entries than places are left (a bulk load
-        // gives thousands of items one `_ts`): take the group's first in key order, reading
-        // only those instead of every tied item.
-        let start = ties.iter().rposition(|t| !t).unwrap_or(0);
-        let mut group: Vec<(&[u8], Option<Walked>)> = out
-            .drain(start..)
-            .map(|w| (w.item, Some(w)))
-            .chain(tied.into_iter().map(|item| (item, None)))
-            .collect();
-        group.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        ties.truncate(start);
-        for (item, walked) in group {
-            if out.len() >= k {
-                break;
-            }
-            let walked = match walked {
-                Some(w) => w,
-                None => match read_live(store, txn, &mut key, item, now)? {
-                    Some(w) => w,
-                    None => continue,
-                },
-            };
-            ties.push(out.len() > start);
-            out.push(walked);
-        }
-    }
-    if exact {
-        let mut start = 0;
-        while start < out.len() {
-            let mut end = start + 1;
-            while end < out.len() && ties[end] {
-                end += 1;
-            }
-            out[start..end].sort_unstable_by(|a, b| a.item.cmp(b.item));
-            start = end;
-        }
-    }
-    Ok((out, exact))
-}
-
-/// The item at `item` (`EPK ‖ id`) unless it is gone or expired; `key` holds the container
-/// prefix of an `items` key (as [`IndexReader::item_key`] gives it) and is reused.
-fn read_live<'t>(
-    store: &Store,
-    txn: &'t RoTxn,
-    key: &mut Vec<u8>,
-    item: &'t [u8],
-    now: i64,
-) -> Result<Option<Walked<'t>>> {
-    key.truncate(std::mem::size_of::<crate::store::keys::ContainerRid>());
-    key.extend_from_slice(item);
-    let Some(bytes) = store.read_record(txn, key)? else {
-        return Ok(None);
-    };
-    let record = Record::decode(bytes)?;
-    Ok((!record.header.is_expired(now)).then_some(Walked {
-        item,
-        bytes,
-        record,
-    }))
-}
-
-/// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
-/// metrics: their documents, bytes and logical partitions (in EPK order).
-fn walked_by_range(
-    items: &[Walked],
-    ranges: &[&crate::store::ranges::PkRange],
-    epk_len: usize,
-    keys: &KeyReader,
-) -> Result<Vec<(u64, u64, Vec<Value>)>> {
-    let mut out = vec![(0u64, 0u64, Vec::new()); ranges.len()];
-    // In key order. EPKs are hashes: their first eight bytes almost always decide.
-    let lead = |item: &[u8]| {
-        let mut b = [0u8; 8];
-        let n = item.len().min(8);
-        b[..n].copy_from_slice(&item[..n]);
-        u64::from_be_bytes(b)
-    };
-    let mut order: Vec<(u64, usize)> = items
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (lead(w.item), i))
-        .collect();
-    order.sort_unstable_by(|&(x, i), &(y, j)| {
-        x.cmp(&y).then_with(|| items[i].item.cmp(items[j].item))
-    });
-    // Routed ranges are in EPK order too: advance through them alongside.
-    let mut r = 0;
-    let mut last: Option<&[u8]> = None;
-    for (_, i) in order {
-        let item = items[i].item;
-        let epk = &item[..epk_len];
-        while ranges
-            .get(r)
-            .is_some_and(|range| range.max_exclusive.as_bytes() <= epk)
-        {
-            r += 1;
-        }
-        let Some((docs, bytes, logical)) = out.get_mut(r).filter(|_| ranges[r].contains(epk))
-        else {
-            continue;
-        };
-        *docs += 1;
-        *bytes += items[i].record.json.len() as u64;
-        if last != Some(epk) {
-            logical.push(keys.read(&items[i].record)?);
-            last = Some(epk);
-        }
-    }
-    Ok(out)
-}
-
-/// Keys in both sorted lists.
-fn intersect(a: Vec<ItemKey>, b: &[ItemKey]) -> Vec<ItemKey> {
-    let mut j = 0;
-    a.into_iter()
-        .filter(|k| {
-            while j < b.len() && b[j] < *k {
-                j += 1;
-            }
-            j < b.len() && b[j] == *k
-        })
-        .collect()
-}
-
-/// The document's partition key value for display (bare for one level, `{}` if undefined).
-fn key_of(doc: &Val, def: &ContainerDef) -> Value {
-    let mut parts: Vec<Value> = def
-        .partition_key
-        .paths
-        .iter()
-        .map(|p| {
-            let v = p
-                .trim_start_matches('/')
-                .split('/')
-                .fold(doc.clone(), |v, seg| v.get(seg.trim_matches('"')));
-            v.to_json()
-                .unwrap_or_else(|| Value::Object(Default::default()))
-        })
-        .collect();
-    if parts.len() == 1 {
-        parts.pop().unwrap_or(Value::Null)
-    } else {
-        Value::Array(parts)
-    }
-}
-
-/// Reads [`key_of`] from stored items: straight from the JSON for the common key, one
-/// top-level property holding a string; otherwise through an extractor of the key's paths.
-struct KeyReader<'d> {
-    def: &'d ContainerDef,
-    /// The property name of a key with one top-level path.
-    top: Option<String>,
-    extractor: demand::Extractor,
-}
-
-impl<'d> KeyReader<'d> {
-    fn new(def: &'d ContainerDef) -> KeyReader<'d> {
-        let paths: Vec<Vec<String>> = def
-            .partition_key
-            .paths
-            .iter()
-            .map(|p| {
-                p.trim_start_matches('/')
-                    .split('/')
-                    .map(|s| s.trim_matches('"').to_string())
-                    .collect()
-            })
-            .collect();
-        let top = match paths.as_slice() {
-            [path] if path.len() == 1 => Some(path[0].clone()),
-            _ => None,
-        };
-        let extractor = demand::Extractor::new(
-            demand::Demand::Some(Default::default()).with_paths(paths.iter().map(Vec::as_slice)),
-        );
-        KeyReader {
-            def,
-            top,
-            extractor,
-        }
-    }
-
-    fn read(&self, record: &Record) -> Result<Value> {
-        let (json, directory) = (record.json, record.members.as_ref());
-        if let Some(name) = &self.top {
-            match super::lazy::stored_member(json, directory, name) {
-                Some(None) => return Ok(Value::Object(Default::default())),
-                Some(Some(raw)) => {
-                    if let Some(s) = super::lazy::plain_str(raw) {
-                        return Ok(Value::String(s.to_owned()));
-                    }
-                }
-                None => {}
-            }
-        }
-        let doc = self
-            .extractor
-            .extract_stored(json, directory)
-            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-        Ok(key_of(&doc, self.def))
     }
 }
 

@@ -1,0 +1,357 @@
+//! ORDER BY served by an index: whether the index (a range index on one path, or a
+//! composite index) yields the query's order, and the walk that reads the first k documents
+//! in that order, with ties broken by item key as the service's merge does.
+
+use serde_json::Value;
+
+use super::has_aggregate;
+use super::partition_key::KeyReader;
+use crate::error::Result;
+use crate::query::access::{self, Resolver};
+use crate::query::ast::{FromKind, Query};
+use crate::query::exec::Env;
+use crate::store::catalog::ContainerDef;
+use crate::store::index::IndexReader;
+use crate::store::indexing::{CompiledPolicy, PathSegment};
+use crate::store::item::Record;
+use crate::store::{RoTxn, Store};
+
+/// An ORDER BY the index can stream: the entries to walk.
+pub(super) struct OrderWalk {
+    pub(super) path: crate::store::index::PathId,
+    pub(super) values: usize,
+    pub(super) reverse: bool,
+    /// The encoded leading components an equality filter fixes (empty without a filter):
+    /// the walk reads only entries under it, which are exactly the matching documents.
+    pub(super) prefix: Vec<u8>,
+    pub(super) spec: String,
+    /// Some documents lack the path and sort after every entry the walk reads (undefined
+    /// is the lowest value and the order descends): the walk gives the result only if it
+    /// finds all the results it needs among the entries.
+    pub(super) undefined_after: bool,
+}
+
+/// Whether the index yields `q`'s order directly: one indexed path every document defines
+/// (a document without it sorts first, where only a scan finds it), or that descending
+/// (such documents then sort last: see [`OrderWalk::undefined_after`]), or a composite
+/// index with these paths in these directions or all reversed.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn order_walk(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    q: &Query,
+    resolver: &Resolver,
+    env: &Env,
+    policy: &CompiledPolicy,
+    ready: (u32, &crate::store::indexing::IndexingPolicy),
+) -> Result<Option<OrderWalk>> {
+    let simple = q.joins.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && !has_aggregate(q)
+        && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    if !simple || q.order_by.is_empty() {
+        return Ok(None);
+    }
+    let paths: Option<Vec<_>> = q.order_by.iter().map(|o| resolver.path(&o.expr)).collect();
+    let Some(paths) = paths else { return Ok(None) };
+    if paths.iter().any(|p| p.any_position) {
+        return Ok(None);
+    }
+    // A filter must be equalities the composite index fixes as its leading components.
+    let equalities = match &q.filter {
+        None => Vec::new(),
+        Some(f) => match resolver.equalities(f, env) {
+            Some(eq) if !eq.is_empty() => eq,
+            _ => return Ok(None),
+        },
+    };
+    if !equalities.is_empty() {
+        return Ok(prefixed_composite_walk(&paths, &equalities, q, ready.1));
+    }
+    if let [path] = paths.as_slice() {
+        if !path.indexed_by(policy) {
+            return Ok(None);
+        }
+        let items = store.container_stats(txn, def)?.counters.items;
+        let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
+        let descending = q.order_by[0].descending;
+        // Documents without the path sort first ascending, where only a scan finds them.
+        if defined < items && !descending {
+            return Ok(None);
+        }
+        return Ok(Some(OrderWalk {
+            path: path.id,
+            values: 1,
+            reverse: descending,
+            prefix: Vec::new(),
+            spec: path.spec.clone(),
+            undefined_after: defined < items,
+        }));
+    }
+    Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
+}
+
+/// A composite index whose leading components are the `equalities`' paths (in any order)
+/// and whose remaining components are the ORDER BY `paths`, in the query's directions or
+/// all reversed: the walk under the equalities' encoded values.
+fn prefixed_composite_walk(
+    paths: &[access::DocPath],
+    equalities: &[(access::DocPath, Vec<u8>)],
+    q: &Query,
+    policy: &crate::store::indexing::IndexingPolicy,
+) -> Option<OrderWalk> {
+    let names_match = |p: &access::DocPath, names: &[String]| {
+        p.concrete.len() == names.len()
+            && p.concrete
+                .iter()
+                .zip(names)
+                .all(|(s, n)| matches!(s, PathSegment::Property(name) if name == n))
+    };
+    let lead = equalities.len();
+    for composite in crate::store::index::composites(policy) {
+        if composite.paths.len() != lead + paths.len() {
+            continue;
+        }
+        // Each leading component fixed by one equality.
+        let mut prefix = Vec::new();
+        let mut used = vec![false; lead];
+        let fixed = composite.paths[..lead].iter().all(|(names, desc)| {
+            let found = equalities
+                .iter()
+                .enumerate()
+                .find(|(i, (p, _))| !used[*i] && names_match(p, names));
+            let Some((i, (_, enc))) = found else {
+                return false;
+            };
+            used[i] = true;
+            let start = prefix.len();
+            prefix.extend_from_slice(enc);
+            if *desc {
+                prefix[start..].iter_mut().for_each(|b| *b = !*b);
+            }
+            true
+        });
+        let order = &composite.paths[lead..];
+        if !fixed
+            || !order
+                .iter()
+                .zip(paths)
+                .all(|((names, _), p)| names_match(p, names))
+        {
+            continue;
+        }
+        for reverse in [false, true] {
+            let matches = order
+                .iter()
+                .zip(&q.order_by)
+                .all(|((_, desc), o)| (*desc ^ reverse) == o.descending);
+            if matches {
+                let spec = composite
+                    .paths
+                    .iter()
+                    .map(|(names, desc)| {
+                        format!(
+                            "/{} {}",
+                            names.join("/"),
+                            if *desc { "DESC" } else { "ASC" }
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Some(OrderWalk {
+                    path: composite.id,
+                    values: composite.paths.len(),
+                    reverse,
+                    prefix,
+                    spec,
+                    // The composite index holds every document, undefined components too.
+                    undefined_after: false,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// An item an index walk found: its address in the container (`EPK ‖ id`, borrowed from the
+/// index entry) and its stored record.
+pub(super) struct Walked<'t> {
+    pub(super) item: &'t [u8],
+    /// The stored record, raw and decoded.
+    pub(super) bytes: &'t [u8],
+    pub(super) record: Record<'t>,
+}
+
+/// The first `k` live documents in index order. With `presort`, when every value walked is
+/// exact ([`crate::store::index::is_exact`]), they come back in result order and the flag is
+/// true: the index order, ties in key order (as a stable sort of the items in key order
+/// gives). Otherwise they are in walk order, with every document tied with the k-th (their
+/// true order is only known once the items are read).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn walk_order<'t>(
+    store: &Store,
+    txn: &'t RoTxn,
+    reader: &IndexReader<'t>,
+    walk: &OrderWalk,
+    spans: &[(Vec<u8>, Vec<u8>)],
+    k: usize,
+    now: i64,
+    presort: bool,
+) -> Result<(Vec<Walked<'t>>, bool)> {
+    let mut out: Vec<Walked<'t>> = Vec::with_capacity(k.min(4096));
+    // Per item in walk order: whether it ties with the previous one.
+    let mut ties: Vec<bool> = Vec::with_capacity(k.min(4096));
+    let mut exact = presort;
+    let mut last: &[u8] = &[];
+    let mut key = reader.item_key(&[]);
+    // Entries past the k-th that tie with it, not read (see below).
+    let mut tied: Vec<&'t [u8]> = Vec::new();
+    reader.walk(
+        walk.path,
+        walk.values,
+        walk.reverse,
+        &walk.prefix,
+        spans,
+        |value, item| {
+            if out.len() >= k {
+                if value != last {
+                    return Ok(false);
+                }
+                if exact {
+                    // An exact tie is broken by key: only the winners need reading.
+                    tied.push(item);
+                    return Ok(true);
+                }
+            }
+            let Some(walked) = read_live(store, txn, &mut key, item, now)? else {
+                return Ok(true);
+            };
+            let tie = !out.is_empty() && last == value;
+            if !tie {
+                last = value;
+                exact = exact
+                    && if walk.values == 1 {
+                        crate::store::index::is_exact_value(value)
+                    } else {
+                        crate::store::index::is_exact(value, walk.values)
+                    };
+            }
+            ties.push(tie);
+            out.push(walked);
+            Ok(true)
+        },
+    )?;
+    if !tied.is_empty() {
+        // The k-th item's value is shared by more entries than places are left (a bulk load
+        // gives thousands of items one `_ts`): take the group's first in key order, reading
+        // only those instead of every tied item.
+        let start = ties.iter().rposition(|t| !t).unwrap_or(0);
+        let mut group: Vec<(&[u8], Option<Walked>)> = out
+            .drain(start..)
+            .map(|w| (w.item, Some(w)))
+            .chain(tied.into_iter().map(|item| (item, None)))
+            .collect();
+        group.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        ties.truncate(start);
+        for (item, walked) in group {
+            if out.len() >= k {
+                break;
+            }
+            let walked = match walked {
+                Some(w) => w,
+                None => match read_live(store, txn, &mut key, item, now)? {
+                    Some(w) => w,
+                    None => continue,
+                },
+            };
+            ties.push(out.len() > start);
+            out.push(walked);
+        }
+    }
+    if exact {
+        let mut start = 0;
+        while start < out.len() {
+            let mut end = start + 1;
+            while end < out.len() && ties[end] {
+                end += 1;
+            }
+            out[start..end].sort_unstable_by(|a, b| a.item.cmp(b.item));
+            start = end;
+        }
+    }
+    Ok((out, exact))
+}
+
+/// The item at `item` (`EPK ‖ id`) unless it is gone or expired; `key` holds the container
+/// prefix of an `items` key (as [`IndexReader::item_key`] gives it) and is reused.
+fn read_live<'t>(
+    store: &Store,
+    txn: &'t RoTxn,
+    key: &mut Vec<u8>,
+    item: &'t [u8],
+    now: i64,
+) -> Result<Option<Walked<'t>>> {
+    key.truncate(std::mem::size_of::<crate::store::keys::ContainerRid>());
+    key.extend_from_slice(item);
+    let Some(bytes) = store.read_record(txn, key)? else {
+        return Ok(None);
+    };
+    let record = Record::decode(bytes)?;
+    Ok((!record.header.is_expired(now)).then_some(Walked {
+        item,
+        bytes,
+        record,
+    }))
+}
+
+/// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
+/// metrics: their documents, bytes and logical partitions (in EPK order).
+pub(super) fn walked_by_range(
+    items: &[Walked],
+    ranges: &[&crate::store::ranges::PkRange],
+    epk_len: usize,
+    keys: &KeyReader,
+) -> Result<Vec<(u64, u64, Vec<Value>)>> {
+    let mut out = vec![(0u64, 0u64, Vec::new()); ranges.len()];
+    // In key order. EPKs are hashes: their first eight bytes almost always decide.
+    let lead = |item: &[u8]| {
+        let mut b = [0u8; 8];
+        let n = item.len().min(8);
+        b[..n].copy_from_slice(&item[..n]);
+        u64::from_be_bytes(b)
+    };
+    let mut order: Vec<(u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (lead(w.item), i))
+        .collect();
+    order.sort_unstable_by(|&(x, i), &(y, j)| {
+        x.cmp(&y).then_with(|| items[i].item.cmp(items[j].item))
+    });
+    // Routed ranges are in EPK order too: advance through them alongside.
+    let mut r = 0;
+    let mut last: Option<&[u8]> = None;
+    for (_, i) in order {
+        let item = items[i].item;
+        let epk = &item[..epk_len];
+        while ranges
+            .get(r)
+            .is_some_and(|range| range.max_exclusive.as_bytes() <= epk)
+        {
+            r += 1;
+        }
+        let Some((docs, bytes, logical)) = out.get_mut(r).filter(|_| ranges[r].contains(epk))
+        else {
+            continue;
+        };
+        *docs += 1;
+        *bytes += items[i].record.json.len() as u64;
+        if last != Some(epk) {
+            logical.push(keys.read(&items[i].record)?);
+            last = Some(epk);
+        }
+    }
+    Ok(out)
+}
