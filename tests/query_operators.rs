@@ -204,6 +204,40 @@ fn not_equal_of_objects_and_arrays_is_undefined() {
 }
 
 #[test]
+fn an_object_built_with_an_undefined_member_does_not_have_it() {
+    // scalar-expressions.md: "Any property that is assigned undefined value is skipped and
+    // not included in the created object when creating an object." So the member takes no
+    // part in equality, IN, ARRAY_CONTAINS or the set functions.
+    check(
+        &empty(),
+        &[
+            ("{a: undefined} = {}", t()),
+            ("{a: undefined} = {a: undefined}", t()),
+            ("{a: 1, b: undefined} = {a: 1}", t()),
+            ("{a: 1} IN ({a: 1, b: undefined})", t()),
+            ("ARRAY_CONTAINS([{a: 1}], {a: 1, b: undefined})", t()),
+            (
+                "SetUnion([{a: undefined}], [{}])",
+                Some(serde_json::json!([{}])),
+            ),
+            ("(SELECT 1 AS n, undefined AS m) = {n: 1}", t()),
+        ],
+    );
+    let db = query_common::Db::new(&[
+        serde_json::json!({"id": "1", "pk": "p", "obj": {"a": 1, "b": 2}}),
+    ]);
+    db.ordered(
+        "SELECT VALUE c.id FROM c WHERE c.obj = {a: 1, b: 2, c: c.nope}",
+        serde_json::json!(["1"]),
+    );
+    // An unnamed item still takes its `$n` place when it is undefined.
+    db.ordered(
+        "SELECT c.nope + 1, 2, c.obj.a FROM c",
+        serde_json::json!([{"$2": 2, "a": 1}]),
+    );
+}
+
+#[test]
 fn relational_comparison_within_a_type() {
     let db = empty();
     check(

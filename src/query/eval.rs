@@ -153,10 +153,13 @@ pub fn eval(e: &Expr, s: &Scope) -> Val {
             let values: Vec<Val> = args.iter().map(|a| eval(a, s)).collect();
             (spec.eval)(&values, s.ctx)
         }
+        // A member assigned undefined is not part of the object (scalar-expressions.md), so
+        // it takes no part in equality, IN, ARRAY_CONTAINS or the set functions either.
         ExprKind::Object(members) => Val::obj(
             members
                 .iter()
                 .map(|(k, v)| (k.as_str().into(), eval(v, s)))
+                .filter(|(_, v)| !v.is_undefined())
                 .collect(),
         ),
         ExprKind::Array(items) => Val::arr(

@@ -560,7 +560,11 @@ impl<'q, 'e> Run<'q, 'e> {
                             format!("${unnamed}")
                         }
                     };
-                    members.push((Arc::from(name.as_str()), v));
+                    // Undefined members are left out (the `$n` names still count them), as
+                    // in an object literal.
+                    if !v.is_undefined() {
+                        members.push((Arc::from(name.as_str()), v));
+                    }
                 }
                 Val::obj(members)
             }
