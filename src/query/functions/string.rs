@@ -19,7 +19,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use regex::{Regex, RegexBuilder};
+use fancy_regex::Regex;
 
 use super::{FnContext, FnSpec, scalar};
 use crate::query::value::{Val, number_json};
@@ -734,8 +734,9 @@ thread_local! {
         RefCell::new(HashMap::new());
 }
 
-/// The service uses PCRE; the `regex` crate accepts the same syntax except backreferences and
-/// lookaround, for which the pattern counts as invalid (undefined). Other small differences:
+/// The service uses PCRE. `fancy_regex` covers what PCRE adds to the `regex` crate's syntax
+/// (backreferences, lookaround, atomic groups, possessive quantifiers, `\K`) and hands
+/// patterns without them to `regex`, so plain patterns match at its speed. Differences left:
 /// `\d`/`\w` are Unicode-aware and `$` without `m` matches only at the very end.
 fn compile(pattern: &str, m: Modifiers) -> Option<Regex> {
     REGEX_CACHE.with(|cache| {
@@ -744,13 +745,21 @@ fn compile(pattern: &str, m: Modifiers) -> Option<Regex> {
         if let Some(re) = cache.get(&key) {
             return re.clone();
         }
-        let re = RegexBuilder::new(pattern)
-            .multi_line(m.multi_line)
-            .dot_matches_new_line(m.dot_all)
-            .case_insensitive(m.ignore_case)
-            .ignore_whitespace(m.extended)
-            .build()
-            .ok();
+        let flags: String = [
+            (m.multi_line, 'm'),
+            (m.dot_all, 's'),
+            (m.ignore_case, 'i'),
+            (m.extended, 'x'),
+        ]
+        .iter()
+        .filter_map(|&(on, c)| on.then_some(c))
+        .collect();
+        let full = if flags.is_empty() {
+            pattern.to_string()
+        } else {
+            format!("(?{flags}){pattern}")
+        };
+        let re = Regex::new(&full).ok();
         if cache.len() >= REGEX_CACHE_CAP {
             cache.clear();
         }
@@ -772,9 +781,11 @@ fn regex_match(args: &[Val], _: &FnContext) -> Val {
     let Some(m) = modifiers else {
         return Val::Undefined;
     };
-    match compile(pattern, m) {
-        Some(re) => Val::Bool(re.is_match(s)),
-        None => Val::Undefined,
+    // A match that backtracks past fancy_regex's limit (a pathological pattern) is
+    // undefined, like an invalid pattern, rather than a guess.
+    match compile(pattern, m).map(|re| re.is_match(s)) {
+        Some(Ok(found)) => Val::Bool(found),
+        _ => Val::Undefined,
     }
 }
 
@@ -1384,6 +1395,29 @@ mod tests {
         check("REGEXMATCH", json!(["abc", "a\\.c"]), Some(json!(false)));
         // Served from the cache the second time.
         check("REGEXMATCH", json!(["abcd", "ABC", "i"]), Some(json!(true)));
+    }
+
+    #[test]
+    fn regexmatch_takes_pcre_syntax() {
+        // regexmatch.md: the service uses Perl compatible regular expressions (PCRE).
+        for (s, pattern, found) in [
+            ("foobar", "foo(?=bar)", true),
+            ("foobaz", "foo(?=bar)", false),
+            ("Hello", "^(?!He)", false),
+            ("price: 10", "(?<=price: )\\d+", true),
+            ("abab", "(ab)\\1", true),
+            ("abac", "(ab)\\1", false),
+            ("aab", "a*+ab", false),
+            ("abc", "(?>a|ab)c", false),
+            ("ff", "^\\h+$", true),
+        ] {
+            check("REGEXMATCH", json!([s, pattern]), Some(json!(found)));
+        }
+        check(
+            "REGEXMATCH",
+            json!(["FOOBAR", "foo(?=bar)", "i"]),
+            Some(json!(true)),
+        );
     }
 
     #[test]
