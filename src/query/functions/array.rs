@@ -198,7 +198,10 @@ fn numbers(args: &[Val]) -> Option<Vec<f64>> {
 
 /// `ARRAY_SUM`; the sum of an empty array is 0 (the page is silent; 0 is the empty sum).
 fn array_sum(args: &[Val], _: &FnContext) -> Val {
-    numbers(args).map_or(Val::Undefined, |ns| Val::Num(ns.iter().sum()))
+    // Folded from +0 (a float `sum()` starts at -0, which would make the empty sum -0).
+    numbers(args).map_or(Val::Undefined, |ns| {
+        Val::Num(ns.iter().fold(0.0, |a, b| a + b))
+    })
 }
 
 /// `ARRAY_AVG`; an empty array has no average, so it gives undefined (the page is silent).
@@ -659,6 +662,11 @@ mod tests {
         check_vals("ARRAY_SUM", &[with_gap], Some(json!(10)));
         check("ARRAY_SUM", json!([strings]), None);
         check_vals("ARRAY_SUM", std::slice::from_ref(&mixed), None);
+        // An empty array sums to 0, not -0 (which would print as `-0.0`).
+        assert_eq!(
+            call("ARRAY_SUM", &[Val::arr(Vec::new())]).to_json(),
+            Some(json!(0))
+        );
 
         check("ARRAY_MAX", json!([[1, 2, 3, 4]]), Some(json!(4)));
         check("ARRAY_MAX", json!([strings]), Some(json!("abc")));
