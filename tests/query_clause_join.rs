@@ -478,3 +478,20 @@ WHERE
         json!([{"name": "Snow coat", "inventoryAverage": 35}]),
     );
 }
+
+#[test]
+fn top_stops_a_cross_product_of_joins_early() {
+    // One item whose three JOINs over a 1,000-element array make 10^9 rows: TOP takes the
+    // first rows in JOIN order without expanding (or holding) the rest, which would not fit
+    // in memory.
+    let a: Vec<u32> = (0..1000).collect();
+    let db = Db::new(&[json!({"id": "1", "a": a})]);
+    db.ordered(
+        "SELECT TOP 3 VALUE [x, y, z] FROM c JOIN x IN c.a JOIN y IN c.a JOIN z IN c.a",
+        json!([[0, 0, 0], [0, 0, 1], [0, 0, 2]]),
+    );
+    db.ordered(
+        "SELECT VALUE [x, y] FROM c JOIN x IN c.a JOIN y IN c.a WHERE x = 999 AND y > 997",
+        json!([[999, 998], [999, 999]]),
+    );
+}

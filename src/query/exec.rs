@@ -109,8 +109,14 @@ fn navigate(mut v: Val, path: &[PathStep]) -> Val {
 }
 
 /// The FROM and JOIN rows one root document (or, without a document, the outer row of a
-/// subquery) expands to; each row is the outer bindings plus this query's aliases.
-pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env) -> Vec<Bindings> {
+/// subquery) expands to; each row is the outer bindings plus this query's aliases. JOINs are
+/// expanded as the rows are taken (see [`JoinRows`]).
+pub fn rows_of<'q, 'e>(
+    q: &'q Query,
+    doc: Option<&Val>,
+    outer: &[(String, Val)],
+    env: &'e Env<'e>,
+) -> JoinRows<'q, 'e> {
     let mut base: Bindings = outer.to_vec();
     let rows: Vec<Bindings> = match &q.from {
         None => vec![base],
@@ -127,7 +133,7 @@ pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env)
                 };
                 let v = navigate(root, path);
                 if v.is_undefined() {
-                    return Vec::new();
+                    return expand_joins(q, Vec::new(), env);
                 }
                 base.push((from_alias(q).unwrap_or(name).to_string(), v));
                 vec![base]
@@ -178,26 +184,73 @@ pub fn rows_of(q: &Query, doc: Option<&Val>, outer: &[(String, Val)], env: &Env)
 }
 
 /// Applies the query's JOINs to FROM rows (a cross product with each JOIN's values).
-pub fn expand_joins(q: &Query, mut rows: Vec<Bindings>, env: &Env) -> Vec<Bindings> {
-    for join in &q.joins {
-        let mut next = Vec::new();
-        for row in rows {
-            let values: Vec<Val> = match &join.source {
-                JoinSource::In(expr) => match env.eval(expr, &row) {
-                    Val::Arr(items) => items.to_vec(),
-                    _ => Vec::new(),
-                },
-                JoinSource::Subquery(sub) => env.subquery(sub, &row),
-            };
-            for v in values {
-                let mut b = row.clone();
-                b.push((join.alias.clone(), v));
-                next.push(b);
-            }
-        }
-        rows = next;
+pub fn expand_joins<'q, 'e>(
+    q: &'q Query,
+    rows: Vec<Bindings>,
+    env: &'e Env<'e>,
+) -> JoinRows<'q, 'e> {
+    JoinRows {
+        q,
+        env,
+        bases: rows.into_iter(),
+        stack: Vec::new(),
     }
-    rows
+}
+
+/// The rows of FROM × each JOIN in the service's order (FROM row, then the first JOIN's
+/// values, then the next JOIN's, ...), produced one at a time: a JOIN's values are read when
+/// the row they extend is reached, so TOP or a full page stops the expansion, and the cross
+/// product of several JOINs over long arrays is never held in memory.
+pub struct JoinRows<'q, 'e> {
+    q: &'q Query,
+    env: &'e Env<'e>,
+    bases: std::vec::IntoIter<Bindings>,
+    /// Per JOIN entered: the row it extends and its values not yet taken.
+    stack: Vec<(Bindings, std::vec::IntoIter<Val>)>,
+}
+
+impl JoinRows<'_, '_> {
+    /// The values JOIN number `j` binds for `row`.
+    fn values(&self, j: usize, row: &Bindings) -> std::vec::IntoIter<Val> {
+        let values = match &self.q.joins[j].source {
+            JoinSource::In(expr) => match self.env.eval(expr, row) {
+                Val::Arr(items) => items.to_vec(),
+                _ => Vec::new(),
+            },
+            JoinSource::Subquery(sub) => self.env.subquery(sub, row),
+        };
+        values.into_iter()
+    }
+}
+
+impl Iterator for JoinRows<'_, '_> {
+    type Item = Bindings;
+
+    fn next(&mut self) -> Option<Bindings> {
+        loop {
+            let j = self.stack.len().wrapping_sub(1);
+            let Some((row, values)) = self.stack.last_mut() else {
+                let base = self.bases.next()?;
+                if self.q.joins.is_empty() {
+                    return Some(base);
+                }
+                let values = self.values(0, &base);
+                self.stack.push((base, values));
+                continue;
+            };
+            let Some(v) = values.next() else {
+                self.stack.pop();
+                continue;
+            };
+            let mut extended = row.clone();
+            extended.push((self.q.joins[j].alias.clone(), v));
+            if j + 1 == self.q.joins.len() {
+                return Some(extended);
+            }
+            let values = self.values(j + 1, &extended);
+            self.stack.push((extended, values));
+        }
+    }
 }
 
 /// Aggregate calls of an expression tree (not descending into subqueries).

@@ -867,7 +867,6 @@ pub fn run(
                             }
                             None => {
                                 for (i, row) in rows_of(q, Some(&doc), &[], &env)
-                                    .into_iter()
                                     .enumerate()
                                     .skip(skip_rows)
                                 {
