@@ -182,22 +182,23 @@ fn iso_val(ticks: Option<i64>) -> Val {
 
 /// A parsed date and time string.
 #[derive(Debug, Clone, Copy)]
-struct Parsed {
+pub(super) struct Parsed {
     ticks: i64,
     /// Whether the string ended in `Z` (only `DateTimeFormat`'s `K` specifier looks at it).
     utc: bool,
 }
 
-/// Parses `YYYY-MM-DD[Thh:mm[:ss[.f…]]][Z]`.
+/// Parses the service's ISO 8601 subset, as is-datetime.md describes it (so IS_DATETIME and
+/// every date function agree on what a date is): `YYYY-MM-DD`, then nothing or `Z`, or `T` or
+/// a space and `hh:mm:ss`, an optional `.` with 1–7 fraction digits (the service's precision
+/// is 100 ns) and an optional `Z`. The date must exist and the time lie within a day.
 ///
-/// The pages require `YYYY-MM-DDThh:mm:ss.fffffffZ`, yet their own examples pass strings
-/// without the `Z` (`DateTimeAdd("yyyy", 1, "2020-07-03T00:00:00.0000000")`), without a
-/// fraction (`DAY("2000-12-12T10:00:00")`) and without a time (`DAY("2024-01-10")`), so all of
-/// those are accepted. A fraction has 1–7 digits (the service's precision is 100 ns); UTC
-/// offsets other than `Z` are rejected, since every function here works in UTC only.
-/// `DateTimeFormat`'s example separates date and time with a space, so `allow_space` admits
-/// that for it alone.
-fn parse_date_time(s: &str, allow_space: bool) -> Option<Parsed> {
+/// The function pages ask for `YYYY-MM-DDThh:mm:ss.fffffffZ`, yet their own examples pass
+/// strings without the `Z` (`DateTimeAdd("yyyy", 1, "2020-07-03T00:00:00.0000000")`), without
+/// a fraction (`DAY("2000-12-12T10:00:00")`), without a time (`DAY("2024-01-10")`) and with a
+/// space (`DateTimeFormat`), all of which that subset covers. UTC offsets other than `Z` and
+/// times without seconds are rejected, as IS_DATETIME rejects them.
+pub(super) fn parse_date_time(s: &str) -> Option<Parsed> {
     let b = s.as_bytes();
     let num = |from: usize, len: usize| -> Option<i64> {
         let digits = b.get(from..from + len)?;
@@ -222,32 +223,29 @@ fn parse_date_time(s: &str, allow_space: bool) -> Option<Parsed> {
     let mut utc = false;
     match b.get(i) {
         None => return Some(Parsed { ticks, utc }),
-        Some(b'T') => {}
-        Some(b' ') if allow_space => {}
+        Some(b'Z') if b.len() == i + 1 => return Some(Parsed { ticks, utc: true }),
+        Some(b'T' | b' ') => {}
         _ => return None,
     }
-    let (hour, minute) = (num(i + 1, 2)?, num(i + 4, 2)?);
-    if b.get(i + 3) != Some(&b':') || hour > 23 || minute > 59 {
+    let (hour, minute, second) = (num(i + 1, 2)?, num(i + 4, 2)?, num(i + 7, 2)?);
+    if b.get(i + 3) != Some(&b':')
+        || b.get(i + 6) != Some(&b':')
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
         return None;
     }
-    ticks += hour * TICKS_PER_HOUR + minute * TICKS_PER_MINUTE;
-    i += 6;
-    if b.get(i) == Some(&b':') {
-        let second = num(i + 1, 2)?;
-        if second > 59 {
+    ticks += hour * TICKS_PER_HOUR + minute * TICKS_PER_MINUTE + second * TICKS_PER_SECOND;
+    i += 9;
+    if b.get(i) == Some(&b'.') {
+        let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        if !(1..=7).contains(&digits) {
             return None;
         }
-        ticks += second * TICKS_PER_SECOND;
-        i += 3;
-        if b.get(i) == Some(&b'.') {
-            let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
-            if !(1..=7).contains(&digits) {
-                return None;
-            }
-            let fraction = num(i + 1, digits)?;
-            ticks += fraction * 10i64.pow(7 - digits as u32);
-            i += 1 + digits;
-        }
+        let fraction = num(i + 1, digits)?;
+        ticks += fraction * 10i64.pow(7 - digits as u32);
+        i += 1 + digits;
     }
     match &b[i..] {
         b"" => {}
@@ -258,7 +256,7 @@ fn parse_date_time(s: &str, allow_space: bool) -> Option<Parsed> {
 }
 
 fn ticks_arg(v: &Val) -> Option<i64> {
-    parse_date_time(v.as_str()?, false).map(|p| p.ticks)
+    parse_date_time(v.as_str()?).map(|p| p.ticks)
 }
 
 /// A number that is an exact integer within `i64` ("isn't a valid integer" gives undefined).
@@ -534,7 +532,7 @@ fn timestamp_to_date_time(args: &[Val], _: &FnContext) -> Val {
 
 fn date_time_format(args: &[Val], _: &FnContext) -> Val {
     let step = || {
-        let parsed = parse_date_time(args.first()?.as_str()?, true)?;
+        let parsed = parse_date_time(args.first()?.as_str()?)?;
         format_net(parsed, args.get(1)?.as_str()?)
     };
     step().map(Val::str).unwrap_or_default()
@@ -831,7 +829,7 @@ mod tests {
 
     #[test]
     fn input_forms() {
-        let t = |x: &str| parse_date_time(x, false).map(|p| format_iso(p.ticks).unwrap());
+        let t = |x: &str| parse_date_time(x).map(|p| format_iso(p.ticks).unwrap());
         assert_eq!(
             t("2020-07-03T00:00:00.0000000Z").unwrap(),
             "2020-07-03T00:00:00.0000000Z"
@@ -848,11 +846,13 @@ mod tests {
             t("2020-07-03T01:02:03").unwrap(),
             "2020-07-03T01:02:03.0000000Z"
         );
-        assert_eq!(
-            t("2020-07-03T01:02Z").unwrap(),
-            "2020-07-03T01:02:00.0000000Z"
-        );
         assert_eq!(t("2020-07-03").unwrap(), "2020-07-03T00:00:00.0000000Z");
+        // is-datetime.md's forms: a date with `Z`, a space before the time.
+        assert_eq!(t("2020-07-03Z").unwrap(), "2020-07-03T00:00:00.0000000Z");
+        assert_eq!(
+            t("2024-10-10 14:40:20").unwrap(),
+            "2024-10-10T14:40:20.0000000Z"
+        );
         for bad in [
             "",
             "2020",
@@ -868,13 +868,23 @@ mod tests {
             "2020-07-03T00:00:00.12345678",
             "2020-07-03T00:00:00+01:00",
             "2020-07-03T00:00:00z",
-            "2020-07-03 00:00:00",
-            "2020-07-03Z",
+            "2020-07-03T01:02Z",
+            "2020-07-03T01:02",
+            "2020-07-03ZZ",
             " 2020-07-03",
         ] {
             assert!(t(bad).is_none(), "{bad:?} should not parse");
         }
-        assert!(parse_date_time("2024-10-10 14:40:20", true).is_some());
+        // What IS_DATETIME accepts, every date function reads.
+        assert_eq!(
+            call(date_time_part, &[s("hh"), s("2024-12-12 20:21:25")]),
+            n(20.0)
+        );
+        assert_eq!(
+            call(date_time_to_ticks, &[s("2024-12-12Z")]),
+            call(date_time_to_ticks, &[s("2024-12-12T00:00:00Z")])
+        );
+        assert!(call(date_time_part, &[s("hh"), s("2016-05-29T08:30Z")]).is_undefined());
     }
 
     #[test]

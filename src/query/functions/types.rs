@@ -109,74 +109,14 @@ fn is_integer(args: &[Val], _: &FnContext) -> Val {
     ))
 }
 
-/// IS_DATETIME(expr): whether `expr` is a string in the service's ISO 8601 subset
-/// (is-datetime.md remarks): `YYYY-MM-DD`, optionally followed by `Z`, or by `T` or a space
-/// and `hh:mm:ss`, optional `.` with 1–7 fraction digits, optional `Z`. Offsets such as
-/// `+01:00`, hour-only times (`2024-12-12T20Z`) and a bare `.` are rejected. The page does not
-/// say whether field ranges are checked; we require a real calendar date and time
-/// (month 1–12, day within the month, hour < 24, minute and second < 60).
+/// IS_DATETIME(expr): whether `expr` is a string in the service's ISO 8601 subset, the one
+/// every date function reads (see `datetime::parse_date_time`).
 fn is_datetime(args: &[Val], _: &FnContext) -> Val {
-    Val::Bool(arg(args, 0).as_str().is_some_and(valid_datetime))
-}
-
-fn digits(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(b.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
-}
-
-fn days_in_month(year: u32, month: u32) -> u32 {
-    match month {
-        4 | 6 | 9 | 11 => 30,
-        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
-            29
-        }
-        2 => 28,
-        _ => 31,
-    }
-}
-
-fn valid_datetime(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let (Some(year), Some(month), Some(day)) =
-        (digits(&b[0..4]), digits(&b[5..7]), digits(&b[8..10]))
-    else {
-        return false;
-    };
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-        return false;
-    }
-    match &b[10..] {
-        [] | [b'Z'] => true,
-        [b'T' | b' ', time @ ..] => valid_time(time),
-        _ => false,
-    }
-}
-
-fn valid_time(b: &[u8]) -> bool {
-    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
-        return false;
-    }
-    let (Some(h), Some(m), Some(sec)) = (digits(&b[0..2]), digits(&b[3..5]), digits(&b[6..8]))
-    else {
-        return false;
-    };
-    if h > 23 || m > 59 || sec > 59 {
-        return false;
-    }
-    let mut rest = &b[8..];
-    if let [b'.', frac @ ..] = rest {
-        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
-        if !(1..=7).contains(&n) {
-            return false;
-        }
-        rest = &frac[n..];
-    }
-    matches!(rest, [] | [b'Z'])
+    Val::Bool(
+        arg(args, 0)
+            .as_str()
+            .is_some_and(|s| super::datetime::parse_date_time(s).is_some()),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
