@@ -224,6 +224,56 @@ fn pages_add_up_to_the_unpaged_result_and_charge() {
 }
 
 #[test]
+fn pages_stop_at_the_service_response_size() {
+    // concepts-limits.md: a query page is at most 4 MB; past it the page ends with a
+    // continuation. Nine items of about 0.9 MB, each with two tags (two JOIN rows).
+    let (_d, e) = engine();
+    container(&e, "big", &["/pk"], 12_000); // 2 ranges
+    let big = "x".repeat(900_000);
+    let docs: Vec<Value> = (0..9)
+        .map(|i| json!({"id": format!("b{i}"), "pk": format!("p{i}"), "n": i, "tags": [1, 2], "big": big}))
+        .collect();
+    load(&e, "big", &docs);
+    let limit = cosmoscope::query::run::MAX_PAGE_BYTES;
+    for sql in [
+        "SELECT * FROM c",
+        "SELECT c.id, c.big FROM c",
+        "SELECT * FROM c ORDER BY c.n",
+        "SELECT c.big, t FROM c JOIN t IN c.tags",
+    ] {
+        // Pages of up to 100 results: cut by size, each within the limit.
+        let mut opts = QueryOptions {
+            max_items: Some(100),
+            ..Default::default()
+        };
+        let (mut sized, mut sized_charge, mut pages) = (Vec::new(), 0.0, 0);
+        loop {
+            let r = q_with(&e, "big", sql, opts.clone());
+            pages += 1;
+            let bytes: usize = r.documents.iter().map(|d| d.json().len()).sum();
+            assert!(bytes <= limit, "{sql}: page of {bytes} bytes");
+            assert!(!r.documents.is_empty(), "{sql}: an empty page");
+            sized.extend(r.documents.into_iter().map(Value::from));
+            sized_charge += r.request_charge;
+            match r.continuation {
+                Some(t) => opts.continuation = Some(t),
+                None => break,
+            }
+        }
+        // The same results and charge as pages of one result each.
+        let (single, single_charge, _) = all_pages(&e, "big", sql, 1);
+        assert_eq!(sized, single, "{sql}");
+        assert!(
+            (sized_charge - single_charge).abs() < 0.005,
+            "{sql}: {sized_charge} vs {single_charge}"
+        );
+        let expected = if sql.contains("JOIN") { 18 } else { 9 };
+        assert_eq!(sized.len(), expected, "{sql}");
+        assert!(pages >= expected.div_ceil(4), "{sql}: {pages} pages");
+    }
+}
+
+#[test]
 fn later_pages_of_a_computed_result_see_writes_made_between_pages() {
     let (_d, e) = engine();
     container(&e, "orders", &["/customerId"], 30_000);

@@ -81,7 +81,7 @@ pub enum Command {
         /// Run in one logical partition (or hierarchical prefix) given as JSON
         #[arg(long, value_name = "JSON")]
         pk: Option<String>,
-        /// Results per page
+        /// Results per page (a page also ends before it would pass 4 MB, as the service's do)
         #[arg(long, default_value_t = 100, value_name = "N")]
         max_items: usize,
         /// Resume after a previous page

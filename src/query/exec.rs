@@ -556,6 +556,27 @@ impl<'q, 'e> Run<'q, 'e> {
         true
     }
 
+    /// The JSON size of the result the last row pushed made (a streaming query's rows are
+    /// results in push order); 0 for one without a JSON form, which is no result.
+    pub fn last_output_len(&self) -> usize {
+        match self.out.last() {
+            Some((_, _, Some(stored))) => stored.len(),
+            Some((_, value, None)) => value
+                .to_json()
+                .and_then(|j| serde_json::to_vec(&j).ok())
+                .map_or(0, |text| text.len()),
+            None => 0,
+        }
+    }
+
+    /// Takes back the result of the last row pushed (a streaming page that would outgrow the
+    /// service's response size leaves it to the next page).
+    pub fn pop_last(&mut self) {
+        if self.out.pop().is_some() {
+            self.matched -= 1;
+        }
+    }
+
     /// Whether a row with these ORDER BY keys sorts after the `bound` rows already kept.
     fn cannot_place(&self, keys: &[Val]) -> bool {
         match (self.bound, &self.threshold) {

@@ -214,6 +214,11 @@ fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
     crate::store::murmur3::hash128(&buf, 0).0
 }
 
+/// The service's response size limit: a page ends before the result that would take its
+/// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
+/// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
+pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
 /// documents and ranges; `cache` keeps complete results for the later pages of queries
 /// that cannot stream.
@@ -463,6 +468,8 @@ pub fn run(
         None => usize::MAX,
     };
     let mut page_rows = 0usize;
+    // The JSON size of the streamed page's results (see MAX_PAGE_BYTES).
+    let mut page_bytes = 0usize;
     let mut resume: Option<(Vec<u8>, usize)> = None;
     // `complete`: the result is the query's whole result (an index walk for one page reads
     // only up to that page, unless TOP or LIMIT bounds the query).
@@ -834,6 +841,23 @@ pub fn run(
                             narrowing.iter().all(|c| env.eval(c, &row).is_true())
                         };
                         let mut hit = false;
+                        // A streamed row that would take the page past the response size
+                        // limit goes to the next page. `deferred`: the item's first row did,
+                        // so the next page loads (and charges) the whole item.
+                        let mut deferred = false;
+                        let mut fits = |pipeline: &mut Run, page_rows: usize| {
+                            if !paged_scan {
+                                return true;
+                            }
+                            let size = pipeline.last_output_len();
+                            let fits = page_rows == 0 || page_bytes + size <= MAX_PAGE_BYTES;
+                            if fits {
+                                page_bytes += size;
+                            } else {
+                                pipeline.pop_last();
+                            }
+                            fits
+                        };
                         match inner.as_mut() {
                             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
                             Some(inner) => {
@@ -858,7 +882,10 @@ pub fn run(
                                     } else {
                                         pipeline.push_ref(row)
                                     };
-                                    if passed {
+                                    if passed && !fits(&mut pipeline, page_rows) {
+                                        resume = Some((k.to_vec(), 0));
+                                        deferred = true;
+                                    } else if passed {
                                         hit = true;
                                         m.output_document_count += 1;
                                         page_rows += 1;
@@ -879,6 +906,14 @@ pub fn run(
                                     } else {
                                         pipeline.push(row)
                                     };
+                                    if passed && !fits(&mut pipeline, page_rows) {
+                                        // Rows before it went out on this page, which loaded
+                                        // the item (a matching one: this row passed).
+                                        resume = Some((k.to_vec(), i));
+                                        deferred = i == 0;
+                                        hit = true;
+                                        break;
+                                    }
                                     if passed {
                                         hit = true;
                                         m.output_document_count += 1;
@@ -888,6 +923,9 @@ pub fn run(
                             }
                         }
                         clock.done();
+                        if deferred {
+                            break;
+                        }
                         let counted = if served { hit } else { loaded };
                         if !index_only && !charged_before && counted {
                             m.retrieved_document_count += 1;
@@ -1010,9 +1048,10 @@ pub fn run(
         token.as_ref().map_or(0, |t| t.skip)
     };
     let result_count = computed.results.len();
+    let page_len = page_length(computed.results.get(skip..).unwrap_or_default(), max_items);
     if let Some(key) = cache_key
         && complete
-        && result_count > skip + max_items
+        && result_count > skip + page_len
     {
         cache.put(key, computed.clone());
     }
@@ -1022,7 +1061,7 @@ pub fn run(
             c.results
                 .into_iter()
                 .skip(skip)
-                .take(max_items)
+                .take(page_len)
                 .collect::<Vec<_>>(),
             c.ranges,
             c.access,
@@ -1033,7 +1072,7 @@ pub fn run(
                 .results
                 .iter()
                 .skip(skip)
-                .take(max_items)
+                .take(page_len)
                 .cloned()
                 .collect(),
             shared.ranges.clone(),
@@ -1102,6 +1141,21 @@ pub fn run(
         access,
         index_metrics,
     })
+}
+
+/// How many of `results` (the rest of a result, in order) the next page holds: at most
+/// `max_items`, and no more than fit in [`MAX_PAGE_BYTES`], but always one.
+fn page_length(results: &[Document], max_items: usize) -> usize {
+    let mut bytes = 0;
+    let fitting = results
+        .iter()
+        .take(max_items)
+        .take_while(|d| {
+            bytes += d.json_len();
+            bytes <= MAX_PAGE_BYTES
+        })
+        .count();
+    fitting.max(results.len().min(1))
 }
 
 fn metrics_of(
