@@ -133,10 +133,11 @@ pub fn rows_of<'q, 'e>(
                 };
                 let v = navigate(root, path);
                 if v.is_undefined() {
-                    return expand_joins(q, Vec::new(), env);
+                    Vec::new()
+                } else {
+                    base.push((from_alias(q).unwrap_or(name).to_string(), v));
+                    vec![base]
                 }
-                base.push((from_alias(q).unwrap_or(name).to_string(), v));
-                vec![base]
             }
             FromKind::In { alias, expr } => {
                 if let (Some(d), Some(root)) = (doc, leftmost_ident(expr)) {
@@ -427,20 +428,10 @@ impl<'q, 'e> Run<'q, 'e> {
             SelectKind::Star => {}
         }
         let grouped = !q.group_by.is_empty() || !aggregates.is_empty();
-        let no_row: Bindings = Vec::new();
-        let count = |e: &Expr| count_of(&env.eval(e, &no_row));
         let bound = if grouped || q.select.distinct || q.order_by.is_empty() {
             None
         } else {
-            let top = q.select.top.as_ref().map(count);
-            let window = q
-                .offset_limit
-                .as_ref()
-                .map(|ol| count(&ol.offset).saturating_add(count(&ol.limit)));
-            match (top, window) {
-                (Some(t), Some(w)) => Some(t.min(w)),
-                (t, w) => t.or(w),
-            }
+            result_bound(q, env)
         };
         let ranking = Ranking::of(q, env);
         // Scores are kept "higher is better": each sorts descending. RRF ranks rows against
@@ -782,6 +773,22 @@ fn order_cmp(dirs: &[bool], a: &[Val], b: &[Val]) -> std::cmp::Ordering {
         }
     }
     std::cmp::Ordering::Equal
+}
+
+/// The most results TOP and OFFSET + LIMIT let through (`None` without either). Their counts
+/// are checked before a query runs (non-negative integers).
+pub fn result_bound(q: &Query, env: &Env) -> Option<usize> {
+    let no_row: Bindings = Vec::new();
+    let count = |e: &Expr| count_of(&env.eval(e, &no_row));
+    let top = q.select.top.as_ref().map(count);
+    let window = q
+        .offset_limit
+        .as_ref()
+        .map(|ol| count(&ol.offset).saturating_add(count(&ol.limit)));
+    match (top, window) {
+        (Some(t), Some(w)) => Some(t.min(w)),
+        (t, w) => t.or(w),
+    }
 }
 
 fn count_of(v: &Val) -> usize {

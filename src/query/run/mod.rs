@@ -13,6 +13,13 @@
 //! [`super::cache`] while the container is unchanged (and compute it again otherwise). The
 //! continuation records how many results were delivered and the charge accrued so far;
 //! page charges telescope, so the pages of one query add up exactly to its unpaged charge.
+//! A page ends at `max_items` results or before its documents would pass 4 MB
+//! ([`MAX_PAGE_BYTES`]), whichever comes first.
+//!
+//! This module runs the steps in order; its parts hold the rules each step applies:
+//! `rules` (what the indexing policy serves and allows), `candidates` (index lookups for a
+//! filter), `ordered` (ORDER BY from an index walk), `statistics` (answers from the exact
+//! counts), `partition_key` (a result's logical partition) and `charges` (a page's RU).
 
 mod candidates;
 mod charges;
@@ -34,7 +41,7 @@ use super::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::demand;
 use super::document::Document;
-use super::exec::{Env, Output, Run, doc_alias, expand_joins, rows_of};
+use super::exec::{Env, Output, Run, doc_alias, expand_joins, result_bound, rows_of};
 use super::functions::FnContext;
 use super::plan::{self, Routing};
 use super::prefetch::Lookahead;
@@ -106,7 +113,8 @@ pub struct QueryMetrics {
 }
 
 impl QueryMetrics {
-    fn add(&mut self, o: &QueryMetrics) {
+    /// Adds another range's (or page's) metrics to these.
+    pub fn add(&mut self, o: &QueryMetrics) {
         self.retrieved_document_count += o.retrieved_document_count;
         self.retrieved_document_size += o.retrieved_document_size;
         self.output_document_count += o.output_document_count;
@@ -402,20 +410,7 @@ pub fn run(
         && !has_aggregate(q)
         && (q.filter.is_none() || served)
     {
-        let no_row: Vec<(String, Val)> = Vec::new();
-        let count = |e: &Expr| match env.eval(e, &no_row) {
-            Val::Num(n) if n >= 0.0 => n as usize,
-            _ => usize::MAX,
-        };
-        let top = q.select.top.as_ref().map(count);
-        let window = q
-            .offset_limit
-            .as_ref()
-            .map(|ol| count(&ol.offset).saturating_add(count(&ol.limit)));
-        match (top, window) {
-            (Some(t), Some(w)) => Some(t.min(w)),
-            (t, w) => t.or(w),
-        }
+        result_bound(q, &env)
     } else {
         None
     };

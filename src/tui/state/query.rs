@@ -67,7 +67,7 @@ impl QueryRun {
                 Some(have) => {
                     have.request_charge =
                         crate::charge::round(have.request_charge + p.request_charge);
-                    add_metrics(&mut have.metrics, &p.metrics);
+                    have.metrics.add(&p.metrics);
                     for lp in p.logical_partitions {
                         if !have.logical_partitions.contains(&lp) {
                             have.logical_partitions.push(lp);
@@ -79,7 +79,7 @@ impl QueryRun {
                 }
             }
         }
-        add_metrics(&mut self.metrics, &page.metrics);
+        self.metrics.add(&page.metrics);
         self.pages += 1;
         self.elapsed_ms += elapsed_ms;
     }
@@ -96,17 +96,6 @@ impl QueryRun {
         }
         out
     }
-}
-
-fn add_metrics(into: &mut QueryMetrics, m: &QueryMetrics) {
-    into.retrieved_document_count += m.retrieved_document_count;
-    into.retrieved_document_size += m.retrieved_document_size;
-    into.output_document_count += m.output_document_count;
-    into.output_document_size += m.output_document_size;
-    into.index_hit_document_count += m.index_hit_document_count;
-    into.index_lookup_time_in_ms += m.index_lookup_time_in_ms;
-    into.document_load_time_in_ms += m.document_load_time_in_ms;
-    into.query_engine_execution_time_in_ms += m.query_engine_execution_time_in_ms;
 }
 
 /// An error to show, with its position in the editor.
