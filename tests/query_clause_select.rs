@@ -366,6 +366,12 @@ fn distinct_compares_whole_values() {
         "SELECT DISTINCT VALUE p.category FROM p ORDER BY p.category DESC",
         json!(["Tools", "Accessories"]),
     );
+    // -0 = 0 (equality-comparison-operators.md compares numbers by value): one value.
+    let zeros = Db::new(&[json!({"id": "a", "n": 0}), json!({"id": "b", "n": -0.0})]);
+    for rows in zeros.each("SELECT DISTINCT VALUE p.n FROM p", &[]) {
+        assert_eq!(rows.len(), 1, "{rows:?}");
+    }
+    zeros.unordered("SELECT VALUE COUNT(1) FROM p GROUP BY p.n", json!([2]));
 }
 
 #[test]

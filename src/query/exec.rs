@@ -829,7 +829,11 @@ fn canonical_json(v: &serde_json::Value) -> String {
             "[{}]",
             a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
         ),
-        serde_json::Value::Number(n) => format!("{}", n.as_f64().unwrap_or(f64::NAN)),
+        // -0 = 0, so they are one value for DISTINCT and GROUP BY too.
+        serde_json::Value::Number(n) => match n.as_f64().unwrap_or(f64::NAN) {
+            0.0 => "0".to_string(),
+            x => format!("{x}"),
+        },
         other => other.to_string(),
     }
 }
