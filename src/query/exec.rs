@@ -254,6 +254,19 @@ impl Iterator for JoinRows<'_, '_> {
     }
 }
 
+/// The aggregate calls of a query's SELECT list (not those inside its subqueries).
+pub fn select_aggregates(q: &Query) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    match &q.select.kind {
+        SelectKind::Value(e) => collect_aggregates(e, &mut out),
+        SelectKind::Items(items) => items
+            .iter()
+            .for_each(|i| collect_aggregates(&i.expr, &mut out)),
+        SelectKind::Star => {}
+    }
+    out
+}
+
 /// Aggregate calls of an expression tree (not descending into subqueries).
 pub fn collect_aggregates<'q>(e: &'q Expr, out: &mut Vec<&'q Expr>) {
     match &e.kind {
@@ -419,14 +432,7 @@ pub struct Run<'q, 'e> {
 
 impl<'q, 'e> Run<'q, 'e> {
     pub fn new(q: &'q Query, env: &'e Env<'e>) -> Run<'q, 'e> {
-        let mut aggregates = Vec::new();
-        match &q.select.kind {
-            SelectKind::Value(e) => collect_aggregates(e, &mut aggregates),
-            SelectKind::Items(items) => items
-                .iter()
-                .for_each(|i| collect_aggregates(&i.expr, &mut aggregates)),
-            SelectKind::Star => {}
-        }
+        let aggregates = select_aggregates(q);
         let grouped = !q.group_by.is_empty() || !aggregates.is_empty();
         let bound = if grouped || q.select.distinct || q.order_by.is_empty() {
             None

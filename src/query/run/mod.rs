@@ -382,14 +382,7 @@ pub fn run(
     };
 
     if routing.kind != plan::RoutingKind::SinglePartition && !q.group_by.is_empty() {
-        let mut aggs = Vec::new();
-        match &q.select.kind {
-            SelectKind::Value(e) => super::exec::collect_aggregates(e, &mut aggs),
-            SelectKind::Items(items) => items
-                .iter()
-                .for_each(|i| super::exec::collect_aggregates(&i.expr, &mut aggs)),
-            SelectKind::Star => {}
-        }
+        let aggs = super::exec::select_aggregates(q);
         if aggs.len() > 21 {
             return Err(Error::bad_request(format!(
                 "a cross-partition GROUP BY query can have at most 21 aggregates; this one has {}",
@@ -1218,13 +1211,5 @@ fn count_only(q: &Query) -> bool {
 }
 
 fn has_aggregate(q: &Query) -> bool {
-    let mut v = Vec::new();
-    match &q.select.kind {
-        SelectKind::Value(e) => super::exec::collect_aggregates(e, &mut v),
-        SelectKind::Items(items) => items
-            .iter()
-            .for_each(|i| super::exec::collect_aggregates(&i.expr, &mut v)),
-        SelectKind::Star => {}
-    }
-    !v.is_empty()
+    !super::exec::select_aggregates(q).is_empty()
 }
