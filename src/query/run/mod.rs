@@ -26,14 +26,16 @@ mod charges;
 mod ordered;
 mod partition_key;
 mod rules;
+mod scan;
 mod statistics;
+mod token;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::access::{self, Probe, Resolver};
@@ -41,11 +43,9 @@ use super::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::demand;
 use super::document::Document;
-use super::exec::{Env, Output, Run, doc_alias, expand_joins, result_bound, rows_of};
+use super::exec::{Env, Output, Run, doc_alias, result_bound, rows_of};
 use super::functions::FnContext;
 use super::plan::{self, Routing};
-use super::prefetch::Lookahead;
-use super::timing::PhaseClock;
 use super::value::Val;
 use crate::charge;
 use crate::error::{Error, Result};
@@ -53,9 +53,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::index::IndexReader;
 use crate::store::indexing::CompiledPolicy;
-use crate::store::item::Record;
 use crate::store::keys;
-use crate::store::read::OrderedLookup;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 use candidates::{Candidate, index_candidates};
@@ -64,7 +62,9 @@ use ordered::{Walked, order_walk, walk_order, walked_by_range};
 use partition_key::KeyReader;
 pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant};
+use scan::{InnerFrom, Loads, PageBounds, RangeTally, Reading, Scan, Streamed, span_items};
 use statistics::{count_from_statistics, scope_counts};
+use token::{Token, query_hash};
 
 /// Options of one query request.
 #[derive(Debug, Clone, Default)]
@@ -184,44 +184,6 @@ pub struct AccessView {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Token {
-    v: u8,
-    rid: String,
-    /// Hash of the query text and parameters: a token only continues its own query.
-    q: u64,
-    /// Results already delivered.
-    skip: usize,
-    /// Charge accrued by the previous pages (unrounded).
-    charged: f64,
-    /// Streaming queries resume their scan at this item key (hex) ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    after: Option<String>,
-    /// ... skipping this many of its rows (JOINs give an item several rows); when non-zero
-    /// the item was loaded, and charged, by the previous page.
-    #[serde(default)]
-    within: usize,
-    /// Results delivered so far (for TOP across pages).
-    #[serde(default)]
-    emitted: u64,
-}
-
-fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
-    let mut names: Vec<_> = params.iter().collect();
-    names.sort_by(|a, b| a.0.cmp(b.0));
-    let mut buf = text.as_bytes().to_vec();
-    for (k, v) in names {
-        buf.extend_from_slice(k.as_bytes());
-        buf.extend_from_slice(
-            v.to_json()
-                .map(|j| j.to_string())
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-    }
-    crate::store::murmur3::hash128(&buf, 0).0
-}
-
 /// The service's response size limit: a page ends before the result that would take its
 /// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
 /// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
@@ -265,22 +227,7 @@ pub fn run(
     let mut all_counts = None;
     let hash = query_hash(text, &opts.params);
     let rid = crate::store::item::rids(def, 0).container;
-    let token = match &opts.continuation {
-        Some(t) => {
-            let token: Token = serde_json::from_str(t).map_err(|e| {
-                Error::bad_request(format!(
-                    "the continuation token is not one this store issued: {e}"
-                ))
-            })?;
-            if token.rid != rid || token.q != hash {
-                return Err(Error::bad_request(
-                    "the continuation token belongs to another query or container; run the query from the start",
-                ));
-            }
-            Some(token)
-        }
-        None => None,
-    };
+    let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
     let first_page = token.is_none();
     let max_items = opts.max_items.unwrap_or(100).max(1);
     let ctx = FnContext {
@@ -455,10 +402,8 @@ pub fn run(
         },
         None => usize::MAX,
     };
-    let mut page_rows = 0usize;
-    // The JSON size of the streamed page's results (see MAX_PAGE_BYTES).
-    let mut page_bytes = 0usize;
-    let mut resume: Option<(Vec<u8>, usize)> = None;
+    // Where a streamed scan stopped (nothing for a computed result).
+    let mut streamed = Streamed::default();
     // `complete`: the result is the query's whole result (an index walk for one page reads
     // only up to that page, unless TOP or LIMIT bounds the query).
     let from_cache = cached.is_some();
@@ -473,7 +418,7 @@ pub fn run(
                     statistics = reads;
                 }
             }
-            let mut inner = match q.from.as_ref().map(|f| &f.kind) {
+            let inner = match q.from.as_ref().map(|f| &f.kind) {
                 Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
                     query,
                     alias,
@@ -648,31 +593,8 @@ pub fn run(
                 }
                 _ => access,
             };
-            let mut total_matched = 0u64;
-            let resume_key: Option<Vec<u8>> = match token.as_ref().and_then(|t| t.after.as_deref())
-            {
-                Some(hex) if paged_scan => Some(
-                    Epk::from_hex(hex)
-                        .map(|e| e.0)
-                        .ok_or_else(|| Error::bad_request("the continuation token is damaged"))?,
-                ),
-                _ => None,
-            };
-            let within = token.as_ref().map_or(0, |t| t.within);
-            let page_cap = if paged_scan {
-                max_items.min(top_left)
-            } else {
-                usize::MAX
-            };
-            // The one binding of `FROM c` without JOINs, reused for every item.
-            let mut single_row: Option<Vec<(String, Val)>> = match q.from.as_ref().map(|f| &f.kind)
-            {
-                Some(FromKind::Container { path, .. })
-                    if path.is_empty() && q.joins.is_empty() && inner.is_none() =>
-                {
-                    super::exec::from_alias(q)
-                        .map(|alias| vec![(alias.to_string(), Val::Undefined)])
-                }
+            let resume_key = match &token {
+                Some(t) if paged_scan => t.resume_key()?,
                 _ => None,
             };
             let resume_epk: Option<Vec<u8>> = resume_key
@@ -708,8 +630,40 @@ pub fn run(
                 Some((items, _)) => Some(walked_by_range(items, &ranges, epk_len, &key_reader)?),
                 None => None,
             };
+            let mut scan = Scan::new(
+                Reading {
+                    q,
+                    env: &env,
+                    root: &root,
+                    extractor: &extractor,
+                    narrowing: &narrowing,
+                    keys: &key_reader,
+                    stored_star,
+                    paged_scan,
+                    epk_len,
+                    now,
+                    cancel,
+                },
+                PageBounds {
+                    cap: if paged_scan {
+                        max_items.min(top_left)
+                    } else {
+                        usize::MAX
+                    },
+                    top_left,
+                    early_stop,
+                    resume_key: resume_key.as_deref(),
+                    within: token.as_ref().map_or(0, |t| t.within),
+                },
+                Loads {
+                    served,
+                    index_only,
+                },
+                pipeline,
+                inner,
+            );
             for (ri, range) in ranges.iter().enumerate() {
-                if resume.is_some() {
+                if scan.resume.is_some() {
                     break;
                 }
                 // A resumed scan skips ranges it finished on earlier pages.
@@ -719,21 +673,16 @@ pub fn run(
                     continue;
                 }
                 let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
-                let mut m = QueryMetrics::default();
-                let mut logical: Vec<Value> = Vec::new();
-                let mut last_logical: Option<&[u8]> = None;
-                // The greatest EPK that produced a logical partition in this range.
-                let mut max_epk: Option<&[u8]> = None;
-                let mut load_ns = 0u128;
-                let mut exec_ns = 0u128;
+                let mut tally = RangeTally::default();
                 if let (Some(parts), Some((items, walk_ns))) = (&mut walked_parts, &presorted) {
                     let (docs, bytes, found) = &mut parts[ri];
+                    let m = &mut tally.metrics;
                     m.output_document_count = *docs;
                     m.index_hit_document_count = *docs;
                     m.retrieved_document_count = *docs;
                     m.retrieved_document_size = *bytes;
-                    logical = std::mem::take(found);
-                    load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
+                    tally.logical = std::mem::take(found);
+                    tally.load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
                 }
                 let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
                 for (smin, smax) in scanned {
@@ -753,206 +702,28 @@ pub fn run(
                     if start >= end {
                         continue;
                     }
-                    let source: Box<dyn Iterator<Item = Result<Entry>>> = match &candidates {
-                        // Candidates in key order, like the scan: paging resumes the same way.
-                        Some(c) => {
-                            let lo = c.partition_point(|k| k.key.as_slice() < start.as_slice());
-                            let hi = c.partition_point(|k| k.key.as_slice() < end.as_slice());
-                            if lo == hi {
-                                // No candidate here: nothing to read or time.
-                                continue;
-                            }
-                            let mut lookup = OrderedLookup::new(store, txn, def);
-                            Box::new(c[lo..hi].iter().filter_map(move |c| {
-                                let record = match c.record {
-                                    Some(r) => Some(r),
-                                    None => match lookup.get(&c.key) {
-                                        Ok(r) => r,
-                                        Err(e) => return Some(Err(e)),
-                                    },
-                                };
-                                record.map(|v| Record::decode(v).map(|r| (c.key.as_slice(), r)))
-                            }))
-                        }
-                        None => {
-                            let items = store
-                                .items
-                                .range(txn, &keys::half_open(&start, &end))?
-                                .map(|r| {
-                                    let (k, v) = r?;
-                                    Ok((k, Record::decode(v)?))
-                                });
-                            let extractor = &extractor;
-                            Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
-                                if let Ok((_, record)) = entry
-                                    && let Some(directory) = &record.members
-                                {
-                                    extractor.prefetch(directory);
-                                }
-                            }))
-                        }
-                    };
-                    let mut clock = PhaseClock::start();
-                    for entry in source {
-                        if cancel.load(Ordering::Relaxed) {
-                            return Err(Error::new(499, "the query was cancelled"));
-                        }
-                        if early_stop.is_some_and(|n| total_matched >= n) {
-                            break;
-                        }
-                        let (k, record) = entry?;
-                        if page_rows >= page_cap {
-                            if page_cap == top_left && !index_only {
-                                // TOP is satisfied: the service loads one document more (N+1).
-                                m.retrieved_document_count += 1;
-                                m.retrieved_document_size += record.json.len() as u64;
-                            }
-                            // The page is full before this item: the next page starts with it.
-                            resume = Some((k.to_vec(), 0));
-                            break;
-                        }
-                        // The item the previous page stopped in: its first rows were delivered.
-                        let (skip_rows, charged_before) = match &resume_key {
-                            Some(rk) if rk.as_slice() == k => (within, within > 0),
-                            _ => (0, false),
-                        };
-                        let json = record.json;
-                        if record.header.is_expired(now) {
-                            continue;
-                        }
-                        let mut doc = extractor
-                            .extract_stored(json, record.members.as_ref())
-                            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-                        clock.loaded();
-                        let loaded = narrowing.is_empty() || {
-                            let row = [(root.clone(), doc.clone())];
-                            narrowing.iter().all(|c| env.eval(c, &row).is_true())
-                        };
-                        let mut hit = false;
-                        // A streamed row that would take the page past the response size
-                        // limit goes to the next page. `deferred`: the item's first row did,
-                        // so the next page loads (and charges) the whole item.
-                        let mut deferred = false;
-                        let mut fits = |pipeline: &mut Run, page_rows: usize| {
-                            if !paged_scan {
-                                return true;
-                            }
-                            let size = pipeline.last_output_len();
-                            let fits = page_rows == 0 || page_bytes + size <= MAX_PAGE_BYTES;
-                            if fits {
-                                page_bytes += size;
-                            } else {
-                                pipeline.pop_last();
-                            }
-                            fits
-                        };
-                        match inner.as_mut() {
-                            // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-                            Some(inner) => {
-                                for row in rows_of(inner.query, Some(&doc), &[], &env) {
-                                    if inner.run.push(row) {
-                                        hit = true;
-                                        m.output_document_count += 1;
-                                    }
-                                }
-                            }
-                            // `FROM c` without JOINs: the item is the row's only binding.
-                            None if single_row.is_some() => {
-                                let row = single_row.as_mut().map_or(&mut [][..], |r| &mut r[..]);
-                                if skip_rows > 0 {
-                                    // Its one row went out on the previous page.
-                                } else if page_rows >= page_cap {
-                                    resume = Some((k.to_vec(), 0));
-                                } else {
-                                    row[0].1 = std::mem::take(&mut doc);
-                                    let passed = if stored_star {
-                                        pipeline.push_stored(row, json)
-                                    } else {
-                                        pipeline.push_ref(row)
-                                    };
-                                    if passed && !fits(&mut pipeline, page_rows) {
-                                        resume = Some((k.to_vec(), 0));
-                                        deferred = true;
-                                    } else if passed {
-                                        hit = true;
-                                        m.output_document_count += 1;
-                                        page_rows += 1;
-                                    }
-                                }
-                            }
-                            None => {
-                                for (i, row) in rows_of(q, Some(&doc), &[], &env)
-                                    .enumerate()
-                                    .skip(skip_rows)
-                                {
-                                    if page_rows >= page_cap {
-                                        resume = Some((k.to_vec(), i));
-                                        break;
-                                    }
-                                    let passed = if stored_star {
-                                        pipeline.push_stored(&row, json)
-                                    } else {
-                                        pipeline.push(row)
-                                    };
-                                    if passed && !fits(&mut pipeline, page_rows) {
-                                        // Rows before it went out on this page, which loaded
-                                        // the item (a matching one: this row passed).
-                                        resume = Some((k.to_vec(), i));
-                                        deferred = i == 0;
-                                        hit = true;
-                                        break;
-                                    }
-                                    if passed {
-                                        hit = true;
-                                        m.output_document_count += 1;
-                                        page_rows += 1;
-                                    }
-                                }
-                            }
-                        }
-                        clock.done();
-                        if deferred {
-                            break;
-                        }
-                        let counted = if served { hit } else { loaded };
-                        if !index_only && !charged_before && counted {
-                            m.retrieved_document_count += 1;
-                            m.retrieved_document_size += json.len() as u64;
-                        }
-                        if hit {
-                            total_matched += 1;
-                            m.index_hit_document_count += 1;
-                            let epk = k.get(4..4 + epk_len);
-                            if epk != last_logical {
-                                let j = key_reader.read(&record)?;
-                                // One value has one EPK, so an EPK above every one seen is a new value
-                                // (items come in key order, so this is the usual case); otherwise
-                                // compare the values.
-                                let above = match (epk, max_epk) {
-                                    (Some(e), Some(m)) => e > m,
-                                    (Some(_), None) => true,
-                                    _ => false,
-                                };
-                                if above {
-                                    max_epk = epk;
-                                }
-                                if above || !logical.contains(&j) {
-                                    logical.push(j);
-                                }
-                                last_logical = epk;
-                            }
-                        }
-                        if resume.is_some() {
-                            break;
-                        }
+                    let items = span_items(
+                        store,
+                        txn,
+                        def,
+                        candidates.as_deref(),
+                        (&start, &end),
+                        &extractor,
+                    )?;
+                    if let Some(items) = items {
+                        scan.span(items, &mut tally)?;
                     }
-                    let (load, exec) = clock.finish();
-                    load_ns += load;
-                    exec_ns += exec;
-                    if resume.is_some() {
+                    if scan.resume.is_some() {
                         break;
                     }
                 }
+                let RangeTally {
+                    metrics: mut m,
+                    logical,
+                    load_ns,
+                    exec_ns,
+                    ..
+                } = tally;
                 if walked {
                     // The walk read only the first entries; the charge models the service, which
                     // streams each range from its index: the documents in scope, bounded below.
@@ -1003,18 +774,13 @@ pub fn run(
                     visited_before,
                 });
             }
-            if let Some(inner) = inner {
-                // Feed the inner query's results to the outer one as its FROM rows.
-                let alias = inner.alias.clone();
-                for v in inner.run.finish() {
-                    for row in expand_joins(q, vec![vec![(alias.clone(), v)]], &env) {
-                        pipeline.push(row);
-                    }
-                }
-            }
             let results = match presorted_results {
                 Some(results) => results,
-                None => pipeline.finish_rows(),
+                None => {
+                    let (results, stopped) = scan.finish();
+                    streamed = stopped;
+                    results
+                }
             };
             // Results as JSON text: a stored item is returned as stored (its bytes are the compact
             // JSON it serializes to), so no value is built for it. Values without a JSON form
@@ -1078,7 +844,7 @@ pub fn run(
     }
     let page_output_total: u64 = page.iter().map(|d| d.json_len() as u64).sum();
     let more = if paged_scan {
-        resume.is_some() && page_rows < top_left
+        streamed.resume.is_some() && streamed.rows < top_left
     } else {
         result_count > skip + page.len()
     };
@@ -1104,17 +870,14 @@ pub fn run(
     let after = before + raw_charge;
     let request_charge = charge::round(after) - charge::round(before);
     let continuation = more.then(|| {
-        serde_json::to_string(&Token {
-            v: 1,
-            rid: rid.clone(),
-            q: hash,
-            skip: skip + page.len(),
-            charged: after,
-            after: resume.as_ref().map(|(k, _)| Epk(k.clone()).to_hex()),
-            within: resume.as_ref().map_or(0, |(_, w)| *w),
-            emitted: emitted_before + page.len() as u64,
-        })
-        .unwrap_or_default()
+        Token::next(
+            token.as_ref(),
+            (&rid, hash),
+            skip,
+            page.len(),
+            after,
+            streamed.resume.as_ref(),
+        )
     });
     Ok(QueryResult {
         documents: page,
@@ -1172,10 +935,6 @@ fn metrics_of(
     access::index_metrics_of(q, resolver, probes, policy, &composites)
 }
 
-/// An item as the per-range loop reads it: key and decoded record (once, for the loop and
-/// its prefetch hint alike).
-type Entry<'a> = (&'a [u8], Record<'a>);
-
 fn scan_view(filtered: bool) -> AccessView {
     AccessView {
         kind: "scan",
@@ -1186,13 +945,6 @@ fn scan_view(filtered: bool) -> AccessView {
             "no filter: every document in scope is read".into()
         },
     }
-}
-
-/// A top-level `FROM (subquery) alias` being evaluated over the container.
-struct InnerFrom<'q, 'e> {
-    query: &'q Query,
-    alias: &'q String,
-    run: Run<'q, 'e>,
 }
 
 /// `SELECT VALUE COUNT(<constant>)` / `SELECT COUNT(<constant>) AS n` without grouping.

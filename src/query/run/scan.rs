@@ -1,0 +1,428 @@
+//! The streamed part of a page: the items of a key span go through the query one by one.
+//!
+//! [`Scan`] holds what a page has produced so far (its rows and bytes, the matches that
+//! count toward TOP, where the next page resumes) and feeds each item's rows to the
+//! pipeline; [`RangeTally`] holds what one physical partition loaded and matched, and its
+//! logical partitions, as the service would report them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+
+use super::candidates::Candidate;
+use super::partition_key::KeyReader;
+use super::token::Resume;
+use super::{MAX_PAGE_BYTES, QueryMetrics};
+use crate::error::{Error, Result};
+use crate::query::ast::{Expr, Query};
+use crate::query::demand::Extractor;
+use crate::query::exec::{Env, Output, Run, expand_joins, rows_of};
+use crate::query::prefetch::Lookahead;
+use crate::query::timing::PhaseClock;
+use crate::query::value::Val;
+use crate::store::catalog::ContainerDef;
+use crate::store::item::Record;
+use crate::store::keys;
+use crate::store::read::OrderedLookup;
+use crate::store::{RoTxn, Store};
+
+/// An item as the scan reads it: key and decoded record (once, for the loop and its
+/// prefetch hint alike).
+pub(super) type Entry<'a> = (&'a [u8], Record<'a>);
+
+/// A top-level `FROM (subquery) alias` being evaluated over the container.
+pub(super) struct InnerFrom<'q, 'e> {
+    pub(super) query: &'q Query,
+    pub(super) alias: &'q String,
+    pub(super) run: Run<'q, 'e>,
+}
+
+/// Where a page starts and where it must stop.
+pub(super) struct PageBounds<'a> {
+    /// Rows the page may hold: `max_items`, or what TOP leaves if less (unbounded when the
+    /// query does not stream, since its result is computed whole and paged after).
+    pub(super) cap: usize,
+    /// Results TOP still allows (unbounded without TOP).
+    pub(super) top_left: usize,
+    /// TOP N without ORDER BY and the rest stops after N+1 matches, as the service does.
+    pub(super) early_stop: Option<u64>,
+    /// The item the previous page stopped in, and how many of its rows it delivered.
+    pub(super) resume_key: Option<&'a [u8]>,
+    pub(super) within: usize,
+}
+
+/// What the service would load, which the retrieved counts report.
+pub(super) struct Loads {
+    /// The filter is index-served: only matching items are loaded.
+    pub(super) served: bool,
+    /// The index alone answers the query (a COUNT of a constant): nothing is loaded.
+    pub(super) index_only: bool,
+}
+
+/// The query's side of a scan: how items become rows, read-only for the whole page.
+pub(super) struct Reading<'a, 'q, 'e> {
+    pub(super) q: &'q Query,
+    pub(super) env: &'e Env<'e>,
+    /// The FROM alias, which the narrowing conjuncts read the item under.
+    pub(super) root: &'a str,
+    pub(super) extractor: &'a Extractor,
+    /// Conjuncts the index narrows with before the item is loaded (see `run`).
+    pub(super) narrowing: &'a [&'q Expr],
+    pub(super) keys: &'a KeyReader<'a>,
+    /// `SELECT *` over whole items: results are the stored bytes.
+    pub(super) stored_star: bool,
+    /// The query streams by resuming its scan, so its pages end by count and by size.
+    pub(super) paged_scan: bool,
+    pub(super) epk_len: usize,
+    pub(super) now: i64,
+    pub(super) cancel: &'a AtomicBool,
+}
+
+/// One page's streamed state.
+pub(super) struct Scan<'a, 'q, 'e> {
+    pub(super) reading: Reading<'a, 'q, 'e>,
+    pub(super) bounds: PageBounds<'a>,
+    pub(super) loads: Loads,
+    pub(super) pipeline: Run<'q, 'e>,
+    pub(super) inner: Option<InnerFrom<'q, 'e>>,
+    /// The one binding of `FROM c` without JOINs, reused for every item.
+    single_row: Option<Vec<(String, Val)>>,
+    /// Rows on the page so far, and their JSON size (see [`MAX_PAGE_BYTES`]).
+    page_rows: usize,
+    page_bytes: usize,
+    /// Items that produced a result, over every range so far.
+    total_matched: u64,
+    /// Set when the page ends inside the scan: where the next page starts.
+    pub(super) resume: Option<Resume>,
+}
+
+/// Where a streamed page stopped.
+#[derive(Default)]
+pub(super) struct Streamed {
+    /// Where the next page starts, if the page ended inside the scan.
+    pub(super) resume: Option<Resume>,
+    /// Rows the page holds.
+    pub(super) rows: usize,
+}
+
+/// One physical partition's part as the scan counts it.
+#[derive(Default)]
+pub(super) struct RangeTally<'t> {
+    pub(super) metrics: QueryMetrics,
+    /// Key values of the logical partitions that produced results.
+    pub(super) logical: Vec<Value>,
+    last_logical: Option<&'t [u8]>,
+    /// The greatest EPK that produced a logical partition.
+    max_epk: Option<&'t [u8]>,
+    pub(super) load_ns: u128,
+    pub(super) exec_ns: u128,
+}
+
+/// What feeding one item's rows to the pipeline did.
+struct Fed {
+    /// A row of the item passed the filter.
+    hit: bool,
+    /// The item's first row did not fit on the page: the next page loads (and charges) it.
+    deferred: bool,
+}
+
+impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
+    pub(super) fn new(
+        reading: Reading<'a, 'q, 'e>,
+        bounds: PageBounds<'a>,
+        loads: Loads,
+        pipeline: Run<'q, 'e>,
+        inner: Option<InnerFrom<'q, 'e>>,
+    ) -> Self {
+        let single_row = match reading.q.from.as_ref().map(|f| &f.kind) {
+            Some(crate::query::ast::FromKind::Container { path, .. })
+                if path.is_empty() && reading.q.joins.is_empty() && inner.is_none() =>
+            {
+                crate::query::exec::from_alias(reading.q)
+                    .map(|alias| vec![(alias.to_string(), Val::Undefined)])
+            }
+            _ => None,
+        };
+        Scan {
+            reading,
+            bounds,
+            loads,
+            pipeline,
+            inner,
+            single_row,
+            page_rows: 0,
+            page_bytes: 0,
+            total_matched: 0,
+            resume: None,
+        }
+    }
+
+    /// Runs the items of one span of a range through the query, until the span ends or
+    /// the page does.
+    pub(super) fn span<'t>(
+        &mut self,
+        items: impl Iterator<Item = Result<Entry<'t>>>,
+        tally: &mut RangeTally<'t>,
+    ) -> Result<()> {
+        let mut clock = PhaseClock::start();
+        for entry in items {
+            if self.reading.cancel.load(Ordering::Relaxed) {
+                return Err(Error::new(499, "the query was cancelled"));
+            }
+            if self
+                .bounds
+                .early_stop
+                .is_some_and(|n| self.total_matched >= n)
+            {
+                break;
+            }
+            let (k, record) = entry?;
+            if self.page_rows >= self.bounds.cap {
+                if self.bounds.cap == self.bounds.top_left && !self.loads.index_only {
+                    // TOP is satisfied: the service loads one document more (N+1).
+                    tally.metrics.retrieved_document_count += 1;
+                    tally.metrics.retrieved_document_size += record.json.len() as u64;
+                }
+                // The page is full before this item: the next page starts with it.
+                self.resume = Some((k.to_vec(), 0));
+                break;
+            }
+            if record.header.is_expired(self.reading.now) {
+                continue;
+            }
+            // The item the previous page stopped in: its first rows were delivered.
+            let (skip_rows, charged_before) = match self.bounds.resume_key {
+                Some(rk) if rk == k => (self.bounds.within, self.bounds.within > 0),
+                _ => (0, false),
+            };
+            let doc = self
+                .reading
+                .extractor
+                .extract_stored(record.json, record.members.as_ref())
+                .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+            clock.loaded();
+            let loaded = self.reading.narrowing.is_empty() || {
+                let row = [(self.reading.root.to_string(), doc.clone())];
+                let env = self.reading.env;
+                self.reading
+                    .narrowing
+                    .iter()
+                    .all(|c| env.eval(c, &row).is_true())
+            };
+            let fed = self.feed(k, record.json, doc, skip_rows, &mut tally.metrics);
+            clock.done();
+            if fed.deferred {
+                break;
+            }
+            let counted = if self.loads.served { fed.hit } else { loaded };
+            if !self.loads.index_only && !charged_before && counted {
+                tally.metrics.retrieved_document_count += 1;
+                tally.metrics.retrieved_document_size += record.json.len() as u64;
+            }
+            if fed.hit {
+                self.total_matched += 1;
+                tally.hit(k, &record, self.reading.epk_len, self.reading.keys)?;
+            }
+            if self.resume.is_some() {
+                break;
+            }
+        }
+        let (load, exec) = clock.finish();
+        tally.load_ns += load;
+        tally.exec_ns += exec;
+        Ok(())
+    }
+
+    /// Feeds the rows of the item at `k` (its stored `json`, read as `doc`) to the query,
+    /// after the first `skip_rows` (delivered by the previous page), until the page is full.
+    fn feed(
+        &mut self,
+        k: &[u8],
+        json: &[u8],
+        mut doc: Val,
+        skip_rows: usize,
+        metrics: &mut QueryMetrics,
+    ) -> Fed {
+        let (q, env, stored_star) = (self.reading.q, self.reading.env, self.reading.stored_star);
+        let mut fed = Fed {
+            hit: false,
+            deferred: false,
+        };
+        if let Some(inner) = self.inner.as_mut() {
+            // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
+            for row in rows_of(inner.query, Some(&doc), &[], env) {
+                if inner.run.push(row) {
+                    fed.hit = true;
+                    metrics.output_document_count += 1;
+                }
+            }
+        } else if let Some(row) = self.single_row.as_mut() {
+            // `FROM c` without JOINs: the item is the row's only binding.
+            if skip_rows > 0 {
+                // Its one row went out on the previous page.
+            } else if self.page_rows >= self.bounds.cap {
+                self.resume = Some((k.to_vec(), 0));
+            } else {
+                row[0].1 = std::mem::take(&mut doc);
+                let passed = if stored_star {
+                    self.pipeline.push_stored(row, json)
+                } else {
+                    self.pipeline.push_ref(row)
+                };
+                if passed && !self.fits() {
+                    self.resume = Some((k.to_vec(), 0));
+                    fed.deferred = true;
+                } else if passed {
+                    fed.hit = true;
+                    metrics.output_document_count += 1;
+                    self.page_rows += 1;
+                }
+            }
+        } else {
+            for (i, row) in rows_of(q, Some(&doc), &[], env)
+                .enumerate()
+                .skip(skip_rows)
+            {
+                if self.page_rows >= self.bounds.cap {
+                    self.resume = Some((k.to_vec(), i));
+                    break;
+                }
+                let passed = if stored_star {
+                    self.pipeline.push_stored(&row, json)
+                } else {
+                    self.pipeline.push(row)
+                };
+                if passed && !self.fits() {
+                    // Rows before it went out on this page, which loaded the item (a
+                    // matching one: this row passed).
+                    self.resume = Some((k.to_vec(), i));
+                    fed.deferred = i == 0;
+                    fed.hit = true;
+                    break;
+                }
+                if passed {
+                    fed.hit = true;
+                    metrics.output_document_count += 1;
+                    self.page_rows += 1;
+                }
+            }
+        }
+        fed
+    }
+
+    /// The page's results, and where the scan stopped. A `FROM (subquery)`'s results are
+    /// the outer query's rows: they go through it now.
+    pub(super) fn finish(mut self) -> (Vec<Output>, Streamed) {
+        if let Some(inner) = self.inner.take() {
+            let (q, env) = (self.reading.q, self.reading.env);
+            for v in inner.run.finish() {
+                for row in expand_joins(q, vec![vec![(inner.alias.clone(), v)]], env) {
+                    self.pipeline.push(row);
+                }
+            }
+        }
+        let stopped = Streamed {
+            resume: self.resume,
+            rows: self.page_rows,
+        };
+        (self.pipeline.finish_rows(), stopped)
+    }
+
+    /// Whether the row just pushed keeps a streamed page within [`MAX_PAGE_BYTES`]; if not,
+    /// it is taken back for the next page. A page always takes its first row.
+    fn fits(&mut self) -> bool {
+        if !self.reading.paged_scan {
+            return true;
+        }
+        let size = self.pipeline.last_output_len();
+        let fits = self.page_rows == 0 || self.page_bytes + size <= MAX_PAGE_BYTES;
+        if fits {
+            self.page_bytes += size;
+        } else {
+            self.pipeline.pop_last();
+        }
+        fits
+    }
+}
+
+impl<'t> RangeTally<'t> {
+    /// Counts a matching item (key `k`) and its logical partition.
+    fn hit(
+        &mut self,
+        k: &'t [u8],
+        record: &Record,
+        epk_len: usize,
+        keys: &KeyReader,
+    ) -> Result<()> {
+        self.metrics.index_hit_document_count += 1;
+        let epk = k.get(4..4 + epk_len);
+        if epk != self.last_logical {
+            let value = keys.read(record)?;
+            // One value has one EPK, so an EPK above every one seen is a new value (items
+            // come in key order, so this is the usual case); otherwise compare the values.
+            let above = match (epk, self.max_epk) {
+                (Some(e), Some(m)) => e > m,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            if above {
+                self.max_epk = epk;
+            }
+            if above || !self.logical.contains(&value) {
+                self.logical.push(value);
+            }
+            self.last_logical = epk;
+        }
+        Ok(())
+    }
+}
+
+/// The items of the key span `[start, end)`, in key order: the candidates an index lookup
+/// found there (read one by one unless the lookup read them already), or every item. `None`
+/// when no candidate lies in the span, so nothing is read or timed.
+pub(super) fn span_items<'t>(
+    store: &Store,
+    txn: &'t RoTxn,
+    def: &ContainerDef,
+    candidates: Option<&'t [Candidate<'t>]>,
+    (start, end): (&[u8], &[u8]),
+    extractor: &'t Extractor,
+) -> Result<Option<Box<dyn Iterator<Item = Result<Entry<'t>>> + 't>>> {
+    Ok(Some(match candidates {
+        // Candidates in key order, like the scan: paging resumes the same way.
+        Some(c) => {
+            let lo = c.partition_point(|k| k.key.as_slice() < start);
+            let hi = c.partition_point(|k| k.key.as_slice() < end);
+            if lo == hi {
+                return Ok(None);
+            }
+            let mut lookup = OrderedLookup::new(store, txn, def);
+            Box::new(c[lo..hi].iter().filter_map(move |c| {
+                let record = match c.record {
+                    Some(r) => Some(r),
+                    None => match lookup.get(&c.key) {
+                        Ok(r) => r,
+                        Err(e) => return Some(Err(e)),
+                    },
+                };
+                record.map(|v| Record::decode(v).map(|r| (c.key.as_slice(), r)))
+            }))
+        }
+        None => {
+            let items = store
+                .items
+                .range(txn, &keys::half_open(start, end))?
+                .map(|r| {
+                    let (k, v) = r?;
+                    Ok((k, Record::decode(v)?))
+                });
+            Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {
+                if let Ok((_, record)) = entry
+                    && let Some(directory) = &record.members
+                {
+                    extractor.prefetch(directory);
+                }
+            }))
+        }
+    }))
+}

@@ -1,0 +1,111 @@
+//! The continuation token: what a page tells the next one about where the query stands.
+//!
+//! A token is JSON, as the service's are, and only continues the query (text and
+//! parameters) and container it was issued for.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::query::value::Val;
+use crate::store::epk::Epk;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Token {
+    v: u8,
+    rid: String,
+    /// Hash of the query text and parameters: a token only continues its own query.
+    q: u64,
+    /// Results already delivered.
+    pub(super) skip: usize,
+    /// Charge accrued by the previous pages (unrounded).
+    pub(super) charged: f64,
+    /// Streaming queries resume their scan at this item key (hex) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    after: Option<String>,
+    /// ... skipping this many of its rows (JOINs give an item several rows); when non-zero
+    /// the item was loaded, and charged, by the previous page.
+    #[serde(default)]
+    pub(super) within: usize,
+    /// Results delivered so far (for TOP across pages).
+    #[serde(default)]
+    pub(super) emitted: u64,
+}
+
+/// Where a streamed page stopped: the key of the item the next page starts with, and how
+/// many of that item's rows this page delivered.
+pub(super) type Resume = (Vec<u8>, usize);
+
+impl Token {
+    /// Reads the request's token, if any, for the query hashed as `hash` on the container
+    /// whose resource id is `rid`.
+    pub(super) fn read(text: Option<&str>, rid: &str, hash: u64) -> Result<Option<Token>> {
+        let Some(text) = text else { return Ok(None) };
+        let token: Token = serde_json::from_str(text).map_err(|e| {
+            Error::bad_request(format!(
+                "the continuation token is not one this store issued: {e}"
+            ))
+        })?;
+        if token.rid != rid || token.q != hash {
+            return Err(Error::bad_request(
+                "the continuation token belongs to another query or container; run the query from the start",
+            ));
+        }
+        Ok(Some(token))
+    }
+
+    /// The item key a streamed scan resumes at.
+    pub(super) fn resume_key(&self) -> Result<Option<Vec<u8>>> {
+        self.after
+            .as_deref()
+            .map(|hex| {
+                Epk::from_hex(hex)
+                    .map(|e| e.0)
+                    .ok_or_else(|| Error::bad_request("the continuation token is damaged"))
+            })
+            .transpose()
+    }
+
+    /// The token for the page after this one, which follows `previous` (none on the first
+    /// page), started at result `skip` of a computed result (0 for a streamed scan, which
+    /// resumes at `resume` instead), delivered `delivered` results and brought the unrounded
+    /// charge to `charged`.
+    pub(super) fn next(
+        previous: Option<&Token>,
+        (rid, hash): (&str, u64),
+        skip: usize,
+        delivered: usize,
+        charged: f64,
+        resume: Option<&Resume>,
+    ) -> String {
+        let token = Token {
+            v: 1,
+            rid: rid.to_string(),
+            q: hash,
+            skip: skip + delivered,
+            charged,
+            after: resume.map(|(k, _)| Epk(k.clone()).to_hex()),
+            within: resume.map_or(0, |(_, w)| *w),
+            emitted: previous.map_or(0, |t| t.emitted) + delivered as u64,
+        };
+        serde_json::to_string(&token).unwrap_or_default()
+    }
+}
+
+/// Hash of a query's text and parameters (in name order).
+pub(super) fn query_hash(text: &str, params: &HashMap<String, Val>) -> u64 {
+    let mut names: Vec<_> = params.iter().collect();
+    names.sort_by(|a, b| a.0.cmp(b.0));
+    let mut buf = text.as_bytes().to_vec();
+    for (k, v) in names {
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(
+            v.to_json()
+                .map(|j| j.to_string())
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+    }
+    crate::store::murmur3::hash128(&buf, 0).0
+}
