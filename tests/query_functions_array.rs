@@ -7,6 +7,7 @@ use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
 const CTX: FnContext = FnContext {
+    clock: None,
     now_ticks: 0,
     seed: 0,
 };

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 /// 2024-10-14T14:20:30.666Z: the AGO/NOW pages assume 2024-10-14T14:20:30.6668888Z, and the
 /// context carries milliseconds.
 const CTX: FnContext = FnContext {
+    clock: None,
     now_ticks: 17_289_156_306_660_000,
     seed: 7,
 };

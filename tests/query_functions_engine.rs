@@ -155,16 +155,30 @@ fn date_time_functions() {
         json!("2024-05-01T10:20:30.0000000Z")
     );
     assert_eq!(value(&e, "IS_DATETIME(c.created)"), json!(true));
-    // GetCurrent* is fixed for the whole query.
+    // The static twins are bound once for every item; the plain functions read the clock
+    // per item (getcurrentticksstatic.md), so never before the binding.
     let r = e
         .query(
             "db",
             "c",
-            "SELECT VALUE GETCURRENTDATETIME() = GETCURRENTDATETIME() FROM c",
+            "SELECT VALUE GETCURRENTDATETIMESTATIC() = GETCURRENTDATETIMESTATIC() FROM c",
             &QueryOptions::default(),
         )
         .unwrap();
     assert_eq!(r.documents, vec![json!(true)]);
+    let r = e
+        .query(
+            "db",
+            "c",
+            "SELECT GetCurrentTicks() AS t, GetCurrentTicksStatic() AS s, \
+             GetCurrentDateTime() AS d, GetCurrentDateTimeStatic() AS ds FROM c",
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    for row in &r.documents {
+        assert!(row["t"].as_i64() >= row["s"].as_i64(), "{row}");
+        assert!(row["d"].as_str() >= row["ds"].as_str(), "{row}");
+    }
     // Ticks print as whole numbers, as the docs show them (datetimetoticks.md), and the
     // current time has the service's 100 ns resolution (getcurrentticks.md).
     let ticks = value(&e, "DATETIMETOTICKS('2015-05-19T12:00:00.0000000')");

@@ -32,6 +32,7 @@ impl Condition {
         let params = crate::query::eval::Params::default();
         let ctx = FnContext {
             now_ticks: crate::query::functions::now_ticks(),
+            clock: Some(crate::query::functions::now_ticks),
             seed: 0,
         };
         let env = Env {

@@ -32,25 +32,31 @@ const WINDOWS_EPOCH_TICKS: i64 = 584_388 * TICKS_PER_DAY;
 const MAX_TICKS: i64 = 3_652_059 * TICKS_PER_DAY - 1;
 
 pub const FUNCTIONS: &[FnSpec] = &[
-    // The GetCurrent* pages say "doesn't use the index"; the static twins only differ in being
-    // bound once per partition, and every variant here reads the query's start time.
+    // The GetCurrent* pages say "doesn't use the index". The plain functions read the clock
+    // per item, the static twins once (see `FnContext`).
     scalar("GETCURRENTDATETIME", 0, 0, false, get_current_date_time),
     scalar(
         "GETCURRENTDATETIMESTATIC",
         0,
         0,
         false,
-        get_current_date_time,
+        get_current_date_time_static,
     ),
     scalar("GETCURRENTTICKS", 0, 0, false, get_current_ticks),
-    scalar("GETCURRENTTICKSSTATIC", 0, 0, false, get_current_ticks),
+    scalar(
+        "GETCURRENTTICKSSTATIC",
+        0,
+        0,
+        false,
+        get_current_ticks_static,
+    ),
     scalar("GETCURRENTTIMESTAMP", 0, 0, false, get_current_timestamp),
     scalar(
         "GETCURRENTTIMESTAMPSTATIC",
         0,
         0,
         false,
-        get_current_timestamp,
+        get_current_timestamp_static,
     ),
     scalar("DATETIMEADD", 3, 3, false, date_time_add),
     scalar("DATETIMEBIN", 2, 4, false, date_time_bin),
@@ -324,18 +330,48 @@ fn part_of(ticks: i64, part: Part) -> Option<i64> {
 // ---------------------------------------------------------------------------------------------
 // GetCurrent*
 
+/// Now for the plain `GetCurrent*`: the clock at this call.
+fn live(ctx: &FnContext) -> i64 {
+    ctx.clock.map_or(ctx.now_ticks, |read| read())
+}
+
+fn date_time_at(unix_ticks: i64) -> Val {
+    iso_val(unix_ticks.checked_add(UNIX_EPOCH_TICKS).and_then(in_range))
+}
+
+fn ticks_at(unix_ticks: i64) -> Val {
+    match unix_ticks.checked_add(UNIX_EPOCH_TICKS).and_then(in_range) {
+        Some(_) => Val::Num(unix_ticks as f64),
+        None => Val::Undefined,
+    }
+}
+
+fn timestamp_at(unix_ticks: i64) -> Val {
+    Val::Num(unix_ticks.div_euclid(TICKS_PER_MILLISECOND) as f64)
+}
+
 fn get_current_date_time(_: &[Val], ctx: &FnContext) -> Val {
-    iso_val(now_ticks(ctx))
+    date_time_at(live(ctx))
+}
+
+fn get_current_date_time_static(_: &[Val], ctx: &FnContext) -> Val {
+    date_time_at(ctx.now_ticks)
 }
 
 fn get_current_ticks(_: &[Val], ctx: &FnContext) -> Val {
-    now_ticks(ctx)
-        .map(|t| Val::Num((t - UNIX_EPOCH_TICKS) as f64))
-        .unwrap_or_default()
+    ticks_at(live(ctx))
+}
+
+fn get_current_ticks_static(_: &[Val], ctx: &FnContext) -> Val {
+    ticks_at(ctx.now_ticks)
 }
 
 fn get_current_timestamp(_: &[Val], ctx: &FnContext) -> Val {
-    Val::Num(ctx.now_ticks.div_euclid(TICKS_PER_MILLISECOND) as f64)
+    timestamp_at(live(ctx))
+}
+
+fn get_current_timestamp_static(_: &[Val], ctx: &FnContext) -> Val {
+    timestamp_at(ctx.now_ticks)
 }
 
 fn ago(args: &[Val], ctx: &FnContext) -> Val {
@@ -707,6 +743,7 @@ mod tests {
     use super::*;
 
     const CTX: FnContext = FnContext {
+        clock: None,
         now_ticks: 0,
         seed: 0,
     };
@@ -741,6 +778,7 @@ mod tests {
     /// only carries milliseconds).
     fn ctx_2024() -> FnContext {
         FnContext {
+            clock: None,
             now_ticks: 17_289_156_306_660_000,
             seed: 0,
         }
@@ -1173,6 +1211,7 @@ mod tests {
     #[test]
     fn get_current_functions_read_the_query_start() {
         let ctx = FnContext {
+            clock: None,
             now_ticks: 15_569_164_690_650_000,
             seed: 0,
         };
@@ -1204,6 +1243,38 @@ mod tests {
                 format!("{:?}", (plain.eval)(&[], &ctx))
             );
         }
+    }
+
+    #[test]
+    fn plain_get_current_functions_read_the_clock_at_each_call() {
+        static CALLS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+        // A millisecond per call: ticks this large are doubles with a spacing of 2.
+        fn counting_clock() -> i64 {
+            let calls = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            15_569_164_690_650_000 + (calls + 1) * TICKS_PER_MILLISECOND
+        }
+        let ctx = FnContext {
+            clock: Some(counting_clock),
+            now_ticks: 15_569_164_690_650_000,
+            seed: 0,
+        };
+        let first = num(get_current_ticks(&[], &ctx));
+        let second = num(get_current_ticks(&[], &ctx));
+        assert!(second > first, "{first} then {second}");
+        assert!(text(get_current_date_time(&[], &ctx)) > "2019-05-03T20:47:49.0650000Z".into());
+        // The static twins keep the binding's value.
+        assert_eq!(
+            num(get_current_ticks_static(&[], &ctx)),
+            15_569_164_690_650_000.0
+        );
+        assert_eq!(
+            text(get_current_date_time_static(&[], &ctx)),
+            "2019-05-03T20:47:49.0650000Z"
+        );
+        assert_eq!(
+            num(get_current_timestamp_static(&[], &ctx)),
+            1_556_916_469_065.0
+        );
     }
 
     #[test]

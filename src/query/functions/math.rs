@@ -216,6 +216,7 @@ mod tests {
     use serde_json::{Value, json};
 
     const CTX: FnContext = FnContext {
+        clock: None,
         now_ticks: 0,
         seed: 42,
     };

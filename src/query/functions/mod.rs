@@ -25,9 +25,14 @@ use super::value::Val;
 #[derive(Debug, Clone, Copy)]
 pub struct FnContext {
     /// The query's start time in 100-nanosecond ticks since the Unix epoch (the service's
-    /// clock resolution): `GetCurrent*` functions return the same value for every item of
-    /// one query.
+    /// clock resolution): what the `GetCurrent*Static` twins, `AGO` and `NOW` return for
+    /// every item. The service binds the static twins "once per partition"; here one page
+    /// of a query is one binding, so every range of the page shares it.
     pub now_ticks: i64,
+    /// The clock the plain `GetCurrent*` functions read at every call: the service "gets a
+    /// new date and time value for each item matched by the query"
+    /// (getcurrentdatetimestatic.md). `None` keeps them at `now_ticks` (fixed contexts).
+    pub clock: Option<fn() -> i64>,
     /// Seed for `RAND()`, fixed per query so a run is repeatable.
     pub seed: u64,
 }
@@ -191,6 +196,7 @@ pub(crate) fn call_in(family: &[FnSpec], name: &str, args: &[Val]) -> Val {
     (spec.eval)(
         args,
         &FnContext {
+            clock: None,
             now_ticks: 0,
             seed: 0,
         },

@@ -217,6 +217,7 @@ mod tests {
     use serde_json::json;
 
     const CTX: FnContext = FnContext {
+        clock: None,
         now_ticks: 0,
         seed: 0,
     };

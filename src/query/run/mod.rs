@@ -232,6 +232,7 @@ pub fn run(
     let max_items = opts.max_items.unwrap_or(100).max(1);
     let ctx = FnContext {
         now_ticks: super::functions::now_ticks(),
+        clock: Some(crate::query::functions::now_ticks),
         seed: hash,
     };
     let params: super::eval::Params = opts
