@@ -15,7 +15,6 @@
 //! add a hint. Checks that need the container (indexes, partitioning) or parameter values are
 //! left to the planner and executor.
 
-use std::collections::BTreeSet;
 
 use super::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
@@ -26,8 +25,6 @@ use crate::error::Error;
 
 /// The service's limit on JOINs in one query (concepts-limits.md).
 pub const MAX_JOINS: usize = 10;
-/// The service's limit on distinct user-defined functions in one query (concepts-limits.md).
-pub const MAX_UDFS: usize = 10;
 /// Largest TOP/OFFSET/LIMIT literal accepted: every integer up to here is exact in a double.
 const MAX_COUNT: f64 = 9_007_199_254_740_991.0;
 
@@ -47,17 +44,6 @@ pub fn check(q: &Query) -> Result<(), Error> {
             ),
         );
     }
-    if cx.udfs.len() > MAX_UDFS
-        && let Some(pos) = cx.udf_over_limit
-    {
-        cx.fail(
-            pos,
-            format!(
-                "the query calls {} different user-defined functions; the limit is {MAX_UDFS} per query",
-                cx.udfs.len()
-            ),
-        );
-    }
     match cx
         .errors
         .into_iter()
@@ -73,8 +59,6 @@ struct Checker {
     errors: Vec<(Pos, String)>,
     joins: usize,
     join_over_limit: Option<Pos>,
-    udfs: BTreeSet<String>,
-    udf_over_limit: Option<Pos>,
 }
 
 /// Where an expression sits, for aggregate rules and messages.
@@ -566,9 +550,15 @@ impl Checker {
 
     fn call(&mut self, e: &Expr, name: &str, args: &[Expr], udf: bool, ctx: Ctx) {
         if udf {
-            if self.udfs.insert(name.to_string()) && self.udfs.len() == MAX_UDFS + 1 {
-                self.udf_over_limit = Some(e.pos);
-            }
+            // The service resolves a UDF among the container's registered ones; no container
+            // here has any (cosmoscope runs no JavaScript), so the call can never bind.
+            self.fail(
+                e.pos,
+                format!(
+                    "udf.{name} is not a user-defined function of this container: cosmoscope \
+                     stores no user-defined functions, so a query can't call one"
+                ),
+            );
             return;
         }
         let Some(spec) = functions::lookup(name) else {
