@@ -164,6 +164,34 @@ fn full_text_contains_matches_analyzed_terms() {
         "SELECT c.id FROM c WHERE NOT FullTextContains(c.text, 'bicycle') ORDER BY c.id",
         &["c", "d"],
     );
+    // A multi-word string is a phrase (full-text-search.md: "the phrase *red bicycle*"),
+    // while FullTextContainsAll takes its keywords "not necessarily together".
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'red bicycle') ORDER BY c.id",
+        &["a"],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'red mountain') ORDER BY c.id",
+        &[],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContains(c.text, 'skateboard red') ORDER BY c.id",
+        &[],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContainsAll(c.text, 'skateboard', 'red') ORDER BY c.id",
+        &["a"],
+    );
+    assert_ids(
+        &db,
+        "SELECT c.id FROM c WHERE FullTextContainsAny(c.text, 'blue bicycle', 'mountain bicycle') \
+         ORDER BY c.id",
+        &["b"],
+    );
 }
 
 #[test]

@@ -107,12 +107,22 @@ thread_local! {
 /// Calls `f` with each term of `text` in order, duplicates kept: the analyzer without
 /// allocating per word.
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    for_each_term_at(text, |_, t| f(t));
+}
+
+/// Like [`for_each_term`], with each term's position: the index of its word among all the
+/// words of `text`. Stop words are dropped but keep their places, as Lucene's stop filter
+/// keeps position increments, so a phrase does not match across a removed word.
+pub fn for_each_term_at(text: &str, mut f: impl FnMut(usize, &str)) {
     TERMS.with(|cache| {
         let mut cache = cache.borrow_mut();
+        let mut position = 0;
         words(text, |word| {
+            let at = position;
+            position += 1;
             if let Some(t) = cache.get(word) {
                 if let Some(t) = t {
-                    f(t);
+                    f(at, t);
                 }
                 return;
             }
@@ -121,7 +131,7 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
             }
             let t = term(word).map(String::into_boxed_str);
             if let Some(t) = &t {
-                f(t);
+                f(at, t);
             }
             cache.insert(word.into(), t);
         })

@@ -12,7 +12,7 @@
 //! live in `query::fulltext`.
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::fulltext::{analyze, for_each_term, query_terms};
+use crate::query::fulltext::{for_each_term_at, query_terms};
 use crate::query::value::Val;
 pub use crate::store::search_policy::{DistanceFunction as Distance, VectorDataType as DataType};
 
@@ -245,39 +245,74 @@ fn vector_distance_fn(args: &[Val], _: &FnContext) -> Val {
 /// give undefined for a wrong-typed argument, and in a WHERE clause the item is dropped either
 /// way, as on the service for a missing property.
 ///
-/// Each string is analyzed like the text, and a multi-word string matches when every one of
-/// its terms occurs anywhere in the text (not necessarily adjacent: the docs describe keyword
-/// search, not phrases). A string with no terms left after analysis ("the", "!") matches
-/// nothing: there is nothing to look up in a full-text index.
+/// Each string is analyzed like the text. A one-word string matches when its term occurs
+/// anywhere in the text; a multi-word string is a phrase: its terms must occur in the text at
+/// the same distances from each other (full-text-search.md: FullTextContains finds "the phrase
+/// *red bicycle*", FullTextContainsAll the keywords "not necessarily together"). A stop word
+/// in the phrase holds its place without being matched. A string with no terms left after
+/// analysis ("the", "!") matches nothing: there is nothing to look up in a full-text index.
 fn searches_found(args: &[Val]) -> Option<Vec<bool>> {
     let text = args.first()?.as_str()?;
-    let searches: Vec<Vec<String>> = args[1..]
+    let searches: Vec<Phrase> = args[1..]
         .iter()
-        .map(|s| s.as_str().map(analyze))
+        .map(|s| s.as_str().map(Phrase::of))
         .collect::<Option<_>>()?;
-    // Every wanted term once, then one pass over the text marks those it holds.
-    let mut wanted: Vec<(&str, bool)> = Vec::new();
-    for t in searches.iter().flatten() {
+    // Every wanted term once, with the positions the text holds it at. Single-word searches
+    // need only one position each, so the pass stops once each such term has one.
+    let mut wanted: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (_, t) in searches.iter().flat_map(|p| &p.terms) {
         if !wanted.iter().any(|(w, _)| w == t) {
-            wanted.push((t, false));
+            wanted.push((t, Vec::new()));
         }
     }
+    let phrases = searches.iter().any(|p| p.terms.len() > 1);
     let mut missing = wanted.len();
-    for_each_term(text, |t| {
-        if missing > 0
-            && let Some(w) = wanted.iter_mut().find(|(w, found)| !found && *w == t)
+    for_each_term_at(text, |at, t| {
+        if (phrases || missing > 0)
+            && let Some((_, positions)) = wanted.iter_mut().find(|(w, _)| *w == t)
         {
-            w.1 = true;
-            missing -= 1;
+            if positions.is_empty() {
+                missing -= 1;
+            }
+            if phrases || positions.is_empty() {
+                positions.push(at);
+            }
         }
     });
-    let found = |t: &String| wanted.iter().any(|(w, f)| *f && w == t);
-    Some(
-        searches
+    let positions = |t: &str| {
+        wanted
             .iter()
-            .map(|terms| !terms.is_empty() && terms.iter().all(found))
-            .collect(),
-    )
+            .find(|(w, _)| *w == t)
+            .map_or(&[][..], |(_, p)| p.as_slice())
+    };
+    Some(searches.iter().map(|p| p.found(positions)).collect())
+}
+
+/// A search string's terms with their word offsets within the string.
+struct Phrase {
+    terms: Vec<(usize, String)>,
+}
+
+impl Phrase {
+    fn of(s: &str) -> Phrase {
+        let mut terms = Vec::new();
+        for_each_term_at(s, |at, t| terms.push((at, t.to_string())));
+        Phrase { terms }
+    }
+
+    /// Whether a text whose terms are at `positions(term)` (ascending) contains the phrase.
+    fn found<'p>(&self, positions: impl Fn(&str) -> &'p [usize]) -> bool {
+        let Some(((first_at, first), rest)) = self.terms.split_first() else {
+            return false;
+        };
+        positions(first).iter().any(|&start| {
+            rest.iter().all(|(at, t)| {
+                positions(t)
+                    .binary_search(&(start + (at - first_at)))
+                    .is_ok()
+            })
+        })
+    }
 }
 
 /// `FULLTEXTCONTAINS(text, s)`: FULLTEXTCONTAINSALL with one search string.
@@ -541,16 +576,60 @@ mod tests {
         );
         check("FULLTEXTCONTAINS", json!([TEXT, "park"]), Some(json!(true)));
         check("FULLTEXTCONTAINS", json!([TEXT, "car"]), Some(json!(false)));
-        // Every term of a multi-word string, in any order.
+        // A multi-word string is a phrase: its words next to each other, in order (the
+        // analyzer's forms: "red bicycles" finds "red bicycle").
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "Red Bicycle"]),
+            Some(json!(true)),
+        );
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "blue skateboards"]),
+            Some(json!(true)),
+        );
         check(
             "FULLTEXTCONTAINS",
             json!([TEXT, "blue bicycle"]),
-            Some(json!(true)),
+            Some(json!(false)),
+        );
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "bicycle red"]),
+            Some(json!(false)),
         );
         check(
             "FULLTEXTCONTAINS",
             json!([TEXT, "blue car"]),
             Some(json!(false)),
+        );
+        // A stop word keeps its place on both sides: "next to a blue" holds "to a" there.
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "next to a blue"]),
+            Some(json!(true)),
+        );
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "next blue"]),
+            Some(json!(false)),
+        );
+        check(
+            "FULLTEXTCONTAINS",
+            json!([TEXT, "next of the blue"]),
+            Some(json!(true)),
+        );
+        // Only the distances between a phrase's terms count: a leading stop word needs no
+        // word before the match.
+        check(
+            "FULLTEXTCONTAINS",
+            json!(["red bicycle", "the red bicycle"]),
+            Some(json!(true)),
+        );
+        check(
+            "FULLTEXTCONTAINS",
+            json!(["a red bicycle", "the red bicycle"]),
+            Some(json!(true)),
         );
         // Stop words are not indexed, so a stop-word-only string finds nothing.
         check("FULLTEXTCONTAINS", json!([TEXT, "the"]), Some(json!(false)));
@@ -577,6 +656,9 @@ mod tests {
         check(f, json!([TEXT, "car", "truck"]), Some(json!(false)));
         check(f, json!([TEXT, "red"]), Some(json!(true)));
         check(f, json!([TEXT, "red", "the"]), Some(json!(false)));
+        // Each string is a phrase of its own.
+        check(f, json!([TEXT, "red bicycles", "skateboard"]), Some(json!(true)));
+        check(f, json!([TEXT, "red skateboard", "bicycle"]), Some(json!(false)));
     }
 
     #[test]
@@ -587,6 +669,8 @@ mod tests {
         check(f, json!([TEXT, "car", "truck"]), Some(json!(false)));
         check(f, json!([TEXT, "the", "red"]), Some(json!(true)));
         check(f, json!([TEXT, "the"]), Some(json!(false)));
+        check(f, json!([TEXT, "blue bicycle", "parked next"]), Some(json!(true)));
+        check(f, json!([TEXT, "blue bicycle", "next parked"]), Some(json!(false)));
     }
 
     #[test]
