@@ -295,7 +295,10 @@ fn doc_examples_parse_and_check() {
         if text.contains("udf.") {
             // They parse; no container here has the UDF they call.
             let (_, _, message) = check_error(text);
-            assert!(message.contains("user-defined function"), "{text}: {message}");
+            assert!(
+                message.contains("user-defined function"),
+                "{text}: {message}"
+            );
         } else {
             ok(text);
         }
@@ -1528,7 +1531,6 @@ fn per_query_limits() {
     let text = joins(11);
     let column = u32::try_from(text.rfind("t10").expect("11th join") + 1).expect("short");
     assert_error_at(check_error(&text), 1, column, "the limit is 10 per query");
-
 }
 
 /// A container here has no user-defined functions (cosmoscope runs no JavaScript), so a

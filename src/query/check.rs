@@ -15,7 +15,6 @@
 //! add a hint. Checks that need the container (indexes, partitioning) or parameter values are
 //! left to the planner and executor.
 
-
 use super::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
 };

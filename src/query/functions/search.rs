@@ -657,8 +657,16 @@ mod tests {
         check(f, json!([TEXT, "red"]), Some(json!(true)));
         check(f, json!([TEXT, "red", "the"]), Some(json!(false)));
         // Each string is a phrase of its own.
-        check(f, json!([TEXT, "red bicycles", "skateboard"]), Some(json!(true)));
-        check(f, json!([TEXT, "red skateboard", "bicycle"]), Some(json!(false)));
+        check(
+            f,
+            json!([TEXT, "red bicycles", "skateboard"]),
+            Some(json!(true)),
+        );
+        check(
+            f,
+            json!([TEXT, "red skateboard", "bicycle"]),
+            Some(json!(false)),
+        );
     }
 
     #[test]
@@ -669,8 +677,16 @@ mod tests {
         check(f, json!([TEXT, "car", "truck"]), Some(json!(false)));
         check(f, json!([TEXT, "the", "red"]), Some(json!(true)));
         check(f, json!([TEXT, "the"]), Some(json!(false)));
-        check(f, json!([TEXT, "blue bicycle", "parked next"]), Some(json!(true)));
-        check(f, json!([TEXT, "blue bicycle", "next parked"]), Some(json!(false)));
+        check(
+            f,
+            json!([TEXT, "blue bicycle", "parked next"]),
+            Some(json!(true)),
+        );
+        check(
+            f,
+            json!([TEXT, "blue bicycle", "next parked"]),
+            Some(json!(false)),
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Running a query against a container: routing, per-range execution, metrics, RU, paging.
 //!
-//! Each routed physical partition is read in key order and its documents go through one
+//! Each routed physical partition is read in turn, in document order when it is small (see
+//! [`DOCUMENT_ORDER_MAX_ITEMS`]) and in key order otherwise, and its documents go through one
 //! [`Run`] pipeline, so results equal the service's cross-partition merge. Per range we
 //! count what the service would load under the container's indexing policy (an
 //! index-served filter loads only matching documents; anything else loads every document in
@@ -8,7 +9,8 @@
 //! [`charge::query_range`].
 //!
 //! Paging: streaming queries (no ORDER BY, GROUP BY, DISTINCT, aggregate or OFFSET) resume
-//! their scan at the item key the continuation records. Other queries page through their
+//! their scan at the item the continuation records (by key, or by document number in a range
+//! read in document order). Other queries page through their
 //! complete result: the first page computes it, later pages take it from the
 //! [`super::cache`] while the container is unchanged (and compute it again otherwise). The
 //! continuation records how many results were delivered and the charge accrued so far;
@@ -62,8 +64,8 @@ use ordered::{Walked, order_walk, walk_order, walked_by_range};
 use partition_key::KeyReader;
 pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant};
-use scan::{InnerFrom, Loads, PageBounds, RangeTally, Reading, Scan, Streamed, span_items};
-use statistics::{count_from_statistics, scope_counts};
+use scan::{Entry, InnerFrom, Loads, PageBounds, RangeTally, Reading, Scan, Streamed, span_items};
+use statistics::{count_from_statistics, range_items, scope_counts};
 use token::{Token, query_hash};
 
 /// Options of one query request.
@@ -188,6 +190,16 @@ pub struct AccessView {
 /// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
 /// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
 pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Without ORDER BY, the service returns a range's documents in document (`_rid`, creation)
+/// order: the docs' examples show items in the order they were added. The store keeps a
+/// range in key order (EPK, id) instead, so that a logical and a physical partition are each
+/// one key range (DESIGN.md §2). A range of up to this many items is read whole and sorted by
+/// document number, which costs at most a few milliseconds per page; a larger range streams
+/// in key order, which the service's "deterministic order" (offset-limit.md) also allows.
+/// The choice is per range from its item count, and a resumed range keeps the order its first
+/// page took, so every page of a query agrees.
+pub const DOCUMENT_ORDER_MAX_ITEMS: u64 = 5_000;
 
 /// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
 /// documents and ranges; `cache` keeps complete results for the later pages of queries
@@ -602,6 +614,10 @@ pub fn run(
                 .as_ref()
                 .and_then(|k| k.get(4..4 + epk_len))
                 .map(<[u8]>::to_vec);
+            let ordered_spans = match &token {
+                Some(t) if paged_scan => t.ordered_spans()?,
+                _ => Vec::new(),
+            };
             // An exact ordered walk read its items already, in result order. Only those inside
             // OFFSET/LIMIT and TOP are materialized, first: reading the partition keys next
             // then finds the records in the CPU cache.
@@ -656,10 +672,7 @@ pub fn run(
                     resume_key: resume_key.as_deref(),
                     within: token.as_ref().map_or(0, |t| t.within),
                 },
-                Loads {
-                    served,
-                    index_only,
-                },
+                Loads { served, index_only },
                 pipeline,
                 inner,
             );
@@ -667,13 +680,24 @@ pub fn run(
                 if scan.resume.is_some() {
                     break;
                 }
-                // A resumed scan skips ranges it finished on earlier pages.
-                if let Some(e) = &resume_epk
-                    && range.max_exclusive.as_bytes() <= e.as_slice()
-                {
+                // A resumed scan skips ranges it finished on earlier pages. A range read in
+                // document order that a page stopped in continues that order, and so does each
+                // of its children if it split since (see `Token::ordered`).
+                let resume_doc = ordered_spans
+                    .iter()
+                    .find(|s| s.min <= range.min_inclusive && range.max_exclusive <= s.max)
+                    .map(|s| (s.from, s.within));
+                let (finished, visited_before) = match (&resume_epk, resume_doc) {
+                    (_, Some(_)) => (false, true),
+                    (Some(e), None) => (
+                        range.max_exclusive.as_bytes() <= e.as_slice(),
+                        range.contains(e),
+                    ),
+                    (None, None) => (false, false),
+                };
+                if finished {
                     continue;
                 }
-                let visited_before = resume_epk.as_ref().is_some_and(|e| range.contains(e));
                 let mut tally = RangeTally::default();
                 if let (Some(parts), Some((items, walk_ns))) = (&mut walked_parts, &presorted) {
                     let (docs, bytes, found) = &mut parts[ri];
@@ -686,6 +710,16 @@ pub fn run(
                     tally.load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
                 }
                 let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
+                // A resumed range keeps the order its first page took.
+                let document_order = !scanned.is_empty()
+                    && q.order_by.is_empty()
+                    && if visited_before {
+                        resume_doc.is_some()
+                    } else {
+                        range_items(store, txn, def, range.id)? <= DOCUMENT_ORDER_MAX_ITEMS
+                    };
+                // In document order, every span's items are gathered, then sorted.
+                let mut gathered: Vec<Entry> = Vec::new();
                 for (smin, smax) in scanned {
                     // Intersect the span with the range.
                     let lo = std::cmp::max(smin, &range.min_inclusive);
@@ -696,6 +730,7 @@ pub fn run(
                     let mut start = keys::epk_bound(def.rid, lo);
                     if let Some(rk) = &resume_key
                         && rk > &start
+                        && !document_order
                     {
                         start = rk.clone();
                     }
@@ -711,12 +746,37 @@ pub fn run(
                         (&start, &end),
                         &extractor,
                     )?;
-                    if let Some(items) = items {
-                        scan.span(items, &mut tally)?;
+                    match items {
+                        Some(items) if document_order => {
+                            for entry in items {
+                                gathered.push(entry?);
+                            }
+                        }
+                        Some(items) => scan.span(items, &mut tally, None)?,
+                        None => {}
                     }
                     if scan.resume.is_some() {
                         break;
                     }
+                }
+                if !gathered.is_empty() {
+                    gathered.sort_unstable_by_key(|(_, record)| record.header.doc_number);
+                    // Resume at the item the previous page stopped before, or after it if it
+                    // is gone.
+                    let from = resume_doc.filter(|_| visited_before);
+                    let first = gathered.partition_point(|(_, r)| {
+                        r.header.doc_number < from.map_or(0, |(doc, _)| doc)
+                    });
+                    scan.span(
+                        gathered.drain(first..).map(Ok),
+                        &mut tally,
+                        from.or(Some((0, 0))),
+                    )?;
+                }
+                if let Some(resume) = &mut scan.resume
+                    && resume.range.is_none()
+                {
+                    resume.range = Some((range.min_inclusive.clone(), range.max_exclusive.clone()));
                 }
                 let RangeTally {
                     metrics: mut m,

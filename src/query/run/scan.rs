@@ -159,10 +159,15 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
 
     /// Runs the items of one span of a range through the query, until the span ends or
     /// the page does.
+    /// `document_order`: the items come in document order (see `DOCUMENT_ORDER_MAX_ITEMS`),
+    /// which the continuation then records, starting at the given document number, of which
+    /// the given number of rows went out on an earlier page. Otherwise they come in key order,
+    /// from the item `bounds.resume_key` names.
     pub(super) fn span<'t>(
         &mut self,
         items: impl Iterator<Item = Result<Entry<'t>>>,
         tally: &mut RangeTally<'t>,
+        document_order: Option<(u64, usize)>,
     ) -> Result<()> {
         let mut clock = PhaseClock::start();
         for entry in items {
@@ -177,39 +182,43 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 break;
             }
             let (k, record) = entry?;
+            let doc = document_order.map(|_| record.header.doc_number);
+            // The item an earlier page stopped in: its first rows were delivered.
+            let skip_rows = match (document_order, self.bounds.resume_key) {
+                (Some((from, within)), _) if from == record.header.doc_number => within,
+                (None, Some(rk)) if rk == k => self.bounds.within,
+                _ => 0,
+            };
+            let charged_before = skip_rows > 0;
             if self.page_rows >= self.bounds.cap {
                 if self.bounds.cap == self.bounds.top_left && !self.loads.index_only {
                     // TOP is satisfied: the service loads one document more (N+1).
                     tally.metrics.retrieved_document_count += 1;
                     tally.metrics.retrieved_document_size += record.json.len() as u64;
                 }
-                // The page is full before this item: the next page starts with it.
-                self.resume = Some((k.to_vec(), 0));
+                // The page is full before this item: the next page starts with it (past the
+                // rows of it an earlier page delivered).
+                self.resume = Some(Resume::at(k, skip_rows, doc));
                 break;
             }
             if record.header.is_expired(self.reading.now) {
                 continue;
             }
-            // The item the previous page stopped in: its first rows were delivered.
-            let (skip_rows, charged_before) = match self.bounds.resume_key {
-                Some(rk) if rk == k => (self.bounds.within, self.bounds.within > 0),
-                _ => (0, false),
-            };
-            let doc = self
+            let value = self
                 .reading
                 .extractor
                 .extract_stored(record.json, record.members.as_ref())
                 .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
             clock.loaded();
             let loaded = self.reading.narrowing.is_empty() || {
-                let row = [(self.reading.root.to_string(), doc.clone())];
+                let row = [(self.reading.root.to_string(), value.clone())];
                 let env = self.reading.env;
                 self.reading
                     .narrowing
                     .iter()
                     .all(|c| env.eval(c, &row).is_true())
             };
-            let fed = self.feed(k, record.json, doc, skip_rows, &mut tally.metrics);
+            let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
             clock.done();
             if fed.deferred {
                 break;
@@ -233,11 +242,12 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         Ok(())
     }
 
-    /// Feeds the rows of the item at `k` (its stored `json`, read as `doc`) to the query,
-    /// after the first `skip_rows` (delivered by the previous page), until the page is full.
+    /// Feeds the rows of the item at `k` (document number `number` in a range read in
+    /// document order; its stored `json`, read as `doc`) to the query, after the first
+    /// `skip_rows` (delivered by the previous page), until the page is full.
     fn feed(
         &mut self,
-        k: &[u8],
+        (k, number): (&[u8], Option<u64>),
         json: &[u8],
         mut doc: Val,
         skip_rows: usize,
@@ -261,7 +271,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             if skip_rows > 0 {
                 // Its one row went out on the previous page.
             } else if self.page_rows >= self.bounds.cap {
-                self.resume = Some((k.to_vec(), 0));
+                self.resume = Some(Resume::at(k, 0, number));
             } else {
                 row[0].1 = std::mem::take(&mut doc);
                 let passed = if stored_star {
@@ -270,7 +280,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     self.pipeline.push_ref(row)
                 };
                 if passed && !self.fits() {
-                    self.resume = Some((k.to_vec(), 0));
+                    self.resume = Some(Resume::at(k, 0, number));
                     fed.deferred = true;
                 } else if passed {
                     fed.hit = true;
@@ -279,12 +289,9 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 }
             }
         } else {
-            for (i, row) in rows_of(q, Some(&doc), &[], env)
-                .enumerate()
-                .skip(skip_rows)
-            {
+            for (i, row) in rows_of(q, Some(&doc), &[], env).enumerate().skip(skip_rows) {
                 if self.page_rows >= self.bounds.cap {
-                    self.resume = Some((k.to_vec(), i));
+                    self.resume = Some(Resume::at(k, i, number));
                     break;
                 }
                 let passed = if stored_star {
@@ -295,7 +302,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 if passed && !self.fits() {
                     // Rows before it went out on this page, which loaded the item (a
                     // matching one: this row passed).
-                    self.resume = Some((k.to_vec(), i));
+                    self.resume = Some(Resume::at(k, i, number));
                     fed.deferred = i == 0;
                     fed.hit = true;
                     break;

@@ -91,6 +91,20 @@ pub(super) fn count_from_statistics(
     })
 }
 
+/// The items one physical partition holds (expired ones not yet purged included).
+pub(super) fn range_items(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    range: crate::store::keys::RangeId,
+) -> Result<u64> {
+    Ok(store
+        .range_stats
+        .get(txn, &keys::range(def.rid, range))?
+        .and_then(crate::store::stats::RangeStats::decode)
+        .map_or(0, |s| s.counters.items))
+}
+
 /// Documents and bytes a routing covers in one range, from the statistics the store keeps
 /// exact (what a scan of that scope would load).
 pub(super) fn scope_counts(

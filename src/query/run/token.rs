@@ -28,14 +28,51 @@ pub(super) struct Token {
     /// the item was loaded, and charged, by the previous page.
     #[serde(default)]
     pub(super) within: usize,
+    /// Ranges read in document order that later pages continue: EPK bounds (hex), the
+    /// document number to continue at (that of the item the page stopped in or before, which
+    /// may be gone by then) and how many of that item's rows were delivered. After a split
+    /// each child of such a range continues from there, so a range's children that come after
+    /// the one a page stops in keep their own entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ordered: Vec<(String, String, u64, usize)>,
     /// Results delivered so far (for TOP across pages).
     #[serde(default)]
     pub(super) emitted: u64,
 }
 
-/// Where a streamed page stopped: the key of the item the next page starts with, and how
-/// many of that item's rows this page delivered.
-pub(super) type Resume = (Vec<u8>, usize);
+/// Where a streamed page stopped.
+#[derive(Debug, Clone)]
+pub(super) struct Resume {
+    /// The key of the item the next page starts with.
+    pub(super) key: Vec<u8>,
+    /// How many of that item's rows this page delivered.
+    pub(super) within: usize,
+    /// The item's document number, when its range is read in document order.
+    pub(super) doc: Option<u64>,
+    /// The bounds of the range the page stopped in.
+    pub(super) range: Option<(Epk, Epk)>,
+}
+
+/// A range (or the children it split into) that continues in document order at document
+/// number `from`, of whose rows `within` were delivered.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct OrderedSpan {
+    pub(super) min: Epk,
+    pub(super) max: Epk,
+    pub(super) from: u64,
+    pub(super) within: usize,
+}
+
+impl Resume {
+    pub(super) fn at(key: &[u8], within: usize, doc: Option<u64>) -> Resume {
+        Resume {
+            key: key.to_vec(),
+            within,
+            doc,
+            range: None,
+        }
+    }
+}
 
 impl Token {
     /// Reads the request's token, if any, for the query hashed as `hash` on the container
@@ -67,6 +104,24 @@ impl Token {
             .transpose()
     }
 
+    /// The ranges that continue in document order (see [`Token::ordered`]), in EPK order.
+    pub(super) fn ordered_spans(&self) -> Result<Vec<OrderedSpan>> {
+        self.ordered
+            .iter()
+            .map(
+                |(min, max, from, within)| match (Epk::from_hex(min), Epk::from_hex(max)) {
+                    (Some(min), Some(max)) => Ok(OrderedSpan {
+                        min,
+                        max,
+                        from: *from,
+                        within: *within,
+                    }),
+                    _ => Err(Error::bad_request("the continuation token is damaged")),
+                },
+            )
+            .collect()
+    }
+
     /// The token for the page after this one, which follows `previous` (none on the first
     /// page), started at result `skip` of a computed result (0 for a streamed scan, which
     /// resumes at `resume` instead), delivered `delivered` results and brought the unrounded
@@ -85,12 +140,42 @@ impl Token {
             q: hash,
             skip: skip + delivered,
             charged,
-            after: resume.map(|(k, _)| Epk(k.clone()).to_hex()),
-            within: resume.map_or(0, |(_, w)| *w),
+            after: resume.map(|r| Epk(r.key.clone()).to_hex()),
+            within: resume.map_or(0, |r| r.within),
+            ordered: resume
+                .map(|r| ordered_after(previous, r))
+                .unwrap_or_default(),
             emitted: previous.map_or(0, |t| t.emitted) + delivered as u64,
         };
         serde_json::to_string(&token).unwrap_or_default()
     }
+}
+
+/// The document-order entries of the token after a page that stopped at `resume`: the range
+/// it stopped in if that is read in document order, then what is left, past that range, of
+/// the previous token's entries (the later children of a range that split).
+fn ordered_after(previous: Option<&Token>, resume: &Resume) -> Vec<(String, String, u64, usize)> {
+    let Some((min, max)) = &resume.range else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(doc) = resume.doc {
+        out.push((min.to_hex(), max.to_hex(), doc, resume.within));
+    }
+    let earlier = previous
+        .and_then(|t| t.ordered_spans().ok())
+        .unwrap_or_default();
+    for span in earlier {
+        if span.max > *max {
+            out.push((
+                std::cmp::max(&span.min, max).to_hex(),
+                span.max.to_hex(),
+                span.from,
+                span.within,
+            ));
+        }
+    }
+    out
 }
 
 /// Hash of a query's text and parameters (in name order).
