@@ -710,31 +710,46 @@ pub fn run(
                     tally.load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
                 }
                 let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
-                // A resumed range keeps the order its first page took.
-                let document_order = !scanned.is_empty()
+                // The key spans of this range that the query reads.
+                let key_spans: Vec<(Vec<u8>, Vec<u8>)> = scanned
+                    .iter()
+                    .filter_map(|(smin, smax)| {
+                        let lo = std::cmp::max(smin, &range.min_inclusive);
+                        let hi = std::cmp::min(smax, &range.max_exclusive);
+                        (lo < hi)
+                            .then(|| (keys::epk_bound(def.rid, lo), keys::epk_bound(def.rid, hi)))
+                    })
+                    .collect();
+                // An index lookup's candidates in the range (a scan's count is not known).
+                let found = candidates.as_deref().map(|c| {
+                    key_spans
+                        .iter()
+                        .map(|(start, end)| {
+                            c.partition_point(|k| k.key.as_slice() < end.as_slice())
+                                - c.partition_point(|k| k.key.as_slice() < start.as_slice())
+                        })
+                        .sum::<usize>()
+                });
+                // A resumed range keeps the order its first page took; one item needs none.
+                let document_order = !key_spans.is_empty()
                     && q.order_by.is_empty()
                     && if visited_before {
                         resume_doc.is_some()
+                    } else if found.is_some_and(|n| n <= 1) {
+                        false
                     } else {
                         range_items(store, txn, def, range.id)? <= DOCUMENT_ORDER_MAX_ITEMS
                     };
                 // In document order, every span's items are gathered, then sorted.
                 let mut gathered: Vec<Entry> = Vec::new();
-                for (smin, smax) in scanned {
-                    // Intersect the span with the range.
-                    let lo = std::cmp::max(smin, &range.min_inclusive);
-                    let hi = std::cmp::min(smax, &range.max_exclusive);
-                    if lo >= hi {
-                        continue;
-                    }
-                    let mut start = keys::epk_bound(def.rid, lo);
+                for (start, end) in &key_spans {
+                    let mut start = start;
                     if let Some(rk) = &resume_key
-                        && rk > &start
+                        && rk > start
                         && !document_order
                     {
-                        start = rk.clone();
+                        start = rk;
                     }
-                    let end = keys::epk_bound(def.rid, hi);
                     if start >= end {
                         continue;
                     }
@@ -743,7 +758,7 @@ pub fn run(
                         txn,
                         def,
                         candidates.as_deref(),
-                        (&start, &end),
+                        (start, end),
                         &extractor,
                     )?;
                     match items {
