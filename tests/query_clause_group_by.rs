@@ -23,8 +23,10 @@ fn engineers() -> Vec<Value> {
 #[test]
 fn groups_by_one_property() {
     // scripts/group-by: the item without the property forms a group of its own, shown as {}.
+    // The groups of one property path come in the order of its values, undefined first, as
+    // the page shows them.
     let db = Db::new(&engineers());
-    db.unordered(
+    db.ordered(
         r#"SELECT 
     e.capabilities.softwareDevelopment AS developmentLang
 FROM
@@ -44,9 +46,9 @@ GROUP BY
 
 #[test]
 fn counts_per_group() {
-    // scripts/group-by-aggregate
+    // scripts/group-by-aggregate, in the page's order.
     let db = Db::new(&engineers());
-    db.unordered(
+    db.ordered(
         r#"SELECT 
     COUNT(1) AS trainedEmployees, 
     e.capabilities.softwareDevelopment AS developmentLang
@@ -67,7 +69,8 @@ GROUP BY
 
 #[test]
 fn groups_by_several_properties() {
-    // scripts/group-by-multiple
+    // scripts/group-by-multiple. Several keys keep first-seen order (the page's order on one
+    // range; a fan-out meets the groups range by range).
     let db = Db::new(&engineers());
     db.unordered(
         r#"SELECT 

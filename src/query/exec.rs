@@ -718,7 +718,21 @@ impl<'q, 'e> Run<'q, 'e> {
                     accs: vec![Acc::default(); self.aggregates.len()],
                 });
             }
-            let groups = std::mem::take(&mut self.groups);
+            let mut groups = std::mem::take(&mut self.groups);
+            if self.q.order_by.is_empty()
+                && let [key] = self.q.group_by.as_slice()
+                && is_container_path(self.q, key)
+            {
+                // One property path: groups come in the order of its values, as the docs'
+                // examples show them (undefined first), the order a range index yields.
+                // Several keys keep their groups' first-seen order (group-by.md's third
+                // example). Observed in the docs, not stated by them.
+                let keys: Vec<Val> = groups.iter().map(|g| self.env.eval(key, &g.row)).collect();
+                let mut order: Vec<usize> = (0..groups.len()).collect();
+                order.sort_by(|&a, &b| total_cmp(&keys[a], &keys[b]));
+                let mut slots: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
+                groups = order.into_iter().filter_map(|i| slots[i].take()).collect();
+            }
             groups
                 .iter()
                 .map(|g| {
@@ -761,12 +775,56 @@ impl<'q, 'e> Run<'q, 'e> {
                 Output::Value(v) => seen.insert(group_key_text(std::slice::from_ref(v))),
                 Output::Stored(_) => true,
             });
+            // DISTINCT of one property path of the container's items comes in the order of
+            // its values, like a GROUP BY on it (keywords.md's example lists undefined first);
+            // over an array (`FROM t IN c.tags`) no index orders it (object-array.md's example
+            // keeps first-seen order).
+            let single = match &self.q.select.kind {
+                SelectKind::Value(e) => Some((e, false)),
+                SelectKind::Items(items) => match items.as_slice() {
+                    [item] => Some((&item.expr, true)),
+                    _ => None,
+                },
+                SelectKind::Star => None,
+            };
+            if self.q.order_by.is_empty()
+                && let Some((expr, in_object)) = single
+                && is_container_path(self.q, expr)
+            {
+                let key = |o: &Output| match (o, in_object) {
+                    (Output::Value(v), false) => v.clone(),
+                    // `{name: value}`, or `{}` where the value is undefined.
+                    (Output::Value(Val::Obj(members)), true) => {
+                        members.first().map(|(_, v)| v.clone()).unwrap_or_default()
+                    }
+                    _ => Val::Undefined,
+                };
+                values.sort_by(|a, b| total_cmp(&key(a), &key(b)));
+            }
         }
         let window = self.window(values.len());
         values.truncate(window.end);
         values.drain(..window.start);
         values
     }
+}
+
+/// Whether `e` is a property path of the items of `q`'s container (`c.a.b`, `c["a"]`,
+/// `c.tags[0]` with `FROM c`, no JOIN): what a range index holds.
+fn is_container_path(q: &Query, e: &Expr) -> bool {
+    fn root(e: &Expr) -> Option<&str> {
+        match &e.kind {
+            ExprKind::Ident(name) => Some(name),
+            ExprKind::Property(inner, _) => root(inner),
+            ExprKind::Index(inner, at) if matches!(at.kind, ExprKind::Literal(_)) => root(inner),
+            _ => None,
+        }
+    }
+    let container = matches!(
+        q.from.as_ref().map(|f| &f.kind),
+        Some(FromKind::Container { path, .. }) if path.is_empty()
+    );
+    container && q.joins.is_empty() && root(e).is_some_and(|r| from_alias(q) == Some(r))
 }
 
 /// Compares ORDER BY keys: type order, each key in its direction (`dirs[i]`: descending).
