@@ -73,7 +73,8 @@ pub enum Command {
     /// Run a NoSQL query: documents, continuation, charge, routing and per-partition metrics
     Query {
         target: String,
-        /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id"
+        /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id". Text that starts
+        /// with "-" (a "-- comment" line) goes after a "--" argument, as any such value does
         sql: String,
         /// A parameter value: --param @id='"c-42"' (repeatable)
         #[arg(long = "param", value_name = "@name=JSON")]

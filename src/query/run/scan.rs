@@ -46,7 +46,9 @@ pub(super) struct PageBounds<'a> {
     pub(super) top_left: usize,
     /// TOP N without ORDER BY and the rest stops after N+1 matches, as the service does.
     pub(super) early_stop: Option<u64>,
-    /// The item the previous page stopped in, and how many of its rows it delivered.
+    /// The item the previous page stopped in, and how many of its rows it delivered, for a
+    /// range read in key order (one read in document order resumes by document number: see
+    /// [`Scan::span`]).
     pub(super) resume_key: Option<&'a [u8]>,
     pub(super) within: usize,
 }
@@ -80,11 +82,11 @@ pub(super) struct Reading<'a, 'q, 'e> {
 
 /// One page's streamed state.
 pub(super) struct Scan<'a, 'q, 'e> {
-    pub(super) reading: Reading<'a, 'q, 'e>,
-    pub(super) bounds: PageBounds<'a>,
-    pub(super) loads: Loads,
-    pub(super) pipeline: Run<'q, 'e>,
-    pub(super) inner: Option<InnerFrom<'q, 'e>>,
+    reading: Reading<'a, 'q, 'e>,
+    bounds: PageBounds<'a>,
+    loads: Loads,
+    pipeline: Run<'q, 'e>,
+    inner: Option<InnerFrom<'q, 'e>>,
     /// The one binding of `FROM c` without JOINs, reused for every item.
     single_row: Option<Vec<(String, Val)>>,
     /// Rows on the page so far, and their JSON size (see [`MAX_PAGE_BYTES`]).
