@@ -861,7 +861,8 @@ fn results_without_order_by_come_in_document_order() {
 }
 
 /// A range above `DOCUMENT_ORDER_MAX_ITEMS` streams in key order instead of being sorted on
-/// every page; its pages still resume exactly, across a split too.
+/// every page; its pages still resume exactly, across a split too. An index lookup with few
+/// candidates in it still returns them in document order.
 #[test]
 fn a_large_range_streams_in_key_order() {
     let (_d, e) = engine();
@@ -869,7 +870,9 @@ fn a_large_range_streams_in_key_order() {
     // Enough that both children of the split below stay large.
     let n = 3 * cosmoscope::query::run::DOCUMENT_ORDER_MAX_ITEMS as usize;
     let lines: Vec<String> = (0..n)
-        .map(|i| json!({"id": format!("i{i:05}"), "pk": format!("p{}", i % 97)}).to_string())
+        .map(|i| {
+            json!({"id": format!("i{i:05}"), "pk": format!("p{}", i % 97), "g": i % 50}).to_string()
+        })
         .collect();
     let records: Vec<_> = lines
         .iter()
@@ -898,6 +901,26 @@ fn a_large_range_streams_in_key_order() {
         whole != created,
         "a large range is not sorted by document number"
     );
+    let looked_up = q_with(
+        &e,
+        "big",
+        "SELECT VALUE c.id FROM c WHERE c.g = 7",
+        QueryOptions {
+            max_items: Some(n),
+            ..Default::default()
+        },
+    );
+    assert_eq!(looked_up.access.kind, "index-lookup");
+    let looked_up: Vec<Value> = looked_up
+        .documents
+        .iter()
+        .map(|d| d.value().clone())
+        .collect();
+    let expected: Vec<Value> = (7..n)
+        .step_by(50)
+        .map(|i| json!(format!("i{i:05}")))
+        .collect();
+    assert_eq!(looked_up, expected);
     // Pages, with a split after the first: the same rows, each once, in the same order
     // (key order is one order across the split range's children).
     let mut opts = QueryOptions {

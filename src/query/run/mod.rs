@@ -194,10 +194,11 @@ pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Without ORDER BY, the service returns a range's documents in document (`_rid`, creation)
 /// order: the docs' examples show items in the order they were added. The store keeps a
 /// range in key order (EPK, id) instead, so that a logical and a physical partition are each
-/// one key range (DESIGN.md §2). A range of up to this many items is read whole and sorted by
-/// document number, which costs at most a few milliseconds per page; a larger range streams
-/// in key order, which the service's "deterministic order" (offset-limit.md) also allows.
-/// The choice is per range from its item count, and a resumed range keeps the order its first
+/// one key range (DESIGN.md §2). A range of up to this many items (for an index lookup: with
+/// up to this many candidates in it) is read whole and sorted by document number, which
+/// costs at most a few milliseconds per page; a larger one streams in key order, which the
+/// service's "deterministic order" (offset-limit.md) also allows. The choice is made per
+/// range, from its item count (or candidates), and a resumed range keeps the order its first
 /// page took, so every page of a query agrees.
 pub const DOCUMENT_ORDER_MAX_ITEMS: u64 = 5_000;
 
@@ -735,10 +736,11 @@ pub fn run(
                     && q.order_by.is_empty()
                     && if visited_before {
                         resume_doc.is_some()
-                    } else if found.is_some_and(|n| n <= 1) {
-                        false
+                    } else if let Some(n) = found {
+                        n > 1 && n as u64 <= DOCUMENT_ORDER_MAX_ITEMS
                     } else {
-                        range_items(store, txn, def, range.id)? <= DOCUMENT_ORDER_MAX_ITEMS
+                        range_items(store, txn, def, (range.id, ranges.len()), &mut all_counts)?
+                            <= DOCUMENT_ORDER_MAX_ITEMS
                     };
                 // In document order, every span's items are gathered, then sorted.
                 let mut gathered: Vec<Entry> = Vec::new();

@@ -91,18 +91,59 @@ pub(super) fn count_from_statistics(
     })
 }
 
-/// The items one physical partition holds (expired ones not yet purged included).
+/// Items and bytes per physical partition (expired items not yet purged included).
+pub(super) type RangeCounts = Vec<(crate::store::keys::RangeId, (u64, u64))>;
+
+/// Every range's counts, read in one pass over the container's statistics the first time a
+/// query asks (a fan-out asks for each range).
+fn all_range_counts<'c>(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    all: &'c mut Option<RangeCounts>,
+) -> Result<&'c RangeCounts> {
+    use crate::store::stats::RangeStats;
+    if all.is_none() {
+        let start = keys::container_prefix(def.rid);
+        let end = keys::range(def.rid, crate::store::keys::RangeId::MAX);
+        let mut counts = Vec::with_capacity(def.ranges.len());
+        for entry in store.range_stats.range(txn, &keys::closed(&start, &end))? {
+            let (k, v) = entry?;
+            let id = k
+                .get(4..8)
+                .and_then(|b| b.try_into().ok())
+                .map(crate::store::keys::RangeId::from_be_bytes);
+            if let (Some(id), Some(s)) = (id, RangeStats::decode(v)) {
+                counts.push((id, (s.counters.items, s.counters.bytes)));
+            }
+        }
+        *all = Some(counts);
+    }
+    Ok(all.get_or_insert_default())
+}
+
+/// The items one physical partition holds. A query that routes to one range (`routed`)
+/// reads just its entry; one that routes to several reads them all at once (see
+/// [`all_range_counts`]).
 pub(super) fn range_items(
     store: &Store,
     txn: &RoTxn,
     def: &ContainerDef,
-    range: crate::store::keys::RangeId,
+    (range, routed): (crate::store::keys::RangeId, usize),
+    all: &mut Option<RangeCounts>,
 ) -> Result<u64> {
-    Ok(store
-        .range_stats
-        .get(txn, &keys::range(def.rid, range))?
-        .and_then(crate::store::stats::RangeStats::decode)
-        .map_or(0, |s| s.counters.items))
+    if all.is_none() && routed == 1 {
+        return Ok(store
+            .range_stats
+            .get(txn, &keys::range(def.rid, range))?
+            .and_then(crate::store::stats::RangeStats::decode)
+            .map_or(0, |s| s.counters.items));
+    }
+    let counts = all_range_counts(store, txn, def, all)?;
+    Ok(counts
+        .iter()
+        .find(|(id, _)| *id == range)
+        .map_or(0, |(_, (items, _))| *items))
 }
 
 /// Documents and bytes a routing covers in one range, from the statistics the store keeps
@@ -113,33 +154,14 @@ pub(super) fn scope_counts(
     def: &ContainerDef,
     routing: &Routing,
     range: &crate::store::ranges::PkRange,
-    all: &mut Option<Vec<(crate::store::keys::RangeId, (u64, u64))>>,
+    all: &mut Option<RangeCounts>,
 ) -> Result<(u64, u64)> {
-    use crate::store::stats::{LogicalStats, RangeStats};
+    use crate::store::stats::LogicalStats;
     Ok(match &routing.targets {
-        plan::Targets::All => {
-            // Every range's statistics in one pass over the container's keys (a fan-out
-            // asks for each of them).
-            if all.is_none() {
-                let start = keys::container_prefix(def.rid);
-                let end = keys::range(def.rid, crate::store::keys::RangeId::MAX);
-                let mut counts = Vec::with_capacity(def.ranges.len());
-                for entry in store.range_stats.range(txn, &keys::closed(&start, &end))? {
-                    let (k, v) = entry?;
-                    let id = k
-                        .get(4..8)
-                        .and_then(|b| b.try_into().ok())
-                        .map(crate::store::keys::RangeId::from_be_bytes);
-                    if let (Some(id), Some(s)) = (id, RangeStats::decode(v)) {
-                        counts.push((id, (s.counters.items, s.counters.bytes)));
-                    }
-                }
-                *all = Some(counts);
-            }
-            all.as_ref()
-                .and_then(|c| c.iter().find(|(id, _)| *id == range.id))
-                .map_or((0, 0), |(_, n)| *n)
-        }
+        plan::Targets::All => all_range_counts(store, txn, def, all)?
+            .iter()
+            .find(|(id, _)| *id == range.id)
+            .map_or((0, 0), |(_, n)| *n),
         plan::Targets::Keys(keys_) => {
             let mut total = (0, 0);
             for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
