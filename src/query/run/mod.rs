@@ -55,7 +55,6 @@ use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::index::IndexReader;
 use crate::store::indexing::CompiledPolicy;
-use crate::store::keys;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 use candidates::{Candidate, index_candidates};
@@ -64,7 +63,10 @@ use ordered::{Walked, order_walk, walk_order, walked_by_range};
 use partition_key::KeyReader;
 pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant};
-use scan::{Entry, InnerFrom, Loads, PageBounds, RangeTally, Reading, Scan, Streamed, span_items};
+use scan::{
+    InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
+    candidates_in, key_spans,
+};
 use statistics::{count_from_statistics, range_items, scope_counts};
 use token::{Token, query_hash};
 
@@ -711,90 +713,36 @@ pub fn run(
                     tally.load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
                 }
                 let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
-                // The key spans of this range that the query reads.
-                let key_spans: Vec<(Vec<u8>, Vec<u8>)> = scanned
-                    .iter()
-                    .filter_map(|(smin, smax)| {
-                        let lo = std::cmp::max(smin, &range.min_inclusive);
-                        let hi = std::cmp::min(smax, &range.max_exclusive);
-                        (lo < hi)
-                            .then(|| (keys::epk_bound(def.rid, lo), keys::epk_bound(def.rid, hi)))
-                    })
-                    .collect();
-                // An index lookup's candidates in the range (a scan's count is not known).
-                let found = candidates.as_deref().map(|c| {
-                    key_spans
-                        .iter()
-                        .map(|(start, end)| {
-                            c.partition_point(|k| k.key.as_slice() < end.as_slice())
-                                - c.partition_point(|k| k.key.as_slice() < start.as_slice())
-                        })
-                        .sum::<usize>()
-                });
+                let key_spans = key_spans(def, range, scanned);
                 // A resumed range keeps the order its first page took; one item needs none.
                 let document_order = !key_spans.is_empty()
                     && q.order_by.is_empty()
                     && if visited_before {
                         resume_doc.is_some()
-                    } else if let Some(n) = found {
+                    } else if let Some(c) = candidates.as_deref() {
+                        let n = candidates_in(c, &key_spans);
                         n > 1 && n as u64 <= DOCUMENT_ORDER_MAX_ITEMS
                     } else {
                         range_items(store, txn, def, (range.id, ranges.len()), &mut all_counts)?
                             <= DOCUMENT_ORDER_MAX_ITEMS
                     };
-                // In document order, every span's items are gathered, then sorted.
-                let mut gathered: Vec<Entry> = Vec::new();
-                for (start, end) in &key_spans {
-                    let mut start = start;
-                    if let Some(rk) = &resume_key
-                        && rk > start
-                        && !document_order
-                    {
-                        start = rk;
+                let order = if document_order {
+                    RangeOrder::Document {
+                        from: resume_doc.filter(|_| visited_before),
                     }
-                    if start >= end {
-                        continue;
+                } else {
+                    RangeOrder::Key {
+                        from: resume_key.as_deref(),
                     }
-                    let items = span_items(
-                        store,
-                        txn,
-                        def,
-                        candidates.as_deref(),
-                        (start, end),
-                        &extractor,
-                    )?;
-                    match items {
-                        Some(items) if document_order => {
-                            for entry in items {
-                                gathered.push(entry?);
-                            }
-                        }
-                        Some(items) => scan.span(items, &mut tally, None)?,
-                        None => {}
-                    }
-                    if scan.resume.is_some() {
-                        break;
-                    }
-                }
-                if !gathered.is_empty() {
-                    gathered.sort_unstable_by_key(|(_, record)| record.header.doc_number);
-                    // Resume at the item the previous page stopped before, or after it if it
-                    // is gone.
-                    let from = resume_doc.filter(|_| visited_before);
-                    let first = gathered.partition_point(|(_, r)| {
-                        r.header.doc_number < from.map_or(0, |(doc, _)| doc)
-                    });
-                    scan.span(
-                        gathered.drain(first..).map(Ok),
-                        &mut tally,
-                        from.or(Some((0, 0))),
-                    )?;
-                }
-                if let Some(resume) = &mut scan.resume
-                    && resume.range.is_none()
-                {
-                    resume.range = Some((range.min_inclusive.clone(), range.max_exclusive.clone()));
-                }
+                };
+                let source = ItemSource {
+                    store,
+                    txn,
+                    def,
+                    candidates: candidates.as_deref(),
+                    extractor: &extractor,
+                };
+                scan.range(range, &key_spans, order, &source, &mut tally)?;
                 let RangeTally {
                     metrics: mut m,
                     logical,

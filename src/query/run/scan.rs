@@ -21,8 +21,10 @@ use crate::query::prefetch::Lookahead;
 use crate::query::timing::PhaseClock;
 use crate::query::value::Val;
 use crate::store::catalog::ContainerDef;
+use crate::store::epk::Epk;
 use crate::store::item::Record;
 use crate::store::keys;
+use crate::store::ranges::PkRange;
 use crate::store::read::OrderedLookup;
 use crate::store::{RoTxn, Store};
 
@@ -120,6 +122,24 @@ pub(super) struct RangeTally<'t> {
     pub(super) exec_ns: u128,
 }
 
+/// The order a range's items go through the query in (see `DOCUMENT_ORDER_MAX_ITEMS`), and
+/// where an earlier page left it.
+pub(super) enum RangeOrder<'a> {
+    /// Key order, from this item key on.
+    Key { from: Option<&'a [u8]> },
+    /// Document order, from this document number, of which this many rows were delivered.
+    Document { from: Option<(u64, usize)> },
+}
+
+/// Where a range's items are read from: an index lookup's candidates, or the store.
+pub(super) struct ItemSource<'a, 't> {
+    pub(super) store: &'a Store,
+    pub(super) txn: &'t RoTxn<'t>,
+    pub(super) def: &'a ContainerDef,
+    pub(super) candidates: Option<&'t [Candidate<'t>]>,
+    pub(super) extractor: &'t Extractor,
+}
+
 /// What feeding one item's rows to the pipeline did.
 struct Fed {
     /// A row of the item passed the filter.
@@ -161,11 +181,63 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
 
     /// Runs the items of one span of a range through the query, until the span ends or
     /// the page does.
+    /// Runs one range's items through the query, from its key spans (see [`key_spans`]) in
+    /// the given order, until they end or the page does; a page that ends here records the
+    /// range's bounds in its resume point.
+    pub(super) fn range<'t>(
+        &mut self,
+        range: &PkRange,
+        spans: &[(Vec<u8>, Vec<u8>)],
+        order: RangeOrder,
+        source: &ItemSource<'_, 't>,
+        tally: &mut RangeTally<'t>,
+    ) -> Result<()> {
+        // In document order, every span's items are gathered, then sorted.
+        let mut gathered: Vec<Entry> = Vec::new();
+        for (start, end) in spans {
+            let start = match order {
+                RangeOrder::Key { from: Some(key) } if key > start.as_slice() => key,
+                _ => start.as_slice(),
+            };
+            if start >= end.as_slice() {
+                continue;
+            }
+            match (span_items(source, (start, end))?, &order) {
+                (Some(items), RangeOrder::Document { .. }) => {
+                    for entry in items {
+                        gathered.push(entry?);
+                    }
+                }
+                (Some(items), RangeOrder::Key { .. }) => self.span(items, tally, None)?,
+                (None, _) => {}
+            }
+            if self.resume.is_some() {
+                break;
+            }
+        }
+        if let RangeOrder::Document { from } = order
+            && !gathered.is_empty()
+        {
+            gathered.sort_unstable_by_key(|(_, record)| record.header.doc_number);
+            // Resume at the item the previous page stopped in or before, or after it if it
+            // is gone.
+            let from = from.unwrap_or((0, 0));
+            let first = gathered.partition_point(|(_, r)| r.header.doc_number < from.0);
+            self.span(gathered.drain(first..).map(Ok), tally, Some(from))?;
+        }
+        if let Some(resume) = &mut self.resume
+            && resume.range.is_none()
+        {
+            resume.range = Some((range.min_inclusive.clone(), range.max_exclusive.clone()));
+        }
+        Ok(())
+    }
+
     /// `document_order`: the items come in document order (see `DOCUMENT_ORDER_MAX_ITEMS`),
     /// which the continuation then records, starting at the given document number, of which
     /// the given number of rows went out on an earlier page. Otherwise they come in key order,
     /// from the item `bounds.resume_key` names.
-    pub(super) fn span<'t>(
+    fn span<'t>(
         &mut self,
         items: impl Iterator<Item = Result<Entry<'t>>>,
         tally: &mut RangeTally<'t>,
@@ -386,17 +458,47 @@ impl<'t> RangeTally<'t> {
     }
 }
 
+/// The key spans of `range` that the routed EPK `spans` cover.
+pub(super) fn key_spans(
+    def: &ContainerDef,
+    range: &PkRange,
+    spans: &[(Epk, Epk)],
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    spans
+        .iter()
+        .filter_map(|(min, max)| {
+            let lo = std::cmp::max(min, &range.min_inclusive);
+            let hi = std::cmp::min(max, &range.max_exclusive);
+            (lo < hi).then(|| (keys::epk_bound(def.rid, lo), keys::epk_bound(def.rid, hi)))
+        })
+        .collect()
+}
+
+/// How many of an index lookup's candidates (in key order) lie in the key spans.
+pub(super) fn candidates_in(candidates: &[Candidate], spans: &[(Vec<u8>, Vec<u8>)]) -> usize {
+    spans
+        .iter()
+        .map(|(start, end)| {
+            candidates.partition_point(|k| k.key.as_slice() < end.as_slice())
+                - candidates.partition_point(|k| k.key.as_slice() < start.as_slice())
+        })
+        .sum()
+}
+
 /// The items of the key span `[start, end)`, in key order: the candidates an index lookup
 /// found there (read one by one unless the lookup read them already), or every item. `None`
 /// when no candidate lies in the span, so nothing is read or timed.
-pub(super) fn span_items<'t>(
-    store: &Store,
-    txn: &'t RoTxn,
-    def: &ContainerDef,
-    candidates: Option<&'t [Candidate<'t>]>,
+fn span_items<'t>(
+    source: &ItemSource<'_, 't>,
     (start, end): (&[u8], &[u8]),
-    extractor: &'t Extractor,
 ) -> Result<Option<Box<dyn Iterator<Item = Result<Entry<'t>>> + 't>>> {
+    let ItemSource {
+        store,
+        txn,
+        def,
+        candidates,
+        extractor,
+    } = *source;
     Ok(Some(match candidates {
         // Candidates in key order, like the scan: paging resumes the same way.
         Some(c) => {
