@@ -727,11 +727,7 @@ impl<'q, 'e> Run<'q, 'e> {
                 // examples show them (undefined first), the order a range index yields.
                 // Several keys keep their groups' first-seen order (group-by.md's third
                 // example). Observed in the docs, not stated by them.
-                let keys: Vec<Val> = groups.iter().map(|g| self.env.eval(key, &g.row)).collect();
-                let mut order: Vec<usize> = (0..groups.len()).collect();
-                order.sort_by(|&a, &b| total_cmp(&keys[a], &keys[b]));
-                let mut slots: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
-                groups = order.into_iter().filter_map(|i| slots[i].take()).collect();
+                groups = sorted_by_value(groups, |g| self.env.eval(key, &g.row));
             }
             groups
                 .iter()
@@ -791,15 +787,14 @@ impl<'q, 'e> Run<'q, 'e> {
                 && let Some((expr, in_object)) = single
                 && is_container_path(self.q, expr)
             {
-                let key = |o: &Output| match (o, in_object) {
+                values = sorted_by_value(values, |o| match (o, in_object) {
                     (Output::Value(v), false) => v.clone(),
                     // `{name: value}`, or `{}` where the value is undefined.
                     (Output::Value(Val::Obj(members)), true) => {
                         members.first().map(|(_, v)| v.clone()).unwrap_or_default()
                     }
                     _ => Val::Undefined,
-                };
-                values.sort_by(|a, b| total_cmp(&key(a), &key(b)));
+                });
             }
         }
         let window = self.window(values.len());
@@ -807,6 +802,13 @@ impl<'q, 'e> Run<'q, 'e> {
         values.drain(..window.start);
         values
     }
+}
+
+/// `items` in the type order of `key` (computed once per item), ties in their order.
+fn sorted_by_value<T>(items: Vec<T>, key: impl Fn(&T) -> Val) -> Vec<T> {
+    let mut keyed: Vec<(Val, T)> = items.into_iter().map(|t| (key(&t), t)).collect();
+    keyed.sort_by(|a, b| total_cmp(&a.0, &b.0));
+    keyed.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Whether `e` is a property path of the items of `q`'s container (`c.a.b`, `c["a"]`,

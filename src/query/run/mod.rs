@@ -727,9 +727,7 @@ pub fn run(
                             <= DOCUMENT_ORDER_MAX_ITEMS
                     };
                 let order = if document_order {
-                    RangeOrder::Document {
-                        from: resume_doc.filter(|_| visited_before),
-                    }
+                    RangeOrder::Document { from: resume_doc }
                 } else {
                     RangeOrder::Key {
                         from: resume_key.as_deref(),
