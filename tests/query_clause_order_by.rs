@@ -269,3 +269,66 @@ fn order_by_numbers_across_partitions() {
         json!([35, 36, 37, 38, 39]),
     );
 }
+
+/// Six items of two teams, created in the order of `n`, with ids (and so partition keys and
+/// storage keys) in the opposite order.
+fn two_teams() -> Vec<Value> {
+    (0..6)
+        .map(|n| {
+            let team = if n % 2 == 0 { "a" } else { "b" };
+            json!({"id": format!("{}", 9 - n), "team": team, "g": 1, "n": n})
+        })
+        .collect()
+}
+
+#[test]
+fn ties_come_in_creation_order_in_the_index_scans_direction() {
+    // Within a physical partition the service returns equal sort values in `_rid` (creation)
+    // order, in the direction it scans the index (the .NET SDK's ORDER BY continuation:
+    // "the documents should be in _rid order in the same direction as the index"): a range
+    // index is ascending, so DESC reverses them. The index walk and a sort after a filter the
+    // index cannot answer agree.
+    let db = Db::single(&two_teams());
+    for filter in ["", "WHERE LOWER(c.id) != '#' "] {
+        db.ordered(
+            &format!("SELECT VALUE c.n FROM c {filter}ORDER BY c.team"),
+            json!([0, 2, 4, 1, 3, 5]),
+        );
+        db.ordered(
+            &format!("SELECT VALUE c.n FROM c {filter}ORDER BY c.team DESC"),
+            json!([5, 3, 1, 4, 2, 0]),
+        );
+        db.ordered(
+            &format!("SELECT TOP 2 VALUE c.n FROM c {filter}ORDER BY c.team DESC"),
+            json!([5, 3]),
+        );
+    }
+}
+
+#[test]
+fn ties_under_a_composite_index_follow_its_scan_direction() {
+    // With (team DESC, g ASC), `team DESC, g ASC` scans the composite forwards (ties in
+    // creation order) and `team ASC, g DESC` backwards (latest first), whatever the first
+    // key's own direction.
+    let db = Db::single_with(&two_teams(), |s| {
+        s.indexing_policy = Some(
+            serde_json::from_value(json!({
+                "compositeIndexes": [[
+                    {"path": "/team", "order": "descending"},
+                    {"path": "/g", "order": "ascending"}
+                ]]
+            }))
+            .unwrap(),
+        );
+    });
+    for filter in ["", "WHERE LOWER(c.id) != '#' "] {
+        db.ordered(
+            &format!("SELECT VALUE c.n FROM c {filter}ORDER BY c.team DESC, c.g ASC"),
+            json!([1, 3, 5, 0, 2, 4]),
+        );
+        db.ordered(
+            &format!("SELECT VALUE c.n FROM c {filter}ORDER BY c.team ASC, c.g DESC"),
+            json!([4, 2, 0, 5, 3, 1]),
+        );
+    }
+}

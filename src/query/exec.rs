@@ -422,8 +422,12 @@ pub struct Run<'q, 'e> {
     bound: Option<usize>,
     /// The ORDER BY keys of the worst row kept at the last pruning.
     threshold: Option<Vec<Val>>,
-    /// Per ORDER BY key: descending.
+    /// Per ORDER BY key: descending (and, after [`Run::break_ties_by_position`], the two
+    /// position keys).
     descending: Vec<bool>,
+    /// Where the item being fed sits, as ORDER BY ties are broken: its range's place among
+    /// the routed ranges and its document number (see [`Run::break_ties_by_position`]).
+    position: Option<[f64; 2]>,
     /// When the ORDER BY is a score (search): how rows are scored.
     ranking: Option<Ranking<'q>>,
     /// Rows that passed the filter.
@@ -458,8 +462,30 @@ impl<'q, 'e> Run<'q, 'e> {
             bound,
             threshold: None,
             descending,
+            position: None,
             ranking,
             matched: 0,
+        }
+    }
+
+    /// Breaks ORDER BY ties as the service does: rows from an earlier range (lower EPKs)
+    /// first, then, within a range, in document (`_rid`) order, descending when the index
+    /// is scanned in reverse (`reverse_scan`). The .NET SDK's ORDER BY continuation says
+    /// "the documents should be in _rid order in the same direction as the index". Rows of
+    /// one document (JOIN) keep their order. Without [`Run::set_position`] calls, rows tie
+    /// at position zero and keep the order they came in. No effect on a ranked ORDER BY.
+    pub fn break_ties_by_position(&mut self, reverse_scan: bool) {
+        if self.ranking.is_none() && !self.q.order_by.is_empty() && self.position.is_none() {
+            self.descending.extend([false, reverse_scan]);
+            self.position = Some([0.0; 2]);
+        }
+    }
+
+    /// The position of the item whose rows come next: its range's place in the routing and
+    /// its document number (exact as a double below 2^53).
+    pub fn set_position(&mut self, range: usize, document: u64) {
+        if let Some(p) = self.position.as_mut() {
+            *p = [range as f64, document as f64];
         }
     }
 
@@ -532,6 +558,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     .order_by
                     .iter()
                     .map(|o| self.env.eval(&o.expr, row))
+                    .chain(self.position.iter().flatten().map(|&n| Val::Num(n)))
                     .collect(),
             };
             // Once `bound` rows are kept, a row that sorts after the worst of them can never

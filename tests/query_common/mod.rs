@@ -40,7 +40,12 @@ impl Db {
     /// The items in the single-range container only: for behaviour the service defines for
     /// one physical partition but merges differently across several.
     pub fn single(docs: &[Value]) -> Db {
-        let mut db = Db::with(docs, |_| {});
+        Db::single_with(docs, |_| {})
+    }
+
+    /// [`Db::single`] with settings adjusted by `tweak`.
+    pub fn single_with(docs: &[Value], tweak: impl Fn(&mut ContainerSettings)) -> Db {
+        let mut db = Db::with(docs, tweak);
         db.containers.truncate(1);
         db
     }

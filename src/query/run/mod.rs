@@ -59,10 +59,10 @@ use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 use candidates::{Candidate, index_candidates};
 use charges::{PageCharge, charge_page};
-use ordered::{Walked, order_walk, walk_order, walked_by_range};
+use ordered::{TieOrder, Walked, order_walk, walk_order, walked_by_range};
 use partition_key::KeyReader;
 pub(in crate::query) use rules::path_text;
-use rules::{check_counts, check_order_by, index_served, is_constant};
+use rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
 use scan::{
     InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
     candidates_in, key_spans,
@@ -265,6 +265,7 @@ pub fn run(
         full_text: Some(&full_text),
     };
     let mut pipeline = Run::new(q, &env);
+    pipeline.break_ties_by_position(reverse_scan(q, def, &root));
     // Only the properties the query reads are built from each item.
     // `SELECT *` over whole items: rows carry the stored bytes and are parsed in full only
     // if they make it into the result.
@@ -435,11 +436,12 @@ pub fn run(
                 }
             }
             let inner = match q.from.as_ref().map(|f| &f.kind) {
-                Some(FromKind::Subquery { query, alias }) => Some(InnerFrom {
-                    query,
-                    alias,
-                    run: Run::new(query, &env),
-                }),
+                Some(FromKind::Subquery { query, alias }) => {
+                    let mut run = Run::new(query, &env);
+                    let inner_root = doc_alias(query).unwrap_or_default();
+                    run.break_ties_by_position(reverse_scan(query, def, &inner_root));
+                    Some(InnerFrom { query, alias, run })
+                }
                 _ => None,
             };
             if q.from.is_none() {
@@ -542,9 +544,24 @@ pub fn run(
                         )?;
                         matching = Some(counts);
                     }
+                    let range_ends: Vec<&[u8]> =
+                        ranges.iter().map(|r| r.max_exclusive.as_bytes()).collect();
+                    let ties = TieOrder {
+                        range_ends: &range_ends,
+                        epk_len,
+                        reverse_scan: reverse_scan(q, def, &root),
+                    };
                     let clock = Instant::now();
-                    let (items, in_order) =
-                        walk_order(store, txn, &reader, &walk, &byte_spans, k, now, presort)?;
+                    let (items, in_order) = walk_order(
+                        store,
+                        txn,
+                        &reader,
+                        &walk,
+                        &byte_spans,
+                        k,
+                        now,
+                        (presort, &ties),
+                    )?;
                     if walk.undefined_after && items.len() < k {
                         // The results run past the documents that define the path into those
                         // that do not, which only a scan finds: scan and sort (same order and

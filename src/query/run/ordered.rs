@@ -1,6 +1,6 @@
 //! ORDER BY served by an index: whether the index (a range index on one path, or a
 //! composite index) yields the query's order, and the walk that reads the first k documents
-//! in that order, with ties broken by item key as the service's merge does.
+//! in that order, with ties broken as the service breaks them (see [`TieOrder`]).
 
 use serde_json::Value;
 
@@ -184,11 +184,39 @@ pub(super) struct Walked<'t> {
     pub(super) record: Record<'t>,
 }
 
+/// How ORDER BY ties are broken, as `Run::break_ties_by_position` does for sorted rows:
+/// by the routed range an item is in (ranges in EPK order), then by document number,
+/// descending when the index is scanned in reverse.
+pub(super) struct TieOrder<'r> {
+    /// The routed ranges' upper bounds, in order.
+    pub(super) range_ends: &'r [&'r [u8]],
+    pub(super) epk_len: usize,
+    pub(super) reverse_scan: bool,
+}
+
+impl TieOrder<'_> {
+    /// The place of the range holding `item` (`EPK ‖ id`).
+    fn range_of(&self, item: &[u8]) -> usize {
+        let epk = &item[..self.epk_len.min(item.len())];
+        self.range_ends.partition_point(|end| *end <= epk)
+    }
+
+    /// The sort key of a read item within its tie group.
+    fn key(&self, w: &Walked) -> (usize, u64) {
+        let doc = w.record.header.doc_number;
+        let doc = if self.reverse_scan {
+            u64::MAX - doc
+        } else {
+            doc
+        };
+        (self.range_of(w.item), doc)
+    }
+}
+
 /// The first `k` live documents in index order. With `presort`, when every value walked is
 /// exact ([`crate::store::index::is_exact`]), they come back in result order and the flag is
-/// true: the index order, ties in key order (as a stable sort of the items in key order
-/// gives). Otherwise they are in walk order, with every document tied with the k-th (their
-/// true order is only known once the items are read).
+/// true: the index order, ties in [`TieOrder`]. Otherwise they are in walk order, with every
+/// document tied with the k-th (their true order is only known once the items are read).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk_order<'t>(
     store: &Store,
@@ -198,15 +226,15 @@ pub(super) fn walk_order<'t>(
     spans: &[(Vec<u8>, Vec<u8>)],
     k: usize,
     now: i64,
-    presort: bool,
+    (presort, ties): (bool, &TieOrder),
 ) -> Result<(Vec<Walked<'t>>, bool)> {
     let mut out: Vec<Walked<'t>> = Vec::with_capacity(k.min(4096));
     // Per item in walk order: whether it ties with the previous one.
-    let mut ties: Vec<bool> = Vec::with_capacity(k.min(4096));
+    let mut tie_flags: Vec<bool> = Vec::with_capacity(k.min(4096));
     let mut exact = presort;
     let mut last: &[u8] = &[];
     let mut key = reader.item_key(&[]);
-    // Entries past the k-th that tie with it, not read (see below).
+    // Entries past the k-th that tie with it, not read yet (see below).
     let mut tied: Vec<&'t [u8]> = Vec::new();
     reader.walk(
         walk.path,
@@ -220,7 +248,7 @@ pub(super) fn walk_order<'t>(
                     return Ok(false);
                 }
                 if exact {
-                    // An exact tie is broken by key: only the winners need reading.
+                    // An exact tie is decided by position: read only what deciding needs.
                     tied.push(item);
                     return Ok(true);
                 }
@@ -238,46 +266,56 @@ pub(super) fn walk_order<'t>(
                         crate::store::index::is_exact(value, walk.values)
                     };
             }
-            ties.push(tie);
+            tie_flags.push(tie);
             out.push(walked);
             Ok(true)
         },
     )?;
     if !tied.is_empty() {
         // The k-th item's value is shared by more entries than places are left (a bulk load
-        // gives thousands of items one `_ts`): take the group's first in key order, reading
-        // only those instead of every tied item.
-        let start = ties.iter().rposition(|t| !t).unwrap_or(0);
-        let mut group: Vec<(&[u8], Option<Walked>)> = out
+        // gives thousands of items one `_ts`). Ties go range by range: only the items of the
+        // ranges that fill the places are read, to order them by document number.
+        let start = tie_flags.iter().rposition(|t| !t).unwrap_or(0);
+        let mut group: Vec<(usize, &[u8], Option<Walked>)> = out
             .drain(start..)
-            .map(|w| (w.item, Some(w)))
-            .chain(tied.into_iter().map(|item| (item, None)))
+            .map(|w| (ties.range_of(w.item), w.item, Some(w)))
+            .chain(
+                tied.into_iter()
+                    .map(|item| (ties.range_of(item), item, None)),
+            )
             .collect();
-        group.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        ties.truncate(start);
-        for (item, walked) in group {
-            if out.len() >= k {
-                break;
+        group.sort_by_key(|g| g.0);
+        tie_flags.truncate(start);
+        let mut rest = group.into_iter().peekable();
+        while out.len() < k {
+            let Some(first) = rest.next() else { break };
+            let place = first.0;
+            let mut in_range = vec![first];
+            while let Some(g) = rest.next_if(|g| g.0 == place) {
+                in_range.push(g);
             }
-            let walked = match walked {
-                Some(w) => w,
-                None => match read_live(store, txn, &mut key, item, now)? {
-                    Some(w) => w,
-                    None => continue,
-                },
-            };
-            ties.push(out.len() > start);
-            out.push(walked);
+            let mut read: Vec<Walked> = Vec::with_capacity(in_range.len());
+            for (_, item, walked) in in_range {
+                match walked {
+                    Some(w) => read.push(w),
+                    None => read.extend(read_live(store, txn, &mut key, item, now)?),
+                }
+            }
+            read.sort_unstable_by_key(|w| ties.key(w));
+            for w in read.into_iter().take(k - out.len()) {
+                tie_flags.push(out.len() > start);
+                out.push(w);
+            }
         }
     }
     if exact {
         let mut start = 0;
         while start < out.len() {
             let mut end = start + 1;
-            while end < out.len() && ties[end] {
+            while end < out.len() && tie_flags[end] {
                 end += 1;
             }
-            out[start..end].sort_unstable_by(|a, b| a.item.cmp(b.item));
+            out[start..end].sort_unstable_by_key(|w| ties.key(w));
             start = end;
         }
     }

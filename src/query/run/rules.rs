@@ -87,24 +87,7 @@ pub(super) fn check_order_by(
     if q.order_by.len() < 2 {
         return Ok(());
     }
-    let wanted: Option<Vec<(String, bool)>> = q
-        .order_by
-        .iter()
-        .map(|o| path_text(&o.expr, root).map(|p| (p, o.descending)))
-        .collect();
-    let served = wanted.is_some_and(|wanted| {
-        def.indexing_policy.composite_indexes.iter().any(|ci| {
-            ci.len() == wanted.len()
-                && [false, true].iter().any(|flip| {
-                    ci.iter().zip(&wanted).all(|(c, (p, desc))| {
-                        let c_desc =
-                            matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
-                        c.path == *p && (c_desc ^ flip) == *desc
-                    })
-                })
-        })
-    });
-    if served {
+    if composite_scan(q, def, root).is_some() {
         return Ok(());
     }
     let pos = q.order_by[0].pos;
@@ -114,6 +97,41 @@ pub(super) fn check_order_by(
          container's indexing policy.",
     )
     .at(pos.line, pos.column))
+}
+
+/// How a composite index serves `q`'s ORDER BY (two or more container paths): `Some(false)`
+/// when one has these paths in the query's directions, else `Some(true)` when one has them
+/// all reversed (it is then scanned in reverse), `None` when none serves it.
+fn composite_scan(q: &Query, def: &ContainerDef, root: &str) -> Option<bool> {
+    let wanted: Vec<(String, bool)> = q
+        .order_by
+        .iter()
+        .map(|o| path_text(&o.expr, root).map(|p| (p, o.descending)))
+        .collect::<Option<_>>()?;
+    let composites = &def.indexing_policy.composite_indexes;
+    [false, true].into_iter().find(|&flip| {
+        composites.iter().any(|ci| {
+            ci.len() == wanted.len()
+                && ci.iter().zip(&wanted).all(|(c, (p, desc))| {
+                    let c_desc =
+                        matches!(c.order, crate::store::indexing::CompositeOrder::Descending);
+                    c.path == *p && (c_desc ^ flip) == *desc
+                })
+        })
+    })
+}
+
+/// Whether the service scans the index backwards for `q`'s ORDER BY, which decides the
+/// direction ties come in within a partition (see `Run::break_ties_by_position`): a range
+/// index is ascending, so one descending key is a reverse scan; several keys go by the
+/// composite index that serves them. Where no index decides (an ORDER BY the service would
+/// reject, or not on paths), the first key's direction, the SDKs' fallback.
+pub(super) fn reverse_scan(q: &Query, def: &ContainerDef, root: &str) -> bool {
+    let first = q.order_by.first().is_some_and(|o| o.descending);
+    if q.order_by.len() < 2 {
+        return first;
+    }
+    composite_scan(q, def, root).unwrap_or(first)
 }
 
 /// TOP, OFFSET and LIMIT take non-negative integers; parameters are checked here because

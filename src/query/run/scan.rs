@@ -96,6 +96,9 @@ pub(super) struct Scan<'a, 'q, 'e> {
     page_bytes: usize,
     /// Items that produced a result, over every range so far.
     total_matched: u64,
+    /// Ranges entered so far: the place of the current one among the routed ranges, which
+    /// come in EPK order (ORDER BY ties go by it: see [`Run::break_ties_by_position`]).
+    ranges_entered: usize,
     /// Set when the page ends inside the scan: where the next page starts.
     pub(super) resume: Option<Resume>,
 }
@@ -175,6 +178,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             page_rows: 0,
             page_bytes: 0,
             total_matched: 0,
+            ranges_entered: 0,
             resume: None,
         }
     }
@@ -192,6 +196,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         source: &ItemSource<'_, 't>,
         tally: &mut RangeTally<'t>,
     ) -> Result<()> {
+        self.ranges_entered += 1;
         // In document order, every span's items are gathered, then sorted.
         let mut gathered: Vec<Entry> = Vec::new();
         for (start, end) in spans {
@@ -292,6 +297,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     .iter()
                     .all(|c| env.eval(c, &row).is_true())
             };
+            // The item's position orders ties of the query it feeds; an outer query over
+            // `FROM (subquery)` keeps the order the subquery's results come in.
+            let place = self.ranges_entered.saturating_sub(1);
+            match self.inner.as_mut() {
+                Some(inner) => inner.run.set_position(place, record.header.doc_number),
+                None => self.pipeline.set_position(place, record.header.doc_number),
+            }
             let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
             clock.done();
             if fed.deferred {
