@@ -265,7 +265,9 @@ pub fn run(
         full_text: Some(&full_text),
     };
     let mut pipeline = Run::new(q, &env);
-    pipeline.break_ties_by_position(reverse_scan(q, def, &root));
+    // The direction ORDER BY ties come in within a range (the sort's and the index walk's).
+    let reverse_ties = reverse_scan(q, def, &root);
+    pipeline.break_ties_by_position(reverse_ties);
     // Only the properties the query reads are built from each item.
     // `SELECT *` over whole items: rows carry the stored bytes and are parsed in full only
     // if they make it into the result.
@@ -549,7 +551,7 @@ pub fn run(
                     let ties = TieOrder {
                         range_ends: &range_ends,
                         epk_len,
-                        reverse_scan: reverse_scan(q, def, &root),
+                        reverse_scan: reverse_ties,
                     };
                     let clock = Instant::now();
                     let (items, in_order) = walk_order(
