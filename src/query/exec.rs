@@ -426,8 +426,9 @@ pub struct Run<'q, 'e> {
     /// position keys).
     descending: Vec<bool>,
     /// Where the item being fed sits, as ORDER BY ties are broken: its range's place among
-    /// the routed ranges and its document number (see [`Run::break_ties_by_position`]).
-    position: Option<[f64; 2]>,
+    /// the routed ranges and its document number (see [`Run::break_ties_by_position`]), then
+    /// the caller's tag of where it came from, which never decides (see [`Run::set_position`]).
+    position: Option<[f64; 3]>,
     /// When the ORDER BY is a score (search): how rows are scored.
     ranking: Option<Ranking<'q>>,
     /// Rows that passed the filter.
@@ -476,16 +477,25 @@ impl<'q, 'e> Run<'q, 'e> {
     /// at position zero and keep the order they came in. No effect on a ranked ORDER BY.
     pub fn break_ties_by_position(&mut self, reverse_scan: bool) {
         if self.ranking.is_none() && !self.q.order_by.is_empty() && self.position.is_none() {
-            self.descending.extend([false, reverse_scan]);
-            self.position = Some([0.0; 2]);
+            self.descending.extend([false, reverse_scan, false]);
+            self.position = Some([0.0; 3]);
         }
     }
 
+    /// Whether the results are the first k of an ORDER BY whose ties are broken by position
+    /// ([`Run::break_ties_by_position`]): then which ranges produced them is worth knowing
+    /// (see [`Run::finish_rows_with_origins`]).
+    pub fn keeps_first_k_by_position(&self) -> bool {
+        self.position.is_some() && self.bound.is_some()
+    }
+
     /// The position of the item whose rows come next: its range's place in the routing and
-    /// its document number (exact as a double below 2^53).
-    pub fn set_position(&mut self, range: usize, document: u64) {
+    /// its document number (exact as a double below 2^53). `origin` is the caller's tag of
+    /// the item, handed back by [`Run::finish_rows_with_origins`]; the range and document
+    /// already tell items apart, so it never changes the order.
+    pub fn set_position(&mut self, range: usize, document: u64, origin: usize) {
         if let Some(p) = self.position.as_mut() {
-            *p = [range as f64, document as f64];
+            *p = [range as f64, document as f64, origin as f64];
         }
     }
 
@@ -736,7 +746,36 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// Like [`Run::finish`], leaving late-materialized `SELECT *` rows as their stored JSON
     /// so a caller that wants JSON parses each once.
-    pub fn finish_rows(mut self) -> Vec<Output> {
+    pub fn finish_rows(self) -> Vec<Output> {
+        let (mut values, window) = self.finish_tagged();
+        values.truncate(window.end);
+        values.drain(..window.start);
+        values.into_iter().map(|(v, _)| v).collect()
+    }
+
+    /// [`Run::finish_rows`], and the origins (see [`Run::set_position`]) of the rows up to
+    /// the end of the result window, in result order: those an OFFSET skips too, since the
+    /// ranges that produced them returned them. Empty unless ties are broken by position.
+    pub fn finish_rows_with_origins(self) -> (Vec<Output>, Vec<usize>) {
+        let tagged = self.position.is_some();
+        let (mut values, window) = self.finish_tagged();
+        values.truncate(window.end);
+        let origins = match tagged {
+            true => values.iter().map(|(_, origin)| *origin).collect(),
+            false => Vec::new(),
+        };
+        values.drain(..window.start);
+        (values.into_iter().map(|(v, _)| v).collect(), origins)
+    }
+
+    /// Every result in result order with its origin (0 without positions), and the window
+    /// OFFSET/LIMIT and TOP keep of them.
+    fn finish_tagged(mut self) -> (Vec<(Output, usize)>, std::ops::Range<usize>) {
+        let tagged = self.position.is_some();
+        let origin_of = move |keys: &[Val]| match (tagged, keys.last()) {
+            (true, Some(Val::Num(n))) => *n as usize,
+            _ => 0,
+        };
         let mut results: Vec<OutRow> = if self.grouped {
             if self.groups.is_empty() && self.q.group_by.is_empty() {
                 // Aggregates without GROUP BY produce one row even over no input.
@@ -784,17 +823,20 @@ impl<'q, 'e> Run<'q, 'e> {
             let dirs = &self.descending;
             results.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
         }
-        let mut values: Vec<Output> = results
+        let mut values: Vec<(Output, usize)> = results
             .into_iter()
-            .filter_map(|(_, v, stored)| match stored {
-                Some(bytes) => Some(Output::Stored(bytes)),
-                None => (!v.is_undefined()).then_some(Output::Value(v)),
+            .filter_map(|(keys, v, stored)| {
+                let origin = origin_of(&keys);
+                match stored {
+                    Some(bytes) => Some((Output::Stored(bytes), origin)),
+                    None => (!v.is_undefined()).then_some((Output::Value(v), origin)),
+                }
             })
             .collect();
         if self.q.select.distinct {
             // Stored rows never reach here: DISTINCT projects values.
             let mut seen = std::collections::HashSet::new();
-            values.retain(|o| match o {
+            values.retain(|(o, _)| match o {
                 Output::Value(v) => seen.insert(group_key_text(std::slice::from_ref(v))),
                 Output::Stored(_) => true,
             });
@@ -814,7 +856,7 @@ impl<'q, 'e> Run<'q, 'e> {
                 && let Some((expr, in_object)) = single
                 && is_container_path(self.q, expr)
             {
-                values = sorted_by_value(values, |o| match (o, in_object) {
+                values = sorted_by_value(values, |(o, _)| match (o, in_object) {
                     (Output::Value(v), false) => v.clone(),
                     // `{name: value}`, or `{}` where the value is undefined.
                     (Output::Value(Val::Obj(members)), true) => {
@@ -825,9 +867,7 @@ impl<'q, 'e> Run<'q, 'e> {
             }
         }
         let window = self.window(values.len());
-        values.truncate(window.end);
-        values.drain(..window.start);
-        values
+        (values, window)
     }
 }
 

@@ -59,7 +59,7 @@ use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 use candidates::{Candidate, index_candidates};
 use charges::{PageCharge, charge_page};
-use ordered::{TieOrder, Walked, order_walk, walk_order, walked_by_range};
+use ordered::{TieOrder, Walked, order_walk, produced_by_range, walk_order, walked_by_range};
 use partition_key::KeyReader;
 pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
@@ -362,17 +362,19 @@ pub fn run(
     // A score (search) is computed per document: every document in scope is loaded, unless
     // a vector index yields the nearest ones.
     let scored_order = super::rank::scores_every_document(q, def, &root);
-    let ordered_bound = if !q.order_by.is_empty()
+    // Results of an ORDER BY with TOP/LIMIT are the first k of the ranges' merged streams
+    // (whatever loads them): each range is credited only with its documents among them.
+    let bounded_order = if !q.order_by.is_empty()
         && !scored_order
         && q.group_by.is_empty()
         && !q.select.distinct
         && !has_aggregate(q)
-        && (q.filter.is_none() || served)
     {
         result_bound(q, &env)
     } else {
         None
     };
+    let ordered_bound = bounded_order.filter(|_| q.filter.is_none() || served);
     // An unfiltered COUNT reads the statistics the store keeps exact, as the service
     // answers it from the index.
     if count_only(q)
@@ -698,6 +700,8 @@ pub fn run(
                 pipeline,
                 inner,
             );
+            // Per range scanned: the EPK of each of its logical partitions.
+            let mut logical_epks: Vec<Vec<&[u8]>> = Vec::with_capacity(ranges.len());
             for (ri, range) in ranges.iter().enumerate() {
                 if scan.resume.is_some() {
                     break;
@@ -763,10 +767,12 @@ pub fn run(
                 let RangeTally {
                     metrics: mut m,
                     logical,
+                    logical_epks: epks,
                     load_ns,
                     exec_ns,
                     ..
                 } = tally;
+                logical_epks.push(epks);
                 if walked {
                     // The walk read only the first entries; the charge models the service, which
                     // streams each range from its index: the documents in scope, bounded below.
@@ -820,8 +826,11 @@ pub fn run(
             let results = match presorted_results {
                 Some(results) => results,
                 None => {
-                    let (results, stopped) = scan.finish();
+                    let (results, stopped, result_epks) = scan.finish();
                     streamed = stopped;
+                    if let (Some(_), Some(epks)) = (bounded_order, result_epks) {
+                        produced_by_range(&mut per_range, &logical_epks, &epks);
+                    }
                     results
                 }
             };

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::has_aggregate;
 use super::partition_key::KeyReader;
+use super::{RangePart, has_aggregate};
 use crate::error::Result;
 use crate::query::access::{self, Resolver};
 use crate::query::ast::{FromKind, Query};
@@ -342,6 +342,34 @@ fn read_live<'t>(
         bytes,
         record,
     }))
+}
+
+/// Each range's part in a bounded ORDER BY that was sorted after a scan, as the service
+/// reports it: it streams every range in order and merges them, so a range's output (and
+/// index hits) are its documents among the first k results, whose EPKs `result_epks` holds,
+/// and its logical partitions are those that produced them, not every one the scan matched
+/// to find them. `logical_epks` holds, per part, the EPK of each of its logical partitions.
+pub(super) fn produced_by_range(
+    parts: &mut [RangePart],
+    logical_epks: &[Vec<&[u8]>],
+    result_epks: &[Vec<u8>],
+) {
+    let mut produced: Vec<&[u8]> = result_epks.iter().map(Vec::as_slice).collect();
+    produced.sort_unstable();
+    for (part, epks) in parts.iter_mut().zip(logical_epks) {
+        let count = produced.iter().filter(|e| part.range.contains(e)).count() as u64;
+        part.metrics.output_document_count = count;
+        part.metrics.index_hit_document_count = count;
+        // In EPK order, as an index walk's ranges list them.
+        let mut kept: Vec<(&[u8], Value)> = epks
+            .iter()
+            .copied()
+            .zip(std::mem::take(&mut part.logical))
+            .filter(|(e, _)| produced.binary_search(e).is_ok())
+            .collect();
+        kept.sort_by(|a, b| a.0.cmp(b.0));
+        part.logical = kept.into_iter().map(|(_, v)| v).collect();
+    }
 }
 
 /// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's

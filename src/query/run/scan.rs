@@ -99,6 +99,11 @@ pub(super) struct Scan<'a, 'q, 'e> {
     /// Ranges entered so far: the place of the current one among the routed ranges, which
     /// come in EPK order (ORDER BY ties go by it: see [`Run::break_ties_by_position`]).
     ranges_entered: usize,
+    /// With ORDER BY ties broken by position: the EPKs of the logical partitions the items
+    /// fed came from, `epk_len` bytes each, a new one whenever it changes. An item's origin
+    /// (see [`Run::set_position`]) is its EPK's place here, so the results say which range
+    /// and logical partition produced them.
+    origins: Option<Vec<u8>>,
     /// Set when the page ends inside the scan: where the next page starts.
     pub(super) resume: Option<Resume>,
 }
@@ -118,6 +123,8 @@ pub(super) struct RangeTally<'t> {
     pub(super) metrics: QueryMetrics,
     /// Key values of the logical partitions that produced results.
     pub(super) logical: Vec<Value>,
+    /// The EPK of each of `logical`.
+    pub(super) logical_epks: Vec<&'t [u8]>,
     last_logical: Option<&'t [u8]>,
     /// The greatest EPK that produced a logical partition.
     max_epk: Option<&'t [u8]>,
@@ -168,6 +175,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             }
             _ => None,
         };
+        let origins = (inner.is_none() && pipeline.keeps_first_k_by_position()).then(Vec::new);
         Scan {
             reading,
             bounds,
@@ -179,8 +187,23 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             page_bytes: 0,
             total_matched: 0,
             ranges_entered: 0,
+            origins,
             resume: None,
         }
+    }
+
+    /// The origin of the item at key `k` (see [`Scan::origins`]).
+    fn origin(&mut self, k: &[u8]) -> usize {
+        let len = self.reading.epk_len;
+        let Some(origins) = self.origins.as_mut().filter(|_| len > 0) else {
+            return 0;
+        };
+        let epk = k.get(4..4 + len).unwrap_or_default();
+        if origins.len() < len || &origins[origins.len() - len..] != epk {
+            origins.extend_from_slice(epk);
+            origins.resize(origins.len().next_multiple_of(len), 0);
+        }
+        origins.len() / len - 1
     }
 
     /// Runs the items of one span of a range through the query, until the span ends or
@@ -300,9 +323,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             // The item's position orders ties of the query it feeds; an outer query over
             // `FROM (subquery)` keeps the order the subquery's results come in.
             let place = self.ranges_entered.saturating_sub(1);
+            let document = record.header.doc_number;
             match self.inner.as_mut() {
-                Some(inner) => inner.run.set_position(place, record.header.doc_number),
-                None => self.pipeline.set_position(place, record.header.doc_number),
+                Some(inner) => inner.run.set_position(place, document, 0),
+                None => {
+                    let origin = self.origin(k);
+                    self.pipeline.set_position(place, document, origin)
+                }
             }
             let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
             clock.done();
@@ -403,9 +430,11 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         fed
     }
 
-    /// The page's results, and where the scan stopped. A `FROM (subquery)`'s results are
-    /// the outer query's rows: they go through it now.
-    pub(super) fn finish(mut self) -> (Vec<Output>, Streamed) {
+    /// The page's results, where the scan stopped, and, when ORDER BY ties were broken by
+    /// position, the EPK of every result up to the end of the result window (see
+    /// [`Run::finish_rows_with_origins`]). A `FROM (subquery)`'s results are the outer
+    /// query's rows: they go through it now.
+    pub(super) fn finish(mut self) -> (Vec<Output>, Streamed, Option<Vec<Vec<u8>>>) {
         if let Some(inner) = self.inner.take() {
             let (q, env) = (self.reading.q, self.reading.env);
             for v in inner.run.finish() {
@@ -418,7 +447,20 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             resume: self.resume,
             rows: self.page_rows,
         };
-        (self.pipeline.finish_rows(), stopped)
+        let Some(epks) = self.origins else {
+            return (self.pipeline.finish_rows(), stopped, None);
+        };
+        let len = self.reading.epk_len;
+        let (results, origins) = self.pipeline.finish_rows_with_origins();
+        let result_epks = origins
+            .into_iter()
+            .map(|o| {
+                epks.get(o * len..(o + 1) * len)
+                    .unwrap_or_default()
+                    .to_vec()
+            })
+            .collect();
+        (results, stopped, Some(result_epks))
     }
 
     /// Whether the row just pushed keeps a streamed page within [`MAX_PAGE_BYTES`]; if not,
@@ -463,6 +505,7 @@ impl<'t> RangeTally<'t> {
             }
             if above || !self.logical.contains(&value) {
                 self.logical.push(value);
+                self.logical_epks.push(epk.unwrap_or_default());
             }
             self.last_logical = epk;
         }
