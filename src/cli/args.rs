@@ -140,8 +140,8 @@ pub enum Command {
         /// Partition key value (JSON); a shorter array is a hierarchical prefix
         value: String,
     },
-    /// Rewrite the data file without its free pages (needs no other process to have the
-    /// store open)
+    /// Rewrite the data file without its free pages and with full ones, a third smaller
+    /// after a bulk load (needs no other process to have the store open)
     Compact,
 }
 

@@ -1,4 +1,5 @@
-//! Rewriting the data file without its free pages, and the lock that makes it safe.
+//! Rewriting the data file without its free pages and with full pages, and the lock that
+//! makes it safe.
 //!
 //! LMDB never shrinks its file, and copy-on-write leaves behind every page a write
 //! replaced. A bulk import reaches across the whole index in every transaction, so after a
@@ -8,24 +9,39 @@
 //! back. On 1,000,000 orders imported 50,000 items per transaction the file was 17.6 GB, of
 //! which 8.8 GB live; a one-item upsert took 540 ms, and 1.2 ms after compaction.
 //!
-//! Compaction copies the live pages to a new file (LMDB's compacting copy) and renames it
-//! over the old one, so no other process may have the store open meanwhile. Every process
-//! holds a shared lock on [`LOCK_FILE`] for as long as it has the store open; compaction
-//! takes it exclusively, and is skipped when it cannot.
+//! The live pages are also about half full, and scattered: a B-tree filled by inserts in
+//! random key order (EPKs are hashes) splits its pages in the middle and takes new ones
+//! wherever the free list has them. On those 1,000,000 orders a leaf held 1.9 items, and an
+//! index leaf 28 entries. Compaction therefore does not copy pages as they are (LMDB's
+//! compacting copy keeps their fill); it writes every database anew in key order with
+//! LMDB's append mode, which fills each page before it starts the next and lays them out in
+//! key order, as SQLite's VACUUM does. The 1,000,000 orders went from 8.8 to 5.9 GB (40 s;
+//! the page copy took 17 s), 100,000 from 855 to 591 MB, and a first scan of those 100,000
+//! after a restart (nothing cached) from 250–350 ms to 125–133 ms; once cached, scans and
+//! lookups take as long as before. The first writes after it split full pages.
+//!
+//! The new file replaces the old one by a rename, so no other process may have the store
+//! open meanwhile. Every process holds a shared lock on [`LOCK_FILE`] for as long as it has
+//! the store open; compaction takes it exclusively, and is skipped when it cannot.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use heed::CompactionOption;
+use heed::types::Bytes;
+use heed::{CommitOrAbort, EnvFlags, EnvOpenOptions, PutFlags};
 
-use super::Store;
+use super::{Db, Store};
 use crate::error::{Error, Result};
 
 /// Held shared by every process with the store open, exclusively while compacting.
 pub const LOCK_FILE: &str = "cosmoscope.lock";
-/// The compacted copy while it is being written.
+/// The compacted copy while it is being written, and the lock file LMDB gives it.
 const COMPACTING_FILE: &str = "data.mdb.compacting";
+const COMPACTING_LOCK_FILE: &str = "data.mdb.compacting-lock";
+/// Bytes of keys and values a write transaction of the rewrite takes before it commits:
+/// LMDB spills a transaction's dirty pages to disk past 512 MB.
+const COMMIT_BYTES: usize = 256 << 20;
 
 /// Free space worth a compaction when a caller asks only if it is worthwhile: at least this
 /// many bytes, and at least [`WORTHWHILE_SHARE`] of the file.
@@ -74,9 +90,11 @@ pub(crate) fn lock_shared(dir: &Path) -> Result<Option<File>> {
         }
         Err(TryLockError::Error(_)) => return Ok(None),
     }
-    let stale = dir.join(COMPACTING_FILE);
-    if stale.exists() {
-        let _ = std::fs::remove_file(stale);
+    for stale in [COMPACTING_FILE, COMPACTING_LOCK_FILE] {
+        let stale = dir.join(stale);
+        if stale.exists() {
+            let _ = std::fs::remove_file(stale);
+        }
     }
     Ok(Some(file))
 }
@@ -104,12 +122,13 @@ pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
         return Ok(Outcome::NotWorthwhile { file, free });
     }
     let copy: PathBuf = dir.join(COMPACTING_FILE);
-    let written = store
-        .env
-        .copy_to_path(&copy, CompactionOption::Enabled)
-        .map_err(|e| io_error(&copy, e))?;
-    written.sync_all().map_err(|e| io_error(&copy, e.into()))?;
-    drop(written);
+    let written = rewrite(&store, &copy);
+    let _ = std::fs::remove_file(dir.join(COMPACTING_LOCK_FILE));
+    if written.is_err() {
+        // A full disk, say: the store stays as it was.
+        let _ = std::fs::remove_file(&copy);
+    }
+    written?;
     // Closes the environment: nothing else holds it.
     drop(store);
     let data = dir.join("data.mdb");
@@ -130,6 +149,46 @@ pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
     })
 }
 
+/// Writes every database of `store` into a new environment in the file `path`, in key
+/// order and in append mode (see the module comment), synced and closed on return.
+fn rewrite(store: &Store, path: &Path) -> Result<()> {
+    let mut options = EnvOpenOptions::new().read_txn_without_tls();
+    options.map_size(super::MAP_SIZE).max_dbs(16);
+    // SAFETY: `path` is a new file that only this function opens (the compaction lock keeps
+    // other processes out of the directory). Commits skip their sync: the file is synced
+    // once, whole, before it can replace the store's.
+    unsafe { options.flags(EnvFlags::NO_SUB_DIR | EnvFlags::NO_SYNC) };
+    // SAFETY: as above; the environment is opened once and closed before returning.
+    let env = unsafe { options.open(path) }.map_err(|e| io_error(path, e))?;
+    let rtxn = store.read_txn()?;
+    for (name, from) in store.databases() {
+        let wtxn = env.write_txn()?;
+        let to: Db = env
+            .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
+                let db = opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?;
+                Ok(CommitOrAbort::<_, ()>::Commit(db))
+            })?
+            .unwrap_commit();
+        let mut wtxn = env.write_txn()?;
+        let mut pending = 0;
+        for entry in from.iter(&rtxn)? {
+            let (key, value) = entry?;
+            // Keys come in the order the database keeps them: each goes after the last.
+            to.put_with_flags(&mut wtxn, PutFlags::APPEND, key, value)?;
+            pending += key.len() + value.len();
+            if pending >= COMMIT_BYTES {
+                wtxn.commit()?;
+                wtxn = env.write_txn()?;
+                pending = 0;
+            }
+        }
+        wtxn.commit()?;
+    }
+    env.force_sync().map_err(|e| io_error(path, e))?;
+    env.prepare_for_closing().wait();
+    Ok(())
+}
+
 /// Whether `free` bytes of a `file`-byte data file are worth a compaction.
 fn worthwhile(file: u64, free: u64) -> bool {
     free >= WORTHWHILE_BYTES && free as f64 >= file as f64 * WORTHWHILE_SHARE
@@ -143,7 +202,7 @@ impl Store {
         let page_size = u64::from(unnamed.page_size);
         let mut used_pages =
             (unnamed.branch_pages + unnamed.leaf_pages + unnamed.overflow_pages) as u64;
-        for db in self.all_data_dbs().into_iter().chain([&self.meta]) {
+        for (_, db) in self.databases() {
             let stat = db.stat(&rtxn)?;
             used_pages += (stat.branch_pages + stat.leaf_pages + stat.overflow_pages) as u64;
         }

@@ -19,7 +19,8 @@
 //!   [`reindex`]: replacing the policy and rebuilding the index in the background;
 //!   [`search_policy`]: the vector embedding and full-text policies their indexes rely on
 //! - [`stats`], [`keys`], [`codec`]: records and layouts
-//! - [`compact`]: rewriting the file without its free pages, and the lock that allows it
+//! - [`compact`]: rewriting the file without its free pages and with full ones, and the lock
+//!   that allows it
 
 pub mod catalog;
 pub mod codec;
@@ -59,6 +60,21 @@ pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
 /// Virtual size of the memory map. LMDB files are sparse, so this only reserves address
 /// space; it bounds how large a store can grow.
 const MAP_SIZE: usize = 1 << 40;
+
+/// The named databases of the environment, in the order [`Store::databases`] lists them.
+const DATABASES: [&str; 11] = [
+    "meta",
+    "items",
+    "logical",
+    "range_stats",
+    "container_stats",
+    "feed",
+    "meter",
+    "ttl",
+    "unique",
+    "index",
+    "index_counts",
+];
 
 #[derive(Default)]
 pub(crate) struct CatalogCache {
@@ -138,23 +154,10 @@ impl Store {
         // compaction, which no open store lets in).
         let env = unsafe { options.open(dir) }.map_err(|e| open_error(dir, e))?;
         let wtxn = env.write_txn()?;
-        let names = [
-            "meta",
-            "items",
-            "logical",
-            "range_stats",
-            "container_stats",
-            "feed",
-            "meter",
-            "ttl",
-            "unique",
-            "index",
-            "index_counts",
-        ];
         let dbs: [Db; 11] = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
-                let mut out = Vec::with_capacity(names.len());
-                for name in names {
+                let mut out = Vec::with_capacity(DATABASES.len());
+                for name in DATABASES {
                     out.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
                 }
                 let arr: [_; 11] = out
@@ -214,6 +217,13 @@ impl Store {
     /// Bytes the data file occupies on disk.
     pub fn disk_size(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)
+    }
+
+    /// Every named database with its name.
+    pub(crate) fn databases(&self) -> [(&'static str, &Db); 11] {
+        let mut dbs = [&self.meta; 11];
+        dbs[1..].copy_from_slice(&self.all_data_dbs());
+        std::array::from_fn(|i| (DATABASES[i], dbs[i]))
     }
 
     /// Every database whose keys start with a container id.
