@@ -422,7 +422,7 @@ pub struct Run<'q, 'e> {
     bound: Option<usize>,
     /// The ORDER BY keys of the worst row kept at the last pruning.
     threshold: Option<Vec<Val>>,
-    /// Per ORDER BY key: descending (and, after [`Run::break_ties_by_position`], the two
+    /// Per ORDER BY key: descending (and, after [`Run::break_ties_by_position`], the three
     /// position keys).
     descending: Vec<bool>,
     /// Where the item being fed sits, as ORDER BY ties are broken: its range's place among
@@ -747,30 +747,13 @@ impl<'q, 'e> Run<'q, 'e> {
     /// Like [`Run::finish`], leaving late-materialized `SELECT *` rows as their stored JSON
     /// so a caller that wants JSON parses each once.
     pub fn finish_rows(self) -> Vec<Output> {
-        let (mut values, window) = self.finish_tagged();
-        values.truncate(window.end);
-        values.drain(..window.start);
-        values.into_iter().map(|(v, _)| v).collect()
+        self.finish_rows_with_origins().0
     }
 
-    /// [`Run::finish_rows`], and the origins (see [`Run::set_position`]) of the rows up to
-    /// the end of the result window, in result order: those an OFFSET skips too, since the
-    /// ranges that produced them returned them. Empty unless ties are broken by position.
-    pub fn finish_rows_with_origins(self) -> (Vec<Output>, Vec<usize>) {
-        let tagged = self.position.is_some();
-        let (mut values, window) = self.finish_tagged();
-        values.truncate(window.end);
-        let origins = match tagged {
-            true => values.iter().map(|(_, origin)| *origin).collect(),
-            false => Vec::new(),
-        };
-        values.drain(..window.start);
-        (values.into_iter().map(|(v, _)| v).collect(), origins)
-    }
-
-    /// Every result in result order with its origin (0 without positions), and the window
-    /// OFFSET/LIMIT and TOP keep of them.
-    fn finish_tagged(mut self) -> (Vec<(Output, usize)>, std::ops::Range<usize>) {
+    /// [`Run::finish_rows`], and the origins (see [`Run::set_position`]; 0 without
+    /// positions) of the rows up to the end of the result window, in result order: those an
+    /// OFFSET skips too, since the ranges that produced them returned them.
+    pub fn finish_rows_with_origins(mut self) -> (Vec<Output>, Vec<usize>) {
         let tagged = self.position.is_some();
         let origin_of = move |keys: &[Val]| match (tagged, keys.last()) {
             (true, Some(Val::Num(n))) => *n as usize,
@@ -867,7 +850,10 @@ impl<'q, 'e> Run<'q, 'e> {
             }
         }
         let window = self.window(values.len());
-        (values, window)
+        values.truncate(window.end);
+        let origins = values.iter().map(|(_, origin)| *origin).collect();
+        values.drain(..window.start);
+        (values.into_iter().map(|(v, _)| v).collect(), origins)
     }
 }
 

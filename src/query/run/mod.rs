@@ -362,19 +362,17 @@ pub fn run(
     // A score (search) is computed per document: every document in scope is loaded, unless
     // a vector index yields the nearest ones.
     let scored_order = super::rank::scores_every_document(q, def, &root);
-    // Results of an ORDER BY with TOP/LIMIT are the first k of the ranges' merged streams
-    // (whatever loads them): each range is credited only with its documents among them.
-    let bounded_order = if !q.order_by.is_empty()
+    let ordered_bound = if !q.order_by.is_empty()
         && !scored_order
         && q.group_by.is_empty()
         && !q.select.distinct
         && !has_aggregate(q)
+        && (q.filter.is_none() || served)
     {
         result_bound(q, &env)
     } else {
         None
     };
-    let ordered_bound = bounded_order.filter(|_| q.filter.is_none() || served);
     // An unfiltered COUNT reads the statistics the store keeps exact, as the service
     // answers it from the index.
     if count_only(q)
@@ -828,7 +826,9 @@ pub fn run(
                 None => {
                     let (results, stopped, result_epks) = scan.finish();
                     streamed = stopped;
-                    if let (Some(_), Some(epks)) = (bounded_order, result_epks) {
+                    // The first k of an ORDER BY with TOP/LIMIT (however they were loaded):
+                    // each range is credited only with its documents among them.
+                    if let Some(epks) = result_epks {
                         produced_by_range(&mut per_range, &logical_epks, &epks);
                     }
                     results

@@ -99,10 +99,10 @@ pub(super) struct Scan<'a, 'q, 'e> {
     /// Ranges entered so far: the place of the current one among the routed ranges, which
     /// come in EPK order (ORDER BY ties go by it: see [`Run::break_ties_by_position`]).
     ranges_entered: usize,
-    /// With ORDER BY ties broken by position: the EPKs of the logical partitions the items
-    /// fed came from, `epk_len` bytes each, a new one whenever it changes. An item's origin
-    /// (see [`Run::set_position`]) is its EPK's place here, so the results say which range
-    /// and logical partition produced them.
+    /// For the first k of an ORDER BY with TOP/LIMIT: the EPKs of the logical partitions
+    /// the items fed came from, `epk_len` bytes each, a new one whenever it changes. An
+    /// item's origin (see [`Run::set_position`]) is its EPK's place here, so the results say
+    /// which range and logical partition produced them.
     origins: Option<Vec<u8>>,
     /// Set when the page ends inside the scan: where the next page starts.
     pub(super) resume: Option<Resume>,
@@ -430,9 +430,9 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         fed
     }
 
-    /// The page's results, where the scan stopped, and, when ORDER BY ties were broken by
-    /// position, the EPK of every result up to the end of the result window (see
-    /// [`Run::finish_rows_with_origins`]). A `FROM (subquery)`'s results are the outer
+    /// The page's results, where the scan stopped, and, for the first k of an ORDER BY with
+    /// TOP/LIMIT ([`Run::keeps_first_k_by_position`]), the EPK of every result up to the end
+    /// of the result window (see [`Run::finish_rows_with_origins`]). A `FROM (subquery)`'s results are the outer
     /// query's rows: they go through it now.
     pub(super) fn finish(mut self) -> (Vec<Output>, Streamed, Option<Vec<Vec<u8>>>) {
         if let Some(inner) = self.inner.take() {
