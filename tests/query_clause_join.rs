@@ -269,6 +269,49 @@ JOIN p IN c.pets",
     );
 }
 
+/// from.md's grammar: a JOIN source is `<container_expression> [[AS] input_alias]` as well as
+/// `input_alias IN <container_expression>`. The former sql-query-join article showed the
+/// difference on the families: `JOIN f.children` joins each item with its `children` value
+/// once (the array is not iterated), and `JOIN f.NonExistent` leaves nothing, "because the
+/// cross product of each item from source and an empty set is empty".
+#[test]
+fn a_join_on_a_path_joins_its_value_once() {
+    let mut docs = families();
+    docs.push(json!({"id": "NoChildren", "address": {"city": "Oslo", "zip": "0150"}}));
+    docs[0]["address"] = json!({"city": "Seattle", "zip": "98101"});
+    let db = Db::new(&docs);
+    db.unordered("SELECT f.id FROM Families f JOIN f.NonExistent", json!([]));
+    db.unordered(
+        "SELECT f.id FROM Families f JOIN f.children",
+        json!([{"id": "AndersenFamily"}, {"id": "WakefieldFamily"}]),
+    );
+    db.unordered(
+        "SELECT f.id FROM Families f JOIN c IN f.children",
+        json!([{"id": "AndersenFamily"}, {"id": "WakefieldFamily"}, {"id": "WakefieldFamily"}]),
+    );
+    // Unaliased, the last property names the value (as in `FROM Families.children`).
+    db.unordered(
+        "SELECT f.id, ARRAY_LENGTH(children) AS n FROM f JOIN f.children",
+        json!([{"id": "AndersenFamily", "n": 1}, {"id": "WakefieldFamily", "n": 2}]),
+    );
+    // With an alias, by bracket and index, and as the array a later JOIN iterates.
+    db.unordered(
+        "SELECT f.id, a.city FROM f JOIN f['address'] AS a WHERE a.zip > '1000'",
+        json!([{"id": "AndersenFamily", "city": "Seattle"}]),
+    );
+    db.unordered(
+        "SELECT VALUE first.grade FROM f JOIN f.children[0] first",
+        json!([5, 1]),
+    );
+    db.unordered(
+        "SELECT VALUE p.givenName FROM f JOIN f.children kids JOIN c IN kids JOIN p IN c.pets",
+        json!(["Fluffy", "Goofy", "Shadow"]),
+    );
+    // Only a path: anything else after JOIN still needs IN.
+    let e = db.bad_request("SELECT f.id FROM f JOIN f.children[f.n] k");
+    assert!(e.message.contains("a path such as c.address"), "{}", e.message);
+}
+
 /// subquery.md "Optimize self-join expressions" (the page gives the queries; these items are
 /// ours): per item, the tuples (tag, quantity, stock) that pass the filter.
 fn stock() -> Vec<Value> {

@@ -1003,10 +1003,16 @@ fn typical_syntax_errors() {
             "an alias must be a plain name",
         ),
         (
-            "SELECT * FROM c JOIN c.tags t",
+            "SELECT c.id FROM c JOIN UPPER(c.name) n",
             1,
-            22,
-            "write JOIN x IN c...",
+            30,
+            "expected IN after the JOIN alias",
+        ),
+        (
+            "SELECT c.id FROM c JOIN c.tags[c.n] t",
+            1,
+            25,
+            "a path such as c.address",
         ),
         (
             "SELECT * FROM c JOIN t c.tags",

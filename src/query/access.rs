@@ -84,7 +84,9 @@ pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
 /// Resolves paths of one query: the document alias and JOIN aliases over its arrays.
 pub struct Resolver<'q> {
     root: &'q str,
-    joins: Vec<(&'q str, &'q Expr)>,
+    /// Per JOIN alias: its source, and whether the JOIN iterates it (`x IN c.tags` binds
+    /// the elements at `/tags/[]`; `c.tags x` binds the value at `/tags` itself).
+    joins: Vec<(&'q str, &'q Expr, bool)>,
 }
 
 impl<'q> Resolver<'q> {
@@ -93,7 +95,8 @@ impl<'q> Resolver<'q> {
             .joins
             .iter()
             .filter_map(|j| match &j.source {
-                JoinSource::In(e) => Some((j.alias.as_str(), e)),
+                JoinSource::In(e) => Some((j.alias.as_str(), e, true)),
+                JoinSource::Value(e) => Some((j.alias.as_str(), e, false)),
                 JoinSource::Subquery(_) => None,
             })
             .collect();
@@ -121,7 +124,7 @@ impl<'q> Resolver<'q> {
         let via_join = self
             .joins
             .iter()
-            .any(|(alias, _)| root_ident(e) == Some(*alias));
+            .any(|(alias, ..)| root_ident(e) == Some(*alias));
         Some(DocPath {
             id: hasher.finish(),
             concrete,
@@ -147,12 +150,14 @@ impl<'q> Resolver<'q> {
         match &e.kind {
             ExprKind::Ident(n) if n == self.root => Some(()),
             ExprKind::Ident(n) => {
-                let (_, source) = self.joins.iter().rev().find(|(a, _)| a == n)?;
+                let (_, source, iterates) = self.joins.iter().rev().find(|(a, ..)| a == n)?;
                 self.walk(source, h, concrete, spec, any, depth + 1)?;
-                h.any_index();
-                concrete.push(PathSegment::Index(0));
-                spec.push_str("/[]");
-                *any = true;
+                if *iterates {
+                    h.any_index();
+                    concrete.push(PathSegment::Index(0));
+                    spec.push_str("/[]");
+                    *any = true;
+                }
                 Some(())
             }
             ExprKind::Property(base, name) => {

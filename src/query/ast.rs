@@ -78,7 +78,7 @@ pub enum PathStep {
     Index(i64),
 }
 
-/// `JOIN x IN <expr>` or `JOIN (SELECT ...) x`.
+/// `JOIN x IN <expr>`, `JOIN c.path [AS x]` or `JOIN (SELECT ...) x`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Join {
     pub alias: String,
@@ -88,7 +88,11 @@ pub struct Join {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum JoinSource {
+    /// `JOIN x IN c.tags`: one row per element of the array.
     In(Expr),
+    /// `JOIN c.tags [AS x]` (from.md's `<container_expression>`): the one value at that path,
+    /// not iterated, so each row is joined with it once; no row where it is undefined.
+    Value(Expr),
     Subquery(Box<Query>),
 }
 
@@ -237,7 +241,7 @@ impl Query {
         }
         for j in &mut self.joins {
             match &mut j.source {
-                JoinSource::In(e) => e.for_each_mut(f),
+                JoinSource::In(e) | JoinSource::Value(e) => e.for_each_mut(f),
                 JoinSource::Subquery(q) => q.for_each_expr_mut(f),
             }
         }

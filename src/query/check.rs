@@ -166,7 +166,7 @@ impl Checker {
             let mut visible = outer.to_vec();
             visible.extend(bound.iter().cloned());
             match &join.source {
-                JoinSource::In(expr) => {
+                JoinSource::In(expr) | JoinSource::Value(expr) => {
                     let scope = Scope {
                         names: visible,
                         has_source: true,
@@ -365,7 +365,7 @@ impl Checker {
         });
         let join_subs = q.joins.iter().filter_map(|j| match &j.source {
             JoinSource::Subquery(sub) => Some(&**sub),
-            JoinSource::In(_) => None,
+            JoinSource::In(_) | JoinSource::Value(_) => None,
         });
         if from_sub
             .into_iter()

@@ -97,7 +97,7 @@ fn walk_query(q: &Query, root: &str, d: &mut Demand, select: bool) {
     }
     for j in &q.joins {
         match &j.source {
-            JoinSource::In(e) => walk(e, root, d),
+            JoinSource::In(e) | JoinSource::Value(e) => walk(e, root, d),
             JoinSource::Subquery(sq) => walk_query(sq, root, d, true),
         }
     }

@@ -218,6 +218,10 @@ impl JoinRows<'_, '_> {
                 Val::Arr(items) => items.to_vec(),
                 _ => Vec::new(),
             },
+            JoinSource::Value(expr) => match self.env.eval(expr, row) {
+                Val::Undefined => Vec::new(),
+                v => vec![v],
+            },
             JoinSource::Subquery(sub) => self.env.subquery(sub, row),
         };
         values.into_iter()

@@ -1148,14 +1148,35 @@ impl Parser<'_> {
                     None,
                 ))
             }
-            TokenKind::Ident(name)
+            TokenKind::Ident(_)
                 if matches!(self.peek_at(1).kind, TokenKind::Dot | TokenKind::LBracket) =>
             {
-                Err(err_at(
-                    pos,
-                    format!(
-                        "JOIN iterates an array with 'alias IN expression': write JOIN x IN {name}..."
-                    ),
+                // from.md's `<container_expression> [[AS] input_alias]`: the value at a path,
+                // joined once (the old join docs' `JOIN f.children`), not iterated.
+                let n = self.postfix_expr()?;
+                let expr = *n.expr;
+                if !is_container_path(&expr) {
+                    return Err(err_at(
+                        pos,
+                        "a JOIN source is 'alias IN expression', a path such as c.address (joined once, \
+                         not iterated) or a (subquery)",
+                    ));
+                }
+                let before = self.peek().clone();
+                let alias = self.optional_alias()?;
+                let implicit = alias.as_ref().and_then(|(_, imp)| imp.then_some(before));
+                let alias = match alias {
+                    Some((a, _)) => a,
+                    None => last_property(&expr).unwrap_or_else(|| format!("${index}")),
+                };
+                Ok((
+                    Join {
+                        alias,
+                        source: JoinSource::Value(expr),
+                        pos,
+                    },
+                    n.depth,
+                    implicit,
                 ))
             }
             TokenKind::Ident(_) => {
@@ -1168,7 +1189,7 @@ impl Parser<'_> {
                     ),
                 ))
             }
-            _ => Err(self.expected("'alias IN expression' or a (subquery) after JOIN")),
+            _ => Err(self.expected("'alias IN expression', a path such as c.address or a (subquery) after JOIN")),
         }
     }
 
@@ -1847,6 +1868,34 @@ impl Parser<'_> {
             self.peek().pos,
             format!("'*' is not an argument: write {name}(1) to count rows, or pass a value"),
         )
+    }
+}
+
+/// A `<container_expression>`: a name followed by `.name`, `["name"]` or `[index]` steps.
+fn is_container_path(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(_) => true,
+        ExprKind::Property(base, _) => is_container_path(base),
+        ExprKind::Index(base, index) => {
+            matches!(
+                index.kind,
+                ExprKind::Literal(Literal::Number(_) | Literal::String(_))
+            ) && is_container_path(base)
+        }
+        _ => false,
+    }
+}
+
+/// The name a path's last property gives an unaliased JOIN (`JOIN f.children` binds
+/// `children`, as `FROM Families.children` does).
+fn last_property(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Property(_, name) => Some(name.clone()),
+        ExprKind::Index(_, index) => match &index.kind {
+            ExprKind::Literal(Literal::String(name)) => Some(name.to_string()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
