@@ -904,6 +904,41 @@ fn query_prints_the_documented_shape() {
     );
     assert_eq!(all["documents"].as_array().unwrap().len(), 74);
     assert!(all["continuation"].is_null());
+    // MaxItemCount = -1 (pagination.md): no item limit, one page of everything under 4 MB.
+    let unlimited = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE c.id FROM c",
+            "--max-items",
+            "-1",
+        ],
+    );
+    assert_eq!(unlimited["documents"], all["documents"]);
+    assert!(unlimited["continuation"].is_null());
+    for bad in ["0", "-2"] {
+        let e = err(
+            run(
+                dir,
+                &[
+                    "query",
+                    "shop/orders",
+                    "SELECT * FROM c",
+                    "--max-items",
+                    bad,
+                ],
+            ),
+            2,
+        );
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("or -1 for no item limit"),
+            "{e}"
+        );
+    }
     // Errors carry the position and exit 1.
     let e = err(
         run(

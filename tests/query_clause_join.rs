@@ -309,7 +309,11 @@ fn a_join_on_a_path_joins_its_value_once() {
     );
     // Only a path: anything else after JOIN still needs IN.
     let e = db.bad_request("SELECT f.id FROM f JOIN f.children[f.n] k");
-    assert!(e.message.contains("a path such as c.address"), "{}", e.message);
+    assert!(
+        e.message.contains("a path such as c.address"),
+        "{}",
+        e.message
+    );
 }
 
 /// subquery.md "Optimize self-join expressions" (the page gives the queries; these items are

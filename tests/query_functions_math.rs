@@ -154,11 +154,61 @@ fn every_documented_math_function_is_registered() {
     assert_eq!(arity("ATN2"), Some((2, 2)));
 }
 
+/// sqrt.md: "If you attempt to find the square root value that results in an imaginary
+/// number, you get an error that the value can't be represented in JSON. For example,
+/// SQRT(-25) gives this error." Inside the query NaN and the infinities are numbers
+/// (is-finite-number.md); only a result holding one fails, wherever it sits in the result.
 #[test]
-fn non_finite_results_are_numbers_without_json() {
+fn non_finite_results_are_numbers_that_fail_the_query() {
     let nan = eval("SQRT", &[Val::Num(-1.0)]);
     assert!(matches!(nan, Val::Num(n) if n.is_nan()));
     assert_eq!(nan.to_json(), None);
+    let db = query_common::Db::new(&[json!({"id": "1", "n": 0}), json!({"id": "2", "n": 4})]);
+    for sql in [
+        "SELECT VALUE SQRT(-25)",
+        "SELECT SQRT(-25) AS s",
+        "SELECT VALUE {a: 1, b: [LOG(0)]}",
+        "SELECT VALUE 1 / c.n FROM c",
+        "SELECT VALUE SUM(1 / c.n) FROM c",
+        "SELECT VALUE COUNT(1) / 0 FROM c",
+    ] {
+        let e = db.bad_request(sql);
+        assert!(
+            e.message.contains("can't represent"),
+            "{sql}: {}",
+            e.message
+        );
+    }
+    assert_eq!(
+        db.rows("SELECT VALUE IS_FINITE_NUMBER(SQRT(c.n - 1)) FROM c"),
+        vec![json!(false), json!(true)]
+    );
+    assert_eq!(
+        db.rows("SELECT VALUE 1 / c.n FROM c WHERE c.n > 0"),
+        vec![json!(0.25)]
+    );
+}
+
+/// rand.md again, across executions: the same query run twice, each time by a new
+/// process, draws different numbers.
+#[test]
+fn rand_differs_between_executions_of_the_same_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosmoscope"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    cli(&["db", "create", "t"]);
+    cli(&["container", "create", "t/c", "--partition-key", "/id"]);
+    let draw = || cli(&["query", "t/c", "SELECT VALUE RAND()"])["documents"][0].as_f64();
+    let (a, b) = (draw(), draw());
+    assert!(a.is_some() && b.is_some(), "{a:?} {b:?}");
+    assert_ne!(a, b);
 }
 
 /// rand.md: "nondeterministic: repetitive calls of this function don't return the same

@@ -82,9 +82,15 @@ pub enum Command {
         /// Run in one logical partition (or hierarchical prefix) given as JSON
         #[arg(long, value_name = "JSON")]
         pk: Option<String>,
-        /// Results per page (a page also ends before it would pass 4 MB, as the service's do)
-        #[arg(long, default_value_t = 100, value_name = "N")]
-        max_items: usize,
+        /// Results per page, or -1 for no item limit (the SDKs' MaxItemCount = -1); a page
+        /// also ends before it would pass 4 MB, as the service's do
+        #[arg(
+            long,
+            default_value_t = 100,
+            value_name = "N",
+            allow_negative_numbers = true
+        )]
+        max_items: i64,
         /// Resume after a previous page
         #[arg(long, value_name = "TOKEN")]
         continuation: Option<String>,

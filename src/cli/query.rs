@@ -15,14 +15,22 @@ pub fn query(
     sql: &str,
     params: &[String],
     pk: Option<&str>,
-    max_items: usize,
+    max_items: i64,
     continuation: Option<String>,
     all: bool,
 ) -> CliResult {
     let (db, c) = split_target(target)?;
-    if max_items == 0 {
-        return Err(Failure::Usage("--max-items must be at least 1".into()));
-    }
+    // pagination.md: "You can set MaxItemCount to -1 if you don't want to place a limit on
+    // the number of results per query execution" (the 4 MB page limit still holds).
+    let max_items = match max_items {
+        -1 => usize::MAX,
+        n => usize::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+            Failure::Usage(
+                "--max-items must be at least 1, or -1 for no item limit (pages still end at 4 MB)"
+                    .into(),
+            )
+        })?,
+    };
     let mut values = HashMap::new();
     for p in params {
         let Some((name, json)) = p.split_once('=') else {

@@ -1189,7 +1189,9 @@ impl Parser<'_> {
                     ),
                 ))
             }
-            _ => Err(self.expected("'alias IN expression', a path such as c.address or a (subquery) after JOIN")),
+            _ => Err(self.expected(
+                "'alias IN expression', a path such as c.address or a (subquery) after JOIN",
+            )),
         }
     }
 

@@ -147,8 +147,8 @@ fn pi(_: &[Val], _: &FnContext) -> Val {
 }
 
 /// `RAND()`: a number in [0, 1), a new one on every call, as rand.md says ("nondeterministic:
-/// repetitive calls don't return the same results"): the query's seed mixed with a
-/// process-wide call counter through the SplitMix64 finalizer (top 53 bits).
+/// repetitive calls don't return the same results"): the execution's random seed mixed with
+/// a process-wide call counter through the SplitMix64 finalizer (top 53 bits).
 fn rand(_: &[Val], ctx: &FnContext) -> Val {
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -33,7 +33,7 @@ pub struct FnContext {
     /// new date and time value for each item matched by the query"
     /// (getcurrentdatetimestatic.md). `None` keeps them at `now_ticks` (fixed contexts).
     pub clock: Option<fn() -> i64>,
-    /// Seed for `RAND()`, fixed per query so a run is repeatable.
+    /// Seed for `RAND()`: random per execution, mixed with a call counter per draw.
     pub seed: u64,
 }
 

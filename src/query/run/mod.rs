@@ -48,7 +48,7 @@ use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, result_bound, rows_of};
 use super::functions::FnContext;
 use super::plan::{self, Routing};
-use super::value::Val;
+use super::value::{Val, result_document};
 use crate::charge;
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
@@ -245,10 +245,14 @@ pub fn run(
     let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
     let first_page = token.is_none();
     let max_items = opts.max_items.unwrap_or(100).max(1);
+    let now_ticks = super::functions::now_ticks();
     let ctx = FnContext {
-        now_ticks: super::functions::now_ticks(),
+        now_ticks,
         clock: Some(crate::query::functions::now_ticks),
-        seed: hash,
+        // RAND draws anew on every execution (rand.md: "repetitive calls of this function
+        // don't return the same results"), in a new process too: the process's random
+        // hash keys make the seed.
+        seed: hash ^ std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), now_ticks),
     };
     let params: super::eval::Params = opts
         .params
@@ -835,15 +839,15 @@ pub fn run(
                 }
             };
             // Results as JSON text: a stored item is returned as stored (its bytes are the compact
-            // JSON it serializes to), so no value is built for it. Values without a JSON form
-            // (undefined, 1/0) are not results: drop them before paging so every page advances.
+            // JSON it serializes to), so no value is built for it. Undefined is no result: drop
+            // it before paging so every page advances.
             let results: Vec<Document> = results
                 .into_iter()
                 .filter_map(|r| match r {
-                    Output::Stored(bytes) => Some(Document::from_stored(bytes)),
-                    Output::Value(v) => v.to_json().map(Document::from_value),
+                    Output::Stored(bytes) => Some(Ok(Document::from_stored(bytes))),
+                    Output::Value(v) => result_document(&v).transpose(),
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let computed = Computed::new(results, per_range, access, index_metrics);
             (Arc::new(computed), !walked || ordered_bound.is_some())
         }

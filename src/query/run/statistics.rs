@@ -11,7 +11,7 @@ use crate::query::access;
 use crate::query::document::Document;
 use crate::query::exec::Run;
 use crate::query::plan::{self, Routing};
-use crate::query::value::Val;
+use crate::query::value::result_document;
 use crate::store::catalog::ContainerDef;
 use crate::store::keys;
 use crate::store::stats::OpKind;
@@ -40,9 +40,8 @@ pub(super) fn count_from_statistics(
     let documents: Vec<Document> = pipeline
         .finish_with_count(total)
         .iter()
-        .filter_map(Val::to_json)
-        .map(Document::from_value)
-        .collect();
+        .filter_map(|v| result_document(v).transpose())
+        .collect::<Result<_>>()?;
     let output_bytes: u64 = documents.iter().map(|d| d.json_len() as u64).sum();
     let mut partitions = Vec::with_capacity(counts.len());
     let mut raw = charge::QUERY_PER_OUTPUT_KB * output_bytes as f64 / 1024.0;
