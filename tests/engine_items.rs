@@ -911,3 +911,34 @@ fn hierarchical_items_without_any_key_property_are_undefined_at_every_level() {
     );
     assert_eq!(container_counts(e, "h").0, 2);
 }
+
+/// A whole number written as a double (`690.00`, `1e2`) is stored, read and returned as the
+/// service's query results print it, `690` (the docs' getting-started items have
+/// `"price": 690.00` and their `SELECT *` shows `690`); `SELECT *`, which returns stored
+/// bytes, agrees with a projection. Doubles that are not whole, beyond 2^53, or -0 keep
+/// their form.
+#[test]
+fn whole_doubles_are_stored_as_integers() {
+    let fx = fixture();
+    let text = br#"{"id":"n","pk":"p","price":690.00,"r":1e2,"half":1.50,"big":1e300,"z":-0.0,"nested":[2.0,{"v":3.0}]}"#;
+    let created = fx.engine.create_item(common::DB, C, text).unwrap();
+    let stored = String::from_utf8(created.body.clone().unwrap()).unwrap();
+    assert!(
+        stored.starts_with(
+            r#"{"id":"n","pk":"p","price":690,"r":100,"half":1.5,"big":1e+300,"z":-0.0,"nested":[2,{"v":3}],"#
+        ),
+        "{stored}"
+    );
+    let read = fx.read(C, "n", &json!("p"));
+    assert_eq!(read.body, created.body);
+    let opts = cosmoscope::engine::QueryOptions::default();
+    let star = fx
+        .engine
+        .query(common::DB, C, "SELECT * FROM c", &opts)
+        .unwrap();
+    let value = fx
+        .engine
+        .query(common::DB, C, "SELECT VALUE c FROM c", &opts)
+        .unwrap();
+    assert_eq!(star.documents[0].json(), value.documents[0].json());
+}

@@ -76,7 +76,7 @@ fn navigating_the_tree_to_an_item_shows_its_json() {
     for line in [
         "\"id\": \"o-02\"",
         "\"status\": \"Pending\"",
-        "\"total\": 21.0",
+        "\"total\": 21",
         "\"sku\": \"BK-M68B\"",
         "── system properties ──",
         "\"_etag\": ",

@@ -346,6 +346,28 @@ pub fn etag(seq: u64, ts: i64) -> String {
     )
 }
 
+/// Writes every whole number that parsed as a double (`690.00`, `1e2`) as an integer, the way
+/// the service's query results print it (the docs show a stored `690.00` as `690`), so a
+/// stored item reads the same through `SELECT *` as through any projection. Doubles beyond
+/// ±2^53 and `-0` stay doubles: as integers they would change value or lose their sign.
+pub fn canonical_numbers(v: &mut Value) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() <= EXACT
+                && !(f == 0.0 && f.is_sign_negative())
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(canonical_numbers),
+        Value::Object(o) => o.values_mut().for_each(canonical_numbers),
+        _ => {}
+    }
+}
+
 /// Replaces system properties with the store's values, appended after the user's properties
 /// in the order the service writes them.
 pub fn stamp_system_properties(

@@ -308,7 +308,8 @@ impl<'s> WriteBatch<'s> {
         };
         let etag = item::etag(seq, self.now);
         item::stamp_system_properties(&mut doc, &def, doc_number, &etag, self.now);
-        let doc = Value::Object(doc);
+        let mut doc = Value::Object(doc);
+        item::canonical_numbers(&mut doc);
         let json = serde_json::to_vec(&doc)
             .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
         let new_entries = self.entries_of(&doc, &epk, &id);
