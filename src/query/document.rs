@@ -14,6 +14,9 @@ use std::sync::{Arc, OnceLock};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use super::value::Val;
+use crate::error::{Error, Result};
+
 /// A query result: compact JSON text plus its value, parsed lazily.
 #[derive(Clone)]
 pub struct Document {
@@ -38,6 +41,20 @@ impl Document {
             json: Arc::from(json),
             value: OnceLock::from(value),
         }
+    }
+
+    /// A computed value as the result a page returns: `None` for undefined (it is no
+    /// result), and a 400 for a value holding NaN or an infinity, which the service can't
+    /// write as JSON ("SQRT(-25) gives this error", sqrt.md) and so fails the query rather
+    /// than drop the row.
+    pub fn from_result(v: &Val) -> Result<Option<Document>> {
+        if v.has_non_finite() {
+            return Err(Error::bad_request(
+                "a result holds a number JSON can't represent (NaN or Infinity, as from \
+                 SQRT(-25), LOG(0) or 1/0); guard the expression with IS_FINITE_NUMBER",
+            ));
+        }
+        Ok(v.to_json().map(Document::from_value))
     }
 
     /// The compact JSON text.

@@ -151,7 +151,9 @@ impl Val {
     }
 
     /// Whether a NaN or an infinity sits anywhere in the value: JSON has no way to write
-    /// one, so such a value can't be a result (see [`result_document`]).
+    /// one, so such a value can't be a result (see [`Document::from_result`]).
+    ///
+    /// [`Document::from_result`]: super::document::Document::from_result
     pub fn has_non_finite(&self) -> bool {
         match self {
             Val::Num(n) => !n.is_finite(),
@@ -180,19 +182,6 @@ impl Val {
     pub fn from_slice(bytes: &[u8]) -> Result<Val, serde_json::Error> {
         super::demand::extract(bytes, &super::demand::Demand::All)
     }
-}
-
-/// A computed result as the document the page returns: `None` for undefined (it is no
-/// result), and a 400 for a value holding NaN or an infinity, which the service can't write
-/// as JSON ("SQRT(-25) gives this error", sqrt.md) and so fails the query rather than drop.
-pub fn result_document(v: &Val) -> Result<Option<super::document::Document>, crate::error::Error> {
-    if v.has_non_finite() {
-        return Err(crate::error::Error::bad_request(
-            "a result holds a number JSON can't represent (NaN or Infinity, as from \
-             SQRT(-25), LOG(0) or 1/0); guard the expression with IS_FINITE_NUMBER",
-        ));
-    }
-    Ok(v.to_json().map(super::document::Document::from_value))
 }
 
 /// JSON number for a double: integral values within ±2^53 print as integers, as the

@@ -48,7 +48,7 @@ use super::document::Document;
 use super::exec::{Env, Output, Run, doc_alias, result_bound, rows_of};
 use super::functions::FnContext;
 use super::plan::{self, Routing};
-use super::value::{Val, result_document};
+use super::value::Val;
 use crate::charge;
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
@@ -845,7 +845,7 @@ pub fn run(
                 .into_iter()
                 .filter_map(|r| match r {
                     Output::Stored(bytes) => Some(Ok(Document::from_stored(bytes))),
-                    Output::Value(v) => result_document(&v).transpose(),
+                    Output::Value(v) => Document::from_result(&v).transpose(),
                 })
                 .collect::<Result<_>>()?;
             let computed = Computed::new(results, per_range, access, index_metrics);

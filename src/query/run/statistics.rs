@@ -11,7 +11,6 @@ use crate::query::access;
 use crate::query::document::Document;
 use crate::query::exec::Run;
 use crate::query::plan::{self, Routing};
-use crate::query::value::result_document;
 use crate::store::catalog::ContainerDef;
 use crate::store::keys;
 use crate::store::stats::OpKind;
@@ -40,7 +39,7 @@ pub(super) fn count_from_statistics(
     let documents: Vec<Document> = pipeline
         .finish_with_count(total)
         .iter()
-        .filter_map(|v| result_document(v).transpose())
+        .filter_map(|v| Document::from_result(v).transpose())
         .collect::<Result<_>>()?;
     let output_bytes: u64 = documents.iter().map(|d| d.json_len() as u64).sum();
     let mut partitions = Vec::with_capacity(counts.len());
