@@ -184,22 +184,16 @@ impl Val {
     }
 }
 
-/// JSON number for a double: integral values within ±2^53 print as integers, as the
-/// service prints them.
+/// JSON number for a double: whole numbers print as integers, without a fraction or
+/// exponent, as the service prints them (its docs show `DateTimeToTicks` as
+/// 14320368000000000; see [`whole_number`]).
+///
+/// [`whole_number`]: crate::store::item::whole_number
 pub fn number_json(n: f64) -> Option<Value> {
-    if !n.is_finite() {
-        return None;
+    match crate::store::item::whole_number(n) {
+        Some(i) => Some(Value::from(i)),
+        None => serde_json::Number::from_f64(n).map(Value::Number),
     }
-    // Whole numbers print without a fraction or exponent, as the service prints them (its
-    // docs show `DateTimeToTicks` as 14320368000000000): every whole double below 2^63 is
-    // exactly an i64.
-    if n.fract() == 0.0 && n.abs() < 9_223_372_036_854_775_808.0 {
-        if n == 0.0 && n.is_sign_negative() {
-            return serde_json::Number::from_f64(n).map(Value::Number);
-        }
-        return Some(Value::from(n as i64));
-    }
-    serde_json::Number::from_f64(n).map(Value::Number)
 }
 
 /// `a = b` with the service's semantics: undefined when either side is undefined or the

@@ -346,20 +346,24 @@ pub fn etag(seq: u64, ts: i64) -> String {
     )
 }
 
+/// A double as the integer the service prints it as: a whole number an i64 holds exactly
+/// (every whole double below 2^63 is one). `-0` stays a double, as an integer would lose its
+/// sign.
+pub fn whole_number(f: f64) -> Option<i64> {
+    (f.fract() == 0.0
+        && f.abs() < 9_223_372_036_854_775_808.0
+        && !(f == 0.0 && f.is_sign_negative()))
+    .then_some(f as i64)
+}
+
 /// Writes every whole number that parsed as a double (`690.00`, `1e2`) as an integer, the way
 /// the service's query results print it (the docs show a stored `690.00` as `690`), so a
-/// stored item reads the same through `SELECT *` as through any projection. Doubles beyond
-/// ±2^53 and `-0` stay doubles: as integers they would change value or lose their sign.
+/// stored item reads the same through `SELECT *` as through any projection.
 pub fn canonical_numbers(v: &mut Value) {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     match v {
         Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
-                && f.fract() == 0.0
-                && f.abs() <= EXACT
-                && !(f == 0.0 && f.is_sign_negative())
-            {
-                *v = Value::from(f as i64);
+            if let Some(i) = n.as_f64().filter(|_| n.is_f64()).and_then(whole_number) {
+                *v = Value::from(i);
             }
         }
         Value::Array(a) => a.iter_mut().for_each(canonical_numbers),
