@@ -410,6 +410,36 @@ ORDER BY
 }
 
 #[test]
+fn top_and_offset_count_only_results() {
+    // An item whose `SELECT VALUE` is undefined makes no result, so it takes none of the
+    // places TOP and OFFSET/LIMIT count (the .NET SDK's reference interpreter drops it right
+    // after projecting, before DISTINCT and TOP).
+    let db = Db::new(&[
+        json!({"id": "1", "n": 1}),
+        json!({"id": "2", "n": 2, "s": "a"}),
+        json!({"id": "3", "n": 3}),
+        json!({"id": "4", "n": 4, "s": "b"}),
+        json!({"id": "5", "n": 5, "s": "c"}),
+    ]);
+    db.ordered(
+        "SELECT TOP 2 VALUE c.s FROM c ORDER BY c.n",
+        json!(["a", "b"]),
+    );
+    db.ordered(
+        "SELECT TOP 2 VALUE c.s FROM c ORDER BY c.n DESC",
+        json!(["c", "b"]),
+    );
+    db.ordered(
+        "SELECT VALUE c.s FROM c ORDER BY c.n OFFSET 1 LIMIT 5",
+        json!(["b", "c"]),
+    );
+    for rows in db.each("SELECT TOP 2 VALUE c.s FROM c", &[]) {
+        assert_eq!(rows.len(), 2, "{rows:?}");
+    }
+    db.unordered("SELECT TOP 5 VALUE c.s FROM c", json!(["a", "b", "c"]));
+}
+
+#[test]
 fn top_without_order_by_takes_n() {
     let db = Db::new(&categorized());
     for rows in db.each("SELECT TOP 3 * FROM products", &[]) {

@@ -224,6 +224,53 @@ fn pages_add_up_to_the_unpaged_result_and_charge() {
 }
 
 #[test]
+fn undefined_values_take_no_place_on_a_page() {
+    // `SELECT VALUE` of a property most items lack: the items without it make no result,
+    // so they neither fill a page nor end the paging early (ORDER BY walks the index).
+    let (_d, e) = engine();
+    container(&e, "sparse", &["/customerId"], 30_000);
+    let docs: Vec<Value> = orders()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            if i % 5 == 0 {
+                d["note"] = json!(format!("n{i}"));
+            }
+            d
+        })
+        .collect();
+    load(&e, "sparse", &docs);
+    for sql in [
+        "SELECT VALUE c.note FROM c ORDER BY c.total",
+        "SELECT VALUE c.note FROM c ORDER BY c.total DESC",
+        "SELECT VALUE c.note FROM c",
+        "SELECT TOP 7 VALUE c.note FROM c",
+        "SELECT TOP 7 VALUE c.note FROM c ORDER BY c.total",
+    ] {
+        let whole = q_with(
+            &e,
+            "sparse",
+            sql,
+            QueryOptions {
+                max_items: Some(10_000),
+                ..Default::default()
+            },
+        );
+        let expected = if sql.contains("TOP 7") { 7 } else { 24 };
+        assert_eq!(whole.documents.len(), expected, "{sql}");
+        for page in [1, 2, 5] {
+            let (docs, charge, _) = all_pages(&e, "sparse", sql, page);
+            assert_eq!(docs, whole.documents, "{sql}: pages of {page}");
+            assert!(
+                (charge - whole.request_charge).abs() < 0.011,
+                "{sql}: pages of {page} cost {charge}, the whole {}",
+                whole.request_charge
+            );
+        }
+    }
+}
+
+#[test]
 fn pages_stop_at_the_service_response_size() {
     // concepts-limits.md: a query page is at most 4 MB; past it the page ends with a
     // continuation. Nine items of about 0.9 MB, each with two tags (two JOIN rows).

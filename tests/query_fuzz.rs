@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod common;
+use common::Rng;
 use cosmoscope::query::check::check;
 use cosmoscope::query::parser::parse;
 
@@ -216,31 +218,6 @@ const WORDS: &[&str] = &[
     "items",
 ];
 
-/// SplitMix64: small, deterministic, good enough to spread cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
 /// Character boundaries of `s`, including its end.
 fn boundaries(s: &str) -> Vec<usize> {
     s.char_indices()
@@ -252,10 +229,10 @@ fn boundaries(s: &str) -> Vec<usize> {
 /// One random edit of `s` (always valid UTF-8).
 fn mutate(rng: &mut Rng, s: &str) -> String {
     let b = boundaries(s);
-    let at = b[rng.below(b.len())];
-    let to = b[rng.below(b.len())];
+    let at = b[rng.index(b.len())];
+    let to = b[rng.index(b.len())];
     let (lo, hi) = (at.min(to), at.max(to));
-    match rng.below(9) {
+    match rng.index(9) {
         // Replace a word by another word (twice as likely as the other edits).
         7 | 8 => {
             let words: Vec<(usize, &str)> = s
@@ -266,7 +243,7 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
             if words.is_empty() {
                 return s.to_string();
             }
-            let (start, w) = words[rng.below(words.len())];
+            let (start, w) = words[rng.index(words.len())];
             format!(
                 "{}{}{}",
                 &s[..start],
@@ -280,10 +257,10 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
         1 => format!("{}{}{}", &s[..at], rng.pick(VOCAB), &s[at..]),
         // Insert a random character (ASCII mostly, sometimes anything).
         2 => {
-            let c = if rng.below(4) == 0 {
-                char::from_u32(rng.below(0x3_0000) as u32).unwrap_or('?')
+            let c = if rng.index(4) == 0 {
+                char::from_u32(rng.index(0x3_0000) as u32).unwrap_or('?')
             } else {
-                char::from(rng.below(128) as u8)
+                char::from(rng.index(128) as u8)
             };
             format!("{}{c}{}", &s[..at], &s[at..])
         }
@@ -291,8 +268,8 @@ fn mutate(rng: &mut Rng, s: &str) -> String {
         3 => {
             let mut chars: Vec<char> = s.chars().collect();
             if chars.len() > 1 {
-                let i = rng.below(chars.len());
-                let j = rng.below(chars.len());
+                let i = rng.index(chars.len());
+                let j = rng.index(chars.len());
                 chars.swap(i, j);
             }
             chars.into_iter().collect()
@@ -313,12 +290,12 @@ fn case(i: usize) -> String {
         // A random token soup, sometimes starting like a query.
         0 | 1 => {
             let mut s = String::new();
-            if rng.below(2) == 0 {
+            if rng.index(2) == 0 {
                 s.push_str("SELECT ");
             }
-            for _ in 0..rng.below(30) {
+            for _ in 0..rng.index(30) {
                 s.push_str(rng.pick(VOCAB));
-                if rng.below(3) != 0 {
+                if rng.index(3) != 0 {
                     s.push(' ');
                 }
             }
@@ -326,7 +303,7 @@ fn case(i: usize) -> String {
         }
         // Deep or long structures around the limits.
         2 if i % 20 == 2 => {
-            let n = rng.below(400);
+            let n = rng.index(400);
             let (open, close) = [
                 ("(", ")"),
                 ("[", "]"),
@@ -338,9 +315,9 @@ fn case(i: usize) -> String {
                 ("", ".a"),
                 ("", " + 1"),
                 ("", " OR c.x"),
-            ][rng.below(10)];
+            ][rng.index(10)];
             let mut s = format!("SELECT VALUE {}c{}", open.repeat(n), close.repeat(n));
-            if rng.below(2) == 0 {
+            if rng.index(2) == 0 {
                 s = mutate(&mut rng, &s);
             }
             s.push_str(" FROM c");
@@ -349,7 +326,7 @@ fn case(i: usize) -> String {
         // One to four mutations of a seed, mostly one.
         _ => {
             let mut s = rng.pick(SEEDS).to_string();
-            let edits = [1, 1, 1, 2, 3, 4][rng.below(6)];
+            let edits = [1, 1, 1, 2, 3, 4][rng.index(6)];
             for _ in 0..edits {
                 s = mutate(&mut rng, &s);
             }

@@ -42,7 +42,7 @@ impl Condition {
         };
         let root = Val::from_json(doc);
         let mut run = Run::new(&self.query, &env);
-        rows_of(&self.query, Some(&root), &[], &env).any(|row| run.push(row))
+        rows_of(&self.query, Some(&root), &[], &env).any(|row| run.push(row).passed())
     }
 }
 

@@ -393,6 +393,27 @@ impl Acc {
     }
 }
 
+/// What [`Run::push`] did with a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// The filter did not give `true`.
+    Filtered,
+    /// It passed the filter but projects to undefined: no result.
+    Undefined,
+    /// It passed the filter and counts as a result (or went into a group).
+    Result,
+}
+
+impl Pushed {
+    pub fn passed(self) -> bool {
+        self != Pushed::Filtered
+    }
+
+    pub fn is_result(self) -> bool {
+        self == Pushed::Result
+    }
+}
+
 /// A result of [`Run::finish_rows`].
 pub enum Output {
     Value(Val),
@@ -507,28 +528,28 @@ impl<'q, 'e> Run<'q, 'e> {
         |q: &Query, b: &[(String, Val)]| self.env.subquery(q, b)
     }
 
-    /// Feeds one FROM/JOIN row; returns whether it passed the filter.
-    pub fn push(&mut self, row: Bindings) -> bool {
+    /// Feeds one FROM/JOIN row; says whether it passed the filter and made a result.
+    pub fn push(&mut self, row: Bindings) -> Pushed {
         self.push_with(&row, None)
     }
 
     /// Like [`Run::push`] for a borrowed row (a caller can reuse one row buffer).
-    pub fn push_ref(&mut self, row: &[(String, Val)]) -> bool {
+    pub fn push_ref(&mut self, row: &[(String, Val)]) -> Pushed {
         self.push_with(row, None)
     }
 
     /// Like [`Run::push`] for `SELECT *` over whole items: the result is the stored item,
     /// parsed only if the row survives ORDER BY/TOP (late materialization), so the row
     /// itself needs only the properties the filter and sort keys read.
-    pub fn push_stored(&mut self, row: &[(String, Val)], stored: &[u8]) -> bool {
+    pub fn push_stored(&mut self, row: &[(String, Val)], stored: &[u8]) -> Pushed {
         self.push_with(row, Some(stored))
     }
 
-    fn push_with(&mut self, row: &[(String, Val)], stored: Option<&[u8]>) -> bool {
+    fn push_with(&mut self, row: &[(String, Val)], stored: Option<&[u8]>) -> Pushed {
         if let Some(f) = &self.q.filter
             && !self.env.eval(f, row).is_true()
         {
-            return false;
+            return Pushed::Filtered;
         }
         self.matched += 1;
         if self.grouped {
@@ -576,9 +597,10 @@ impl<'q, 'e> Run<'q, 'e> {
                     .collect(),
             };
             // Once `bound` rows are kept, a row that sorts after the worst of them can never
-            // reach the result: drop it before projecting or copying anything.
+            // reach the result: drop it before projecting or copying anything. (Had it
+            // projected to undefined, it would not have been a result either.)
             if self.cannot_place(&keys) {
-                return true;
+                return Pushed::Result;
             }
             match stored {
                 Some(bytes) => self
@@ -586,12 +608,19 @@ impl<'q, 'e> Run<'q, 'e> {
                     .push((keys, Val::Undefined, Some(Arc::from(bytes)))),
                 None => {
                     let value = self.project(row, None);
+                    // `SELECT VALUE` of an undefined expression is no result, so it takes no
+                    // place among those TOP, OFFSET/LIMIT and a page count (the .NET SDK's
+                    // reference interpreter drops it right after projecting, before DISTINCT
+                    // and TOP).
+                    if value.is_undefined() {
+                        return Pushed::Undefined;
+                    }
                     self.out.push((keys, value, None));
                 }
             }
             self.prune();
         }
-        true
+        Pushed::Result
     }
 
     /// The JSON size of the result the last row pushed made (a streaming query's rows are
@@ -734,7 +763,8 @@ impl<'q, 'e> Run<'q, 'e> {
 
     /// The results of a projection of `FROM c` alone (no grouping, DISTINCT or JOIN) whose
     /// items were not pushed because the index gave them and their order: `items` are the items
-    /// (as far as the query reads them) in result order, inside [`Run::window`] already.
+    /// (as far as the query reads them) in result order, inside [`Run::window`] already
+    /// unless the projection can be undefined (`SELECT VALUE`), which makes no result.
     pub fn finish_presorted_items(&self, items: Vec<Val>) -> Vec<Output> {
         debug_assert!(!self.grouped && !self.q.select.distinct && self.q.joins.is_empty());
         let alias = from_alias(self.q).unwrap_or_default().to_string();

@@ -232,6 +232,21 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
+
+    /// An index uniform in `0..n`; 0 when `n` is 0.
+    pub fn index(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.index(100) < percent
+    }
+
+    /// One of `items`, uniformly (not empty).
+    pub fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+        items[self.index(items.len())].clone()
+    }
 }
 
 /// `min <= epk < max` on the service's uppercase hex strings (ordinal comparison).

@@ -287,6 +287,8 @@ pub fn run(
         && q.group_by.is_empty()
         && !has_aggregate(q)
         && matches!(q.from.as_ref().map(|f| &f.kind), Some(FromKind::Container { path, .. }) if path.is_empty());
+    // `SELECT VALUE` can be undefined for an item, which then makes no result.
+    let value_projection = matches!(q.select.kind, SelectKind::Value(_));
     // Results report their logical partitions: the partition key of each matching item is
     // read on its own, so items that do not match need only what the query reads.
     let demand = if stored_star {
@@ -511,13 +513,17 @@ pub fn run(
             let index_metrics = metrics_of(q, &resolver, &all_probes, &policy, def);
             // An exact ordered walk: its items in result order, and when it ran.
             let mut presorted: Option<(Vec<Walked>, u128)> = None;
+            // A `SELECT VALUE` walk's items, projected while checking they made enough results.
+            let mut projected: Option<Vec<Output>> = None;
             // Documents matching a filtered walk, per range (bounded by the ORDER BY's k).
             let mut matching: Option<Vec<(crate::store::keys::RangeId, u64)>> = None;
             let (candidates, access, walked) = match walk {
                 Some(walk) => {
                     let skip = token.as_ref().map_or(0, |t| t.skip);
-                    let k = ordered_bound
+                    // Results the walk must reach: up to the bound, or one past this page.
+                    let needed = ordered_bound
                         .unwrap_or_else(|| skip.saturating_add(max_items).saturating_add(1));
+                    let mut k = needed;
                     let reader = IndexReader::new(store, txn, def, ready_generation);
                     // When the index gives exact sort keys (a filter the walk answers is exact
                     // too: see OrderWalk), the walk's order is the result's: `SELECT *` needs
@@ -558,16 +564,34 @@ pub fn run(
                         reverse_scan: reverse_ties,
                     };
                     let clock = Instant::now();
-                    let (items, in_order) = walk_order(
-                        store,
-                        txn,
-                        &reader,
-                        &walk,
-                        &byte_spans,
-                        k,
-                        now,
-                        (presort, &ties),
-                    )?;
+                    let (items, in_order) = loop {
+                        let (items, in_order) = walk_order(
+                            store,
+                            txn,
+                            &reader,
+                            &walk,
+                            &byte_spans,
+                            k,
+                            now,
+                            (presort, &ties),
+                        )?;
+                        // Every item is a result, except where `SELECT VALUE` is undefined:
+                        // then walk on until enough items are (rarely more than once).
+                        let results = if value_projection && items.len() >= k {
+                            let values = project_walked(&pipeline, &extractor, &items)?;
+                            let n = values.iter().filter(|v| !is_undefined(v)).count();
+                            projected = Some(values);
+                            n
+                        } else {
+                            // Each item is a result, or the walk ended before k: all are in.
+                            projected = None;
+                            needed
+                        };
+                        if results >= needed {
+                            break (items, in_order);
+                        }
+                        k = k.saturating_add((needed - results).max(k));
+                    };
                     if walk.undefined_after && items.len() < k {
                         // The results run past the documents that define the path into those
                         // that do not, which only a scan finds: scan and sort (same order and
@@ -654,14 +678,23 @@ pub fn run(
                         .map(|w| Output::Stored(Arc::from(w.record.json)))
                         .collect(),
                 ),
+                // OFFSET/LIMIT and TOP count results, which a projection always makes; an
+                // undefined `SELECT VALUE` makes none, so then every item is projected first.
+                Some((items, _)) if value_projection => {
+                    let mut results = match projected.take() {
+                        Some(results) => results,
+                        None => project_walked(&pipeline, &extractor, items)?,
+                    };
+                    results.retain(|r| !is_undefined(r));
+                    let window = pipeline.window(results.len());
+                    results.truncate(window.end);
+                    results.drain(..window.start);
+                    Some(results)
+                }
                 Some((items, _)) => {
                     let items = items[pipeline.window(items.len())]
                         .iter()
-                        .map(|w| {
-                            extractor
-                                .extract_stored(w.record.json, w.record.members.as_ref())
-                                .map_err(|e| Error::internal(format!("corrupt item: {e}")))
-                        })
+                        .map(|w| extract_walked(&extractor, w))
                         .collect::<Result<Vec<_>>>()?;
                     Some(pipeline.finish_presorted_items(items))
                 }
@@ -948,6 +981,30 @@ pub fn run(
         access,
         index_metrics,
     })
+}
+
+/// The walked item as the query reads it.
+fn extract_walked(extractor: &demand::Extractor, w: &Walked) -> Result<Val> {
+    extractor
+        .extract_stored(w.record.json, w.record.members.as_ref())
+        .map_err(|e| Error::internal(format!("corrupt item: {e}")))
+}
+
+/// The projections of walked items of `FROM c`, in walk order (undefined ones included).
+fn project_walked(
+    pipeline: &Run,
+    extractor: &demand::Extractor,
+    items: &[Walked],
+) -> Result<Vec<Output>> {
+    let items = items
+        .iter()
+        .map(|w| extract_walked(extractor, w))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(pipeline.finish_presorted_items(items))
+}
+
+fn is_undefined(output: &Output) -> bool {
+    matches!(output, Output::Value(v) if v.is_undefined())
 }
 
 /// How many of `results` (the rest of a result, in order) the next page holds: at most

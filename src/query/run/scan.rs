@@ -46,7 +46,8 @@ pub(super) struct PageBounds<'a> {
     pub(super) cap: usize,
     /// Results TOP still allows (unbounded without TOP).
     pub(super) top_left: usize,
-    /// TOP N without ORDER BY and the rest stops after N+1 matches, as the service does.
+    /// TOP N without ORDER BY and the rest stops after N+1 items made results, as the
+    /// service loads N+1 documents for it.
     pub(super) early_stop: Option<u64>,
     /// The item the previous page stopped in, and how many of its rows it delivered, for a
     /// range read in key order (one read in document order resumes by document number: see
@@ -95,7 +96,7 @@ pub(super) struct Scan<'a, 'q, 'e> {
     page_rows: usize,
     page_bytes: usize,
     /// Items that produced a result, over every range so far.
-    total_matched: u64,
+    total_results: u64,
     /// Ranges entered so far: the place of the current one among the routed ranges, which
     /// come in EPK order (ORDER BY ties go by it: see [`Run::break_ties_by_position`]).
     ranges_entered: usize,
@@ -152,7 +153,9 @@ pub(super) struct ItemSource<'a, 't> {
 
 /// What feeding one item's rows to the pipeline did.
 struct Fed {
-    /// A row of the item passed the filter.
+    /// A row of the item passed the filter (the service loads such an item).
+    matched: bool,
+    /// A row of the item made a result (one projecting to undefined makes none).
     hit: bool,
     /// The item's first row did not fit on the page: the next page loads (and charges) it.
     deferred: bool,
@@ -185,7 +188,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             single_row,
             page_rows: 0,
             page_bytes: 0,
-            total_matched: 0,
+            total_results: 0,
             ranges_entered: 0,
             origins,
             resume: None,
@@ -279,7 +282,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             if self
                 .bounds
                 .early_stop
-                .is_some_and(|n| self.total_matched >= n)
+                .is_some_and(|n| self.total_results >= n)
             {
                 break;
             }
@@ -336,14 +339,21 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             if fed.deferred {
                 break;
             }
-            let counted = if self.loads.served { fed.hit } else { loaded };
+            let counted = if self.loads.served {
+                fed.matched
+            } else {
+                loaded
+            };
             if !self.loads.index_only && !charged_before && counted {
                 tally.metrics.retrieved_document_count += 1;
                 tally.metrics.retrieved_document_size += record.json.len() as u64;
             }
+            if fed.matched {
+                tally.metrics.index_hit_document_count += 1;
+            }
             if fed.hit {
-                self.total_matched += 1;
-                tally.hit(k, &record, self.reading.epk_len, self.reading.keys)?;
+                self.total_results += 1;
+                tally.produced(k, &record, self.reading.epk_len, self.reading.keys)?;
             }
             if self.resume.is_some() {
                 break;
@@ -368,13 +378,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
     ) -> Fed {
         let (q, env, stored_star) = (self.reading.q, self.reading.env, self.reading.stored_star);
         let mut fed = Fed {
+            matched: false,
             hit: false,
             deferred: false,
         };
         if let Some(inner) = self.inner.as_mut() {
             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
             for row in rows_of(inner.query, Some(&doc), &[], env) {
-                if inner.run.push(row) {
+                let pushed = inner.run.push(row);
+                fed.matched |= pushed.passed();
+                if pushed.is_result() {
                     fed.hit = true;
                     metrics.output_document_count += 1;
                 }
@@ -387,15 +400,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 self.resume = Some(Resume::at(k, 0, number));
             } else {
                 row[0].1 = std::mem::take(&mut doc);
-                let passed = if stored_star {
+                let pushed = if stored_star {
                     self.pipeline.push_stored(row, json)
                 } else {
                     self.pipeline.push_ref(row)
                 };
-                if passed && !self.fits() {
+                fed.matched = pushed.passed();
+                if pushed.is_result() && !self.fits() {
                     self.resume = Some(Resume::at(k, 0, number));
                     fed.deferred = true;
-                } else if passed {
+                } else if pushed.is_result() {
                     fed.hit = true;
                     metrics.output_document_count += 1;
                     self.page_rows += 1;
@@ -407,12 +421,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     self.resume = Some(Resume::at(k, i, number));
                     break;
                 }
-                let passed = if stored_star {
+                let pushed = if stored_star {
                     self.pipeline.push_stored(&row, json)
                 } else {
                     self.pipeline.push(row)
                 };
-                if passed && !self.fits() {
+                fed.matched |= pushed.passed();
+                if pushed.is_result() && !self.fits() {
                     // Rows before it went out on this page, which loaded the item (a
                     // matching one: this row passed).
                     self.resume = Some(Resume::at(k, i, number));
@@ -420,7 +435,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     fed.hit = true;
                     break;
                 }
-                if passed {
+                if pushed.is_result() {
                     fed.hit = true;
                     metrics.output_document_count += 1;
                     self.page_rows += 1;
@@ -481,15 +496,14 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
 }
 
 impl<'t> RangeTally<'t> {
-    /// Counts a matching item (key `k`) and its logical partition.
-    fn hit(
+    /// Notes the logical partition of an item (key `k`) that made a result.
+    fn produced(
         &mut self,
         k: &'t [u8],
         record: &Record,
         epk_len: usize,
         keys: &KeyReader,
     ) -> Result<()> {
-        self.metrics.index_hit_document_count += 1;
         let epk = k.get(4..4 + epk_len);
         if epk != self.last_logical {
             let value = keys.read(record)?;
