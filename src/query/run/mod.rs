@@ -55,6 +55,8 @@ use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::index::IndexReader;
 use crate::store::indexing::CompiledPolicy;
+use crate::store::keys::RangeId;
+use crate::store::ranges::PkRange;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
 use candidates::{Candidate, index_candidates};
@@ -400,6 +402,19 @@ pub fn run(
         routing.ranges(def)
     } else {
         Vec::new()
+    };
+    // A computed result continues over the ranges of its first page, which a split since
+    // has divided: each is read whole again (see `Token::layout`), with its children's counts.
+    let first_layout = match &token {
+        Some(t) if !paged_scan => layout_units(&ranges, t.layout()),
+        _ => None,
+    };
+    let ranges: Vec<&PkRange> = match &first_layout {
+        Some(units) => {
+            statistics::fold_children(store, txn, def, &mut all_counts, units)?;
+            units.iter().map(|(unit, _)| unit).collect()
+        }
+        None => ranges,
     };
     let cache_key = if paged_scan {
         None
@@ -966,6 +981,11 @@ pub fn run(
             page.len(),
             after,
             streamed.resume.as_ref(),
+            &if paged_scan {
+                Vec::new()
+            } else {
+                ranges.iter().map(|r| r.id).collect::<Vec<_>>()
+            },
         )
     });
     Ok(QueryResult {
@@ -981,6 +1001,41 @@ pub fn run(
         access,
         index_metrics,
     })
+}
+
+/// The ranges a computed result's first page ran over (`layout`), each as one range
+/// spanning its children among today's routed `ranges`, with their ids; `None` when the
+/// layout is today's (or does not describe it, as it would after a change of routing).
+fn layout_units(ranges: &[&PkRange], layout: &[RangeId]) -> Option<Vec<(PkRange, Vec<RangeId>)>> {
+    if layout.is_empty() || layout.iter().eq(ranges.iter().map(|r| &r.id)) {
+        return None;
+    }
+    let mut units = Vec::with_capacity(layout.len());
+    let mut covered = 0;
+    for &old in layout {
+        let children: Vec<&PkRange> = ranges
+            .iter()
+            .copied()
+            .filter(|r| r.id == old || r.parents.contains(&old))
+            .collect();
+        let (first, last) = (children.first()?, children.last()?);
+        covered += children.len();
+        units.push((
+            PkRange {
+                id: old,
+                min_inclusive: first.min_inclusive.clone(),
+                max_exclusive: last.max_exclusive.clone(),
+                parents: first
+                    .parents
+                    .iter()
+                    .copied()
+                    .take_while(|p| *p != old)
+                    .collect(),
+            },
+            children.iter().map(|r| r.id).collect(),
+        ));
+    }
+    (covered == ranges.len()).then_some(units)
 }
 
 /// The walked item as the query reads it.

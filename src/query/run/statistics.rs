@@ -92,6 +92,36 @@ pub(super) fn count_from_statistics(
 /// Items and bytes per physical partition (expired items not yet purged included).
 pub(super) type RangeCounts = Vec<(crate::store::keys::RangeId, (u64, u64))>;
 
+/// Adds to the counts (read if not yet) one entry per unit: a range of an earlier layout,
+/// with the summed counts of its children (see `layout_units`).
+pub(super) fn fold_children(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    all: &mut Option<RangeCounts>,
+    units: &[(
+        crate::store::ranges::PkRange,
+        Vec<crate::store::keys::RangeId>,
+    )],
+) -> Result<()> {
+    let counts = all_range_counts(store, txn, def, all)?;
+    let sums: Vec<_> = units
+        .iter()
+        .map(|(unit, children)| {
+            let sum = counts
+                .iter()
+                .filter(|(id, _)| children.contains(id))
+                .fold((0, 0), |acc, (_, (n, b))| (acc.0 + n, acc.1 + b));
+            (unit.id, sum)
+        })
+        .collect();
+    if let Some(all) = all.as_mut() {
+        all.retain(|(id, _)| !sums.iter().any(|(u, _)| u == id));
+        all.extend(sums);
+    }
+    Ok(())
+}
+
 /// Every range's counts, read in one pass over the container's statistics the first time a
 /// query asks (a fan-out asks for each range).
 fn all_range_counts<'c>(

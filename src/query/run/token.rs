@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::query::value::Val;
 use crate::store::epk::Epk;
+use crate::store::keys::RangeId;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Token {
@@ -38,6 +39,11 @@ pub(super) struct Token {
     /// Results delivered so far (for TOP across pages).
     #[serde(default)]
     pub(super) emitted: u64,
+    /// The routed ranges a computed result was first computed over. Its order depends on
+    /// them (document order within each, ties by range), so after a split later pages
+    /// compute it over these again, each with its children read as one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    layout: Vec<RangeId>,
 }
 
 /// Where a streamed page stopped.
@@ -122,10 +128,16 @@ impl Token {
             .collect()
     }
 
+    /// The ranges a computed result was first computed over (empty for a streamed scan).
+    pub(super) fn layout(&self) -> &[RangeId] {
+        &self.layout
+    }
+
     /// The token for the page after this one, which follows `previous` (none on the first
     /// page), started at result `skip` of a computed result (0 for a streamed scan, which
-    /// resumes at `resume` instead), delivered `delivered` results and brought the unrounded
-    /// charge to `charged`.
+    /// resumes at `resume` instead) over the ranges `layout`, delivered `delivered` results
+    /// and brought the unrounded charge to `charged`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn next(
         previous: Option<&Token>,
         (rid, hash): (&str, u64),
@@ -133,6 +145,7 @@ impl Token {
         delivered: usize,
         charged: f64,
         resume: Option<&Resume>,
+        layout: &[RangeId],
     ) -> String {
         let token = Token {
             v: 1,
@@ -146,6 +159,10 @@ impl Token {
                 .map(|r| ordered_after(previous, r))
                 .unwrap_or_default(),
             emitted: previous.map_or(0, |t| t.emitted) + delivered as u64,
+            layout: match previous {
+                Some(t) if !t.layout.is_empty() => t.layout.clone(),
+                _ => layout.to_vec(),
+            },
         };
         serde_json::to_string(&token).unwrap_or_default()
     }
