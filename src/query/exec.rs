@@ -597,8 +597,8 @@ impl<'q, 'e> Run<'q, 'e> {
                     .collect(),
             };
             // Once `bound` rows are kept, a row that sorts after the worst of them can never
-            // reach the result: drop it before projecting or copying anything. (Had it
-            // projected to undefined, it would not have been a result either.)
+            // reach the result: drop it before projecting or copying anything. Unprojected,
+            // it is reported as a result; only a bounded (computed) result's metrics see that.
             if self.cannot_place(&keys) {
                 return Pushed::Result;
             }
