@@ -965,9 +965,9 @@ fn verify(engine: &Engine, case: &Case, page: usize) -> Result<(), String> {
                     ));
                 }
             }
-            (Err(a), Err(_)) => {
-                let _ = a;
-            }
+            // Both refuse it (the messages may differ, as a filter an index serves may fail
+            // on other rows than a scan).
+            (Err(_), Err(_)) => {}
             // Which rows TOP or OFFSET picks may decide whether a row fails (NaN output).
             (Err(e), Ok(_)) | (Ok(_), Err(e))
                 if case.compare == Compare::Count && e.contains("JSON can't represent") => {}
