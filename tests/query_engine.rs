@@ -604,7 +604,7 @@ fn undefined_and_null_follow_the_truth_tables() {
 }
 
 #[test]
-fn order_by_min_and_max_follow_the_type_order() {
+fn order_by_min_and_max_follow_the_type_order_and_min_max_refuse_arrays_and_objects() {
     let (_d, e) = engine();
     container(&e, "mixed", &["/id"], 400);
     let values = [
@@ -639,13 +639,32 @@ fn order_by_min_and_max_follow_the_type_order() {
             json!({"k": 1})
         ]
     );
+    // MIN and MAX compare primitives in the same type order...
+    let primitives = "FROM c WHERE IS_PRIMITIVE(c.v)";
     assert_eq!(
-        q(&e, "mixed", "SELECT VALUE MIN(c.v) FROM c").documents,
+        q(&e, "mixed", &format!("SELECT VALUE MIN(c.v) {primitives}")).documents,
         vec![json!(null)]
     );
     assert_eq!(
-        q(&e, "mixed", "SELECT VALUE MAX(c.v) FROM c").documents,
-        vec![json!({"k": 1})]
+        q(&e, "mixed", &format!("SELECT VALUE MAX(c.v) {primitives}")).documents,
+        vec![json!("b")]
+    );
+    // ...and an array or object among their inputs makes them undefined (the .NET SDK's
+    // reference interpreter and cross-partition merge): no value, and `{}` in an object.
+    for agg in ["MIN", "MAX"] {
+        assert_eq!(
+            q(&e, "mixed", &format!("SELECT VALUE {agg}(c.v) FROM c")).documents,
+            Vec::<Value>::new()
+        );
+        assert_eq!(
+            q(&e, "mixed", &format!("SELECT {agg}(c.v) AS m FROM c")).documents,
+            vec![json!({})]
+        );
+    }
+    // Undefined inputs are skipped, not poisoning.
+    assert_eq!(
+        q(&e, "mixed", "SELECT VALUE MAX(IS_STRING(c.v) ? c.v : undefined) FROM c").documents,
+        vec![json!("b")]
     );
 }
 

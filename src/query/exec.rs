@@ -330,7 +330,11 @@ pub fn collect_aggregates<'q>(e: &'q Expr, out: &mut Vec<&'q Expr>) {
 pub struct Acc {
     pub count: u64,
     pub sum: f64,
-    /// A SUM/AVG input that was not a number makes the result undefined.
+    /// The result is undefined whatever else comes: a SUM/AVG input that was not a number,
+    /// or a MIN/MAX input that was an array or object. (The .NET SDK's reference
+    /// interpreter and its cross-partition MIN/MAX merge both treat comparing
+    /// non-primitives as undefined; aggregate docs list only number, string, boolean and
+    /// null as arguments.)
     pub poisoned: bool,
     pub min: Option<Val>,
     pub max: Option<Val>,
@@ -350,6 +354,7 @@ impl Acc {
                 }
                 _ => self.poisoned = true,
             },
+            "MIN" | "MAX" if matches!(v, Val::Arr(_) | Val::Obj(_)) => self.poisoned = true,
             "MIN" => {
                 if self.min.as_ref().is_none_or(|m| total_cmp(&v, m).is_lt()) {
                     self.min = Some(v);
@@ -387,6 +392,7 @@ impl Acc {
             "SUM" => Val::Num(self.sum),
             "AVG" if self.poisoned || self.count == 0 => Val::Undefined,
             "AVG" => Val::Num(self.sum / self.count as f64),
+            _ if self.poisoned => Val::Undefined,
             "MIN" => self.min.clone().unwrap_or_default(),
             _ => self.max.clone().unwrap_or_default(),
         }
