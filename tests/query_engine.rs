@@ -271,6 +271,61 @@ fn undefined_values_take_no_place_on_a_page() {
 }
 
 #[test]
+fn undefined_values_are_no_range_output() {
+    // Each range reports as output, and among its logical partitions, only what made a
+    // result: an item whose `SELECT VALUE` is undefined was read, not output. Only the
+    // orders of customers c0 and c1 carry a note.
+    let (_d, e) = engine();
+    container(&e, "sparse", &["/customerId"], 30_000);
+    let docs: Vec<Value> = orders()
+        .into_iter()
+        .map(|mut d| {
+            if ["c0", "c1"].contains(&d["customerId"].as_str().unwrap()) {
+                d["note"] = d["id"].clone();
+            }
+            d
+        })
+        .collect();
+    load(&e, "sparse", &docs);
+    for sql in [
+        "SELECT VALUE c.note FROM c ORDER BY c.total",
+        "SELECT VALUE c.note FROM c ORDER BY c.total DESC",
+        "SELECT VALUE c.note FROM c WHERE c.total > 0 ORDER BY c.total",
+        "SELECT VALUE c.note FROM c",
+    ] {
+        let r = q_with(
+            &e,
+            "sparse",
+            sql,
+            QueryOptions {
+                max_items: Some(10_000),
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.documents.len(), 20, "{sql}");
+        let output: u64 = r
+            .partitions
+            .iter()
+            .map(|p| p.metrics.output_document_count)
+            .sum();
+        let retrieved: u64 = r
+            .partitions
+            .iter()
+            .map(|p| p.metrics.retrieved_document_count)
+            .sum();
+        assert_eq!(output, 20, "{sql}");
+        assert_eq!(retrieved, 120, "{sql}");
+        let mut logical: Vec<Value> = r
+            .partitions
+            .iter()
+            .flat_map(|p| p.logical_partitions.clone())
+            .collect();
+        logical.sort_by_key(|v| v.to_string());
+        assert_eq!(logical, vec![json!("c0"), json!("c1")], "{sql}");
+    }
+}
+
+#[test]
 fn pages_stop_at_the_service_response_size() {
     // concepts-limits.md: a query page is at most 4 MB; past it the page ends with a
     // continuation. Nine items of about 0.9 MB, each with two tags (two JOIN rows).
@@ -663,7 +718,12 @@ fn order_by_min_and_max_follow_the_type_order_and_min_max_refuse_arrays_and_obje
     }
     // Undefined inputs are skipped, not poisoning.
     assert_eq!(
-        q(&e, "mixed", "SELECT VALUE MAX(IS_STRING(c.v) ? c.v : undefined) FROM c").documents,
+        q(
+            &e,
+            "mixed",
+            "SELECT VALUE MAX(IS_STRING(c.v) ? c.v : undefined) FROM c"
+        )
+        .documents,
         vec![json!("b")]
     );
 }

@@ -686,6 +686,8 @@ pub fn run(
             // An exact ordered walk read its items already, in result order. Only those inside
             // OFFSET/LIMIT and TOP are materialized, first: reading the partition keys next
             // then finds the records in the CPU cache.
+            // Which walked items made a result, where not all did (undefined `SELECT VALUE`).
+            let mut walked_results: Option<Vec<bool>> = None;
             let presorted_results: Option<Vec<Output>> = match &presorted {
                 Some((items, _)) if stored_star => Some(
                     items[pipeline.window(items.len())]
@@ -700,6 +702,10 @@ pub fn run(
                         Some(results) => results,
                         None => project_walked(&pipeline, &extractor, items)?,
                     };
+                    let made: Vec<bool> = results.iter().map(|r| !is_undefined(r)).collect();
+                    if made.contains(&false) {
+                        walked_results = Some(made);
+                    }
                     results.retain(|r| !is_undefined(r));
                     let window = pipeline.window(results.len());
                     results.truncate(window.end);
@@ -718,7 +724,13 @@ pub fn run(
             // The walk's items give each range's documents and logical partitions, and its
             // time is the ranges' load time, by their share; the ranges read nothing more.
             let mut walked_parts = match &presorted {
-                Some((items, _)) => Some(walked_by_range(items, &ranges, epk_len, &key_reader)?),
+                Some((items, _)) => Some(walked_by_range(
+                    items,
+                    walked_results.as_deref(),
+                    &ranges,
+                    epk_len,
+                    &key_reader,
+                )?),
                 None => None,
             };
             let mut scan = Scan::new(
@@ -776,14 +788,15 @@ pub fn run(
                 }
                 let mut tally = RangeTally::default();
                 if let (Some(parts), Some((items, walk_ns))) = (&mut walked_parts, &presorted) {
-                    let (docs, bytes, found) = &mut parts[ri];
+                    let part = &mut parts[ri];
                     let m = &mut tally.metrics;
-                    m.output_document_count = *docs;
-                    m.index_hit_document_count = *docs;
-                    m.retrieved_document_count = *docs;
-                    m.retrieved_document_size = *bytes;
-                    tally.logical = std::mem::take(found);
-                    tally.load_ns = walk_ns * u128::from(*docs) / items.len().max(1) as u128;
+                    m.output_document_count = part.output;
+                    m.index_hit_document_count = part.retrieved;
+                    m.retrieved_document_count = part.retrieved;
+                    m.retrieved_document_size = part.bytes;
+                    tally.logical = std::mem::take(&mut part.logical);
+                    tally.load_ns =
+                        walk_ns * u128::from(part.retrieved) / items.len().max(1) as u128;
                 }
                 let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { &spans };
                 let key_spans = key_spans(def, range, scanned);

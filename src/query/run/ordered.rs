@@ -184,6 +184,15 @@ pub(super) struct Walked<'t> {
     pub(super) record: Record<'t>,
 }
 
+/// One routed range's share of an ordered walk (see [`walked_by_range`]).
+#[derive(Clone, Default)]
+pub(super) struct WalkedPart {
+    pub(super) retrieved: u64,
+    pub(super) bytes: u64,
+    pub(super) output: u64,
+    pub(super) logical: Vec<Value>,
+}
+
 /// How ORDER BY ties are broken, as `Run::break_ties_by_position` does for sorted rows:
 /// by the routed range an item is in (ranges in EPK order), then by document number,
 /// descending when the index is scanned in reverse.
@@ -373,14 +382,17 @@ pub(super) fn produced_by_range(
 }
 
 /// What an ordered walk's items (see [`walk_order`]) contribute to each routed range's
-/// metrics: their documents, bytes and logical partitions (in EPK order).
+/// metrics: the documents it read and their bytes, the documents that made a result and
+/// the logical partitions of those (in EPK order). `results` says, per item, whether it
+/// made one (a `SELECT VALUE` that is undefined does not); `None` means every item did.
 pub(super) fn walked_by_range(
     items: &[Walked],
+    results: Option<&[bool]>,
     ranges: &[&crate::store::ranges::PkRange],
     epk_len: usize,
     keys: &KeyReader,
-) -> Result<Vec<(u64, u64, Vec<Value>)>> {
-    let mut out = vec![(0u64, 0u64, Vec::new()); ranges.len()];
+) -> Result<Vec<WalkedPart>> {
+    let mut out = vec![WalkedPart::default(); ranges.len()];
     // In key order. EPKs are hashes: their first eight bytes almost always decide.
     let lead = |item: &[u8]| {
         let mut b = [0u8; 8];
@@ -408,14 +420,17 @@ pub(super) fn walked_by_range(
         {
             r += 1;
         }
-        let Some((docs, bytes, logical)) = out.get_mut(r).filter(|_| ranges[r].contains(epk))
-        else {
+        let Some(part) = out.get_mut(r).filter(|_| ranges[r].contains(epk)) else {
             continue;
         };
-        *docs += 1;
-        *bytes += items[i].record.json.len() as u64;
+        part.retrieved += 1;
+        part.bytes += items[i].record.json.len() as u64;
+        if results.is_some_and(|made| !made[i]) {
+            continue;
+        }
+        part.output += 1;
         if last != Some(epk) {
-            logical.push(keys.read(&items[i].record)?);
+            part.logical.push(keys.read(&items[i].record)?);
             last = Some(epk);
         }
     }
