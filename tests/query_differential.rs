@@ -23,9 +23,13 @@
 //!   combined per range (the service merges partial aggregates the same way);
 //! - on `split` and `one`, draining the query in small pages gives exactly the unpaged rows,
 //!   in order, and the pages' charges add up to the unpaged charge;
-//! - the same query on the same data costs the same.
+//! - the same query on the same data costs the same;
+//! - a whole result in one page reports ranges that agree with it: without TOP, OFFSET,
+//!   DISTINCT, GROUP BY or aggregates the ranges' output counts add up to the page's rows,
+//!   and a `SELECT *` lists as logical partitions exactly its documents' keys.
 //!
-//! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs.
+//! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs, and
+//! `QUERY_DIFF_SHOW` how many failing cases to print (8).
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -559,16 +563,18 @@ fn from_subquery(rng: &mut Rng) -> Case {
         "SELECT VALUE {v: c.b, u: c.u, s: c.s} FROM c",
         "SELECT c.b AS v, c.u AS u, c.s AS s FROM c WHERE c.b > 2",
         "SELECT VALUE {v: t, u: c.u, s: c.s} FROM c JOIN t IN c.tags",
+        // Known only once every range is read.
+        "SELECT TOP 20 c.b AS v, c.u AS u, c.s AS s FROM c ORDER BY c.u DESC",
     ]);
-    let mut sql = format!(
-        "SELECT {} FROM ({inner}) s",
-        rng.pick(&[
-            "VALUE s.v",
-            "s.u, s.s",
-            "VALUE COUNT(1)",
-            "DISTINCT VALUE s.v"
-        ])
-    );
+    let distinct = if rng.chance(20) { "DISTINCT " } else { "" };
+    // TOP over the outer query: which rows it keeps is not decided, how many is.
+    let top = if rng.chance(25) {
+        format!("TOP {} ", 1 + rng.index(6))
+    } else {
+        String::new()
+    };
+    let projection = rng.pick(&["VALUE s.v", "s.u, s.s", "VALUE COUNT(1)"]);
+    let mut sql = format!("SELECT {distinct}{top}{projection} FROM ({inner}) s");
     if rng.chance(50) {
         sql.push_str(&format!(
             " WHERE s.v {} {}",
@@ -576,7 +582,12 @@ fn from_subquery(rng: &mut Rng) -> Case {
             rng.pick(LITERALS)
         ));
     }
-    Case::new(sql, Compare::Multiset)
+    let compare = if top.is_empty() {
+        Compare::Multiset
+    } else {
+        Compare::Count
+    };
+    Case::new(sql, compare)
 }
 
 /// Subqueries a projection can hold.
@@ -881,6 +892,9 @@ fn drain(engine: &Engine, container: &str, case: &Case, page: usize) -> Result<O
                 r.documents.len()
             ));
         }
+        if opts.continuation.is_none() && r.continuation.is_none() {
+            report_consistent(case, &r)?;
+        }
         out.rows
             .extend(r.documents.into_iter().map(|d| strip(&Value::from(d))));
         out.charge += r.request_charge;
@@ -890,6 +904,56 @@ fn drain(engine: &Engine, container: &str, case: &Case, page: usize) -> Result<O
         }
     }
     Err("more than 10,000 pages".to_string())
+}
+
+/// What a whole result in one page reports about each range must agree with the page: a
+/// plain query's ranges output exactly the page's rows, and a plain `SELECT *` lists as
+/// logical partitions exactly its documents' keys. (Plain: nothing that merges, picks or
+/// counts rows across ranges. Pages of a result computed whole report the ranges' work on
+/// the whole, as the first page did it.)
+fn report_consistent(case: &Case, r: &cosmoscope::query::run::QueryResult) -> Result<(), String> {
+    let upper = case.sql.to_uppercase();
+    let plain = ![
+        "TOP ", "OFFSET ", "DISTINCT", "GROUP BY", "COUNT(", "SUM(", "AVG(", "MIN(", "MAX(",
+    ]
+    .iter()
+    .any(|w| upper.contains(w));
+    let output: u64 = r
+        .partitions
+        .iter()
+        .map(|p| p.metrics.output_document_count)
+        .sum();
+    if plain && output != r.documents.len() as u64 {
+        return Err(format!(
+            "the ranges output {output} rows, the page holds {}",
+            r.documents.len()
+        ));
+    }
+    if plain && upper.starts_with("SELECT * FROM C") && !upper.contains("JOIN") {
+        let mut listed: Vec<String> = r
+            .partitions
+            .iter()
+            .flat_map(|p| p.logical_partitions.iter().map(Value::to_string))
+            .collect();
+        listed.sort();
+        let mut keys: Vec<String> = r
+            .documents
+            .iter()
+            .map(|d| {
+                Value::from(d.clone())
+                    .get("pk")
+                    .map_or("{}".into(), Value::to_string)
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        if listed != keys {
+            return Err(format!(
+                "logical partitions {listed:?}, the documents' keys {keys:?}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn show(rows: &[Value]) -> String {
@@ -1058,11 +1122,12 @@ fn run_cases(
         panic!("the engine hung or crashed on case {i}: {}", case(i).0.sql);
     }
     let failures = worker.join().expect("the worker panicked");
+    let show = case_count("QUERY_DIFF_SHOW", 8);
     assert!(
         failures.is_empty(),
         "{} of {cases} cases failed, the first ones:\n{}",
         failures.len(),
-        failures[..failures.len().min(8)].join("\n\n")
+        failures[..failures.len().min(show)].join("\n\n")
     );
 }
 

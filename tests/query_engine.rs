@@ -326,6 +326,50 @@ fn undefined_values_are_no_range_output() {
 }
 
 #[test]
+fn an_outer_query_over_a_subquery_filters_before_top_and_range_output() {
+    // `FROM (subquery)` whose subquery works item by item: each of its results goes through
+    // the outer query at once, as the service runs the whole query in each partition. So
+    // TOP counts the outer query's results (it used to stop after TOP + 1 subquery rows and
+    // then filter them), and a range outputs, and lists the logical partitions of, those.
+    let (_d, e) = engine();
+    container(&e, "orders", &["/customerId"], 30_000);
+    let docs = orders();
+    load(&e, "orders", &docs);
+    let high: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d["total"].as_f64().unwrap() > 90.0)
+        .collect();
+    assert!(high.len() > 5);
+    let inner = "(SELECT VALUE {t: c.total, k: c.customerId} FROM c) s WHERE s.t > 90";
+    let top = q(
+        &e,
+        "orders",
+        &format!("SELECT TOP 5 VALUE s.t FROM {inner}"),
+    );
+    assert_eq!(top.documents.len(), 5);
+    assert!(top.documents.iter().all(|t| t.as_f64().unwrap() > 90.0));
+
+    let all = q(&e, "orders", &format!("SELECT VALUE s.k FROM {inner}"));
+    assert_eq!(all.documents.len(), high.len());
+    let output: u64 = all
+        .partitions
+        .iter()
+        .map(|p| p.metrics.output_document_count)
+        .sum();
+    assert_eq!(output, high.len() as u64);
+    let mut listed: Vec<Value> = all
+        .partitions
+        .iter()
+        .flat_map(|p| p.logical_partitions.clone())
+        .collect();
+    listed.sort_by_key(Value::to_string);
+    let mut keys: Vec<Value> = high.iter().map(|d| d["customerId"].clone()).collect();
+    keys.sort_by_key(Value::to_string);
+    keys.dedup();
+    assert_eq!(listed, keys);
+}
+
+#[test]
 fn pages_stop_at_the_service_response_size() {
     // concepts-limits.md: a query page is at most 4 MB; past it the page ends with a
     // continuation. Nine items of about 0.9 MB, each with two tags (two JOIN rows).

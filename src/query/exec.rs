@@ -258,6 +258,17 @@ impl Iterator for JoinRows<'_, '_> {
     }
 }
 
+/// Whether each of a query's results comes from one row alone, so rows can be passed on as
+/// they are read: nothing orders, groups, aggregates, deduplicates or counts them.
+pub fn works_item_by_item(q: &Query) -> bool {
+    q.order_by.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && q.select.top.is_none()
+        && q.offset_limit.is_none()
+        && select_aggregates(q).is_empty()
+}
+
 /// The aggregate calls of a query's SELECT list (not those inside its subqueries).
 pub fn select_aggregates(q: &Query) -> Vec<&Expr> {
     let mut out = Vec::new();
@@ -648,6 +659,14 @@ impl<'q, 'e> Run<'q, 'e> {
         if self.out.pop().is_some() {
             self.matched -= 1;
         }
+    }
+
+    /// Takes back the value of the last row pushed, to pass it on at once: a subquery that
+    /// works item by item (see [`works_item_by_item`]) feeds the outer query as it reads.
+    pub fn take_last_value(&mut self) -> Option<Val> {
+        let (_, value, _) = self.out.pop()?;
+        self.matched -= 1;
+        Some(value)
     }
 
     /// Whether a row with these ORDER BY keys sorts after the `bound` rows already kept.

@@ -347,8 +347,14 @@ pub fn run(
         && !q.select.distinct
         && q.offset_limit.is_none()
         && !has_aggregate(q);
+    // TOP stops the reading early where each item's results are final as it is read: not
+    // over a subquery that orders, groups or counts (its results come after the last range).
+    let final_per_item = match q.from.as_ref().map(|f| &f.kind) {
+        Some(FromKind::Subquery { query, .. }) => super::exec::works_item_by_item(query),
+        _ => true,
+    };
     let early_stop = match &q.select.top {
-        Some(top) if streaming => match env.eval(top, &[]) {
+        Some(top) if streaming && final_per_item => match env.eval(top, &[]) {
             Val::Num(n) if n >= 0.0 => Some(n as u64 + 1),
             _ => None,
         },

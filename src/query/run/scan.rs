@@ -384,12 +384,30 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         };
         if let Some(inner) = self.inner.as_mut() {
             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
+            let item_by_item = crate::query::exec::works_item_by_item(inner.query);
             for row in rows_of(inner.query, Some(&doc), &[], env) {
                 let pushed = inner.run.push(row);
                 fed.matched |= pushed.passed();
-                if pushed.is_result() {
+                if !pushed.is_result() {
+                    continue;
+                }
+                if !item_by_item {
+                    // Its results are known once every range is read (see `finish`).
                     fed.hit = true;
                     metrics.output_document_count += 1;
+                    continue;
+                }
+                // Each subquery result goes through the outer query now, as the service
+                // runs the whole query in each partition: the range outputs (and TOP
+                // counts) the outer query's results.
+                let Some(value) = inner.run.take_last_value() else {
+                    continue;
+                };
+                for row in expand_joins(q, vec![vec![(inner.alias.clone(), value)]], env) {
+                    if self.pipeline.push(row).is_result() {
+                        fed.hit = true;
+                        metrics.output_document_count += 1;
+                    }
                 }
             }
         } else if let Some(row) = self.single_row.as_mut() {
