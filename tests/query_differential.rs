@@ -892,9 +892,13 @@ fn drain(engine: &Engine, container: &str, case: &Case, page: usize) -> Result<O
                 r.documents.len()
             ));
         }
-        if opts.continuation.is_none() && r.continuation.is_none() {
+        // Streamed pages (no ORDER BY or FROM subquery) each report their own reading.
+        let upper = case.sql.to_uppercase();
+        let streamed = !upper.contains("ORDER BY") && !upper.contains("FROM (");
+        if streamed || (opts.continuation.is_none() && r.continuation.is_none()) {
             report_consistent(case, &r)?;
         }
+        page_totals_consistent(&r)?;
         out.rows
             .extend(r.documents.into_iter().map(|d| strip(&Value::from(d))));
         out.charge += r.request_charge;
@@ -906,11 +910,11 @@ fn drain(engine: &Engine, container: &str, case: &Case, page: usize) -> Result<O
     Err("more than 10,000 pages".to_string())
 }
 
-/// What a whole result in one page reports about each range must agree with the page: a
-/// plain query's ranges output exactly the page's rows, and a plain `SELECT *` lists as
-/// logical partitions exactly its documents' keys. (Plain: nothing that merges, picks or
-/// counts rows across ranges. Pages of a result computed whole report the ranges' work on
-/// the whole, as the first page did it.)
+/// What a page of a streamed result, or a whole result in one page, reports about each
+/// range must agree with the page: a plain query's ranges output exactly the page's rows,
+/// and a plain `SELECT *` lists as logical partitions exactly its documents' keys. (Plain:
+/// nothing that merges, picks or counts rows across ranges. Later pages of a result
+/// computed whole report the ranges' work on the whole, as the first page did it.)
 fn report_consistent(case: &Case, r: &cosmoscope::query::run::QueryResult) -> Result<(), String> {
     let upper = case.sql.to_uppercase();
     let plain = ![
@@ -952,6 +956,48 @@ fn report_consistent(case: &Case, r: &cosmoscope::query::run::QueryResult) -> Re
                 "logical partitions {listed:?}, the documents' keys {keys:?}"
             ));
         }
+    }
+    Ok(())
+}
+
+/// A page's totals are its ranges' sums: the documents retrieved and their size, the index
+/// hits, and the request charge (to rounding).
+fn page_totals_consistent(r: &cosmoscope::query::run::QueryResult) -> Result<(), String> {
+    let sum = |f: fn(&cosmoscope::query::run::QueryMetrics) -> u64| -> u64 {
+        r.partitions.iter().map(|p| f(&p.metrics)).sum()
+    };
+    let checks = [
+        (
+            "retrievedDocumentCount",
+            sum(|m| m.retrieved_document_count),
+            r.metrics.retrieved_document_count,
+        ),
+        (
+            "retrievedDocumentSize",
+            sum(|m| m.retrieved_document_size),
+            r.metrics.retrieved_document_size,
+        ),
+        (
+            "indexHitDocumentCount",
+            sum(|m| m.index_hit_document_count),
+            r.metrics.index_hit_document_count,
+        ),
+    ];
+    for (name, ranges, total) in checks {
+        if ranges != total {
+            return Err(format!(
+                "{name}: the ranges sum to {ranges}, the total says {total}"
+            ));
+        }
+    }
+    let charges: f64 = r.partitions.iter().map(|p| p.request_charge).sum();
+    // Each figure is rounded on its own, and a page's charge is the rounded running total
+    // less the previous pages' (so pages add up): a cent apart per figure at most.
+    if (charges - r.request_charge).abs() > 0.01 * (r.partitions.len() + 1) as f64 + 1e-9 {
+        return Err(format!(
+            "the ranges charge {charges}, the page {}",
+            r.request_charge
+        ));
     }
     Ok(())
 }
