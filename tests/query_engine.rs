@@ -181,6 +181,84 @@ fn hierarchical_prefixes_are_targeted() {
 }
 
 #[test]
+fn ands_and_ors_route_as_alternatives() {
+    // The query plan reads the filter as a union of alternatives (the .NET SDK's baselines:
+    // `(a = 2 AND b = 4) OR (a = "2" AND b = "4")` gives two point ranges).
+    let (_d, e) = engine();
+    container(&e, "events", &["/tenant", "/user"], 60_000);
+    let docs: Vec<Value> = (0..60).map(|i| json!({"id": format!("e{i}"), "tenant": format!("t{}", i % 3), "user": format!("u{}", i % 7)})).collect();
+    load(&e, "events", &docs);
+    let count = |tenant: &str, users: &[&str]| {
+        docs.iter()
+            .filter(|d| d["tenant"] == tenant && users.iter().any(|u| d["user"] == *u))
+            .count()
+    };
+
+    // Whole keys in each alternative: those keys only.
+    let r = q(
+        &e,
+        "events",
+        "SELECT * FROM c WHERE (c.tenant = 't1' AND c.user = 'u2') OR (c.tenant = 't2' AND c.user IN ('u3', 'u4'))",
+    );
+    assert_eq!(r.routing.kind, "targeted");
+    assert!(
+        r.routing.reason.contains("binds 3 partition key values"),
+        "{}",
+        r.routing.reason
+    );
+    assert_eq!(
+        r.documents.len(),
+        count("t1", &["u2"]) + count("t2", &["u3", "u4"])
+    );
+
+    // A prefix and a key inside it: the prefix's ranges, each item once.
+    let r = q(
+        &e,
+        "events",
+        "SELECT * FROM c WHERE c.tenant = 't1' OR (c.tenant = 't1' AND c.user = 'u2')",
+    );
+    assert_eq!(r.routing.kind, "targeted");
+    assert_eq!(r.documents.len(), 20);
+
+    // Conditions beside the key in an alternative narrow nothing; a branch without the key
+    // reads everything.
+    let r = q(
+        &e,
+        "events",
+        "SELECT * FROM c WHERE (c.tenant = 't0' AND c.user > 'u3') OR c.tenant = 't2'",
+    );
+    assert_eq!(r.routing.kind, "targeted");
+    let r = q(
+        &e,
+        "events",
+        "SELECT * FROM c WHERE c.tenant = 't0' OR c.user = 'u1'",
+    );
+    assert_eq!(r.routing.kind, "fan-out");
+    assert!(
+        r.routing
+            .reason
+            .contains("an OR branch does not bind /tenant"),
+        "{}",
+        r.routing.reason
+    );
+}
+
+#[test]
+fn a_key_named_twice_is_read_once() {
+    let (_d, e) = engine();
+    container(&e, "orders", &["/customerId"], 30_000);
+    load(&e, "orders", &orders());
+    for sql in [
+        "SELECT * FROM c WHERE c.customerId IN ('c1', 'c1') OR c.customerId = 'c1'",
+        "SELECT * FROM c WHERE c.customerId = 'c1' OR c.customerId = 'c1'",
+    ] {
+        let r = q(&e, "orders", sql);
+        assert_eq!(r.routing.kind, "single-partition", "{sql}");
+        assert_eq!(r.documents.len(), 10, "{sql}");
+    }
+}
+
+#[test]
 fn pages_add_up_to_the_unpaged_result_and_charge() {
     let (_d, e) = engine();
     container(&e, "orders", &["/customerId"], 30_000);

@@ -3,8 +3,11 @@
 //! The planner finds the partition key in the filter the way the service's query plan
 //! does (reference/cosmos.md §1.8): an equality on the key path binds one logical partition;
 //! IN lists and ORs of equalities bind several; for hierarchical keys, equalities on leading
-//! levels bind a prefix, whose EPK range may span several physical partitions. Anything else
-//! fans out to every range. An explicit partition key with the request overrides the filter.
+//! levels bind a prefix, whose EPK range may span several physical partitions. ANDs and ORs
+//! combine as in the plan (its baselines in the .NET SDK give `(a = 2 AND b = 4) OR
+//! (a = "2" AND b = "4")` two point ranges): the filter is read as a union of alternatives,
+//! and if any alternative leaves the first level free, the query fans out to every range.
+//! An explicit partition key with the request overrides the filter.
 
 use std::collections::HashMap;
 
@@ -136,111 +139,229 @@ pub fn route(
     let Some(filter) = &q.filter else {
         return Ok(fan_out(format!("no filter on {paths}: {all}")));
     };
-    // Candidate values per key level, from the top-level conjuncts.
-    let mut levels: Vec<Option<(Vec<Val>, String)>> = vec![None; pkdef.paths.len()];
-    for conjunct in conjuncts(filter) {
-        for (i, path) in pkdef.paths.iter().enumerate() {
-            if levels[i].is_none()
-                && let Some(values) = bound_values(conjunct, &alias, path, params)
-            {
-                levels[i] = Some((values, describe(conjunct, &alias, path)));
+    let terms = bindings(filter, &alias, &pkdef.paths, params);
+    // Every alternative must bind the first level, or some items anywhere may match.
+    if terms.iter().any(|b| b.levels[0].is_none()) {
+        let why = if terms.iter().all(|b| b.levels[0].is_none()) {
+            format!("no equality or IN filter on {}", pkdef.paths[0])
+        } else {
+            format!("an OR branch does not bind {}", pkdef.paths[0])
+        };
+        return Ok(fan_out(format!("{why}: {all}")));
+    }
+    let reason = describe_all(&terms);
+    // Each alternative's bound leading levels, as key values or prefixes (deduplicated).
+    let mut full: Vec<PartitionKeyValue> = Vec::new();
+    let mut prefixes: Vec<Vec<PkComponent>> = Vec::new();
+    for term in &terms {
+        let bound = term.levels.iter().take_while(|l| l.is_some()).count();
+        let mut combos: Vec<Vec<PkComponent>> = vec![Vec::new()];
+        for values in term.levels.iter().take(bound).flatten() {
+            combos = combos
+                .iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut next = c.clone();
+                        next.push(v.clone());
+                        next
+                    })
+                })
+                .collect();
+        }
+        for combo in combos {
+            if bound == pkdef.paths.len() {
+                let key = PartitionKeyValue { components: combo };
+                let epk = key.epk(pkdef);
+                if !full.iter().any(|k| k.epk(pkdef) == epk) {
+                    full.push(key);
+                }
+            } else if !prefixes.iter().any(|p| {
+                p.len() == combo.len() && p.iter().zip(&combo).all(|(a, b)| same_component(a, b))
+            }) {
+                prefixes.push(combo);
             }
         }
     }
-    let bound = levels.iter().take_while(|l| l.is_some()).count();
-    if bound == 0 {
-        return Ok(fan_out(format!(
-            "no equality or IN filter on {}: {all}",
-            pkdef.paths[0]
-        )));
-    }
-    let mut combos: Vec<Vec<PkComponent>> = vec![Vec::new()];
-    let mut reasons = Vec::new();
-    for (values, reason) in levels.iter().take(bound).flatten() {
-        reasons.push(reason.clone());
-        let mut next = Vec::new();
-        for combo in &combos {
-            for v in values {
-                let Some(c) = component(v) else { continue };
-                let mut c2 = combo.clone();
-                c2.push(c);
-                next.push(c2);
-            }
-        }
-        combos = next;
-    }
-    let reason = reasons.join(" and ");
-    if combos.is_empty() {
-        return Ok(fan_out(format!(
-            "{reason}, but not with a valid key value: {all}"
-        )));
-    }
-    if bound == pkdef.paths.len() {
-        let keys: Vec<PartitionKeyValue> = combos
-            .into_iter()
-            .filter_map(|c| {
-                pkdef
-                    .parse_request_value(&Value::Array(
-                        c.iter()
-                            .map(|x| {
-                                epk::component_to_json(x)
-                                    .unwrap_or_else(|| Value::Object(Default::default()))
-                            })
-                            .collect(),
-                    ))
-                    .ok()
-            })
-            .collect();
+    if prefixes.is_empty() {
+        let count = full.len();
         let routing = Routing {
-            kind: RoutingKind::Targeted,
+            kind: if count == 1 {
+                RoutingKind::SinglePartition
+            } else {
+                RoutingKind::Targeted
+            },
             reason: String::new(),
-            targets: Targets::Keys(keys),
+            targets: Targets::Keys(full),
         };
         let k = routing.ranges(def).len();
-        let count = match &routing.targets {
-            Targets::Keys(keys) => keys.len(),
-            _ => 0,
+        let reason = if count == 1 {
+            format!("{reason} binds the partition key")
+        } else {
+            format!("{reason} binds {count} partition key values on {k} of {n} ranges")
         };
-        if count == 1 {
-            return Ok(Routing {
-                kind: RoutingKind::SinglePartition,
-                reason: format!("{reason} binds the partition key"),
-                ..routing
-            });
-        }
-        return Ok(Routing {
-            reason: format!("{reason} binds {count} partition key values on {k} of {n} ranges"),
-            ..routing
-        });
+        return Ok(Routing { reason, ..routing });
     }
-    let spans: Vec<(Epk, Epk)> = combos
+    // Prefixes of a hierarchical key, and whole keys beside them: EPK spans, merged where
+    // they overlap so that no item is read twice.
+    let mut spans: Vec<(Epk, Epk)> = prefixes
         .iter()
         .filter_map(|c| epk::prefix_range(c, pkdef.paths.len()).ok())
+        .chain(full.iter().map(|key| point_span(key.epk(pkdef))))
         .collect();
+    spans.sort();
+    let mut merged: Vec<(Epk, Epk)> = Vec::with_capacity(spans.len());
+    for (min, max) in spans {
+        match merged.last_mut() {
+            Some(last) if min <= last.1 => last.1 = last.1.clone().max(max),
+            _ => merged.push((min, max)),
+        }
+    }
     let routing = Routing {
         kind: RoutingKind::Targeted,
         reason: String::new(),
-        targets: Targets::Ranges(spans),
+        targets: Targets::Ranges(merged),
     };
     let k = routing.ranges(def).len();
-    Ok(Routing {
-        reason: format!(
-            "{reason} binds a prefix of the hierarchical key ({} of {} levels): {k} of {n} ranges",
-            bound,
+    let levels = prefixes.iter().map(Vec::len).max().unwrap_or(0);
+    let what = if full.is_empty() && prefixes.len() == 1 {
+        format!(
+            "a prefix of the hierarchical key ({levels} of {} levels)",
             pkdef.paths.len()
-        ),
+        )
+    } else {
+        let count =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        format!(
+            "{} and {}",
+            count(prefixes.len(), "key prefix", "key prefixes"),
+            count(full.len(), "whole key", "whole keys")
+        )
+    };
+    Ok(Routing {
+        reason: format!("{reason} binds {what}: {k} of {n} ranges"),
         ..routing
     })
 }
 
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
+/// The EPK span of one whole key: its EPK and nothing else (EPKs have one length per key
+/// definition, so none extends another).
+fn point_span(e: Epk) -> (Epk, Epk) {
+    let mut end = e.as_bytes().to_vec();
+    end.push(0xFF);
+    (e, Epk(end))
+}
+
+/// Alternatives past which the planner stops expanding a filter (an AND of ORs multiplies
+/// them) and reads everything instead.
+const MAX_ALTERNATIVES: usize = 1024;
+
+/// One alternative of a filter as far as the partition key is concerned: per key level, the
+/// values it pins the level to (`None`: any value), and the words for the terms that do.
+#[derive(Clone)]
+struct Binding {
+    levels: Vec<Option<Vec<PkComponent>>>,
+    terms: Vec<String>,
+}
+
+impl Binding {
+    fn free(paths: usize) -> Binding {
+        Binding {
+            levels: vec![None; paths],
+            terms: Vec::new(),
+        }
+    }
+
+    /// Both alternatives at once. Where both pin a level, to the values they share; if they
+    /// share none the conjunction matches nothing, and keeping one side's values routes to
+    /// a superset, which the filter then empties.
+    fn and(&self, other: &Binding) -> Binding {
+        let levels = self
+            .levels
+            .iter()
+            .zip(&other.levels)
+            .map(|(a, b)| match (a, b) {
+                (Some(x), Some(y)) => {
+                    let shared: Vec<PkComponent> = x
+                        .iter()
+                        .filter(|v| y.iter().any(|w| same_component(v, w)))
+                        .cloned()
+                        .collect();
+                    Some(if shared.is_empty() { x.clone() } else { shared })
+                }
+                (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+                (None, None) => None,
+            })
+            .collect();
+        let mut terms = self.terms.clone();
+        terms.extend(other.terms.iter().cloned());
+        Binding { levels, terms }
+    }
+}
+
+/// The filter `e` as a union of alternatives over key equalities: its disjunctive form, as
+/// the service's query plan derives partition key ranges from it (AND intersects, OR
+/// unites: the .NET SDK's query plan baselines list one range per alternative). A term
+/// that is not an equality or IN on a key path with valid key values pins nothing.
+fn bindings(
+    e: &Expr,
+    alias: &str,
+    paths: &[String],
+    params: &HashMap<String, Val>,
+) -> Vec<Binding> {
+    let free = || vec![Binding::free(paths.len())];
     match &e.kind {
         ExprKind::Binary(BinaryOp::And, a, b) => {
-            let mut v = conjuncts(a);
-            v.extend(conjuncts(b));
-            v
+            let (left, right) = (
+                bindings(a, alias, paths, params),
+                bindings(b, alias, paths, params),
+            );
+            if left.len().saturating_mul(right.len()) > MAX_ALTERNATIVES {
+                return free();
+            }
+            left.iter()
+                .flat_map(|x| right.iter().map(move |y| x.and(y)))
+                .collect()
         }
-        _ => vec![e],
+        ExprKind::Binary(BinaryOp::Or, a, b) => {
+            let mut all = bindings(a, alias, paths, params);
+            all.extend(bindings(b, alias, paths, params));
+            if all.len() > MAX_ALTERNATIVES {
+                return free();
+            }
+            all
+        }
+        _ => {
+            for (i, path) in paths.iter().enumerate() {
+                if let Some(values) = pinned_values(e, alias, path, params) {
+                    let mut binding = Binding::free(paths.len());
+                    binding.levels[i] = Some(values);
+                    binding.terms.push(describe(e, alias, path));
+                    return vec![binding];
+                }
+            }
+            free()
+        }
+    }
+}
+
+/// In words, the terms that bind the key: `c.pk = "a" and c.b = 1`, alternatives joined
+/// by `or` (a few; past that, counted).
+fn describe_all(terms: &[Binding]) -> String {
+    let each = |b: &Binding| b.terms.join(" and ");
+    match terms {
+        [one] => each(one),
+        few if few.len() <= 4 => few
+            .iter()
+            .map(|b| {
+                if b.terms.len() > 1 {
+                    format!("({})", each(b))
+                } else {
+                    each(b)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" or "),
+        many => format!("an OR of {} alternatives", many.len()),
     }
 }
 
@@ -265,34 +386,52 @@ fn constant(e: &Expr, params: &HashMap<String, Val>) -> Option<Val> {
     }
 }
 
-/// The key values a conjunct pins the path to: `path = v`, `path IN (...)`, or an OR of those.
-fn bound_values(
+/// The key values `path = v` or `path IN (...)` pins the path to, when all are constants
+/// that can be key values (an array, object or undefined can't: then nothing is pinned,
+/// and the query plan reads everything, as its baselines show for `= []` and `= {}`).
+fn pinned_values(
     e: &Expr,
     alias: &str,
     path: &str,
     params: &HashMap<String, Val>,
-) -> Option<Vec<Val>> {
-    match &e.kind {
+) -> Option<Vec<PkComponent>> {
+    let values: Vec<Val> = match &e.kind {
         ExprKind::Binary(BinaryOp::Eq, a, b) => {
             if is_path(a, alias, path) {
-                constant(b, params).map(|v| vec![v])
+                vec![constant(b, params)?]
             } else if is_path(b, alias, path) {
-                constant(a, params).map(|v| vec![v])
+                vec![constant(a, params)?]
             } else {
-                None
+                return None;
             }
         }
         ExprKind::In {
             expr,
             list,
             negated: false,
-        } if is_path(expr, alias, path) => list.iter().map(|x| constant(x, params)).collect(),
-        ExprKind::Binary(BinaryOp::Or, a, b) => {
-            let mut v = bound_values(a, alias, path, params)?;
-            v.extend(bound_values(b, alias, path, params)?);
-            Some(v)
+        } if is_path(expr, alias, path) => list
+            .iter()
+            .map(|x| constant(x, params))
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    let mut out: Vec<PkComponent> = Vec::with_capacity(values.len());
+    for v in &values {
+        let c = component(v)?;
+        if !out.iter().any(|o| same_component(o, &c)) {
+            out.push(c);
         }
-        _ => None,
+    }
+    // `IN ()` pins nothing the router can use.
+    (!out.is_empty()).then_some(out)
+}
+
+/// Whether two key components are one key value: numbers by their bits, since `0` and `-0`
+/// hash to different EPKs.
+fn same_component(a: &PkComponent, b: &PkComponent) -> bool {
+    match (a, b) {
+        (PkComponent::Number(x), PkComponent::Number(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
     }
 }
 
@@ -315,7 +454,7 @@ fn describe(e: &Expr, alias: &str, path: &str) -> String {
             }
         }
         ExprKind::In { list, .. } => format!("{p} IN ({} values)", list.len()),
-        _ => format!("an OR of equalities on {p}"),
+        _ => format!("a filter on {p}"),
     }
 }
 
