@@ -31,8 +31,13 @@
 //!   DISTINCT, GROUP BY or aggregates the ranges' output counts add up to the page's rows,
 //!   and a `SELECT *` lists as logical partitions exactly its documents' keys.
 //!
+//! Two metamorphic checks need no second container: a random filter, its negation and the
+//! items where it is not a boolean split the items exactly (and `COUNT(1)` agrees), and
+//! ORDER BY on every path, both ways, gives values in the type order.
+//!
 //! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs, and
-//! `QUERY_DIFF_SHOW` how many failing cases to print (8).
+//! `QUERY_DIFF_FILTER_CASES` the number of filters, and `QUERY_DIFF_SHOW` how many failing
+//! cases to print (8).
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -1206,7 +1211,7 @@ fn case(i: usize) -> (Case, usize) {
 /// first failing cases.
 fn run_cases(
     engine: Engine,
-    cases: usize,
+    (cases, case): (usize, fn(usize) -> (Case, usize)),
     check: fn(&Engine, usize, &Case, usize) -> Result<(), String>,
 ) {
     let engine = Arc::new(engine);
@@ -1249,7 +1254,7 @@ fn containers_agree_pages_add_up_and_nothing_panics() {
     let (_dir, engine) = store();
     run_cases(
         engine,
-        case_count("QUERY_DIFF_CASES", CASES),
+        (case_count("QUERY_DIFF_CASES", CASES), case),
         |engine, _, case, page| verify(engine, case, page),
     );
 }
@@ -1305,7 +1310,7 @@ fn pages_survive_splits() {
     let _dir = dir;
     run_cases(
         engine,
-        case_count("QUERY_DIFF_SPLIT_CASES", SPLIT_CASES),
+        (case_count("QUERY_DIFF_SPLIT_CASES", SPLIT_CASES), case),
         survives_splits,
     );
 }
@@ -1329,4 +1334,145 @@ fn most_generated_queries_are_valid() {
         valid * 10 >= n * 8,
         "only {valid} of {n} generated queries ran; errors: {errors:#?}"
     );
+}
+
+// ---- metamorphic checks ----
+
+/// The number of rows `sql` gives on `container`, or the error.
+fn count_rows(engine: &Engine, container: &str, sql: &str) -> Result<usize, String> {
+    drain(
+        engine,
+        container,
+        &Case::new(sql.to_string(), Compare::Count),
+        1_000,
+    )
+    .map(|o| o.rows.len())
+}
+
+/// Three-valued logic, whichever way the filter is served: the items where a filter is
+/// `true`, those where its negation is, and those where it is not a boolean are all the
+/// items, each once; and `COUNT(1)` counts the first.
+fn filter_partitions(engine: &Engine, f: &str) -> Result<(), String> {
+    for container in ["split", "lean", "tiers"] {
+        let count = |sql: String| count_rows(engine, container, &sql);
+        let ids = |sql: String| -> Result<Vec<Value>, String> {
+            drain(engine, container, &Case::new(sql, Compare::Multiset), 1_000).map(|o| o.rows)
+        };
+        let Ok(yes) = ids(format!("SELECT VALUE c.id FROM c WHERE {f}")) else {
+            continue; // a 400 (a NaN result): the differential test compares errors
+        };
+        let no = ids(format!("SELECT VALUE c.id FROM c WHERE NOT ({f})"))?;
+        let neither = count(format!("SELECT VALUE c.id FROM c WHERE NOT IS_BOOL({f})"))?;
+        let mut all: Vec<String> = yes.iter().chain(&no).map(Value::to_string).collect();
+        all.sort();
+        all.dedup();
+        if all.len() != yes.len() + no.len() || all.len() + neither != ITEMS {
+            return Err(format!(
+                "{container}: WHERE {f} gives {}, its negation {}, neither {neither}, \
+                 overlapping in {}, of {ITEMS} items",
+                yes.len(),
+                no.len(),
+                yes.len() + no.len() - all.len()
+            ));
+        }
+        let counted = drain(
+            engine,
+            container,
+            &Case::new(
+                format!("SELECT VALUE COUNT(1) FROM c WHERE {f}"),
+                Compare::Count,
+            ),
+            1_000,
+        )?;
+        if counted.rows != vec![json!(yes.len())] {
+            return Err(format!(
+                "{container}: COUNT(1) WHERE {f} is {:?}, the rows {}",
+                counted.rows,
+                yes.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rank of a value's type in the order ORDER BY sorts by (undefined first).
+fn type_rank(v: Option<&Value>) -> u8 {
+    match v {
+        None => 0,
+        Some(Value::Null) => 1,
+        Some(Value::Bool(_)) => 2,
+        Some(Value::Number(_)) => 3,
+        Some(Value::String(_)) => 4,
+        Some(Value::Array(_)) => 5,
+        Some(Value::Object(_)) => 6,
+    }
+}
+
+/// Whether `a` comes after `b` in ORDER BY's order of primitives: type order, then value
+/// (numbers as doubles, strings by code point); arrays and objects only by type.
+fn sorts_after(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let (ra, rb) = (type_rank(a), type_rank(b));
+    if ra != rb {
+        return ra > rb;
+    }
+    match (a, b) {
+        (Some(Value::Bool(x)), Some(Value::Bool(y))) => x > y,
+        (Some(Value::Number(x)), Some(Value::Number(y))) => {
+            x.as_f64().unwrap_or_default() > y.as_f64().unwrap_or_default()
+        }
+        (Some(Value::String(x)), Some(Value::String(y))) => x > y,
+        _ => false,
+    }
+}
+
+#[test]
+fn filters_partition_the_items_three_ways() {
+    let (_dir, engine) = store();
+    run_cases(
+        engine,
+        (case_count("QUERY_DIFF_FILTER_CASES", 1_000), |i| {
+            let mut rng = Rng(0xF117 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            (Case::new(filter(&mut rng, 2, false), Compare::Count), 0)
+        }),
+        |engine, _, case, _| filter_partitions(engine, &case.sql),
+    );
+}
+
+#[test]
+fn order_by_sorts_in_the_type_order() {
+    // Every path ORDER BY can take, both ways, on every container that indexes it: the
+    // values come out in the type order, whatever the ranges.
+    let (_dir, engine) = store();
+    let mut failures = Vec::new();
+    for path in PATHS.iter().filter(|p| !p.contains('[')) {
+        for dir in ["ASC", "DESC"] {
+            let sql = format!("SELECT VALUE {{v: {path}}} FROM c ORDER BY {path} {dir}");
+            for container in ["one", "split", "tiers"] {
+                let case = Case::new(sql.clone(), Compare::Sequence);
+                let rows = match drain(&engine, container, &case, 7) {
+                    Ok(o) => o.rows,
+                    Err(e) => {
+                        failures.push(format!("{container}: {sql}: {e}"));
+                        continue;
+                    }
+                };
+                let values: Vec<Option<&Value>> = rows.iter().map(|r| r.get("v")).collect();
+                let misplaced = values.windows(2).position(|w| {
+                    if dir == "ASC" {
+                        sorts_after(w[0], w[1])
+                    } else {
+                        sorts_after(w[1], w[0])
+                    }
+                });
+                if let Some(at) = misplaced {
+                    failures.push(format!(
+                        "{container}: {sql}: {:?} before {:?} at {at}",
+                        values[at],
+                        values[at + 1]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
