@@ -1207,11 +1207,14 @@ fn case(i: usize) -> (Case, usize) {
     (case, page)
 }
 
+/// Case `i` of a run, and the page size to drain it in.
+type MakeCase = fn(usize) -> (Case, usize);
+
 /// Runs `check` on cases `0..cases` on a worker thread with a watchdog; fails with the
 /// first failing cases.
 fn run_cases(
     engine: Engine,
-    (cases, case): (usize, fn(usize) -> (Case, usize)),
+    (cases, case): (usize, MakeCase),
     check: fn(&Engine, usize, &Case, usize) -> Result<(), String>,
 ) {
     let engine = Arc::new(engine);
