@@ -33,7 +33,9 @@
 //!
 //! Two metamorphic checks need no second container: a random filter, its negation and the
 //! items where it is not a boolean split the items exactly (and `COUNT(1)` agrees), and
-//! ORDER BY on every path, both ways, gives values in the type order.
+//! ORDER BY on every path, both ways, gives values in the type order. And OFFSET/LIMIT and
+//! TOP cut the whole ordered result where they say, GROUP BY and DISTINCT account for every
+//! item, and a partition key sent with the request reads what a filter on it matches.
 //!
 //! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs, and
 //! `QUERY_DIFF_FILTER_CASES` the number of filters, and `QUERY_DIFF_SHOW` how many failing
@@ -1478,4 +1480,104 @@ fn order_by_sorts_in_the_type_order() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The rows of `sql` on `container`, drained in pages of `page`; panics on an error.
+fn rows(engine: &Engine, container: &str, sql: &str, page: usize) -> Vec<Value> {
+    drain(
+        engine,
+        container,
+        &Case::new(sql.to_string(), Compare::Sequence),
+        page,
+    )
+    .unwrap_or_else(|e| panic!("{container}: {sql}: {e}"))
+    .rows
+}
+
+#[test]
+fn windows_and_groups_agree_with_the_whole() {
+    // OFFSET/LIMIT and TOP cut the whole ordered result where they say, and GROUP BY and
+    // DISTINCT account for every item: properties no comparison between containers sees
+    // if every container is off the same way.
+    let (_dir, engine) = store();
+    let mut rng = Rng(0x0FF5E7);
+    for container in ["one", "split", "lean", "tiers"] {
+        for dir in ["ASC", "DESC"] {
+            let order = format!("ORDER BY c.u {dir}");
+            let whole = rows(
+                &engine,
+                container,
+                &format!("SELECT VALUE c.id FROM c {order}"),
+                1_000,
+            );
+            assert_eq!(whole.len(), ITEMS);
+            for _ in 0..12 {
+                let (offset, limit) = (rng.index(ITEMS + 4), rng.index(20));
+                let page = 1 + rng.index(6);
+                let sql = format!("SELECT VALUE c.id FROM c {order} OFFSET {offset} LIMIT {limit}");
+                let cut: Vec<Value> = whole.iter().skip(offset).take(limit).cloned().collect();
+                assert_eq!(
+                    rows(&engine, container, &sql, page),
+                    cut,
+                    "{container}: {sql}"
+                );
+                let sql = format!("SELECT TOP {limit} VALUE c.id FROM c {order}");
+                let top: Vec<Value> = whole.iter().take(limit).cloned().collect();
+                assert_eq!(
+                    rows(&engine, container, &sql, page),
+                    top,
+                    "{container}: {sql}"
+                );
+            }
+        }
+        // A partition key with the request reads what a filter on the key matches (on
+        // `tiers`, one value is a prefix of the hierarchical key).
+        for key in [json!("p1"), json!(2), json!("nope")] {
+            let filtered = rows(
+                &engine,
+                container,
+                &format!("SELECT VALUE c.id FROM c WHERE c.pk = {key} ORDER BY c.u"),
+                1_000,
+            );
+            let mut case = Case::new(
+                "SELECT VALUE c.id FROM c ORDER BY c.u".into(),
+                Compare::Sequence,
+            );
+            case.pk = Some(key.clone());
+            let named = drain(&engine, container, &case, 5)
+                .unwrap_or_else(|e| panic!("{container}: key {key}: {e}"))
+                .rows;
+            assert_eq!(named, filtered, "{container}: key {key}");
+        }
+        for path in PATHS.iter().filter(|p| !p.contains('[') && **p != "c.id") {
+            let counts = rows(
+                &engine,
+                container,
+                &format!("SELECT VALUE COUNT(1) FROM c GROUP BY {path}"),
+                3,
+            );
+            let total: u64 = counts.iter().map(|n| n.as_u64().unwrap_or(0)).sum();
+            assert_eq!(
+                total, ITEMS as u64,
+                "{container}: GROUP BY {path}: {counts:?}"
+            );
+            let undefined = count_rows(
+                &engine,
+                container,
+                &format!("SELECT VALUE c.id FROM c WHERE NOT IS_DEFINED({path})"),
+            )
+            .expect("IS_DEFINED");
+            let distinct = rows(
+                &engine,
+                container,
+                &format!("SELECT DISTINCT VALUE {path} FROM c"),
+                4,
+            );
+            assert_eq!(
+                distinct.len() + usize::from(undefined > 0),
+                counts.len(),
+                "{container}: DISTINCT {path} against its groups"
+            );
+        }
+    }
 }
