@@ -31,7 +31,7 @@
 //!   DISTINCT, GROUP BY or aggregates the ranges' output counts add up to the page's rows,
 //!   and a `SELECT *` lists as logical partitions exactly its documents' keys.
 //!
-//! Two metamorphic checks need no second container: a random filter, its negation and the
+//! Metamorphic checks need no second container: a random filter, its negation and the
 //! items where it is not a boolean split the items exactly (and `COUNT(1)` agrees), and
 //! ORDER BY on every path, both ways, gives values in the type order. And OFFSET/LIMIT and
 //! TOP cut the whole ordered result where they say, GROUP BY and DISTINCT account for every
