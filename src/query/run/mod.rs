@@ -469,7 +469,12 @@ pub fn run(
                     let mut run = Run::new(query, &env);
                     let inner_root = doc_alias(query).unwrap_or_default();
                     run.break_ties_by_position(reverse_scan(query, def, &inner_root));
-                    Some(InnerFrom { query, alias, run })
+                    Some(InnerFrom {
+                        query,
+                        alias,
+                        run,
+                        item_by_item: super::exec::works_item_by_item(query),
+                    })
                 }
                 _ => None,
             };

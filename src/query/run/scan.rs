@@ -37,6 +37,9 @@ pub(super) struct InnerFrom<'q, 'e> {
     pub(super) query: &'q Query,
     pub(super) alias: &'q String,
     pub(super) run: Run<'q, 'e>,
+    /// The subquery works item by item ([`crate::query::exec::works_item_by_item`]): each
+    /// of its results goes through the outer query as it is read.
+    pub(super) item_by_item: bool,
 }
 
 /// Where a page starts and where it must stop.
@@ -384,14 +387,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         };
         if let Some(inner) = self.inner.as_mut() {
             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-            let item_by_item = crate::query::exec::works_item_by_item(inner.query);
             for row in rows_of(inner.query, Some(&doc), &[], env) {
                 let pushed = inner.run.push(row);
                 fed.matched |= pushed.passed();
                 if !pushed.is_result() {
                     continue;
                 }
-                if !item_by_item {
+                if !inner.item_by_item {
                     // Its results are known once every range is read (see `finish`).
                     fed.hit = true;
                     metrics.output_document_count += 1;
