@@ -31,12 +31,14 @@
 //!   DISTINCT, GROUP BY or aggregates the ranges' output counts add up to the page's rows,
 //!   and a `SELECT *` lists as logical partitions exactly its documents' keys.
 //!
-//! Metamorphic checks need no second container: a random filter, its negation and the
-//! items where it is not a boolean split the items (or the rows of a JOIN over `c.tags`)
-//! exactly, and `COUNT(1)` agrees; and
-//! ORDER BY on every path, both ways, gives values in the type order. And OFFSET/LIMIT and
-//! TOP cut the whole ordered result where they say, GROUP BY and DISTINCT account for every
-//! item, and a partition key sent with the request reads what a filter on it matches.
+//! Metamorphic checks need no second container, so they hold even where every container
+//! would be wrong the same way:
+//! - a random filter, its negation and the items where it is not a boolean split the items
+//!   (or the rows of a JOIN over `c.tags`) exactly, and `COUNT(1)` agrees;
+//! - ORDER BY on every path, both ways, gives values in the type order;
+//! - OFFSET/LIMIT and TOP cut the whole ordered result where they say;
+//! - GROUP BY and DISTINCT account for every item;
+//! - a partition key sent with the request reads what a filter on it matches.
 //!
 //! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs, and
 //! `QUERY_DIFF_FILTER_CASES` the number of filters, and `QUERY_DIFF_SHOW` how many failing
