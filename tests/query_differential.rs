@@ -31,8 +31,8 @@
 //!   DISTINCT, GROUP BY or aggregates the ranges' output counts add up to the page's rows,
 //!   and a `SELECT *` lists as logical partitions exactly its documents' keys.
 //!
-//! Metamorphic checks need no second container, so they hold even where every container
-//! would be wrong the same way:
+//! Metamorphic checks need no second container, so they catch what every container would
+//! get wrong the same way:
 //! - a random filter, its negation and the items where it is not a boolean split the items
 //!   (or the rows of a JOIN over `c.tags`) exactly, and `COUNT(1)` agrees;
 //! - ORDER BY on every path, both ways, gives values in the type order;
