@@ -448,6 +448,43 @@ fn an_outer_query_over_a_subquery_filters_before_top_and_range_output() {
 }
 
 #[test]
+fn a_cancelled_query_stops_before_its_next_document() {
+    // The TUI cancels a running query: the engine polls the flag between documents (and so
+    // between ranges). Here it is set as the first range finishes, so the scan stops in the
+    // second with 499; the flag unset, the same query runs to the end.
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (_d, e) = engine();
+    container(&e, "orders", &["/customerId"], 30_000);
+    load(&e, "orders", &orders());
+    let sql = "SELECT * FROM c WHERE UPPER(c.status) != ''";
+    let run = |cancel_after_first: bool| {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let finished = Arc::new(AtomicUsize::new(0));
+        let (flag, count) = (Arc::clone(&cancel), Arc::clone(&finished));
+        let opts = QueryOptions {
+            progress: Some(cosmoscope::query::run::Progress(Arc::new(move |_| {
+                count.fetch_add(1, Ordering::SeqCst);
+                if cancel_after_first {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }))),
+            max_items: Some(1_000),
+            ..Default::default()
+        };
+        let result = e.query_cancellable("db", "orders", sql, &opts, &cancel);
+        (result, finished.load(Ordering::SeqCst))
+    };
+    let (whole, ranges) = run(false);
+    assert_eq!(whole.expect("uncancelled").documents.len(), 120);
+    assert!(ranges > 1, "the test needs several ranges, got {ranges}");
+    let (cancelled, finished) = run(true);
+    let err = cancelled.expect_err("cancelled");
+    assert_eq!(err.status, 499, "{}", err.message);
+    assert_eq!(finished, 1, "no range finishes after the flag is set");
+}
+
+#[test]
 fn pages_stop_at_the_service_response_size() {
     // concepts-limits.md: a query page is at most 4 MB; past it the page ends with a
     // continuation. Nine items of about 0.9 MB, each with two tags (two JOIN rows).
