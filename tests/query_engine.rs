@@ -45,6 +45,15 @@ fn orders() -> Vec<Value> {
         .collect()
 }
 
+/// An engine with [`orders`] in container `orders`, partitioned by `/customerId` over
+/// several ranges.
+fn orders_engine() -> (tempfile::TempDir, Engine) {
+    let (dir, e) = engine();
+    container(&e, "orders", &["/customerId"], 30_000);
+    load(&e, "orders", &orders());
+    (dir, e)
+}
+
 fn q(e: &Engine, c: &str, sql: &str) -> QueryResult {
     q_with(e, c, sql, QueryOptions::default())
 }
@@ -52,6 +61,38 @@ fn q(e: &Engine, c: &str, sql: &str) -> QueryResult {
 fn q_with(e: &Engine, c: &str, sql: &str, opts: QueryOptions) -> QueryResult {
     e.query("db", c, sql, &opts)
         .unwrap_or_else(|err| panic!("{sql}: {err}"))
+}
+
+/// What a result's ranges report, summed: documents output and retrieved, and the logical
+/// partitions listed (sorted).
+struct RangeReport {
+    output: u64,
+    retrieved: u64,
+    logical: Vec<Value>,
+}
+
+impl RangeReport {
+    fn of(r: &QueryResult) -> RangeReport {
+        let mut logical: Vec<Value> = r
+            .partitions
+            .iter()
+            .flat_map(|p| p.logical_partitions.clone())
+            .collect();
+        logical.sort_by_key(Value::to_string);
+        RangeReport {
+            output: r
+                .partitions
+                .iter()
+                .map(|p| p.metrics.output_document_count)
+                .sum(),
+            retrieved: r
+                .partitions
+                .iter()
+                .map(|p| p.metrics.retrieved_document_count)
+                .sum(),
+            logical,
+        }
+    }
 }
 
 /// Every page of a query, following continuations.
@@ -194,60 +235,55 @@ fn ands_and_ors_route_as_alternatives() {
             .count()
     };
 
-    // Whole keys in each alternative: those keys only.
-    let r = q(
-        &e,
-        "events",
-        "SELECT * FROM c WHERE (c.tenant = 't1' AND c.user = 'u2') OR (c.tenant = 't2' AND c.user IN ('u3', 'u4'))",
-    );
-    assert_eq!(r.routing.kind, "targeted");
-    assert!(
-        r.routing.reason.contains("binds 3 partition key values"),
-        "{}",
-        r.routing.reason
-    );
-    assert_eq!(
-        r.documents.len(),
-        count("t1", &["u2"]) + count("t2", &["u3", "u4"])
-    );
-
-    // A prefix and a key inside it: the prefix's ranges, each item once.
-    let r = q(
-        &e,
-        "events",
-        "SELECT * FROM c WHERE c.tenant = 't1' OR (c.tenant = 't1' AND c.user = 'u2')",
-    );
-    assert_eq!(r.routing.kind, "targeted");
-    assert_eq!(r.documents.len(), 20);
-
-    // Conditions beside the key in an alternative narrow nothing; a branch without the key
-    // reads everything.
-    let r = q(
-        &e,
-        "events",
-        "SELECT * FROM c WHERE (c.tenant = 't0' AND c.user > 'u3') OR c.tenant = 't2'",
-    );
-    assert_eq!(r.routing.kind, "targeted");
-    let r = q(
-        &e,
-        "events",
-        "SELECT * FROM c WHERE c.tenant = 't0' OR c.user = 'u1'",
-    );
-    assert_eq!(r.routing.kind, "fan-out");
-    assert!(
-        r.routing
-            .reason
-            .contains("an OR branch does not bind /tenant"),
-        "{}",
-        r.routing.reason
-    );
+    // Each case: the filter, the routing it gets, the words its reason holds, and the items.
+    let cases = [
+        // Whole keys in each alternative: those keys only.
+        (
+            "(c.tenant = 't1' AND c.user = 'u2') OR (c.tenant = 't2' AND c.user IN ('u3', 'u4'))",
+            "targeted",
+            "binds 3 partition key values",
+            count("t1", &["u2"]) + count("t2", &["u3", "u4"]),
+        ),
+        // A prefix and a key inside it: the prefix's ranges, each item once.
+        (
+            "c.tenant = 't1' OR (c.tenant = 't1' AND c.user = 'u2')",
+            "targeted",
+            "1 key prefix and 1 whole key",
+            20,
+        ),
+        // Conditions beside the key in an alternative narrow nothing.
+        (
+            "(c.tenant = 't0' AND c.user = 'u3') OR c.tenant = 't2'",
+            "targeted",
+            "1 key prefix and 1 whole key",
+            count("t0", &["u3"]) + 20,
+        ),
+        // A branch without the key reads everything.
+        (
+            "c.tenant = 't0' OR c.user = 'u1'",
+            "fan-out",
+            "an OR branch does not bind /tenant",
+            20 + docs
+                .iter()
+                .filter(|d| d["tenant"] != "t0" && d["user"] == "u1")
+                .count(),
+        ),
+    ];
+    for (filter, kind, words, items) in cases {
+        let r = q(&e, "events", &format!("SELECT * FROM c WHERE {filter}"));
+        assert_eq!(r.routing.kind, kind, "{filter}");
+        assert!(
+            r.routing.reason.contains(words),
+            "{filter}: {}",
+            r.routing.reason
+        );
+        assert_eq!(r.documents.len(), items, "{filter}");
+    }
 }
 
 #[test]
 fn a_key_named_twice_is_read_once() {
-    let (_d, e) = engine();
-    container(&e, "orders", &["/customerId"], 30_000);
-    load(&e, "orders", &orders());
+    let (_d, e) = orders_engine();
     for sql in [
         "SELECT * FROM c WHERE c.customerId IN ('c1', 'c1') OR c.customerId = 'c1'",
         "SELECT * FROM c WHERE c.customerId = 'c1' OR c.customerId = 'c1'",
@@ -260,9 +296,7 @@ fn a_key_named_twice_is_read_once() {
 
 #[test]
 fn pages_add_up_to_the_unpaged_result_and_charge() {
-    let (_d, e) = engine();
-    container(&e, "orders", &["/customerId"], 30_000);
-    load(&e, "orders", &orders());
+    let (_d, e) = orders_engine();
     for sql in [
         "SELECT * FROM c",
         "SELECT c.id, c.total FROM c WHERE c.total > 20 ORDER BY c.total DESC",
@@ -301,23 +335,30 @@ fn pages_add_up_to_the_unpaged_result_and_charge() {
     }
 }
 
-#[test]
-fn undefined_values_take_no_place_on_a_page() {
-    // `SELECT VALUE` of a property most items lack: the items without it make no result,
-    // so they neither fill a page nor end the paging early (ORDER BY walks the index).
-    let (_d, e) = engine();
+/// [`orders`] in container `sparse`, where only the orders `noted` picks (by position and
+/// document) have a `note` (their id).
+fn sparse_engine(noted: impl Fn(usize, &Value) -> bool) -> (tempfile::TempDir, Engine) {
+    let (dir, e) = engine();
     container(&e, "sparse", &["/customerId"], 30_000);
     let docs: Vec<Value> = orders()
         .into_iter()
         .enumerate()
         .map(|(i, mut d)| {
-            if i % 5 == 0 {
-                d["note"] = json!(format!("n{i}"));
+            if noted(i, &d) {
+                d["note"] = d["id"].clone();
             }
             d
         })
         .collect();
     load(&e, "sparse", &docs);
+    (dir, e)
+}
+
+#[test]
+fn undefined_values_take_no_place_on_a_page() {
+    // `SELECT VALUE` of a property most items lack: the items without it make no result,
+    // so they neither fill a page nor end the paging early (ORDER BY walks the index).
+    let (_d, e) = sparse_engine(|i, _| i % 5 == 0);
     for sql in [
         "SELECT VALUE c.note FROM c ORDER BY c.total",
         "SELECT VALUE c.note FROM c ORDER BY c.total DESC",
@@ -353,18 +394,7 @@ fn undefined_values_are_no_range_output() {
     // Each range reports as output, and among its logical partitions, only what made a
     // result: an item whose `SELECT VALUE` is undefined was read, not output. Only the
     // orders of customers c0 and c1 carry a note.
-    let (_d, e) = engine();
-    container(&e, "sparse", &["/customerId"], 30_000);
-    let docs: Vec<Value> = orders()
-        .into_iter()
-        .map(|mut d| {
-            if ["c0", "c1"].contains(&d["customerId"].as_str().unwrap()) {
-                d["note"] = d["id"].clone();
-            }
-            d
-        })
-        .collect();
-    load(&e, "sparse", &docs);
+    let (_d, e) = sparse_engine(|_, d| d["customerId"] == "c0" || d["customerId"] == "c1");
     for sql in [
         "SELECT VALUE c.note FROM c ORDER BY c.total",
         "SELECT VALUE c.note FROM c ORDER BY c.total DESC",
@@ -381,25 +411,10 @@ fn undefined_values_are_no_range_output() {
             },
         );
         assert_eq!(r.documents.len(), 20, "{sql}");
-        let output: u64 = r
-            .partitions
-            .iter()
-            .map(|p| p.metrics.output_document_count)
-            .sum();
-        let retrieved: u64 = r
-            .partitions
-            .iter()
-            .map(|p| p.metrics.retrieved_document_count)
-            .sum();
-        assert_eq!(output, 20, "{sql}");
-        assert_eq!(retrieved, 120, "{sql}");
-        let mut logical: Vec<Value> = r
-            .partitions
-            .iter()
-            .flat_map(|p| p.logical_partitions.clone())
-            .collect();
-        logical.sort_by_key(|v| v.to_string());
-        assert_eq!(logical, vec![json!("c0"), json!("c1")], "{sql}");
+        let ranges = RangeReport::of(&r);
+        assert_eq!(ranges.output, 20, "{sql}");
+        assert_eq!(ranges.retrieved, 120, "{sql}");
+        assert_eq!(ranges.logical, vec![json!("c0"), json!("c1")], "{sql}");
     }
 }
 
@@ -429,22 +444,12 @@ fn an_outer_query_over_a_subquery_filters_before_top_and_range_output() {
 
     let all = q(&e, "orders", &format!("SELECT VALUE s.k FROM {inner}"));
     assert_eq!(all.documents.len(), high.len());
-    let output: u64 = all
-        .partitions
-        .iter()
-        .map(|p| p.metrics.output_document_count)
-        .sum();
-    assert_eq!(output, high.len() as u64);
-    let mut listed: Vec<Value> = all
-        .partitions
-        .iter()
-        .flat_map(|p| p.logical_partitions.clone())
-        .collect();
-    listed.sort_by_key(Value::to_string);
+    let ranges = RangeReport::of(&all);
+    assert_eq!(ranges.output, high.len() as u64);
     let mut keys: Vec<Value> = high.iter().map(|d| d["customerId"].clone()).collect();
     keys.sort_by_key(Value::to_string);
     keys.dedup();
-    assert_eq!(listed, keys);
+    assert_eq!(ranges.logical, keys);
 }
 
 #[test]
@@ -454,9 +459,7 @@ fn a_cancelled_query_stops_before_its_next_document() {
     // second with 499; the flag unset, the same query runs to the end.
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let (_d, e) = engine();
-    container(&e, "orders", &["/customerId"], 30_000);
-    load(&e, "orders", &orders());
+    let (_d, e) = orders_engine();
     let sql = "SELECT * FROM c WHERE UPPER(c.status) != ''";
     let run = |cancel_after_first: bool| {
         let cancel = Arc::new(AtomicBool::new(false));
@@ -536,9 +539,7 @@ fn pages_stop_at_the_service_response_size() {
 
 #[test]
 fn later_pages_of_a_computed_result_see_writes_made_between_pages() {
-    let (_d, e) = engine();
-    container(&e, "orders", &["/customerId"], 30_000);
-    load(&e, "orders", &orders());
+    let (_d, e) = orders_engine();
     let sql = "SELECT c.status, COUNT(1) AS n FROM c GROUP BY c.status";
     let page = |continuation: Option<String>| {
         q_with(
