@@ -42,9 +42,13 @@
 //! - a streamed `SELECT *` paged while items are deleted, replaced and created between its
 //!   pages returns every untouched match once and nothing twice.
 //!
+//! And continuation tokens are input too: real tokens with any field damaged give a 400 or
+//! pages, never a panic or a hang.
+//!
 //! `QUERY_DIFF_CASES` sets the number of queries (default below) for longer runs, and
 //! `QUERY_DIFF_FILTER_CASES` the number of filters, `QUERY_DIFF_WRITE_CASES` of paged
-//! queries with writes, and `QUERY_DIFF_SHOW` how many failing cases to print (8).
+//! queries with writes, `QUERY_DIFF_TOKEN_CASES` of queries whose tokens are damaged, and
+//! `QUERY_DIFF_SHOW` how many failing cases to print (8).
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -1737,4 +1741,73 @@ fn windows_and_groups_agree_with_the_whole() {
             );
         }
     }
+}
+
+#[test]
+fn damaged_tokens_are_refused_or_continue_never_panic() {
+    // A token is JSON the client hands back: a user (or a bug) can change any field. Each
+    // field of real tokens set to extreme, wrong or foreign values must give a 400 or some
+    // page, never a panic or a hang (the watchdog of `run_cases`).
+    let (_dir, engine) = store();
+    run_cases(
+        engine,
+        (case_count("QUERY_DIFF_TOKEN_CASES", 300), case),
+        |engine, i, case, page| {
+            let mut rng = Rng(0x70CE ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+            let container = rng.pick(&["one", "split", "tiers"]);
+            let opts = options(case, page);
+            let Ok(first) = engine.query(DB, container, &case.sql, &opts) else {
+                return Ok(());
+            };
+            let Some(token) = first.continuation else {
+                return Ok(());
+            };
+            let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&token) else {
+                return Err(format!("a token that is not a JSON object: {token}"));
+            };
+            let damaged_values = [
+                json!(u64::MAX),
+                json!(i64::MIN),
+                json!(-1),
+                json!(1e308),
+                json!(0),
+                json!(""),
+                json!("zz"),
+                json!("00"),
+                json!("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"),
+                json!(null),
+                json!([]),
+                json!([["", "FF", u64::MAX, u64::MAX]]),
+                json!([["FF", "", 0, 0]]),
+                json!([["zz", "FF", 0, 0]]),
+                json!([u32::MAX, 0, 7]),
+                json!({}),
+            ];
+            for key in fields.keys() {
+                for _ in 0..4 {
+                    let mut damaged = fields.clone();
+                    damaged.insert(key.clone(), rng.pick(&damaged_values));
+                    let mut opts = options(case, page);
+                    opts.continuation = Some(Value::Object(damaged).to_string());
+                    // Follow a few pages: a damaged position must not loop forever.
+                    for _ in 0..200 {
+                        match engine.query(DB, container, &case.sql, &opts) {
+                            Ok(r) => match r.continuation {
+                                Some(next) => opts.continuation = Some(next),
+                                None => break,
+                            },
+                            Err(e) if e.status == 400 => break,
+                            Err(e) => {
+                                return Err(format!(
+                                    "{container}: {key} damaged: {} {}",
+                                    e.status, e.message
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    );
 }
