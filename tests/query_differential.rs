@@ -560,6 +560,18 @@ fn query(rng: &mut Rng) -> Case {
     // Parameters the generated text may name.
     case.params = vec![
         ("@n", json!(rng.index(8))),
+        // A key value, or a value no key can have.
+        (
+            "@k",
+            rng.pick(&[
+                json!("p1"),
+                json!("p4"),
+                json!(2),
+                json!(null),
+                json!([1]),
+                json!("nope"),
+            ]),
+        ),
         (
             "@v",
             serde_json::from_str(rng.pick(LITERALS).replace('\'', "\"").as_str())
@@ -576,8 +588,11 @@ fn query(rng: &mut Rng) -> Case {
 /// On `tiers` (keyed on `/pk` then `/b`) a `c.pk` filter binds a prefix, and one on both
 /// binds whole keys.
 fn key_filter(rng: &mut Rng) -> String {
-    match rng.index(7) {
+    match rng.index(9) {
         0 => format!("c.pk = '{}'", rng.pick(&["p0", "p2", "p5"])),
+        // Parameters: `@k` is a key value or not (an array pins nothing).
+        7 => "c.pk = @k".to_string(),
+        8 => "(c.pk IN (@k, 'p1') AND c.b != @v)".to_string(),
         1 => "c.pk IN ('p1', 'p4', 2)".to_string(),
         2 => "(c.pk = 'p3' OR c.pk = 1)".to_string(),
         3 => format!(
