@@ -9,7 +9,7 @@
 //! and if any alternative leaves the first level free, the query fans out to every range.
 //! An explicit partition key with the request overrides the filter.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -153,6 +153,7 @@ pub fn route(
     // Each alternative's bound leading levels, as key values or prefixes (deduplicated).
     let mut full: Vec<PartitionKeyValue> = Vec::new();
     let mut prefixes: Vec<Vec<PkComponent>> = Vec::new();
+    let (mut full_seen, mut prefixes_seen) = (HashSet::new(), HashSet::new());
     for term in &terms {
         let bound = term.levels.iter().take_while(|l| l.is_some()).count();
         let mut combos: Vec<Vec<PkComponent>> = vec![Vec::new()];
@@ -171,13 +172,10 @@ pub fn route(
         for combo in combos {
             if bound == pkdef.paths.len() {
                 let key = PartitionKeyValue { components: combo };
-                let epk = key.epk(pkdef);
-                if !full.iter().any(|k| k.epk(pkdef) == epk) {
+                if full_seen.insert(key.epk(pkdef)) {
                     full.push(key);
                 }
-            } else if !prefixes.iter().any(|p| {
-                p.len() == combo.len() && p.iter().zip(&combo).all(|(a, b)| same_component(a, b))
-            }) {
+            } else if prefixes_seen.insert(combo.iter().map(component_key).collect::<Vec<_>>()) {
                 prefixes.push(combo);
             }
         }
@@ -281,9 +279,10 @@ impl Binding {
             .zip(&other.levels)
             .map(|(a, b)| match (a, b) {
                 (Some(x), Some(y)) => {
+                    let in_y: HashSet<ComponentKey> = y.iter().map(component_key).collect();
                     let shared: Vec<PkComponent> = x
                         .iter()
-                        .filter(|v| y.iter().any(|w| same_component(v, w)))
+                        .filter(|v| in_y.contains(&component_key(v)))
                         .cloned()
                         .collect();
                     Some(if shared.is_empty() { x.clone() } else { shared })
@@ -416,9 +415,10 @@ fn pinned_values(
         _ => return None,
     };
     let mut out: Vec<PkComponent> = Vec::with_capacity(values.len());
+    let mut seen: HashSet<ComponentKey> = HashSet::with_capacity(values.len());
     for v in &values {
         let c = component(v)?;
-        if !out.iter().any(|o| same_component(o, &c)) {
+        if seen.insert(component_key(&c)) {
             out.push(c);
         }
     }
@@ -426,12 +426,17 @@ fn pinned_values(
     (!out.is_empty()).then_some(out)
 }
 
-/// Whether two key components are one key value: numbers by their bits, since `0` and `-0`
-/// hash to different EPKs.
-fn same_component(a: &PkComponent, b: &PkComponent) -> bool {
-    match (a, b) {
-        (PkComponent::Number(x), PkComponent::Number(y)) => x.to_bits() == y.to_bits(),
-        _ => a == b,
+/// A key component as a value to hash and compare: two components are one key value when
+/// these are equal. Numbers go by their bits, since `0` and `-0` hash to different EPKs.
+type ComponentKey = (u8, u64, String);
+
+fn component_key(c: &PkComponent) -> ComponentKey {
+    match c {
+        PkComponent::Undefined => (0, 0, String::new()),
+        PkComponent::Null => (1, 0, String::new()),
+        PkComponent::Bool(b) => (2, u64::from(*b), String::new()),
+        PkComponent::Number(n) => (3, n.to_bits(), String::new()),
+        PkComponent::String(s) => (4, 0, s.clone()),
     }
 }
 
