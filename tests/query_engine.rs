@@ -292,6 +292,17 @@ fn a_key_named_twice_is_read_once() {
         assert_eq!(r.routing.kind, "single-partition", "{sql}");
         assert_eq!(r.documents.len(), 10, "{sql}");
     }
+    // Thousands of keys, most of them absent: each key is a span the index lookup places by
+    // binary search (it used to try every span for every value).
+    let mut keys: Vec<String> = (0..3_000).map(|i| format!("'x{i}'")).collect();
+    keys.extend(["'c1'".into(), "'c3'".into(), "'c1'".into()]);
+    let sql = format!(
+        "SELECT * FROM c WHERE c.customerId IN ({})",
+        keys.join(", ")
+    );
+    let r = q(&e, "orders", &sql);
+    assert_eq!(r.routing.kind, "targeted");
+    assert_eq!(r.documents.len(), 20);
 }
 
 #[test]

@@ -779,8 +779,8 @@ impl<'t> IndexReader<'t> {
     }
 
     /// Items with a value of `path` in `[lo, hi]` (per the bounds) whose EPK lies in one of
-    /// `spans`, in entry order. Stops with `Ok(false)` once more than `limit` are found
-    /// (the caller then prefers a scan).
+    /// `spans` (normalized: [`normalize_spans`]), in entry order. Stops with `Ok(false)` once
+    /// more than `limit` are found (the caller then prefers a scan).
     pub fn lookup(
         &self,
         path: PathId,
@@ -796,9 +796,11 @@ impl<'t> IndexReader<'t> {
             k.extend_from_slice(v);
             k
         };
-        // An exact value: seek straight to each span inside it.
+        // An exact value: seek straight to each span inside it (a few spans; past that,
+        // the value's entries are read once, below).
         if let (Bound::Included(a), Bound::Included(b)) = (lo, hi)
             && a == b
+            && spans.len() <= SEEK_SPANS_MAX
         {
             let value = with(a);
             for (smin, smax) in spans {
@@ -860,7 +862,8 @@ impl<'t> IndexReader<'t> {
     /// Walks the entries of `path` (a single path, or a composite of `values` components)
     /// whose values start with the encoded `prefix` (a composite's leading components fixed
     /// by equality filters; empty for all), in order — backwards when `reverse` — calling
-    /// `f(values, item)` for those inside `spans` until it returns false. `item` is the
+    /// `f(values, item)` for those inside `spans` (normalized: [`normalize_spans`]) until it
+    /// returns false. `item` is the
     /// item's address, `EPK ‖ id` ([`IndexReader::item_key`] makes it a key); both slices
     /// borrow the entry, which lives as long as the transaction.
     #[allow(clippy::too_many_arguments)]
@@ -909,17 +912,44 @@ impl<'t> IndexReader<'t> {
 
 /// A test of whether an EPK lies in one of `spans` (half-open). A fan-out covers the whole
 /// key space, and then no entry needs comparing.
+/// `spans` sorted by their start, overlapping ones merged: the form [`IndexReader::lookup`]
+/// and [`IndexReader::walk`] take, so that one binary search places an EPK (a query may
+/// route to thousands of keys, each a span).
+pub fn normalize_spans(mut spans: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    spans.sort_unstable();
+    let mut merged: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(spans.len());
+    for (a, b) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => {
+                if b > last.1 {
+                    last.1 = b;
+                }
+            }
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Whether an EPK lies in one of `spans`, which are normalized ([`normalize_spans`]).
 fn in_spans(spans: &[(Vec<u8>, Vec<u8>)]) -> impl Fn(&[u8]) -> bool + '_ {
-    let everywhere = spans
-        .iter()
-        .any(|(a, b)| a.is_empty() && b.as_slice() >= Epk::max().as_bytes());
+    debug_assert!(
+        spans.windows(2).all(|w| w[0].1 < w[1].0),
+        "spans not normalized"
+    );
+    let everywhere =
+        matches!(spans, [(a, b)] if a.is_empty() && b.as_slice() >= Epk::max().as_bytes());
     move |epk| {
-        everywhere
-            || spans
-                .iter()
-                .any(|(a, b)| epk >= a.as_slice() && epk < b.as_slice())
+        everywhere || {
+            let after = spans.partition_point(|(a, _)| a.as_slice() <= epk);
+            after > 0 && epk < spans[after - 1].1.as_slice()
+        }
     }
 }
+
+/// Spans past which an exact-value lookup reads all the value's entries once and keeps
+/// those inside a span, rather than seeking into each span.
+const SEEK_SPANS_MAX: usize = 16;
 
 /// The smallest key greater than every key that starts with `value_key` (a path prefix and
 /// one encoded value): values are prefix-free, so only their own entries start with it.

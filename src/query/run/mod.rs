@@ -499,10 +499,12 @@ pub fn run(
                 plan::Targets::All => vec![(Epk::min(), Epk::max())],
             };
             let epk_len = def.partition_key.epk_len();
-            let byte_spans: Vec<(Vec<u8>, Vec<u8>)> = spans
-                .iter()
-                .map(|(a, b)| (a.0.clone(), b.0.clone()))
-                .collect();
+            let byte_spans = crate::store::index::normalize_spans(
+                spans
+                    .iter()
+                    .map(|(a, b)| (a.0.clone(), b.0.clone()))
+                    .collect(),
+            );
             // ORDER BY from the index: walk about k entries instead of sorting the whole
             // scope. An equality filter a composite index answers under the same walk needs
             // no candidate lookup (which could read every matching entry first).
