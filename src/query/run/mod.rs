@@ -935,7 +935,7 @@ pub fn run(
     let page_len = page_length(computed.results.get(skip..).unwrap_or_default(), max_items);
     if let Some(key) = cache_key
         && complete
-        && result_count > skip + page_len
+        && result_count > skip.saturating_add(page_len)
     {
         cache.put(key, computed.clone());
     }
@@ -976,7 +976,7 @@ pub fn run(
     let more = if paged_scan {
         streamed.resume.is_some() && streamed.rows < top_left
     } else {
-        result_count > skip + page.len()
+        result_count > skip.saturating_add(page.len())
     };
 
     let PageCharge {

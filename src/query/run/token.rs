@@ -151,14 +151,16 @@ impl Token {
             v: 1,
             rid: rid.to_string(),
             q: hash,
-            skip: skip + delivered,
+            skip: skip.saturating_add(delivered),
             charged,
             after: resume.map(|r| Epk(r.key.clone()).to_hex()),
             within: resume.map_or(0, |r| r.within),
             ordered: resume
                 .map(|r| ordered_after(previous, r))
                 .unwrap_or_default(),
-            emitted: previous.map_or(0, |t| t.emitted) + delivered as u64,
+            emitted: previous
+                .map_or(0, |t| t.emitted)
+                .saturating_add(delivered as u64),
             layout: match previous {
                 Some(t) if !t.layout.is_empty() => t.layout.clone(),
                 _ => layout.to_vec(),
