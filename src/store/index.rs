@@ -796,32 +796,47 @@ impl<'t> IndexReader<'t> {
             k.extend_from_slice(v);
             k
         };
-        // An exact value: seek straight to each span inside it (a few spans; past that,
-        // the value's entries are read once, below).
+        // An exact value: its entries are in EPK order, so read them from the first span on
+        // and, at an entry outside every span, seek to the next span's start: one seek per
+        // span at most, and none for the gaps between them.
         if let (Bound::Included(a), Bound::Included(b)) = (lo, hi)
             && a == b
-            && spans.len() <= SEEK_SPANS_MAX
         {
             let value = with(a);
-            for (smin, smax) in spans {
-                let mut start = value.clone();
-                start.extend_from_slice(smin);
-                let mut end = value.clone();
-                end.extend_from_slice(smax);
+            let key_at = |epk: &[u8]| {
+                let mut k = value.clone();
+                k.extend_from_slice(epk);
+                k
+            };
+            let Some(last) = spans.last() else {
+                return Ok(true);
+            };
+            let end = key_at(&last.1);
+            let inside = in_spans(spans);
+            let mut next = 0; // the first span not yet passed
+            'seek: while let Some((smin, _)) = spans.get(next) {
+                let from = key_at(smin);
                 for entry in self
                     .store
                     .index
-                    .range(self.txn, &super::keys::half_open(&start, &end))?
+                    .range(self.txn, &super::keys::half_open(&from, &end))?
                 {
                     let (k, _) = entry?;
                     let Some((_, item)) = self.split_entry(&k[base.len()..], 1) else {
                         continue;
                     };
+                    let epk = &item[..self.epk_len];
+                    if !inside(epk) {
+                        // In a gap: continue at the next span, if any.
+                        next = spans.partition_point(|(a, _)| a.as_slice() <= epk);
+                        continue 'seek;
+                    }
                     out.push(self.item_key(item));
                     if out.len() > limit {
                         return Ok(false);
                     }
                 }
+                break;
             }
             return Ok(true);
         }
@@ -863,9 +878,8 @@ impl<'t> IndexReader<'t> {
     /// whose values start with the encoded `prefix` (a composite's leading components fixed
     /// by equality filters; empty for all), in order — backwards when `reverse` — calling
     /// `f(values, item)` for those inside `spans` (normalized: [`normalize_spans`]) until it
-    /// returns false. `item` is the
-    /// item's address, `EPK ‖ id` ([`IndexReader::item_key`] makes it a key); both slices
-    /// borrow the entry, which lives as long as the transaction.
+    /// returns false. `item` is the item's address, `EPK ‖ id` ([`IndexReader::item_key`]
+    /// makes it a key); both slices borrow the entry, which lives as long as the transaction.
     #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &self,
@@ -910,8 +924,6 @@ impl<'t> IndexReader<'t> {
     }
 }
 
-/// A test of whether an EPK lies in one of `spans` (half-open). A fan-out covers the whole
-/// key space, and then no entry needs comparing.
 /// `spans` sorted by their start, overlapping ones merged: the form [`IndexReader::lookup`]
 /// and [`IndexReader::walk`] take, so that one binary search places an EPK (a query may
 /// route to thousands of keys, each a span).
@@ -931,7 +943,9 @@ pub fn normalize_spans(mut spans: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<
     merged
 }
 
-/// Whether an EPK lies in one of `spans`, which are normalized ([`normalize_spans`]).
+/// A test of whether an EPK lies in one of `spans` (half-open, normalized:
+/// [`normalize_spans`]). A fan-out covers the whole key space, and then no entry needs
+/// comparing.
 fn in_spans(spans: &[(Vec<u8>, Vec<u8>)]) -> impl Fn(&[u8]) -> bool + '_ {
     debug_assert!(
         spans.windows(2).all(|w| w[0].1 < w[1].0),
@@ -946,10 +960,6 @@ fn in_spans(spans: &[(Vec<u8>, Vec<u8>)]) -> impl Fn(&[u8]) -> bool + '_ {
         }
     }
 }
-
-/// Spans past which an exact-value lookup reads all the value's entries once and keeps
-/// those inside a span, rather than seeking into each span.
-const SEEK_SPANS_MAX: usize = 16;
 
 /// The smallest key greater than every key that starts with `value_key` (a path prefix and
 /// one encoded value): values are prefix-free, so only their own entries start with it.
