@@ -1230,10 +1230,15 @@ fn case_count(var: &str, default: usize) -> usize {
 }
 
 fn case(i: usize) -> (Case, usize) {
-    let mut rng = Rng(0xCA5E ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut rng = case_rng(0xCA5E, i);
     let case = query(&mut rng);
     let page = rng.pick(&[1, 2, 3, 5, 8]);
     (case, page)
+}
+
+/// The random stream of case `i` of the stream named `stream` (each test has its own).
+fn case_rng(stream: u64, i: usize) -> Rng {
+    Rng(stream ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D))
 }
 
 /// Case `i` of a run, and the page size to drain it in.
@@ -1362,7 +1367,7 @@ fn survives_writes(engine: &Engine, i: usize, case: &Case, page: usize) -> Resul
             (400, max_bytes, full_policy()),
             &docs,
         );
-        let mut rng = Rng(0x3217E5 ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let mut rng = case_rng(0x3217E5, i);
         let mut touched: Vec<String> = Vec::new();
         let mut opts = options(case, page);
         let mut seen: Vec<String> = Vec::new();
@@ -1453,7 +1458,7 @@ fn pages_survive_writes_between_them() {
     run_cases(
         engine,
         (case_count("QUERY_DIFF_WRITE_CASES", 40), |i| {
-            let mut rng = Rng(0x3217 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = case_rng(0x3217, i);
             let f = if rng.chance(20) {
                 "true".to_string()
             } else {
@@ -1603,7 +1608,7 @@ fn filters_partition_the_items_three_ways() {
     run_cases(
         engine,
         (case_count("QUERY_DIFF_FILTER_CASES", 1_000), |i| {
-            let mut rng = Rng(0xF117 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = case_rng(0xF117, i);
             let over_tags = rng.chance(30);
             let mut case = Case::new(filter(&mut rng, 2, over_tags), Compare::Count);
             case.over_tags = over_tags;
@@ -1768,7 +1773,7 @@ fn damaged_tokens_are_refused_or_continue_never_panic() {
         engine,
         (case_count("QUERY_DIFF_TOKEN_CASES", 300), case),
         |engine, i, case, page| {
-            let mut rng = Rng(0x70CE ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+            let mut rng = case_rng(0x70CE, i);
             let container = rng.pick(&["one", "split", "tiers"]);
             let opts = options(case, page);
             let Ok(first) = engine.query(DB, container, &case.sql, &opts) else {

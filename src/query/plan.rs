@@ -201,23 +201,15 @@ pub fn route(
     }
     // Prefixes of a hierarchical key, and whole keys beside them: EPK spans, merged where
     // they overlap so that no item is read twice.
-    let mut spans: Vec<(Epk, Epk)> = prefixes
+    let spans: Vec<(Epk, Epk)> = prefixes
         .iter()
         .filter_map(|c| epk::prefix_range(c, pkdef.paths.len()).ok())
         .chain(full.iter().map(|key| point_span(key.epk(pkdef))))
         .collect();
-    spans.sort();
-    let mut merged: Vec<(Epk, Epk)> = Vec::with_capacity(spans.len());
-    for (min, max) in spans {
-        match merged.last_mut() {
-            Some(last) if min <= last.1 => last.1 = last.1.clone().max(max),
-            _ => merged.push((min, max)),
-        }
-    }
     let routing = Routing {
         kind: RoutingKind::Targeted,
         reason: String::new(),
-        targets: Targets::Ranges(merged),
+        targets: Targets::Ranges(crate::store::index::normalize_spans(spans)),
     };
     let k = routing.ranges(def).len();
     let levels = prefixes.iter().map(Vec::len).max().unwrap_or(0);
@@ -243,7 +235,7 @@ pub fn route(
 
 /// The EPK span of one whole key: its EPK and nothing else (EPKs have one length per key
 /// definition, so none extends another).
-fn point_span(e: Epk) -> (Epk, Epk) {
+pub fn point_span(e: Epk) -> (Epk, Epk) {
     let mut end = e.as_bytes().to_vec();
     end.push(0xFF);
     (e, Epk(end))

@@ -924,12 +924,13 @@ impl<'t> IndexReader<'t> {
     }
 }
 
-/// `spans` sorted by their start, overlapping ones merged: the form [`IndexReader::lookup`]
-/// and [`IndexReader::walk`] take, so that one binary search places an EPK (a query may
-/// route to thousands of keys, each a span).
-pub fn normalize_spans(mut spans: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// `spans` (half-open, of EPKs as bytes or [`Epk`]s) sorted by their start, overlapping ones
+/// merged: the form [`IndexReader::lookup`] and [`IndexReader::walk`] take, so that one
+/// binary search places an EPK (a query may route to thousands of keys, each a span), and
+/// the form routing gives so that no item is read twice.
+pub fn normalize_spans<T: Ord>(mut spans: Vec<(T, T)>) -> Vec<(T, T)> {
     spans.sort_unstable();
-    let mut merged: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(spans.len());
+    let mut merged: Vec<(T, T)> = Vec::with_capacity(spans.len());
     for (a, b) in spans {
         match merged.last_mut() {
             Some(last) if a <= last.1 => {

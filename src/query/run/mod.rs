@@ -488,12 +488,7 @@ pub fn run(
             let spans: Vec<(Epk, Epk)> = match &routing.targets {
                 plan::Targets::Keys(keys) => keys
                     .iter()
-                    .map(|k| {
-                        let e = k.epk(&def.partition_key);
-                        let mut end = e.as_bytes().to_vec();
-                        end.push(0xFF);
-                        (e, Epk(end))
-                    })
+                    .map(|k| plan::point_span(k.epk(&def.partition_key)))
                     .collect(),
                 plan::Targets::Ranges(spans) => spans.clone(),
                 plan::Targets::All => vec![(Epk::min(), Epk::max())],
