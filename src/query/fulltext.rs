@@ -222,7 +222,7 @@ impl CorpusStats {
         }
     }
 
-    /// [`Self::score`] of a document given as text; `query_terms` distinct.
+    /// The BM25 score of a document given as text; `query_terms` distinct.
     pub fn score_text(&self, text: &str, query_terms: &[String]) -> f64 {
         let mut tf = Vec::new();
         let len = term_counts(text, query_terms, &mut tf);

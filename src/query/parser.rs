@@ -874,7 +874,7 @@ impl Parser<'_> {
         }
     }
 
-    /// SELECT [DISTINCT] [TOP n] selection (SELECT already taken).
+    /// `SELECT [DISTINCT] [TOP n] selection` (SELECT already taken).
     fn select_clause(&mut self, st: &mut QueryState) -> PResult<Select> {
         let distinct = self.eat_kw(Keyword::Distinct);
         let top = if self.eat_kw(Keyword::Top) {

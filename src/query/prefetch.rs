@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 /// on the items in between (several hundred nanoseconds each).
 const DEPTH: usize = 4;
 
-/// An iterator handing out `inner`'s items [`DEPTH`] items after calling `hint` on each.
+/// An iterator handing out `inner`'s items `DEPTH` items after calling `hint` on each.
 pub struct Lookahead<I: Iterator, F> {
     inner: I,
     ahead: VecDeque<I::Item>,

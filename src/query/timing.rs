@@ -2,7 +2,7 @@
 //! (`documentLoadTimeInMs`, `queryEngineExecutionTimeInMs`).
 //!
 //! A clock read costs tens of nanoseconds, a sizable share of the few hundred a document
-//! takes in a scan, so the two phases are timed on one document in [`EVERY`] and the loop's
+//! takes in a scan, so the two phases are timed on one document in `EVERY` and the loop's
 //! whole time, read exactly, is divided in the proportion of those samples.
 
 use std::time::{Duration, Instant};

@@ -5,11 +5,11 @@
 //! environment and its named databases; the submodules own one concern each:
 //!
 //! - [`catalog`]: databases and containers, their settings and the range table
-//! - [`partition_key`], [`epk`], [`murmur3`]: key values and V2 effective partition keys
+//! - [`partition_key`], [`epk`], `murmur3`: key values and V2 effective partition keys
 //! - [`ranges`]: physical partitions and split planning
 //! - [`item`]: item records, system properties and the service's item rules;
-//!   [`json_text`]: skipping through JSON text (member directories, lazy reads)
-//! - [`write`]: the write transaction every mutation goes through (stats, feed, splits)
+//!   `json_text`: skipping through JSON text (member directories, lazy reads)
+//! - [`write`](mod@write): the write transaction every mutation goes through (stats, feed, splits)
 //! - [`patch`]: partial document update operations on JSON-pointer paths
 //! - [`read`]: point reads, listings and statistics
 //! - [`feed`]: the change feed log and its readers

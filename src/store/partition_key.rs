@@ -126,7 +126,8 @@ impl PartitionKeyDefinition {
 }
 
 impl PartitionKeyDefinition {
-    /// Like [`Self::metadata_object`], from a value in wire form (a JSON array).
+    /// The key's values as an object of its last path segments (a metadata document's form),
+    /// from a value in wire form (a JSON array); undefined levels are left out.
     pub fn metadata_object_from_wire(&self, wire: &Value) -> Value {
         let mut obj = serde_json::Map::new();
         if let Value::Array(items) = wire {
