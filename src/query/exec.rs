@@ -258,15 +258,20 @@ impl Iterator for JoinRows<'_, '_> {
     }
 }
 
-/// Whether each of a query's results comes from one row alone, so rows can be passed on as
-/// they are read: nothing orders, groups, aggregates, deduplicates or counts them.
-pub fn works_item_by_item(q: &Query) -> bool {
+/// Whether a query's results stream as rows are read: nothing orders, groups, aggregates,
+/// deduplicates or skips them (TOP may still stop the reading).
+pub fn streams(q: &Query) -> bool {
     q.order_by.is_empty()
         && q.group_by.is_empty()
         && !q.select.distinct
-        && q.select.top.is_none()
         && q.offset_limit.is_none()
         && select_aggregates(q).is_empty()
+}
+
+/// Whether each of a query's results comes from one row alone, so rows can be passed on as
+/// they are read: it streams ([`streams`]) and no TOP counts them.
+pub fn works_item_by_item(q: &Query) -> bool {
+    streams(q) && q.select.top.is_none()
 }
 
 /// The aggregate calls of a query's SELECT list (not those inside its subqueries).

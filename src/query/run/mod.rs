@@ -342,11 +342,7 @@ pub fn run(
             .is_none_or(|f| index_served(f, &root, &policy));
     // TOP N without ORDER BY, grouping, DISTINCT or OFFSET stops after N+1 matches, as the
     // service loads N+1 documents for it.
-    let streaming = q.order_by.is_empty()
-        && q.group_by.is_empty()
-        && !q.select.distinct
-        && q.offset_limit.is_none()
-        && !has_aggregate(q);
+    let streaming = super::exec::streams(q);
     // TOP stops the reading early where each item's results are final as it is read: not
     // over a subquery that orders, groups or counts (its results come after the last range).
     let final_per_item = match q.from.as_ref().map(|f| &f.kind) {
@@ -720,13 +716,11 @@ pub fn run(
                     results.drain(..window.start);
                     Some(results)
                 }
-                Some((items, _)) => {
-                    let items = items[pipeline.window(items.len())]
-                        .iter()
-                        .map(|w| extract_walked(&extractor, w))
-                        .collect::<Result<Vec<_>>>()?;
-                    Some(pipeline.finish_presorted_items(items))
-                }
+                Some((items, _)) => Some(project_walked(
+                    &pipeline,
+                    &extractor,
+                    &items[pipeline.window(items.len())],
+                )?),
                 None => None,
             };
             // The walk's items give each range's documents and logical partitions, and its
@@ -1059,13 +1053,6 @@ fn layout_units(ranges: &[&PkRange], layout: &[RangeId]) -> Option<Vec<(PkRange,
     (covered == ranges.len()).then_some(units)
 }
 
-/// The walked item as the query reads it.
-fn extract_walked(extractor: &demand::Extractor, w: &Walked) -> Result<Val> {
-    extractor
-        .extract_stored(w.record.json, w.record.members.as_ref())
-        .map_err(|e| Error::internal(format!("corrupt item: {e}")))
-}
-
 /// The projections of walked items of `FROM c`, in walk order (undefined ones included).
 fn project_walked(
     pipeline: &Run,
@@ -1074,7 +1061,11 @@ fn project_walked(
 ) -> Result<Vec<Output>> {
     let items = items
         .iter()
-        .map(|w| extract_walked(extractor, w))
+        .map(|w| {
+            extractor
+                .extract_stored(w.record.json, w.record.members.as_ref())
+                .map_err(|e| Error::internal(format!("corrupt item: {e}")))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(pipeline.finish_presorted_items(items))
 }
