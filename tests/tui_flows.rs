@@ -92,8 +92,8 @@ fn navigating_the_tree_to_an_item_shows_its_json() {
     assert!(frame.contains("\"status\": \"Pending\""), "{frame}");
 }
 
-/// Types `sql` into a fresh query console on `orders` and runs it with F5.
-fn run_query(h: &mut Harness, sql: &str) {
+/// Opens an empty query console on `orders`.
+fn empty_console(h: &mut Harness) {
     h.keys("<enter>");
     select(h, ORDERS);
     h.keys("<c-n>");
@@ -101,6 +101,11 @@ fn run_query(h: &mut Harness, sql: &str) {
     // Clear the starter query: ctrl-a, ctrl-k on the one line.
     h.keys("<c-a> <c-k>");
     assert_eq!(h.app.query.editor.text(), "");
+}
+
+/// Types `sql` into a fresh query console on `orders` and runs it with F5.
+fn run_query(h: &mut Harness, sql: &str) {
+    empty_console(h);
     h.type_text(sql);
     h.keys("<f5>");
 }
@@ -185,6 +190,128 @@ fn a_ranked_search_shows_its_results_and_how_they_were_scored() {
         "{frame}"
     );
     assert!(frame.contains("Results · 3 · table"), "{frame}");
+}
+
+/// The labels of the open completion list.
+fn completions(h: &Harness) -> Vec<String> {
+    h.app
+        .query
+        .completion
+        .as_ref()
+        .map(|l| {
+            l.completion
+                .candidates
+                .iter()
+                .map(|c| c.label.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn completion_offers_the_container_s_properties_aliases_and_functions() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    empty_console(h);
+    // A dot opens the list: the properties sampled from the orders, system ones last.
+    h.type_text("SELECT * FROM c WHERE c.");
+    assert_eq!(
+        completions(h),
+        [
+            "id",
+            "lines",
+            "pk",
+            "status",
+            "total",
+            "_attachments",
+            "_etag",
+            "_rid",
+            "_self",
+            "_ts"
+        ]
+    );
+    let frame = h.render();
+    assert!(
+        frame.contains("prop  total        number · 100%"),
+        "{frame}"
+    );
+    assert!(frame.contains("1/10"), "{frame}");
+    // Typing narrows it; tab takes the choice.
+    h.type_text("st");
+    assert_eq!(completions(h), ["status"]);
+    h.keys("<tab>");
+    assert_eq!(h.app.query.editor.text(), "SELECT * FROM c WHERE c.status");
+    assert!(h.app.query.completion.is_none());
+    assert_eq!(
+        h.app.focus,
+        Focus::Editor,
+        "tab completed, it did not move focus"
+    );
+    // One candidate completes at once (ctrl-space); a function opens its parenthesis.
+    h.type_text(" = 'Shipped' AND ARRAY_LEN");
+    h.keys("<c-space>");
+    assert!(h.app.query.editor.text().ends_with("AND ARRAY_LENGTH("));
+    // Enter takes a choice too, here the second one.
+    h.type_text("c.");
+    h.keys("<down> <enter>");
+    assert!(h.app.query.editor.text().ends_with("ARRAY_LENGTH(c.lines"));
+    h.type_text(") > 0");
+    // An alias bound by JOIN completes the elements' properties.
+    h.keys("<c-a> <c-k>");
+    h.type_text("SELECT VALUE l.s FROM c JOIN l IN c.lines");
+    h.keys("<home>");
+    for _ in 0.."SELECT VALUE l.s".len() {
+        h.keys("<right>");
+    }
+    h.keys("<c-space>");
+    assert_eq!(
+        h.app.query.editor.text(),
+        "SELECT VALUE l.sku FROM c JOIN l IN c.lines"
+    );
+    h.keys("<f5>");
+    let run = h.app.query.run.as_ref().expect("a run");
+    assert_eq!(run.documents.len(), 12);
+    assert!(h.app.query.error.is_none());
+}
+
+#[test]
+fn the_completion_list_closes_without_getting_in_the_way() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    empty_console(h);
+    h.type_text("SELECT c.");
+    assert!(h.app.query.completion.is_some());
+    // Esc closes the list and stays in the editor.
+    h.keys("<esc>");
+    assert!(h.app.query.completion.is_none());
+    assert_eq!(h.app.focus, Focus::Editor);
+    // Enter on a word already complete is a new line.
+    h.type_text("id");
+    h.keys("<c-space>");
+    assert_eq!(
+        h.app.message.as_ref().map(|m| m.1.as_str()),
+        Some("'id' is complete")
+    );
+    h.type_text(", c.t");
+    assert_eq!(completions(h), ["total"]);
+    h.type_text("otal");
+    assert!(
+        h.app.query.completion.is_none(),
+        "only what is typed is left"
+    );
+    h.keys("<enter>");
+    assert_eq!(h.app.query.editor.text(), "SELECT c.id, c.total\n");
+    // Nothing completes inside a string; a non-word character closes the list.
+    h.type_text("FROM c WHERE c.status = 'c.");
+    assert!(h.app.query.completion.is_none());
+    h.type_text("' AND c.");
+    assert!(h.app.query.completion.is_some());
+    h.type_text(" ");
+    assert!(h.app.query.completion.is_none());
+    // Running the query closes it too.
+    h.type_text("AND c.");
+    h.keys("<f5>");
+    assert!(h.app.query.completion.is_none());
 }
 
 #[test]

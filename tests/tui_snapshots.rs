@@ -126,6 +126,16 @@ fn query_console_with_results_and_stats() {
 }
 
 #[test]
+fn query_completion_list() {
+    each_size("query_completion", |h| {
+        expand_orders(h);
+        h.keys("<c-n> <c-a> <c-k>");
+        h.type_text("SELECT * FROM c JOIN l IN c.lines WHERE c.total > 20 AND c.");
+        assert!(h.app.query.completion.is_some());
+    });
+}
+
+#[test]
 fn single_partition_query_as_json() {
     each_size("query_json", |h| {
         query(h, "SELECT c.id, c.total FROM c WHERE c.pk = 'c-3'");

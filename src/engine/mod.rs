@@ -648,6 +648,18 @@ impl Engine {
         }
     }
 
+    /// The stored JSON of up to `limit` items, the first in key order. Keys begin with the
+    /// hash of the partition key, so these are spread over the logical partitions. Unmetered:
+    /// it is the explorer looking at the data (query completion), not a request.
+    pub fn sample_documents(&self, db: &str, name: &str, limit: usize) -> Result<Vec<Vec<u8>>> {
+        let def = self.def(db, name)?;
+        let txn = self.store.read_txn()?;
+        let (items, _) =
+            self.store
+                .scan_items(&txn, &def, &epk::Epk::min(), &epk::Epk::max(), None, limit)?;
+        Ok(items.into_iter().map(|it| it.json).collect())
+    }
+
     // ---- queries ----
 
     /// Runs one page of a NoSQL query. Syntax and semantic errors are 400s with the line

@@ -5,6 +5,7 @@ pub mod access;
 pub mod ast;
 pub mod cache;
 pub mod check;
+pub mod complete;
 pub mod condition;
 pub mod demand;
 pub mod document;

@@ -40,6 +40,8 @@ pub enum Action {
     QueryParams,
     NewQuery,
     HistoryPrev,
+    /// Completes the word at the editor's cursor: properties, aliases, keywords, functions.
+    Complete,
     HistoryNext,
     ToggleResults,
     FocusEditor,
@@ -93,6 +95,7 @@ impl Action {
         Action::QueryParams,
         Action::NewQuery,
         Action::HistoryPrev,
+        Action::Complete,
         Action::HistoryNext,
         Action::ToggleResults,
         Action::FocusEditor,
@@ -146,6 +149,7 @@ impl Action {
             Action::QueryParams => "params",
             Action::NewQuery => "new query",
             Action::HistoryPrev => "history back",
+            Action::Complete => "complete",
             Action::HistoryNext => "history fwd",
             Action::ToggleResults => "table/json",
             Action::FocusEditor => "editor",
@@ -200,6 +204,9 @@ impl Action {
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
+            Action::Complete => {
+                "Complete at the cursor: properties seen in the container, aliases, @parameters, keywords, functions"
+            }
             Action::HistoryNext => "Next query from history",
             Action::ToggleResults => "Show results as a table or as JSON",
             Action::FocusEditor => "Move focus to the query editor",

@@ -63,6 +63,11 @@ pub enum Effect {
     CancelQuery {
         ticket: u64,
     },
+    /// Sample the container's documents for completion (`Msg::Schema`).
+    LoadSchema {
+        db: String,
+        c: String,
+    },
     LoadPartitions {
         ticket: u64,
         db: String,

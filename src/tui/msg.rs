@@ -49,6 +49,12 @@ pub enum Msg {
         ticket: u64,
         result: Result<PartitionsReport, Error>,
     },
+    /// The property paths sampled from a container.
+    Schema {
+        db: String,
+        c: String,
+        result: Result<crate::query::complete::Schema, Error>,
+    },
     FeedBatch {
         ticket: u64,
         rows: Vec<FeedRow>,

@@ -14,8 +14,13 @@ use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::{Engine, QueryOptions};
 use crate::error::Result;
+use crate::query::complete::Schema;
 use crate::query::run::Progress;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
+
+/// How many documents completion samples from a container (about a millisecond to read
+/// and a few to parse).
+pub const SCHEMA_SAMPLE: usize = 500;
 
 /// How often a feed subscription checks for new changes.
 pub const FEED_POLL: Duration = Duration::from_millis(50);
@@ -478,6 +483,13 @@ pub fn perform(
                 pk_paths,
             }]
         }
+        Effect::LoadSchema { db, c } => vec![Msg::Schema {
+            result: engine
+                .sample_documents(&db, &c, SCHEMA_SAMPLE)
+                .map(|docs| Schema::from_documents(docs.iter().map(Vec::as_slice))),
+            db,
+            c,
+        }],
         Effect::RunQuery {
             ticket,
             db,

@@ -127,6 +127,60 @@ impl TextBuffer {
         }
     }
 
+    /// The character before the cursor on its line.
+    fn char_before(&self) -> Option<char> {
+        self.col
+            .checked_sub(1)
+            .and_then(|c| self.lines[self.row].chars().nth(c))
+    }
+
+    fn char_at(&self) -> Option<char> {
+        self.lines[self.row].chars().nth(self.col)
+    }
+
+    /// To the start of the word before the cursor (over any spacing and punctuation first),
+    /// to the previous line's end at a line start.
+    pub fn word_left(&mut self) {
+        if self.col == 0 {
+            return self.left();
+        }
+        while self.char_before().is_some_and(|c| !is_word_char(c)) {
+            self.col -= 1;
+        }
+        while self.char_before().is_some_and(is_word_char) {
+            self.col -= 1;
+        }
+    }
+
+    /// To the end of the word after the cursor, to the next line's start at a line end.
+    pub fn word_right(&mut self) {
+        if self.col == self.line_len(self.row) {
+            return self.right();
+        }
+        while self.char_at().is_some_and(|c| !is_word_char(c)) {
+            self.col += 1;
+        }
+        while self.char_at().is_some_and(is_word_char) {
+            self.col += 1;
+        }
+    }
+
+    /// Deletes back to where [`TextBuffer::word_left`] goes.
+    pub fn delete_word_back(&mut self) {
+        let (row, col) = (self.row, self.col);
+        self.word_left();
+        if self.row == row {
+            let line = &mut self.lines[row];
+            let (a, b) = (Self::byte_at(line, self.col), Self::byte_at(line, col));
+            line.replace_range(a..b, "");
+        } else {
+            // At a line start: join the lines, as backspace does.
+            self.row = row;
+            self.col = col;
+            self.backspace();
+        }
+    }
+
     pub fn up(&mut self) {
         if self.row > 0 {
             self.row -= 1;
@@ -141,6 +195,27 @@ impl TextBuffer {
         }
     }
 
+    /// The cursor as a character offset into [`TextBuffer::text`].
+    pub fn cursor_offset(&self) -> usize {
+        self.lines[..self.row]
+            .iter()
+            .map(|l| l.chars().count() + 1)
+            .sum::<usize>()
+            + self.col
+    }
+
+    /// Replaces the text from character offset `start` (on the cursor's line; an earlier
+    /// offset is taken as the line's start) up to the cursor with `text`.
+    pub fn replace_before_cursor(&mut self, start: usize, text: &str) {
+        let line_start = self.cursor_offset() - self.col;
+        let from = start.saturating_sub(line_start).min(self.col);
+        let line = &mut self.lines[self.row];
+        let (a, b) = (Self::byte_at(line, from), Self::byte_at(line, self.col));
+        line.replace_range(a..b, "");
+        self.col = from;
+        self.insert_str(text);
+    }
+
     /// Moves the cursor to a 1-based line and column (an error position).
     pub fn goto(&mut self, line: usize, column: usize) {
         self.row = line.saturating_sub(1).min(self.lines.len() - 1);
@@ -153,6 +228,17 @@ impl TextBuffer {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
             KeyCode::Char(c) if !ctrl && !alt => self.insert(c),
+            KeyCode::Left if ctrl || alt => self.word_left(),
+            KeyCode::Right if ctrl || alt => self.word_right(),
+            KeyCode::Char('b') if alt => self.word_left(),
+            KeyCode::Char('f') if alt => self.word_right(),
+            KeyCode::Char('w') if ctrl => self.delete_word_back(),
+            KeyCode::Backspace if ctrl || alt => self.delete_word_back(),
+            KeyCode::Home if ctrl => (self.row, self.col) = (0, 0),
+            KeyCode::End if ctrl => {
+                self.row = self.lines.len() - 1;
+                self.col = self.line_len(self.row);
+            }
             KeyCode::Char('a') if ctrl => self.col = 0,
             KeyCode::Char('e') if ctrl => self.col = self.line_len(self.row),
             KeyCode::Char('k') if ctrl => {
@@ -191,9 +277,50 @@ impl TextBuffer {
     }
 }
 
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_move_and_delete_across_punctuation_and_lines() {
+        let mut b = TextBuffer::new("SELECT c.name\nFROM c", true);
+        b.word_left();
+        assert_eq!((b.row, b.col), (1, 5));
+        b.word_left();
+        assert_eq!((b.row, b.col), (1, 0));
+        b.word_left();
+        assert_eq!((b.row, b.col), (0, 13));
+        b.word_left();
+        assert_eq!((b.row, b.col), (0, 9));
+        b.delete_word_back();
+        assert_eq!(b.lines[0], "SELECT name");
+        b.word_right();
+        assert_eq!((b.row, b.col), (0, 11));
+        b.word_right();
+        assert_eq!((b.row, b.col), (1, 0));
+        b.delete_word_back();
+        assert_eq!(b.text(), "SELECT nameFROM c");
+        b.set_text("a = 'Zoë x'");
+        b.delete_word_back();
+        assert_eq!(b.text(), "a = 'Zoë ");
+        b.delete_word_back();
+        assert_eq!(b.text(), "a = '");
+    }
+
+    #[test]
+    fn replacing_the_word_before_the_cursor() {
+        let mut b = TextBuffer::new("SELECT *\nFROM c WHERE c.na", true);
+        assert_eq!(b.cursor_offset(), 26);
+        b.replace_before_cursor(24, "name");
+        assert_eq!(b.text(), "SELECT *\nFROM c WHERE c.name");
+        b.replace_before_cursor(23, "[\"odd name\"]");
+        assert_eq!(b.text(), "SELECT *\nFROM c WHERE c[\"odd name\"]");
+        assert_eq!(b.col, 26);
+    }
 
     #[test]
     fn editing_across_lines_and_multibyte_characters() {

@@ -2,11 +2,13 @@
 //! and everything the stats panel shows about them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::editor::TextBuffer;
 use crate::engine::QueryResult;
+use crate::query::complete::{Candidate, Completion, Schema};
 use crate::query::run::PartitionResult;
 use crate::query::run::QueryMetrics;
 
@@ -107,6 +109,29 @@ pub struct QueryError {
     pub column: Option<usize>,
 }
 
+/// Rows the completion list shows at once.
+pub const COMPLETION_ROWS: usize = 8;
+
+/// The completion list open under the editor's cursor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionList {
+    pub completion: Completion,
+    pub selected: usize,
+}
+
+impl CompletionList {
+    pub fn selected(&self) -> Option<&Candidate> {
+        self.completion.candidates.get(self.selected)
+    }
+}
+
+/// Property paths sampled from a container, for completion.
+#[derive(Debug, Clone)]
+pub struct TargetSchema {
+    pub target: (String, String),
+    pub schema: Arc<Schema>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct QueryState {
     pub editor: TextBuffer,
@@ -126,12 +151,18 @@ pub struct QueryState {
     pub selected: usize,
     pub offset: usize,
     pub hscroll: usize,
+    pub completion: Option<CompletionList>,
+    /// The sampled schema of the container last asked for (it may be another one's while a
+    /// new sample loads).
+    pub schema: Option<TargetSchema>,
+    /// The container whose sample is being read.
+    pub schema_loading: Option<(String, String)>,
 }
 
 impl QueryState {
     /// The `@names` the query text uses, in order of first appearance.
     pub fn param_names(&self) -> Vec<String> {
-        param_names(&self.editor.text())
+        crate::query::complete::parameter_names(&self.editor.text())
     }
 
     /// Adds a query to the history (most recent last, no adjacent duplicates).
@@ -165,48 +196,6 @@ impl QueryState {
         let text = pos.map_or("", |p| self.history[p].as_str()).to_string();
         self.editor.set_text(&text);
     }
-}
-
-/// Finds `@name` parameters outside string literals and comments.
-pub fn param_names(sql: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let chars: Vec<char> = sql.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        match chars[i] {
-            q @ ('\'' | '"') => {
-                i += 1;
-                while i < chars.len() && chars[i] != q {
-                    if chars[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            '-' if chars.get(i + 1) == Some(&'-') => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-            }
-            '@' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
-                    j += 1;
-                }
-                if j > start {
-                    let name: String = chars[start..j].iter().collect();
-                    if !out.contains(&name) {
-                        out.push(name);
-                    }
-                }
-                i = j.max(i + 1);
-            }
-            _ => i += 1,
-        }
-    }
-    out
 }
 
 /// The columns of a results table: the top-level properties of the documents in order of
@@ -257,14 +246,6 @@ pub fn cell(doc: &Value, column: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn parameters_skip_strings_and_comments() {
-        let names = param_names(
-            "SELECT * FROM c WHERE c.a = @a AND c.b = '@notme' -- @nor\n AND c.c IN (@a, @b_2)",
-        );
-        assert_eq!(names, ["a", "b_2"]);
-    }
 
     #[test]
     fn columns_in_first_seen_order_with_system_last() {

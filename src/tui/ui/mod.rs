@@ -167,6 +167,7 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Editor => &[
             A::RunQuery,
             A::Help,
+            A::Complete,
             A::QueryParams,
             A::HistoryPrev,
             A::ToggleResults,

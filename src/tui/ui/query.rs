@@ -1,15 +1,19 @@
-//! The query console: the editor with highlighting and the error marked, the results as a
-//! table or JSON, and the stats panel with the key-space strip.
+//! The query console: the editor with highlighting and the error marked and the completion
+//! list under its cursor, the results as a table or JSON, and the stats panel with the
+//! key-space strip.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
-use crate::tui::state::query::{QueryRun, RangeSpan, ResultsMode, cell, columns};
+use crate::query::complete::CandidateKind;
+use crate::tui::state::query::{
+    COMPLETION_ROWS, CompletionList, QueryRun, RangeSpan, ResultsMode, cell, columns,
+};
 use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, Focus};
 
@@ -51,7 +55,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let editor_height = (app.query.editor.lines.len() as u16 + 2).clamp(5, 10);
     let [editor, rest] =
         Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
-    draw_editor(f, app, editor);
+    let cursor = draw_editor(f, app, editor);
     let (results, stats) = if rest.width >= 90 {
         let [r, s] = Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
         (r, s)
@@ -63,10 +67,83 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     };
     let rows = draw_results(f, app, results);
     draw_stats(f, app, stats);
+    if let (Some(cursor), Some(list)) = (cursor, &app.query.completion) {
+        draw_completion(f, list, cursor, area);
+    }
     rows
 }
 
-fn draw_editor(f: &mut Frame, app: &App, area: Rect) {
+/// The completion list under the cursor, its left edge under the word being completed;
+/// inside `area`, moved left or above the cursor where it would not fit.
+fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area: Rect) {
+    let candidates = &list.completion.candidates;
+    let label_width = candidates
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    let detail_width = candidates
+        .iter()
+        .map(|c| c.detail.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(24);
+    // Borders, the kind tag ("alias"), and a space between the columns.
+    let width = ((label_width + detail_width + 10) as u16).min(area.width);
+    let rows = candidates.len().min(COMPLETION_ROWS);
+    let height = (rows as u16 + 2).min(area.height);
+    let typed = list.completion.typed.chars().count() as u16;
+    let x = cursor
+        .x
+        .saturating_sub(typed + 1)
+        .max(area.x)
+        .min((area.x + area.width).saturating_sub(width));
+    let below = cursor.y + 1;
+    let y = if below + height <= area.y + area.height {
+        below
+    } else {
+        cursor.y.saturating_sub(height).max(area.y)
+    };
+    let r = Rect::new(x, y, width, height);
+    let first = window(list.selected, 0, rows);
+    let lines: Vec<Line> = candidates
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(i, c)| {
+            let kind = match c.kind {
+                CandidateKind::Keyword => theme().keyword,
+                CandidateKind::Function => theme().function,
+                CandidateKind::Parameter => theme().param,
+                CandidateKind::Property | CandidateKind::Alias => theme().key,
+            };
+            let mut line = Line::from(vec![
+                Span::styled(format!("{:<5} ", c.kind.tag()), theme().dim),
+                Span::styled(
+                    format!("{:<label_width$} ", clip(&c.label, label_width)),
+                    kind,
+                ),
+                Span::styled(clip(&c.detail, detail_width), theme().dim),
+            ]);
+            if i == list.selected {
+                line = line.style(selected_style(true));
+            }
+            line
+        })
+        .collect();
+    let position = format!(" {}/{} ", list.selected + 1, candidates.len());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme().focus_border)
+        .title_bottom(Line::from(position).right_aligned());
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+/// Draws the editor; returns the cursor's cell when the editor has focus.
+fn draw_editor(f: &mut Frame, app: &App, area: Rect) -> Option<Position> {
     let focused = app.layers.is_empty() && app.focus == Focus::Editor;
     let target = app
         .query
@@ -101,19 +178,16 @@ fn draw_editor(f: &mut Frame, app: &App, area: Rect) {
         .take(height)
         .map(|(i, l)| highlight(l, error_at.filter(|(line, _)| *line == i).map(|(_, c)| c)))
         .collect();
-    f.render_widget(Paragraph::new(lines), inner);
-    if focused {
-        let col = ed.lines[ed.row]
-            .chars()
-            .take(ed.col)
-            .collect::<String>()
-            .chars()
-            .count() as u16;
-        f.set_cursor_position(Position::new(
-            inner.x + col.min(inner.width.saturating_sub(1)),
-            inner.y + (ed.row - scroll) as u16,
-        ));
+    // Long lines scroll sideways to keep the cursor in view.
+    let col = ed.col as u16;
+    let hscroll = (col + 1).saturating_sub(inner.width);
+    f.render_widget(Paragraph::new(lines).scroll((0, hscroll)), inner);
+    if !focused {
+        return None;
     }
+    let cursor = Position::new(inner.x + col - hscroll, inner.y + (ed.row - scroll) as u16);
+    f.set_cursor_position(cursor);
+    Some(cursor)
 }
 
 /// Colours one line of SQL; `error_col` marks the offending character.

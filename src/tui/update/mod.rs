@@ -58,6 +58,10 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Partitions { ticket, result } => feed::on_partitions(app, ticket, result),
+        Msg::Schema { db, c, result } => {
+            query::on_schema(app, db, c, result);
+            Vec::new()
+        }
         Msg::FeedBatch {
             ticket,
             rows,
@@ -153,6 +157,7 @@ fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
         return layers::after_text_edit(app, true);
     }
     if app.focus == Focus::Editor {
+        app.query.completion = None;
         app.query.editor.insert_str(text);
     }
     Vec::new()
@@ -168,9 +173,18 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         if let Some(effects) = layers::on_layer_key(app, &key, action) {
             return effects;
         }
-    } else if app.focus == Focus::Editor && action.is_none() {
-        app.query.editor.handle_key(&key);
-        return Vec::new();
+    } else if app.focus == Focus::Editor {
+        if app.query.completion.is_some()
+            && let Some(effects) = query::completion_key(app, &key)
+        {
+            return effects;
+        }
+        if action.is_none() {
+            if app.query.editor.handle_key(&key) {
+                query::after_edit(app, &key);
+            }
+            return Vec::new();
+        }
     }
     match action {
         Some(a) => act(app, a),
@@ -181,6 +195,9 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 /// Performs one action in the current context.
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     app.message = None;
+    if action != Action::Complete {
+        app.query.completion = None;
+    }
     match action {
         Action::Quit => {
             app.quit = true;
@@ -254,8 +271,9 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::NewQuery => {
             query::new_query(app);
-            Vec::new()
+            query::ensure_schema(app)
         }
+        Action::Complete => query::complete(app),
         Action::HistoryPrev | Action::HistoryNext => {
             app.query.history_step(action == Action::HistoryPrev);
             Vec::new()
@@ -267,7 +285,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::FocusEditor => {
             app.view = View::Query;
             app.focus = Focus::Editor;
-            Vec::new()
+            query::ensure_schema(app)
         }
         Action::LoadMore => query::load_more(app),
         Action::FeedPause
@@ -307,7 +325,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             if app.query.target.is_none() {
                 query::new_query(app);
             }
-            Vec::new()
+            query::ensure_schema(app)
         }
         View::Feed => feed::ensure_subscribed(app),
         View::Partitions => {

@@ -1,14 +1,20 @@
-//! The query console's reactions: run, page, cancel, errors marked in the editor.
+//! The query console's reactions: run, page, cancel, errors marked in the editor, and
+//! completion at the editor's cursor.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::{Effect, move_selection};
 use crate::engine::QueryResult;
 use crate::error::Error;
+use crate::query::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
-use crate::tui::state::query::{QueryError, QueryRun, ResultsMode};
+use crate::tui::state::query::{
+    COMPLETION_ROWS, CompletionList, QueryError, QueryRun, ResultsMode, TargetSchema,
+};
 use crate::tui::state::{App, Focus, ItemView, View};
 
 /// Points the console at the selected container with a starter query.
@@ -78,13 +84,16 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     effects.push(Effect::SaveHistory {
         entries: app.query.history.clone(),
     });
+    // A fresh sample for completion: the data may have changed since the last one.
+    app.query.schema_loading = None;
+    effects.extend(ensure_schema(app));
     effects
 }
 
 /// The parameter values as JSON, or what is missing or malformed.
 fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
     let mut out = BTreeMap::new();
-    for name in crate::tui::state::query::param_names(sql) {
+    for name in crate::query::complete::parameter_names(sql) {
         let text = app
             .query
             .params
@@ -255,6 +264,165 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     app.view = View::Item;
     app.focus = Focus::View;
     Vec::new()
+}
+
+// ---- completion ----
+
+/// Asks for a sample of the console's container for completion, unless it is here or
+/// coming.
+pub fn ensure_schema(app: &mut App) -> Vec<Effect> {
+    let Some(target) = app.query.target.clone() else {
+        return Vec::new();
+    };
+    let have = app
+        .query
+        .schema
+        .as_ref()
+        .is_some_and(|s| s.target == target);
+    if have || app.query.schema_loading.as_ref() == Some(&target) {
+        return Vec::new();
+    }
+    app.query.schema_loading = Some(target.clone());
+    vec![Effect::LoadSchema {
+        db: target.0,
+        c: target.1,
+    }]
+}
+
+pub fn on_schema(app: &mut App, db: String, c: String, result: Result<Schema, Error>) {
+    let target = (db, c);
+    if app.query.schema_loading.as_ref() == Some(&target) {
+        app.query.schema_loading = None;
+    }
+    // A failed sample leaves completion without properties; everything else still works.
+    if let Ok(schema) = result {
+        app.query.schema = Some(TargetSchema {
+            target,
+            schema: Arc::new(schema),
+        });
+    }
+}
+
+/// The completions at the editor's cursor, with the console's container's sample.
+fn completion_here(app: &App) -> Option<Completion> {
+    let schema = app
+        .query
+        .schema
+        .as_ref()
+        .filter(|s| app.query.target.as_ref() == Some(&s.target))
+        .map(|s| s.schema.clone())
+        .unwrap_or_default();
+    let ed = &app.query.editor;
+    crate::query::complete::complete(&ed.text(), ed.cursor_offset(), &schema)
+}
+
+/// Worth a list: something to choose that is not just what was typed.
+fn useful(c: &Completion) -> bool {
+    match c.candidates.as_slice() {
+        [] => false,
+        [only] => only.insert != c.typed,
+        _ => true,
+    }
+}
+
+/// Completes at the cursor (the `complete` action): one candidate is inserted at once,
+/// several open the list.
+pub fn complete(app: &mut App) -> Vec<Effect> {
+    let effects = ensure_schema(app);
+    let Some(c) = completion_here(app) else {
+        app.info("nothing completes inside a string, a comment or a number");
+        return effects;
+    };
+    match c.candidates.as_slice() {
+        [] if app.query.schema_loading.is_some() => {
+            app.info("sampling the container's documents for completion…")
+        }
+        [] if c.typed.is_empty() => app.info("nothing to complete here"),
+        [] => app.info(format!("nothing completes '{}'", c.typed)),
+        [only] if only.insert == c.typed => app.info(format!("'{}' is complete", c.typed)),
+        [only] => accept(app, &only.clone()),
+        _ => {
+            app.query.completion = Some(CompletionList {
+                completion: c,
+                selected: 0,
+            })
+        }
+    }
+    effects
+}
+
+/// After an edit: the open list follows the word being typed (and closes once the cursor
+/// leaves it or nothing matches); typing `.` or `@` opens it.
+pub fn after_edit(app: &mut App, key: &KeyEvent) {
+    if let Some(open) = app.query.completion.take() {
+        let same_word =
+            completion_here(app).filter(|c| c.start == open.completion.start && useful(c));
+        if let Some(c) = same_word {
+            let label = open.selected().map(|s| s.label.clone());
+            let selected = c
+                .candidates
+                .iter()
+                .position(|x| Some(&x.label) == label.as_ref())
+                .unwrap_or(0);
+            app.query.completion = Some(CompletionList {
+                completion: c,
+                selected,
+            });
+            return;
+        }
+    }
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    if plain && matches!(key.code, KeyCode::Char('.' | '@')) {
+        app.query.completion =
+            completion_here(app)
+                .filter(useful)
+                .map(|completion| CompletionList {
+                    completion,
+                    selected: 0,
+                });
+    }
+}
+
+/// Keys the open list takes (moving, accepting, closing); `None` for every other key.
+pub fn completion_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
+    let list = app.query.completion.as_mut()?;
+    let len = list.completion.candidates.len().max(1);
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Up => list.selected = (list.selected + len - 1) % len,
+        KeyCode::Char('p') if ctrl => list.selected = (list.selected + len - 1) % len,
+        KeyCode::Down => list.selected = (list.selected + 1) % len,
+        KeyCode::Char('n') if ctrl => list.selected = (list.selected + 1) % len,
+        KeyCode::PageUp => list.selected = list.selected.saturating_sub(COMPLETION_ROWS),
+        KeyCode::PageDown => list.selected = (list.selected + COMPLETION_ROWS).min(len - 1),
+        KeyCode::Esc => app.query.completion = None,
+        KeyCode::Tab => {
+            let chosen = list.selected().cloned();
+            app.query.completion = None;
+            if let Some(c) = chosen {
+                accept(app, &c);
+            }
+        }
+        KeyCode::Enter if !ctrl => {
+            let chosen = list.selected().cloned();
+            let typed = list.completion.typed.clone();
+            app.query.completion = None;
+            match chosen {
+                // Enter on what is already typed is a new line, not a choice.
+                Some(c) if c.insert != typed => accept(app, &c),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+fn accept(app: &mut App, c: &Candidate) {
+    app.query.editor.replace_before_cursor(c.start, &c.insert);
+    app.query.completion = None;
 }
 
 /// Offers to add the index the last query was missing: a composite index first (it is
