@@ -329,7 +329,7 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
         db: "shop".into(),
         c: "orders".into(),
     };
-    assert_eq!(keys(&mut a, "<c-n>"), [sample.clone()]);
+    assert_eq!(keys(&mut a, "<c-n>"), std::slice::from_ref(&sample));
     assert_eq!((a.view, a.focus), (View::Query, Focus::Editor));
     assert_eq!(a.query.editor.text(), "SELECT * FROM c");
 
