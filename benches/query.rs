@@ -560,6 +560,10 @@ fn ratio_text(a: &Samples, b: &Samples) -> String {
     let r = a.median() / b.median();
     if r.is_nan() {
         "–".to_string()
+    } else if r < 0.01 {
+        // Two significant digits, so that 0.000016 does not print as 0.00.
+        let digits = (1 - r.log10().floor() as i32).max(2) as usize;
+        format!("**{r:.digits$}×**")
     } else {
         format!("**{r:.2}×**")
     }

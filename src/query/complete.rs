@@ -209,10 +209,9 @@ pub fn complete(text: &str, cursor: usize, schema: &Schema) -> Option<Completion
     let rest: String = chars[..start].iter().chain(&chars[cursor..]).collect();
     let bindings = bindings(&rest, &chars[..start]);
     let mut candidates = match context {
-        Context::Path { root, steps } => {
-            let node = resolve(&bindings, &root, &steps, schema)?;
-            properties(node, &typed, start)
-        }
+        // A path the sample never saw has nothing to offer (it may still be right).
+        Context::Path { root, steps } => resolve(&bindings, &root, &steps, schema)
+            .map_or_else(Vec::new, |node| properties(node, &typed, start)),
         Context::Parameter => parameters(text, &typed, start),
         Context::Word => words(&bindings, &typed, start),
     };
@@ -843,8 +842,8 @@ mod tests {
         assert_eq!(at("SELECT 1.|"), None);
         // After a closed string, code again.
         assert!(at("SELECT * FROM c WHERE c.a = 'x' AND c.|").is_some());
-        // An unknown path has no properties.
-        assert_eq!(labels("SELECT c.nope.|"), Vec::<String>::new());
+        // An unknown path has no properties, but it is code.
+        assert_eq!(at("SELECT c.nope.|").map(|c| c.candidates.len()), Some(0));
     }
 
     #[test]
