@@ -542,3 +542,141 @@ fn top_stops_a_cross_product_of_joins_early() {
         json!([[999, 998], [999, 999]]),
     );
 }
+
+/// Orders whose `lines` are arrays of objects (with nested arrays, missing and odd-typed
+/// members, non-object elements and non-array values), for [`joins_read_only_what_they_use`].
+fn nested_orders() -> Vec<Value> {
+    let mut docs = Vec::new();
+    for i in 0..40u32 {
+        let lines: Vec<Value> = (0..i % 5)
+            .map(|k| match (i + k) % 7 {
+                0 => json!(k),
+                1 => json!({"sku": format!("s{k}"), "qty": k, "tags": ["a", k]}),
+                2 => json!({"sku": null, "qty": "x", "tags": []}),
+                3 => json!({"qty": i % 3, "parts": [{"n": k, "w": 1.5}, {"n": i}]}),
+                4 => json!({"sku": format!("s{}", i % 4), "parts": "none", "tags": {"a": 1}}),
+                5 => json!([{"qty": 9}]),
+                _ => json!({"sku": "s1", "qty": k + i % 2, "tags": ["b"], "parts": []}),
+            })
+            .collect();
+        let lines = match i % 11 {
+            0 => json!({"sku": "not an array", "qty": 1}),
+            1 => json!(null),
+            _ => Value::Array(lines),
+        };
+        let mut doc = json!({"id": format!("o{i}"), "n": i, "lines": lines});
+        if i % 13 == 0 {
+            doc.as_object_mut().map(|o| o.remove("lines"));
+        }
+        docs.push(doc);
+    }
+    docs
+}
+
+/// A query reads only the element properties its JOIN and IN aliases use; the rest of each
+/// array element is left out (`demand`). Whatever the query, the result must be what it is
+/// when the whole item is read: each query is run with `{all}` as `true` and as a use of the
+/// item (or of the iterated array) as a whole, which makes the engine read all of it.
+#[test]
+fn joins_read_only_what_they_use() {
+    let db = Db::new(&nested_orders());
+    let queries = [
+        (
+            "SELECT VALUE COUNT(1) FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT VALUE COUNT(1) FROM c JOIN l IN c.lines WHERE {all} AND l.qty > 0",
+            "c",
+        ),
+        (
+            "SELECT c.id, l.sku FROM c JOIN l IN c.lines WHERE {all} AND l.qty >= 1",
+            "c",
+        ),
+        (
+            "SELECT c.id, l.sku, l FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.sku FROM c JOIN l IN c.lines WHERE {all} AND IS_STRING(l.sku)",
+            "c",
+        ),
+        (
+            "SELECT c.id, p.n FROM c JOIN l IN c.lines JOIN p IN l.parts WHERE {all} AND p.n > 0",
+            "c",
+        ),
+        (
+            "SELECT VALUE {i: c.id, w: p.w} FROM c JOIN l IN c.lines JOIN p IN l.parts WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT c.id, t FROM c JOIN l IN c.lines JOIN t IN l.tags WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.qty FROM c JOIN l IN c.lines WHERE {all} AND ARRAY_LENGTH(c.lines) > 2",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.qty FROM c JOIN l IN c.lines WHERE {all} AND c.lines[0].qty = 1",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.qty FROM c JOIN l IN c.lines WHERE {all} OR c.lines.qty = 1",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.sku FROM c JOIN l IN c.lines \
+             WHERE {all} AND EXISTS(SELECT VALUE t FROM t IN l.tags WHERE t = 'a')",
+            "c",
+        ),
+        (
+            "SELECT c.id, ARRAY(SELECT VALUE p.n FROM p IN l.parts) AS ns \
+             FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT l.sku, COUNT(1) AS n FROM c JOIN l IN c.lines WHERE {all} GROUP BY l.sku",
+            "c",
+        ),
+        (
+            "SELECT DISTINCT VALUE l.qty FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT TOP 7 c.id, l.qty FROM c JOIN l IN c.lines WHERE {all} ORDER BY c.n DESC",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.sku FROM l IN c.lines WHERE {all} AND l.qty > 0",
+            "l",
+        ),
+        ("SELECT VALUE p FROM p IN c.lines.parts WHERE {all}", "p"),
+        (
+            "SELECT VALUE l['sku'] FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT VALUE l[0] FROM c JOIN l IN c.lines WHERE {all}",
+            "c",
+        ),
+        (
+            "SELECT VALUE l.qty FROM c JOIN l IN c.lines JOIN l2 IN c.lines \
+             WHERE {all} AND l.sku = l2.sku",
+            "c",
+        ),
+        (
+            "SELECT VALUE x.qty FROM c JOIN x IN (SELECT VALUE l FROM l IN c.lines) WHERE {all}",
+            "c",
+        ),
+    ];
+    for (template, whole) in queries {
+        let projected = template.replace("{all}", "true");
+        let read_whole = template.replace("{all}", &format!("IS_DEFINED({whole})"));
+        assert_eq!(
+            db.each(&projected, &[]),
+            db.each(&read_whole, &[]),
+            "{projected}\n  vs {read_whole}"
+        );
+    }
+}

@@ -6,6 +6,11 @@
 //! are then deserialized keeping only those paths and skipping the rest without allocating.
 //! A query that uses the item as a whole (`SELECT *`, `SELECT VALUE c`, a function of `c`)
 //! demands everything.
+//!
+//! A demand below an array applies to each of its elements: `JOIN d IN c.details` with
+//! `d.quantity` demands `details.quantity`, so every element is kept with its `quantity`
+//! only (the array keeps its length and order). Anything that reads the array itself
+//! (`c.details`, `c.details[0]`, `ARRAY_LENGTH(c.details)`, `SELECT d`) demands all of it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -52,30 +57,98 @@ impl Demand {
                 .add(rest),
         }
     }
+
+    /// Demands the value at `path` without demanding all of it: an array a JOIN iterates
+    /// is kept with its length even when no property of its elements is read.
+    fn touch(&mut self, path: &[String]) {
+        let Demand::Some(children) = self else { return };
+        if let Some((head, rest)) = path.split_first() {
+            children
+                .entry(head.clone())
+                .or_insert_with(Demand::none)
+                .touch(rest);
+        }
+    }
+}
+
+/// The names an expression can start from: the item's root, and the aliases of arrays the
+/// query iterates (`JOIN d IN c.details`), each standing for the path of its array.
+struct Scope<'r> {
+    root: &'r str,
+    /// Later bindings first when looked up (a JOIN may iterate an earlier alias's array).
+    aliases: Vec<(String, Vec<String>)>,
+}
+
+impl Scope<'_> {
+    /// The path an identifier stands for.
+    fn ident(&self, name: &str) -> Option<Vec<String>> {
+        if let Some((_, path)) = self.aliases.iter().rev().find(|(a, _)| a == name) {
+            return Some(path.clone());
+        }
+        (name == self.root).then(Vec::new)
+    }
+
+    /// Binds `alias` to the elements of the array at `source` when that is a path; the
+    /// array is touched, so it is kept even when no element property is read.
+    fn iterate(&mut self, alias: &str, source: &Expr, d: &mut Demand) -> bool {
+        match path_of(source, self) {
+            Some(path) => {
+                d.touch(&path);
+                self.aliases.push((alias.to_string(), path));
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The demand of `q` on the items of its container, whose root it sees as `root`.
 pub fn of_query(q: &Query, root: &str) -> Demand {
     let mut d = Demand::none();
-    walk_query(q, root, &mut d, true);
+    let mut scope = Scope {
+        root,
+        aliases: Vec::new(),
+    };
+    walk_top(q, &mut scope, &mut d, true);
     d
 }
 
 /// The demand of `q` apart from a `SELECT *`, whose output is taken from the stored item.
 pub fn of_query_without_star(q: &Query, root: &str) -> Demand {
     let mut d = Demand::none();
-    walk_query(q, root, &mut d, false);
+    let mut scope = Scope {
+        root,
+        aliases: Vec::new(),
+    };
+    walk_top(q, &mut scope, &mut d, false);
     d
 }
 
-/// Adds what `q` reads; `select`: whether its SELECT list counts.
-fn walk_query(q: &Query, root: &str, d: &mut Demand, select: bool) {
+/// The query over the container: its `x IN path` bindings (FROM and JOIN) become aliases of
+/// array elements first, then everything is walked with them in scope.
+fn walk_top(q: &Query, scope: &mut Scope, d: &mut Demand, select: bool) {
+    let mut bound = Vec::new();
+    if let Some(FromKind::In { alias, expr }) = q.from.as_ref().map(|f| &f.kind) {
+        bound.push(scope.iterate(alias, expr, d));
+    }
+    for j in &q.joins {
+        if let JoinSource::In(e) = &j.source {
+            bound.push(scope.iterate(&j.alias, e, d));
+        }
+    }
+    walk_query(q, scope, d, select, &bound);
+}
+
+/// Adds what `q` reads; `select`: whether its SELECT list counts. `bound`: whether each of
+/// `q`'s `x IN path` sources (FROM first, then JOINs) is an alias in `scope` already.
+fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[bool]) {
+    let mut bound = bound.iter().copied();
     match &q.select.kind {
         _ if !select => {}
         // `*` returns the FROM binding, built from the whole item.
         SelectKind::Star => d.add(&[]),
-        SelectKind::Value(e) => walk(e, root, d),
-        SelectKind::Items(items) => items.iter().for_each(|i| walk(&i.expr, root, d)),
+        SelectKind::Value(e) => walk(e, scope, d),
+        SelectKind::Items(items) => items.iter().for_each(|i| walk(&i.expr, scope, d)),
     }
     if let Some(from) = &q.from {
         match &from.kind {
@@ -90,31 +163,41 @@ fn walk_query(q: &Query, root: &str, d: &mut Demand, select: bool) {
                 }
                 d.add(&names);
             }
-            FromKind::In { expr, .. } => walk(expr, root, d),
+            FromKind::In { expr, .. } => {
+                if !bound.next().unwrap_or(false) {
+                    walk(expr, scope, d)
+                }
+            }
             FromKind::Subquery { .. } => d.add(&[]),
             _ => {}
         }
     }
     for j in &q.joins {
         match &j.source {
-            JoinSource::In(e) | JoinSource::Value(e) => walk(e, root, d),
-            JoinSource::Subquery(sq) => walk_query(sq, root, d, true),
+            JoinSource::In(e) => {
+                if !bound.next().unwrap_or(false) {
+                    walk(e, scope, d)
+                }
+            }
+            JoinSource::Value(e) => walk(e, scope, d),
+            JoinSource::Subquery(sq) => walk_query(sq, scope, d, true, &[]),
         }
     }
     for e in q.filter.iter().chain(q.group_by.iter()) {
-        walk(e, root, d);
+        walk(e, scope, d);
     }
     for o in &q.order_by {
-        walk(&o.expr, root, d);
+        walk(&o.expr, scope, d);
     }
 }
 
-/// `root.a.b` → Some(["a", "b"]); `root` alone → Some([]).
-fn path_of(e: &Expr, root: &str) -> Option<Vec<String>> {
+/// `root.a.b` → Some(["a", "b"]); `root` alone → Some([]); `d.x` for `JOIN d IN c.details`
+/// → Some(["details", "x"]).
+fn path_of(e: &Expr, scope: &Scope) -> Option<Vec<String>> {
     match &e.kind {
-        ExprKind::Ident(n) if n == root => Some(Vec::new()),
+        ExprKind::Ident(n) => scope.ident(n),
         ExprKind::Property(base, name) => {
-            let mut p = path_of(base, root)?;
+            let mut p = path_of(base, scope)?;
             p.push(name.clone());
             Some(p)
         }
@@ -122,27 +205,27 @@ fn path_of(e: &Expr, root: &str) -> Option<Vec<String>> {
     }
 }
 
-fn walk(e: &Expr, root: &str, d: &mut Demand) {
-    if let Some(path) = path_of(e, root) {
+fn walk(e: &Expr, scope: &Scope, d: &mut Demand) {
+    if let Some(path) = path_of(e, scope) {
         d.add(&path);
         return;
     }
     match &e.kind {
-        ExprKind::Property(b, _) | ExprKind::Unary(_, b) => walk(b, root, d),
+        ExprKind::Property(b, _) | ExprKind::Unary(_, b) => walk(b, scope, d),
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-            walk(a, root, d);
-            walk(b, root, d);
+            walk(a, scope, d);
+            walk(b, scope, d);
         }
         ExprKind::Between {
             expr, low, high, ..
         } => {
             for x in [expr, low, high] {
-                walk(x, root, d);
+                walk(x, scope, d);
             }
         }
         ExprKind::In { expr, list, .. } => {
-            walk(expr, root, d);
-            list.iter().for_each(|x| walk(x, root, d));
+            walk(expr, scope, d);
+            list.iter().for_each(|x| walk(x, scope, d));
         }
         ExprKind::Like {
             expr,
@@ -150,23 +233,23 @@ fn walk(e: &Expr, root: &str, d: &mut Demand) {
             escape,
             ..
         } => {
-            walk(expr, root, d);
-            walk(pattern, root, d);
+            walk(expr, scope, d);
+            walk(pattern, scope, d);
             if let Some(x) = escape {
-                walk(x, root, d);
+                walk(x, scope, d);
             }
         }
         ExprKind::Ternary(a, b, c) => {
             for x in [a, b, c] {
-                walk(x, root, d);
+                walk(x, scope, d);
             }
         }
         ExprKind::Call { args, .. } | ExprKind::Array(args) => {
-            args.iter().for_each(|a| walk(a, root, d))
+            args.iter().for_each(|a| walk(a, scope, d))
         }
-        ExprKind::Object(m) => m.iter().for_each(|(_, v)| walk(v, root, d)),
+        ExprKind::Object(m) => m.iter().for_each(|(_, v)| walk(v, scope, d)),
         ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
-            walk_query(q, root, d, true)
+            walk_query(q, scope, d, true, &[])
         }
         ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
     }
@@ -268,9 +351,9 @@ impl<'de> Visitor<'de> for ValVisitor<'_> {
         Ok(Val::Str(Arc::from(s)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Val, A::Error> {
-        // Paths stop at arrays (an index needs the elements), so arrays are kept whole.
+        // What is demanded below an array is demanded of each element.
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-        while let Some(v) = seq.next_element_seed(Seed(&Demand::All))? {
+        while let Some(v) = seq.next_element_seed(Seed(self.0))? {
             items.push(v);
         }
         Ok(Val::arr(items))
@@ -384,6 +467,66 @@ mod tests {
             "c",
         );
         assert!(!j.is_all());
+    }
+
+    /// The demand of `sql` as JSON: `true` for everything below a name.
+    fn shape(sql: &str) -> serde_json::Value {
+        fn json(d: &Demand) -> serde_json::Value {
+            match d {
+                Demand::All => json!(true),
+                Demand::Some(c) => c.iter().map(|(k, v)| (k.clone(), json(v))).collect(),
+            }
+        }
+        json(&of_query(&parse(sql), "c"))
+    }
+
+    #[test]
+    fn aliases_of_iterated_arrays_demand_their_elements_properties() {
+        assert_eq!(
+            shape("SELECT VALUE COUNT(1) FROM c JOIN d IN c.details WHERE d.qty > 4"),
+            json!({"details": {"qty": true}})
+        );
+        // The array is kept even when no element property is read.
+        assert_eq!(
+            shape("SELECT VALUE COUNT(1) FROM c JOIN d IN c.details"),
+            json!({"details": {}})
+        );
+        assert_eq!(
+            shape("SELECT d.sku, t FROM c JOIN d IN c.details JOIN t IN d.tags"),
+            json!({"details": {"sku": true, "tags": true}})
+        );
+        assert_eq!(
+            shape("SELECT x.a FROM x IN c.items WHERE x.b.c = 1"),
+            json!({"items": {"a": true, "b": {"c": true}}})
+        );
+        // Reading the array itself, or an element whole, demands all of it.
+        for sql in [
+            "SELECT d FROM c JOIN d IN c.details",
+            "SELECT d.qty FROM c JOIN d IN c.details WHERE ARRAY_LENGTH(c.details) > 1",
+            "SELECT d.qty FROM c JOIN d IN c.details WHERE c.details[0].qty = 1",
+            "SELECT d.qty FROM c JOIN d IN c.details WHERE EXISTS(SELECT VALUE 1 FROM e IN c.details)",
+        ] {
+            assert_eq!(shape(sql), json!({"details": true}), "{sql}");
+        }
+        // A correlated subquery reads through the outer alias.
+        assert_eq!(
+            shape(
+                "SELECT VALUE d.sku FROM c JOIN d IN c.details WHERE EXISTS(SELECT VALUE t FROM t IN d.tags WHERE t = 'x')"
+            ),
+            json!({"details": {"sku": true, "tags": true}})
+        );
+        // Extraction projects each element and keeps the others as they are.
+        let doc = br#"{"id":"a","details":[{"qty":5,"sku":"x","big":[1,2]},7,{"sku":"y"}],"z":1}"#;
+        let d = of_query(
+            &parse("SELECT VALUE COUNT(1) FROM c JOIN d IN c.details WHERE d.qty > 4"),
+            "c",
+        );
+        let expected = json!({"details": [{"qty": 5}, 7, {}]});
+        assert_eq!(extract(doc, &d).unwrap().to_json().unwrap(), expected);
+        assert_eq!(
+            Extractor::new(d).extract(doc).unwrap().to_json().unwrap(),
+            expected
+        );
     }
 
     #[test]

@@ -247,7 +247,10 @@ impl Iterator for JoinRows<'_, '_> {
                 self.stack.pop();
                 continue;
             };
-            let mut extended = row.clone();
+            // Room for the new binding up front: a clone has none, and growing it costs a
+            // reallocation per row.
+            let mut extended = Vec::with_capacity(row.len() + 1);
+            extended.extend(row.iter().cloned());
             extended.push((self.q.joins[j].alias.clone(), v));
             if j + 1 == self.q.joins.len() {
                 return Some(extended);

@@ -55,9 +55,38 @@ impl Plan {
 /// The demanded member `m` from its raw value text.
 fn demanded(m: &PlanMember, raw: &[u8]) -> Option<Val> {
     match &m.child {
-        Some(grand) if raw.first() == Some(&b'{') => object(raw, grand),
-        // A path through a non-object keeps the value whole, as the serde walk does.
+        Some(grand) => part(raw, grand),
+        None => value(raw),
+    }
+}
+
+/// What `plan` demands of a raw value: an object's demanded members, each element of an
+/// array read the same way, and any other value whole, as the serde walk does.
+fn part(raw: &[u8], plan: &Plan) -> Option<Val> {
+    match raw.first()? {
+        b'{' => object(raw, plan),
+        b'[' => array(raw, plan),
         _ => value(raw),
+    }
+}
+
+/// The elements of the array `raw`, each as [`part`] reads it.
+fn array(raw: &[u8], plan: &Plan) -> Option<Val> {
+    let b = raw;
+    let mut items = Vec::new();
+    let mut i = ws(b, 1);
+    if *b.get(i)? == b']' {
+        return Some(Val::arr(items));
+    }
+    loop {
+        let end = value_end(b, i)?;
+        items.push(part(&b[i..end], plan)?);
+        i = ws(b, end);
+        match *b.get(i)? {
+            b',' => i = ws(b, i + 1),
+            b']' => return Some(Val::arr(items)),
+            _ => return None,
+        }
     }
 }
 
@@ -217,7 +246,10 @@ mod tests {
             json!({"id": "a", "n": 12, "f": -1.5, "big": 123456789012345678u64, "neg": -3,
                    "s": "q\"uo\\te\u{e9}", "t": true, "nil": null,
                    "nested": {"x": [1, {"y": "}]"}], "city": "Oslo"}, "arr": [[], {}],
+                   "elems": [{"k": 1, "j": 2}, 3, [{"k": [4]}], {"deep": [{"z": 5, "w": 6}]}, {}],
                    "tail": "x"}),
+            json!({"elems": [], "id": "e"}),
+            json!({"elems": {"k": "an object", "deep": {"z": [1, {"z": 2}]}}}),
             json!({"nested": "not an object", "id": 1e300}),
             json!({}),
         ];
@@ -233,6 +265,8 @@ mod tests {
             &["nested", "city"],
             &["nested", "x"],
             &["arr"],
+            &["elems", "k"],
+            &["elems", "deep", "z"],
             &["tail"],
             &["missing"],
         ];
