@@ -164,7 +164,8 @@ fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[b
                 d.add(&names);
             }
             FromKind::In { expr, .. } => {
-                if !bound.next().unwrap_or(false) {
+                let aliased = bound.next().unwrap_or(false);
+                if !aliased {
                     walk(expr, scope, d)
                 }
             }
@@ -175,7 +176,8 @@ fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[b
     for j in &q.joins {
         match &j.source {
             JoinSource::In(e) => {
-                if !bound.next().unwrap_or(false) {
+                let aliased = bound.next().unwrap_or(false);
+                if !aliased {
                     walk(e, scope, d)
                 }
             }
