@@ -400,7 +400,7 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
         run.routing.as_ref().map(|r| r.0.as_str()),
         Some("single-partition")
     );
-    assert_eq!(run.logical_partitions(), [&json!(["c-1"])]);
+    assert_eq!(run.logical_partitions(), [json!(["c-1"])]);
     assert_eq!(a.query.running, None);
     assert_eq!(a.last_charge, Some(2.5));
 
@@ -1004,4 +1004,36 @@ fn the_workbench_runs_its_suite_as_a_cancellable_job() {
         "ctrl-x cancels the job when no query runs"
     );
     assert!(a.job.is_none());
+}
+
+#[test]
+fn logical_partitions_accumulate_over_pages_once_each() {
+    // Two pages over two ranges naming 20,000 keys, half of them again on the second page.
+    let keys_of =
+        |r: std::ops::Range<u32>| -> Vec<Value> { r.map(|k| json!(format!("c-{k}"))).collect() };
+    let two_ranges = |first: Vec<Value>, second: Vec<Value>| {
+        let mut p = page(Vec::new(), Some("t"), 1.0);
+        let mut other = p.partitions[0].clone();
+        p.partitions[0].logical_partitions = first;
+        other.id = "3".into();
+        other.logical_partitions = second;
+        p.partitions.push(other);
+        p
+    };
+    let mut run = cosmoscope::tui::state::query::QueryRun::default();
+    run.add_page(two_ranges(keys_of(0..10_000), keys_of(10_000..15_000)), 1.0);
+    run.add_page(
+        two_ranges(keys_of(5_000..10_000), keys_of(12_000..20_000)),
+        1.0,
+    );
+    let all = run.logical_partitions();
+    assert_eq!(all.len(), 20_000);
+    assert_eq!(all[..3], keys_of(0..3)[..]);
+    assert_eq!(all[10_000], json!("c-10000"));
+    assert_eq!(all[19_999], json!("c-19999"));
+    assert_eq!(run.partitions["2"].logical_partitions.len(), 10_000);
+    assert_eq!(
+        run.partitions["3"].logical_partitions,
+        keys_of(10_000..20_000)
+    );
 }

@@ -1,7 +1,7 @@
 //! The query console's state: the editor, parameters, history, the pages received so far
 //! and everything the stats panel shows about them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -50,6 +50,11 @@ pub struct QueryRun {
     pub index_metrics: Option<crate::query::access::IndexMetrics>,
     /// Ranges finished while the current page runs (cleared when it arrives).
     pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
+    /// Every logical partition that produced results, in the order first seen, and their
+    /// JSON texts: an aggregate over a large container can name a hundred thousand, and
+    /// the stats panel reads them every frame.
+    pub logical: Vec<Value>,
+    pub logical_seen: HashSet<String>,
 }
 
 impl QueryRun {
@@ -65,13 +70,23 @@ impl QueryRun {
         self.access = Some(page.access);
         self.index_metrics = Some(page.index_metrics);
         for p in page.partitions {
+            for lp in &p.logical_partitions {
+                if self.logical_seen.insert(lp.to_string()) {
+                    self.logical.push(lp.clone());
+                }
+            }
             match self.partitions.get_mut(&p.id) {
                 Some(have) => {
                     have.request_charge =
                         crate::charge::round(have.request_charge + p.request_charge);
                     have.metrics.add(&p.metrics);
+                    let mut seen: HashSet<String> = have
+                        .logical_partitions
+                        .iter()
+                        .map(Value::to_string)
+                        .collect();
                     for lp in p.logical_partitions {
-                        if !have.logical_partitions.contains(&lp) {
+                        if seen.insert(lp.to_string()) {
                             have.logical_partitions.push(lp);
                         }
                     }
@@ -86,17 +101,10 @@ impl QueryRun {
         self.elapsed_ms += elapsed_ms;
     }
 
-    /// Every logical partition that produced results, in the order first seen.
-    pub fn logical_partitions(&self) -> Vec<&Value> {
-        let mut out: Vec<&Value> = Vec::new();
-        for p in self.partitions.values() {
-            for lp in &p.logical_partitions {
-                if !out.contains(&lp) {
-                    out.push(lp);
-                }
-            }
-        }
-        out
+    /// Every logical partition that produced results, in the order first seen (pages in
+    /// order, each page's ranges in key order).
+    pub fn logical_partitions(&self) -> &[Value] {
+        &self.logical
     }
 }
 
