@@ -490,7 +490,7 @@ fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
     lines.push(strip(&q.ranges, run, width));
     let lps = run.logical_partitions();
     if !lps.is_empty() {
-        let names: Vec<String> = lps.iter().take(8).map(|v| pk_label(v)).collect();
+        let names: Vec<String> = lps.iter().take(8).map(pk_label).collect();
         let extra = lps.len().saturating_sub(8);
         lines.push(Line::from(vec![
             Span::styled(format!("{} logical: ", lps.len()), theme().dim),
