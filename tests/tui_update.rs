@@ -331,6 +331,17 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
     };
     assert_eq!(keys(&mut a, "<c-n>"), std::slice::from_ref(&sample));
     assert_eq!((a.view, a.focus), (View::Query, Focus::Editor));
+    // While it is coming, asking again asks for nothing.
+    assert!(keys(&mut a, "<c-space>").is_empty());
+    update(
+        &mut a,
+        Msg::Schema {
+            db: "shop".into(),
+            c: "orders".into(),
+            result: Ok(Default::default()),
+        },
+    );
+    assert!(a.query.schema.is_some());
     assert_eq!(a.query.editor.text(), "SELECT * FROM c");
 
     let first = keys(&mut a, "<f5>");

@@ -85,8 +85,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
         entries: app.query.history.clone(),
     });
     // A fresh sample for completion: the data may have changed since the last one.
-    app.query.schema_loading = None;
-    effects.extend(ensure_schema(app));
+    effects.extend(load_schema(app, true));
     effects
 }
 
@@ -271,6 +270,12 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
 /// Asks for a sample of the console's container for completion, unless it is here or
 /// coming.
 pub fn ensure_schema(app: &mut App) -> Vec<Effect> {
+    load_schema(app, false)
+}
+
+/// Asks for a sample of the console's container unless one is coming; `fresh`: even when
+/// one is here.
+fn load_schema(app: &mut App, fresh: bool) -> Vec<Effect> {
     let Some(target) = app.query.target.clone() else {
         return Vec::new();
     };
@@ -279,7 +284,7 @@ pub fn ensure_schema(app: &mut App) -> Vec<Effect> {
         .schema
         .as_ref()
         .is_some_and(|s| s.target == target);
-    if have || app.query.schema_loading.as_ref() == Some(&target) {
+    if (have && !fresh) || app.query.schema_loading.as_ref() == Some(&target) {
         return Vec::new();
     }
     app.query.schema_loading = Some(target.clone());
