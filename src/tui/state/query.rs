@@ -53,11 +53,20 @@ pub struct QueryRun {
     /// Every logical partition that produced results, in the order first seen, and their
     /// JSON texts: an aggregate over a large container can name a hundred thousand, and
     /// the stats panel reads them every frame.
-    pub logical: Vec<Value>,
-    pub logical_seen: HashSet<String>,
+    logical: Vec<Value>,
+    logical_seen: HashSet<String>,
 }
 
 impl QueryRun {
+    /// A run of `sql` with `params`, before its first page.
+    pub fn new(sql: String, params: BTreeMap<String, Value>) -> QueryRun {
+        QueryRun {
+            sql,
+            params,
+            ..Default::default()
+        }
+    }
+
     /// Adds a page, accumulating charge and per-range metrics as the service's SDKs do
     /// when a caller drains a query.
     pub fn add_page(&mut self, page: QueryResult, elapsed_ms: f64) {

@@ -61,11 +61,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     app.query.error = None;
     app.query.selected = 0;
     app.query.offset = 0;
-    app.query.run = Some(QueryRun {
-        sql: sql.clone(),
-        params: params.clone(),
-        ..Default::default()
-    });
+    app.query.run = Some(QueryRun::new(sql.clone(), params.clone()));
     app.view = View::Query;
     // The ranges first: the strip is drawn while the query runs.
     effects.push(Effect::LoadRanges {
