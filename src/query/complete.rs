@@ -223,7 +223,9 @@ pub fn complete(text: &str, cursor: usize, schema: &Schema) -> Option<Completion
     })
 }
 
-fn is_word_char(c: char) -> bool {
+/// Whether `c` can be part of a name (an identifier, a property, a parameter): what
+/// completion narrows by, and what the editor moves over by word.
+pub fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
@@ -483,8 +485,8 @@ fn rank(label: &str, typed: &str) -> Option<u8> {
 }
 
 fn properties(node: &Node, typed: &str, start: usize) -> Vec<Candidate> {
-    let total = node.properties.values().map(|n| n.seen).max().unwrap_or(0);
-    let parent = node.seen.max(total).max(1);
+    // Each property is counted at most once per value seen here.
+    let parent = node.seen.max(1);
     let mut found: Vec<(u8, bool, usize, Candidate)> = node
         .properties
         .iter()

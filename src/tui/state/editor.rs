@@ -4,6 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::query::complete::is_word_char;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextBuffer {
     pub lines: Vec<String>,
@@ -275,10 +277,6 @@ impl TextBuffer {
             self.scroll = self.row + 1 - height;
         }
     }
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
-use crate::query::complete::CandidateKind;
+use crate::query::complete::{Candidate, CandidateKind};
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryRun, RangeSpan, ResultsMode, cell, columns,
 };
@@ -77,18 +77,15 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
 /// inside `area`, moved left or above the cursor where it would not fit.
 fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area: Rect) {
     let candidates = &list.completion.candidates;
-    let label_width = candidates
-        .iter()
-        .map(|c| c.label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(40);
-    let detail_width = candidates
-        .iter()
-        .map(|c| c.detail.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(24);
+    let widest = |text: fn(&Candidate) -> &str, cap: usize| {
+        candidates
+            .iter()
+            .map(|c| text(c).chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(cap)
+    };
+    let (label_width, detail_width) = (widest(|c| &c.label, 40), widest(|c| &c.detail, 24));
     // Borders, the kind tag ("alias"), and a space between the columns.
     let width = ((label_width + detail_width + 10) as u16).min(area.width);
     let rows = candidates.len().min(COMPLETION_ROWS);
