@@ -7,12 +7,114 @@
 
 use std::fmt;
 
+/// The HTTP status codes of the service's responses, by the names its REST API and SDKs
+/// give them. Code compares and builds statuses by name; the number is for the wire and the
+/// CLI's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u16)]
+pub enum StatusCode {
+    Ok = 200,
+    Created = 201,
+    NoContent = 204,
+    NotModified = 304,
+    BadRequest = 400,
+    Unauthorized = 401,
+    Forbidden = 403,
+    NotFound = 404,
+    RequestTimeout = 408,
+    Conflict = 409,
+    /// Transient: a partition key range split (substatus 1002, 1007); retry on its children.
+    Gone = 410,
+    PreconditionFailed = 412,
+    RequestEntityTooLarge = 413,
+    Locked = 423,
+    /// A batch operation that did not run because another failed.
+    FailedDependency = 424,
+    TooManyRequests = 429,
+    RetryWith = 449,
+    /// The caller stopped the request (a cancelled query, job or export, a closed pipe).
+    /// The service never answers with it: it is the code HTTP servers log for a client that
+    /// went away (nginx's 499), used here only inside the process.
+    Cancelled = 499,
+    InternalServerError = 500,
+    ServiceUnavailable = 503,
+}
+
+impl StatusCode {
+    /// The number on the wire.
+    pub const fn as_u16(self) -> u16 {
+        self as u16
+    }
+
+    /// The service's name for the code, as the REST API and SDKs report it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StatusCode::Ok => "Ok",
+            StatusCode::Created => "Created",
+            StatusCode::NoContent => "NoContent",
+            StatusCode::NotModified => "NotModified",
+            StatusCode::BadRequest => "BadRequest",
+            StatusCode::Unauthorized => "Unauthorized",
+            StatusCode::Forbidden => "Forbidden",
+            StatusCode::NotFound => "NotFound",
+            StatusCode::RequestTimeout => "RequestTimeout",
+            StatusCode::Conflict => "Conflict",
+            StatusCode::Gone => "Gone",
+            StatusCode::PreconditionFailed => "PreconditionFailed",
+            StatusCode::RequestEntityTooLarge => "RequestEntityTooLarge",
+            StatusCode::Locked => "Locked",
+            StatusCode::FailedDependency => "FailedDependency",
+            StatusCode::TooManyRequests => "TooManyRequests",
+            StatusCode::RetryWith => "RetryWith",
+            StatusCode::Cancelled => "Cancelled",
+            StatusCode::InternalServerError => "InternalServerError",
+            StatusCode::ServiceUnavailable => "ServiceUnavailable",
+        }
+    }
+
+    /// A fault on the serving side (5xx): the request may be fine.
+    pub const fn is_server_error(self) -> bool {
+        self.as_u16() >= 500
+    }
+}
+
+impl fmt::Display for StatusCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.as_u16())
+    }
+}
+
+/// Tests and wire checks state the number the service sends.
+impl PartialEq<u16> for StatusCode {
+    fn eq(&self, other: &u16) -> bool {
+        self.as_u16() == *other
+    }
+}
+
+impl serde::Serialize for StatusCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u16(self.as_u16())
+    }
+}
+
+/// Cosmos DB substatus codes this crate sends, by name (reference/cosmos.md §5).
+pub mod substatus {
+    /// 400: the partition key in the body differs from the request's.
+    pub const PARTITION_KEY_MISMATCH: u32 = 1001;
+    /// 410: the partition key range was split; read its children.
+    pub const PARTITION_KEY_RANGE_GONE: u32 = 1002;
+    /// 403: the logical partition reached its storage limit.
+    pub const PARTITION_KEY_QUOTA_EXCEEDED: u32 = 1014;
+    /// 429: the partition's RU budget for this second is spent.
+    pub const RU_BUDGET_EXCEEDED: u32 = 3200;
+}
+
 /// A request failure with its Cosmos DB status code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
-    /// HTTP status code the service would return (400, 404, 409, 412, 413, 429, ...).
-    pub status: u16,
-    /// Cosmos DB substatus (1014 for a full logical partition, 3200 for RU throttling, ...); 0 if none.
+    /// The status the service would answer with.
+    pub status: StatusCode,
+    /// Cosmos DB substatus ([`substatus`]); 0 if none.
     pub substatus: u32,
     /// A person-readable message.
     pub message: String,
@@ -28,7 +130,7 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub fn new(status: u16, message: impl Into<String>) -> Error {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Error {
         Error {
             status,
             substatus: 0,
@@ -41,28 +143,38 @@ impl Error {
     }
 
     pub fn bad_request(message: impl Into<String>) -> Error {
-        Error::new(400, message)
+        Error::new(StatusCode::BadRequest, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Error {
-        Error::new(404, message)
+        Error::new(StatusCode::NotFound, message)
     }
 
     pub fn conflict(message: impl Into<String>) -> Error {
-        Error::new(409, message)
+        Error::new(StatusCode::Conflict, message)
     }
 
     pub fn precondition_failed(message: impl Into<String>) -> Error {
-        Error::new(412, message)
+        Error::new(StatusCode::PreconditionFailed, message)
     }
 
     pub fn too_large(message: impl Into<String>) -> Error {
-        Error::new(413, message)
+        Error::new(StatusCode::RequestEntityTooLarge, message)
     }
 
     /// 500: a fault in the store itself (I/O, a corrupt record); not the caller's doing.
     pub fn internal(message: impl Into<String>) -> Error {
-        Error::new(500, message)
+        Error::new(StatusCode::InternalServerError, message)
+    }
+
+    /// 499: the caller cancelled the request ([`StatusCode::Cancelled`]).
+    pub fn cancelled(message: impl Into<String>) -> Error {
+        Error::new(StatusCode::Cancelled, message)
+    }
+
+    /// Whether this failure has `status`.
+    pub fn is(&self, status: StatusCode) -> bool {
+        self.status == status
     }
 
     pub fn with_substatus(mut self, substatus: u32) -> Error {
@@ -83,29 +195,13 @@ impl Error {
 
     /// The service's name for the status code, as the REST API and SDKs report it.
     pub fn code(&self) -> &'static str {
-        match self.status {
-            400 => "BadRequest",
-            401 => "Unauthorized",
-            403 => "Forbidden",
-            404 => "NotFound",
-            408 => "RequestTimeout",
-            409 => "Conflict",
-            410 => "Gone",
-            412 => "PreconditionFailed",
-            413 => "RequestEntityTooLarge",
-            423 => "Locked",
-            424 => "FailedDependency",
-            429 => "TooManyRequests",
-            449 => "RetryWith",
-            503 => "ServiceUnavailable",
-            _ => "InternalServerError",
-        }
+        self.status.name()
     }
 
     /// The error as the CLI prints it: `{"status", "substatus", "code", "message", ...}`.
     pub fn to_json(&self) -> serde_json::Value {
         let mut obj = serde_json::Map::new();
-        obj.insert("status".into(), self.status.into());
+        obj.insert("status".into(), self.status.as_u16().into());
         obj.insert("substatus".into(), self.substatus.into());
         obj.insert("code".into(), self.code().into());
         obj.insert("message".into(), self.message.clone().into());

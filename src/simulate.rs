@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 use crate::samples::denormalize::{self, Denormalizer, ProcessorStats};
 use crate::samples::rng::Rng;
 use crate::samples::{self, LoadOptions};
@@ -313,7 +313,7 @@ pub fn run(
             tally.record(pattern, result);
             if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
                 break Err(Error::new(
-                    500,
+                    StatusCode::InternalServerError,
                     format!(
                         "{MAX_CONSECUTIVE_ERRORS} operations in a row failed; the last: {}",
                         tally.last_error.as_deref().unwrap_or("?")
@@ -467,7 +467,7 @@ impl Tally {
                 self.consecutive_errors = 0;
             }
             Err(e) => {
-                if e.status == 429 {
+                if e.status == StatusCode::TooManyRequests {
                     self.throttled += 1;
                 }
                 self.errors += 1;

@@ -34,7 +34,7 @@ fn incr(path: &str, by: i64) -> PatchRequest {
 }
 
 fn statuses(r: &BatchResponse) -> Vec<u16> {
-    r.results.iter().map(|r| r.status_code).collect()
+    r.results.iter().map(|r| r.status_code.as_u16()).collect()
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn an_operation_in_another_logical_partition_is_400() {
         );
         assert_eq!(statuses(&r), [424, 400], "{bad:?}");
         let e = &r.failure.as_ref().unwrap().error;
-        assert_eq!((e.status, e.substatus), (400, 1001), "{e}");
+        assert_eq!((e.status.as_u16(), e.substatus), (400, 1001), "{e}");
         assert!(e.message.contains("one logical partition"), "{e}");
     }
     // Reads by id look only in the batch's partition.
@@ -223,7 +223,7 @@ fn the_service_limits_reject_the_whole_request() {
         .map(|i| BatchOperation::create(json!({"id": format!("i{i}"), "pk": "p"})))
         .collect();
     let e = err(fx.engine.execute_batch(DB, C, &json!("p"), &many));
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status.as_u16(), 400);
     assert!(
         e.message
             .starts_with("Batch request has more operations than what is supported"),

@@ -823,6 +823,6 @@ fn a_continuation_is_read_in_the_mode_that_issued_it() {
         ..req
     };
     let err = fx.engine.read_feed(common::DB, "c", &other).unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
     assert!(err.message.contains("latest-version"), "{}", err.message);
 }

@@ -204,7 +204,7 @@ fn if_match_guards_replace_upsert_and_delete() {
     let r = e
         .replace_item(DB, C, &doc, Some(&v2))
         .expect("replace with the current etag");
-    assert_eq!(r.status, 200);
+    assert_eq!(r.status.as_u16(), 200);
     let v3 = r.etag.unwrap();
     let r = e
         .upsert_item(
@@ -214,7 +214,7 @@ fn if_match_guards_replace_upsert_and_delete() {
             Some(&v3),
         )
         .expect("upsert with the current etag");
-    assert_eq!(r.status, 200);
+    assert_eq!(r.status.as_u16(), 200);
     let v4 = r.etag.unwrap();
     assert_eq!(
         err(e.delete_item(DB, C, "a", &json!("p"), Some(&v3))).status,
@@ -223,7 +223,7 @@ fn if_match_guards_replace_upsert_and_delete() {
     let r = e
         .delete_item(DB, C, "a", &json!("p"), Some(&v4))
         .expect("delete with the current etag");
-    assert_eq!(r.status, 204);
+    assert_eq!(r.status.as_u16(), 204);
     assert_eq!(err(e.read_item(DB, C, "a", &json!("p"))).status, 404);
 }
 
@@ -233,7 +233,7 @@ fn items_over_two_megabytes_are_413() {
     let e = &fx.engine;
     let big = json!({"id": "big", "pk": "p", "blob": "x".repeat(2 * 1024 * 1024)});
     let r = err(e.create_item(DB, C, &bytes(&big)));
-    assert_eq!(r.status, 413);
+    assert_eq!(r.status.as_u16(), 413);
     assert!(r.request_charge > 0.0);
     assert_eq!(err(e.upsert_item(DB, C, &bytes(&big), None)).status, 413);
     // Just under the limit is accepted.
@@ -339,13 +339,13 @@ fn missing_item_container_and_database_are_404() {
     let e = &fx.engine;
     let doc = bytes(&json!({"id": "a", "pk": "p"}));
     let r = err(e.read_item(DB, C, "nope", &json!("p")));
-    assert_eq!(r.status, 404);
+    assert_eq!(r.status.as_u16(), 404);
     assert!(r.request_charge > 0.0, "a 404 read is charged");
     let r = err(e.replace_item(DB, C, &doc, None));
-    assert_eq!(r.status, 404, "replace of a missing item is 404");
+    assert_eq!(r.status.as_u16(), 404, "replace of a missing item is 404");
     assert!(r.request_charge > 0.0);
     let r = err(e.delete_item(DB, C, "a", &json!("p"), None));
-    assert_eq!(r.status, 404);
+    assert_eq!(r.status.as_u16(), 404);
     assert!(r.request_charge > 0.0);
 
     for (db, c) in [(DB, "missing"), ("nodb", C)] {

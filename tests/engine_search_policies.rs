@@ -105,7 +105,7 @@ fn creation_checks_the_policies_and_their_indexes() {
         ..pk_settings()
     };
     let e = err(fx.engine.create_container(DB, "c", bad_dimensions));
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status.as_u16(), 400);
     assert!(e.message.contains("has 0 dimensions"), "{}", e.message);
 
     let index_without_policy = ContainerSettings {
@@ -115,7 +115,7 @@ fn creation_checks_the_policies_and_their_indexes() {
         ..pk_settings()
     };
     let e = err(fx.engine.create_container(DB, "c", index_without_policy));
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status.as_u16(), 400);
     assert!(
         e.message
             .contains("the container has no vector embedding policy"),
@@ -173,7 +173,7 @@ fn set_indexing_keeps_search_indexes_within_the_policies() {
             {"path": "/other", "type": "flat"}
         ]})),
     ));
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status.as_u16(), 400);
     assert!(
         e.message.contains(
             "the vector index path '/other' is not in the container's vector embedding policy"

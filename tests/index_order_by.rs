@@ -144,7 +144,7 @@ fn composite_order_by_walks_the_composite_index_both_ways() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
     assert!(
         err.message.contains("corresponding composite index"),
         "{}",
@@ -224,7 +224,7 @@ fn order_by_an_excluded_path_is_rejected() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
 }
 
 /// `SELECT *` ordered by the index takes its order from the index entries without reading

@@ -210,7 +210,7 @@ fn invalid_policies_get_the_service_messages() {
             .engine
             .set_indexing_policy(DB, "c", policy(p.clone()))
             .unwrap_err();
-        assert_eq!(err.status, 400, "{p}");
+        assert_eq!(err.status.as_u16(), 400, "{p}");
         assert!(err.message.contains(message), "{p}: {}", err.message);
     }
     let mut s = pk_settings();
@@ -220,7 +220,7 @@ fn invalid_policies_get_the_service_messages() {
         .engine
         .set_indexing_policy(DB, "ttl", IndexingPolicy::none())
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
 }
 
 #[test]

@@ -245,7 +245,7 @@ fn at_most_21_aggregates_cross_partition() {
     let too_many = format!("SELECT {} FROM e GROUP BY e.team", select(22));
     let err = query_common::run(&db.engine, "many", &too_many, &[])
         .expect_err("22 aggregates in a cross-partition GROUP BY");
-    assert_eq!(err.status, 400, "{}", err.message);
+    assert_eq!(err.status.as_u16(), 400, "{}", err.message);
 }
 
 #[test]

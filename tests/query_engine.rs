@@ -494,7 +494,7 @@ fn a_cancelled_query_stops_before_its_next_document() {
     assert!(ranges > 1, "the test needs several ranges, got {ranges}");
     let (cancelled, finished) = run(true);
     let err = cancelled.expect_err("cancelled");
-    assert_eq!(err.status, 499, "{}", err.message);
+    assert_eq!(err.status.as_u16(), 499, "{}", err.message);
     assert_eq!(finished, 1, "no range finishes after the flag is set");
 }
 
@@ -773,7 +773,7 @@ fn order_by_on_two_paths_needs_a_composite_index() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
     assert!(err.message.contains("corresponding composite index"));
     assert!(
         e.query(
@@ -911,7 +911,7 @@ fn errors_point_at_the_offending_token_and_cost_a_little() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!((err.status, err.line), (400, Some(3)));
+    assert_eq!((err.status.as_u16(), err.line), (400, Some(3)));
     assert!(err.column.is_some());
     assert!(err.request_charge > 0.0);
     let err = e
@@ -922,15 +922,18 @@ fn errors_point_at_the_offending_token_and_cost_a_little() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!((err.status, err.line, err.column), (400, Some(1), Some(8)));
+    assert_eq!(
+        (err.status.as_u16(), err.line, err.column),
+        (400, Some(1), Some(8))
+    );
     let err = e
         .query("db", "t", "SELECT VALUE * FROM c", &QueryOptions::default())
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
     let err = e
         .query("db", "missing", "SELECT * FROM c", &QueryOptions::default())
         .unwrap_err();
-    assert_eq!(err.status, 404);
+    assert_eq!(err.status.as_u16(), 404);
 }
 
 #[test]

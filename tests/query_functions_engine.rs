@@ -247,5 +247,5 @@ fn aggregates_through_queries() {
             &QueryOptions::default(),
         )
         .unwrap_err();
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
 }

@@ -477,12 +477,12 @@ fn bad_loads_are_refused_before_writing() {
         true
     });
     let e = again.expect_err("loading over an existing database");
-    assert_eq!(e.status, 409);
+    assert_eq!(e.status.as_u16(), 409);
     assert!(e.message.contains("db delete modeling"), "{}", e.message);
     assert_eq!(s.engine.list_containers(Some("modeling")).unwrap().len(), 8);
 
     let e = samples::load(&s.engine, "nope", &LoadOptions::default(), &mut |_| true).unwrap_err();
-    assert_eq!(e.status, 404);
+    assert_eq!(e.status.as_u16(), 404);
     assert!(
         e.message.contains("blog-v3"),
         "names the sets: {}",
@@ -491,7 +491,7 @@ fn bad_loads_are_refused_before_writing() {
     for scale in [0.0, -1.0, f64::NAN, 1e9] {
         let o = LoadOptions { scale, seed: 1 };
         let e = samples::load(&s.engine, "blog-v1", &o, &mut |_| true).unwrap_err();
-        assert_eq!(e.status, 400, "scale {scale}");
+        assert_eq!(e.status.as_u16(), 400, "scale {scale}");
     }
     let o = LoadOptions {
         scale: 2.0,
@@ -514,7 +514,7 @@ fn bad_loads_are_refused_before_writing() {
 fn a_load_can_be_cancelled_between_batches() {
     let s = store();
     let e = samples::load(&s.engine, "blog-v1", &SMALL, &mut |_| false).unwrap_err();
-    assert_eq!(e.status, 499);
+    assert_eq!(e.status.as_u16(), 499);
     let written: u64 = s
         .engine
         .list_containers(Some("blog-v1"))

@@ -32,7 +32,7 @@ fn read(s: &Store, id: &str, pk: &str) -> Result<Value, u16> {
     s.engine
         .read_item(DB, ORDERS, id, &json!(pk))
         .map(|r| serde_json::from_slice(r.body.as_deref().expect("a body")).expect("JSON"))
-        .map_err(|e| e.status)
+        .map_err(|e| e.status.as_u16())
 }
 
 fn message(h: &Harness) -> (Level, String) {
@@ -320,7 +320,7 @@ fn a_query_error_is_reported_with_its_position() {
     run_query(&mut s.h, "SELECT * FROM c WHERE");
     let frame = s.h.render();
     let err = s.h.app.query.error.as_ref().expect("an error");
-    assert_eq!(err.status, 400);
+    assert_eq!(err.status.as_u16(), 400);
     let (line, column) = (err.line.expect("a line"), err.column.expect("a column"));
     assert!(
         frame.contains(&format!("Error 400 at line {line}, column {column}")),

@@ -159,7 +159,7 @@ fn feed_row(id: &str, lsn: u64) -> FeedRow {
 
 fn item_response(doc: &Value, etag: &str) -> ItemResponse {
     ItemResponse {
-        status: 200,
+        status: cosmoscope::error::StatusCode::Ok,
         body: Some(serde_json::to_vec(doc).unwrap()),
         etag: Some(etag.into()),
         request_charge: 1.0,
@@ -449,7 +449,10 @@ fn a_query_error_is_shown_with_its_position_and_the_cursor_goes_there() {
         },
     );
     let err = a.query.error.as_ref().expect("an error");
-    assert_eq!((err.status, err.line, err.column), (400, Some(2), Some(13)));
+    assert_eq!(
+        (err.status.as_u16(), err.line, err.column),
+        (400, Some(2), Some(13))
+    );
     assert_eq!((a.query.editor.row, a.query.editor.col), (1, 12));
     assert_eq!(a.last_charge, Some(1.0));
     assert_eq!(
@@ -933,7 +936,7 @@ fn delete_asks_first_and_sends_the_etag() {
         Msg::Deleted {
             ticket: 0,
             result: Ok(ItemResponse {
-                status: 204,
+                status: cosmoscope::error::StatusCode::NoContent,
                 body: None,
                 etag: None,
                 request_charge: 5.0,

@@ -224,7 +224,7 @@ fn cancelling_stops_the_run_and_releases_the_leases() {
         seen < 5
     })
     .unwrap_err();
-    assert_eq!(err.status, 499);
+    assert_eq!(err.status.as_u16(), 499);
     let mut owners = Vec::new();
     st.engine
         .export("blog-v3", "leases", None, &mut |b| {
@@ -238,7 +238,7 @@ fn cancelling_stops_the_run_and_releases_the_leases() {
 
 fn parse_error(text: &str) -> String {
     let e = Suite::parse(text).unwrap_err();
-    assert_eq!(e.status, 400, "{}", e.message);
+    assert_eq!(e.status.as_u16(), 400, "{}", e.message);
     e.message
 }
 
@@ -324,7 +324,7 @@ fn a_user_suite_runs_against_an_existing_database() {
     )
     .unwrap();
     let e = workbench::run(&st.engine, &suite, &options(), &mut |_| true).unwrap_err();
-    assert_eq!(e.status, 404);
+    assert_eq!(e.status.as_u16(), 404);
     assert!(e.message.contains("\"absent\""), "{}", e.message);
 }
 

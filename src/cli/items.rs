@@ -1,5 +1,6 @@
 //! Commands on items: `item ...`, `import` and `export`.
 
+use crate::error::StatusCode;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -167,16 +168,16 @@ pub fn export(engine: &Engine, target: &str, pk: Option<&str>) -> CliResult {
         if print_line(&mut out, json) {
             Ok(())
         } else {
-            Err(crate::error::Error::new(STDOUT_CLOSED, "stdout closed"))
+            Err(crate::error::Error::cancelled(STDOUT_CLOSED))
         }
     });
     let _ = out.flush();
     match result {
         // The reader went away (`| head`): stop quietly.
-        Err(e) if e.status == STDOUT_CLOSED => Ok(()),
+        Err(e) if e.is(StatusCode::Cancelled) && e.message == STDOUT_CLOSED => Ok(()),
         other => other.map(|_| ()).map_err(Failure::from),
     }
 }
 
-/// Internal marker status for "the consumer stopped reading"; never printed.
-const STDOUT_CLOSED: u16 = 499;
+/// The cancellation that marks "the consumer stopped reading"; never printed.
+const STDOUT_CLOSED: &str = "stdout closed";

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 
 use super::{Engine, ItemResponse, charged, json_f64, response};
 use crate::charge;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode, substatus};
 use crate::query::condition::Condition;
 use crate::store::item::{self, MAX_ITEM_BYTES};
 use crate::store::partition_key::PartitionKeyValue;
@@ -194,7 +194,7 @@ impl PatchRequest {
 pub struct BatchOperationResult {
     /// The operation's own status when the batch committed (201, 200, 204); when it failed,
     /// the failing operation's error status and 424 for every other.
-    pub status_code: u16,
+    pub status_code: StatusCode,
     pub request_charge: f64,
     #[serde(rename = "eTag", skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
@@ -213,7 +213,7 @@ fn is_zero(v: &u32) -> bool {
 }
 
 impl BatchOperationResult {
-    fn ok(status: u16, charge: f64, etag: Option<String>, body: Option<&[u8]>) -> Self {
+    fn ok(status: StatusCode, charge: f64, etag: Option<String>, body: Option<&[u8]>) -> Self {
         BatchOperationResult {
             status_code: status,
             request_charge: charge,
@@ -231,7 +231,7 @@ impl BatchOperationResult {
     /// An operation rolled back or never run because another one failed.
     fn failed_dependency(request_charge: f64) -> Self {
         BatchOperationResult {
-            status_code: 424,
+            status_code: StatusCode::FailedDependency,
             request_charge,
             etag: None,
             resource_body: None,
@@ -252,7 +252,7 @@ pub struct BatchFailure {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchResponse {
     /// 200 when the batch committed; otherwise the failing operation's status.
-    pub status_code: u16,
+    pub status_code: StatusCode,
     /// The sum of the operations' charges ([`charge::batch`]).
     pub request_charge: f64,
     /// The physical partition that owns the batch's logical partition.
@@ -269,7 +269,7 @@ impl BatchResponse {
 
     fn committed(results: Vec<BatchOperationResult>, range: String) -> Self {
         BatchResponse {
-            status_code: 200,
+            status_code: StatusCode::Ok,
             request_charge: charge::batch(results.iter().map(|r| r.request_charge)),
             range,
             results,
@@ -313,7 +313,7 @@ impl BatchResponse {
     /// batch failed (the CLI's error contract).
     pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
-        obj.insert("statusCode".into(), self.status_code.into());
+        obj.insert("statusCode".into(), self.status_code.as_u16().into());
         obj.insert("requestCharge".into(), json_f64(self.request_charge));
         obj.insert("partitionKeyRangeId".into(), self.range.clone().into());
         obj.insert(
@@ -358,7 +358,12 @@ impl Engine {
                 match charged(run(&mut batch, &key, op)) {
                     Ok(result) => done.push(result),
                     // Throttling and store faults fail the request itself, as on the service.
-                    Err(e) if e.status == 429 || e.status >= 500 => return Err(e),
+                    Err(e)
+                        if e.status == StatusCode::TooManyRequests
+                            || e.status.is_server_error() =>
+                    {
+                        return Err(e);
+                    }
                     Err(e) => {
                         drop(batch); // aborts the transaction: nothing is written
                         return Ok(BatchResponse::rolled_back(done, index, e, ops.len(), range));
@@ -455,7 +460,7 @@ fn run(
             let r = batch.read(required_id(op)?, key, if_match)?;
             let etag = item::stored_etag(&r.json);
             Ok(BatchOperationResult::ok(
-                200,
+                StatusCode::Ok,
                 r.request_charge,
                 etag,
                 Some(&r.json),
@@ -533,7 +538,7 @@ fn same_partition(given: &PartitionKeyValue, key: &PartitionKeyValue) -> Result<
         given.to_display_json(),
         key.to_display_json()
     ))
-    .with_substatus(1001))
+    .with_substatus(substatus::PARTITION_KEY_MISMATCH))
 }
 
 /// Patches inside `batch`, compiling the request's condition first.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 pub use crate::query::run::{QueryOptions, QueryResult};
 use crate::store::Store;
 use crate::store::catalog::{ContainerDef, ContainerSettings, Throughput};
@@ -497,7 +497,7 @@ impl Engine {
             let value = def.partition_key.parse_request_value(pk)?;
             let r = self.store.read_item(&txn, &def, id, &value)?;
             Ok(ItemResponse {
-                status: 200,
+                status: StatusCode::Ok,
                 etag: item::stored_etag(&r.json),
                 body: Some(r.json),
                 request_charge: r.request_charge,
@@ -578,7 +578,7 @@ impl Engine {
                 match batch.write(WriteKind::Upsert, doc, None) {
                     Ok(r) => {
                         summary.request_charge += r.request_charge;
-                        if r.status == 201 {
+                        if r.status == StatusCode::Created {
                             summary.created += 1
                         } else {
                             summary.replaced += 1
@@ -588,7 +588,7 @@ impl Engine {
                         in_batch += 1;
                         next += 1;
                     }
-                    Err(e) if e.status == 429 => {
+                    Err(e) if e.status == StatusCode::TooManyRequests => {
                         throttle = e.retry_after_ms;
                         summary.throttled += 1;
                         break;
@@ -774,7 +774,10 @@ fn response(r: WriteResult) -> ItemResponse {
 /// input, a missing container) costs the minimum; 429s and internal faults cost nothing.
 fn charged<T>(result: Result<T>) -> Result<T> {
     result.map_err(|e| {
-        if e.request_charge == 0.0 && e.status != 429 && e.status < 500 {
+        if e.request_charge == 0.0
+            && e.status != StatusCode::TooManyRequests
+            && !e.status.is_server_error()
+        {
             e.with_charge(crate::charge::REJECTED)
         } else {
             e

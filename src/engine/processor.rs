@@ -20,7 +20,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
 use super::Engine;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::feed::{FeedChange, FeedMode, FeedRequest, FeedStart};
@@ -399,7 +399,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             let continuation = match self.options.start {
                 ProcessorStart::Now => match self.read(range.id, FeedStart::Now, 1) {
                     Ok((_, page)) => Some(page.continuation),
-                    Err(e) if e.status == 410 => continue, // split since `def` was read
+                    Err(e) if e.status == StatusCode::Gone => continue, // split since `def` was read
                     Err(e) => return Err(e),
                 },
                 _ => None,
@@ -407,7 +407,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             let doc = self.new_lease_doc(range, None, continuation.as_deref());
             match self.create_lease(&doc) {
                 Ok(_) => changed = true,
-                Err(e) if e.status == 409 => changed = true, // another instance was first
+                Err(e) if e.status == StatusCode::Conflict => changed = true, // another instance was first
                 Err(e) => return Err(e),
             }
         }
@@ -504,7 +504,7 @@ impl<'e> ChangeFeedProcessor<'e> {
         let (container, page) = match self.read(lease.range_id, start, self.options.max_items) {
             Ok(read) => read,
             // The range split after this round listed the ranges.
-            Err(e) if e.status == 410 => return self.split(lease),
+            Err(e) if e.status == StatusCode::Gone => return self.split(lease),
             Err(e) => return Err(e),
         };
         if page.changes.is_empty() {
@@ -552,7 +552,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             match self.create_lease(&doc) {
                 Ok(created) => mine.push(created),
                 // Left by an earlier attempt at this split: take it if nobody holds it.
-                Err(e) if e.status == 409 => {
+                Err(e) if e.status == StatusCode::Conflict => {
                     let id = lease_id(&self.options.processor_name, child.id);
                     if let Some(existing) = self.read_lease(&id)? {
                         let now = Utc::now();
@@ -577,7 +577,9 @@ impl<'e> ChangeFeedProcessor<'e> {
         ) {
             // 404/412: someone else finished or took over the parent; the children stand.
             Ok(_) => {}
-            Err(e) if e.status == 404 || e.status == 412 => {}
+            Err(e)
+                if e.status == StatusCode::NotFound
+                    || e.status == StatusCode::PreconditionFailed => {}
             Err(e) => return Err(e),
         }
         Ok(Step::Split(mine))
@@ -712,7 +714,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             &pk,
         ) {
             Ok(resp) => Lease::parse(resp.body.as_deref().unwrap_or_default()).map(Some),
-            Err(e) if e.status == 404 => Ok(None),
+            Err(e) if e.status == StatusCode::NotFound => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -724,7 +726,12 @@ impl<'e> ChangeFeedProcessor<'e> {
         doc.insert("timestamp".into(), stamp(now).into());
         match self.replace_lease(&doc, &lease.etag) {
             Ok(taken) => Ok(Some(taken)),
-            Err(e) if e.status == 412 || e.status == 404 => Ok(None),
+            Err(e)
+                if e.status == StatusCode::PreconditionFailed
+                    || e.status == StatusCode::NotFound =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(e),
         }
     }
@@ -744,11 +751,13 @@ impl<'e> ChangeFeedProcessor<'e> {
             edit(&mut doc);
             match self.replace_lease(&doc, &current.etag) {
                 Ok(updated) => return Ok(Some(updated)),
-                Err(e) if e.status == 404 => return Ok(None),
-                Err(e) if e.status == 412 => match self.read_lease(&current.id)? {
-                    Some(fresh) if fresh.owner() == Some(me) => current = fresh,
-                    _ => return Ok(None),
-                },
+                Err(e) if e.status == StatusCode::NotFound => return Ok(None),
+                Err(e) if e.status == StatusCode::PreconditionFailed => {
+                    match self.read_lease(&current.id)? {
+                        Some(fresh) if fresh.owner() == Some(me) => current = fresh,
+                        _ => return Ok(None),
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -1167,18 +1176,24 @@ mod tests {
         };
         assert_eq!(
             bad(ProcessorOptions::new("p", "a", DB, "bad-leases")),
-            Some(400)
+            Some(StatusCode::BadRequest)
         );
         assert_eq!(
             bad(ProcessorOptions::new("p", "a", DB, MONITORED)),
-            Some(400)
+            Some(StatusCode::BadRequest)
         );
         assert_eq!(
             bad(ProcessorOptions::new("p", "a", DB, "missing")),
-            Some(404)
+            Some(StatusCode::NotFound)
         );
-        assert_eq!(bad(ProcessorOptions::new("", "a", DB, LEASES)), Some(400));
-        assert_eq!(bad(ProcessorOptions::new("p", " ", DB, LEASES)), Some(400));
+        assert_eq!(
+            bad(ProcessorOptions::new("", "a", DB, LEASES)),
+            Some(StatusCode::BadRequest)
+        );
+        assert_eq!(
+            bad(ProcessorOptions::new("p", " ", DB, LEASES)),
+            Some(StatusCode::BadRequest)
+        );
 
         // The same processor name over another container is refused, not mixed up.
         engine
@@ -1192,7 +1207,7 @@ mod tests {
             .run_once(|_: &LeaseBatch| -> Result<(), String> { Ok(()) })
             .unwrap_err();
         assert!(
-            matches!(err, ProcessorError::Store(ref e) if e.status == 409),
+            matches!(err, ProcessorError::Store(ref e) if e.status == StatusCode::Conflict),
             "{err}"
         );
     }

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Result, StatusCode};
 
 /// Wait used when a 429 carries no retry-after (the store always sets one; this is a guard).
 const FALLBACK_RETRY_AFTER: Duration = Duration::from_millis(100);
@@ -45,7 +45,7 @@ impl RetryPolicy {
         let mut waited = Duration::ZERO;
         loop {
             match op() {
-                Err(e) if e.status == 429 => {
+                Err(e) if e.status == StatusCode::TooManyRequests => {
                     *throttled += 1;
                     let wait = e
                         .retry_after_ms
@@ -70,7 +70,7 @@ mod tests {
     use crate::error::Error;
 
     fn throttle(ms: u64) -> Error {
-        let mut e = Error::new(429, "Request rate is large");
+        let mut e = Error::new(StatusCode::TooManyRequests, "Request rate is large");
         e.retry_after_ms = Some(ms);
         e
     }

@@ -6,6 +6,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::StatusCode;
+
 use crate::store::catalog::{ContainerDef, DatabaseDef, Throughput};
 use crate::store::indexing::IndexingPolicy;
 use crate::store::item;
@@ -255,7 +257,7 @@ pub struct EpkInfo {
 /// The result of an item operation.
 #[derive(Debug, Clone)]
 pub struct ItemResponse {
-    pub status: u16,
+    pub status: StatusCode,
     /// The item's JSON as stored (system properties included); `None` for deletes.
     pub body: Option<Vec<u8>>,
     pub etag: Option<String>,
@@ -269,7 +271,7 @@ impl ItemResponse {
     /// `{"statusCode", "requestCharge", "partitionKeyRangeId", "etag"?, "resource"?}`.
     pub fn to_json(&self) -> Value {
         let mut obj = serde_json::Map::new();
-        obj.insert("statusCode".into(), self.status.into());
+        obj.insert("statusCode".into(), self.status.as_u16().into());
         obj.insert("requestCharge".into(), json_f64(self.request_charge));
         obj.insert("partitionKeyRangeId".into(), self.range.clone().into());
         if let Some(etag) = &self.etag {

@@ -43,7 +43,7 @@ use super::manifest::Manifest;
 use crate::engine::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, ProcessorOptions};
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, PatchOperation, PatchRequest, QueryOptions};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 use crate::query::value::Val;
 use crate::store::catalog::ContainerSettings;
 
@@ -373,11 +373,11 @@ impl<'e> Denormalizer<'e> {
 fn ensure_lease_container(engine: &Engine, db: &str) -> Result<()> {
     match engine.container(db, LEASE_CONTAINER) {
         Ok(_) => Ok(()),
-        Err(e) if e.status == 404 => {
+        Err(e) if e.status == StatusCode::NotFound => {
             let settings = ContainerSettings::new(vec!["/id".into()]);
             match engine.create_container(db, LEASE_CONTAINER, settings) {
                 Ok(_) => Ok(()),
-                Err(e) if e.status == 409 => Ok(()), // another process was first
+                Err(e) if e.status == StatusCode::Conflict => Ok(()), // another process was first
                 Err(e) => Err(e),
             }
         }
@@ -445,7 +445,7 @@ impl Ctx<'_> {
                             .count() as u64;
                         break;
                     }
-                    Some(f) if f.error.status == 404 => {
+                    Some(f) if f.error.status == StatusCode::NotFound => {
                         chunk.remove(f.index);
                     }
                     Some(f) => return Err(f.error),

@@ -20,7 +20,6 @@ pub const FIRST_LAUNCH_MARKER: &str = "samples-loaded";
 const BATCH_BYTES: usize = 8 * 1024 * 1024;
 
 /// Status of a load cancelled through the progress callback (as for queries).
-const CANCELLED: u16 = 499;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadOptions {
@@ -354,10 +353,9 @@ fn write(
     if go_on {
         Ok(())
     } else {
-        Err(Error::new(
-            CANCELLED,
-            format!("loading sample set {set} was cancelled; what was written so far stays"),
-        ))
+        Err(Error::cancelled(format!(
+            "loading sample set {set} was cancelled; what was written so far stays"
+        )))
     }
 }
 

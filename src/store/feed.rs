@@ -20,7 +20,7 @@ use super::ranges::PkRange;
 use super::stats::{OpKind, RangeStats};
 use super::{RoTxn, Store};
 use crate::charge;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode, substatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -428,14 +428,14 @@ impl Store {
                         )));
                     }
                     return Err(Error::new(
-                        410,
+                        StatusCode::Gone,
                         format!(
                             "partition key range {id} is gone: it was split into {}; read those \
                              ranges or resume with a continuation token",
                             children.join(", ")
                         ),
                     )
-                    .with_substatus(1002));
+                    .with_substatus(substatus::PARTITION_KEY_RANGE_GONE));
                 }
             },
             None => def.ranges.iter().collect(),

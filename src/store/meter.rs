@@ -16,7 +16,7 @@ use super::epk::Epk;
 use super::keys::{self, ContainerRid, RangeId};
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
 use super::{RoTxn, Store};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode, substatus};
 
 /// Per-second history kept in the store (the issue asks for at least 10 minutes).
 pub const RETENTION_SECS: u64 = 15 * 60;
@@ -180,15 +180,14 @@ impl Store {
             return Ok(());
         }
         self.record_throttle(container.rid, range);
-        let mut err = Error::new(
-            429,
+        let mut err = Error::new(StatusCode::TooManyRequests,
             format!(
                 "request rate is large: partition {range} of {} has used {used:.2} of its {budget:.0} \
                  RU this second and this request needs {charge:.2}; retry after the interval",
                 container.full_name()
             ),
         )
-        .with_substatus(3200);
+        .with_substatus(substatus::RU_BUDGET_EXCEEDED);
         err.retry_after_ms = Some(1000 - ms.min(999));
         Err(err)
     }

@@ -18,7 +18,7 @@ use super::epk::Epk;
 use super::index::{IndexDelta, IndexLayout};
 use super::indexing::IndexingPolicy;
 use super::{Store, keys};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 
 /// Items indexed per write transaction, so a rebuild never holds the writer long.
 pub const BUILD_BATCH: usize = 1000;
@@ -229,7 +229,7 @@ impl Store {
                 match self.advance_index_build(&db, &name, 1) {
                     Ok(true) => break,
                     Ok(false) => {}
-                    Err(e) if e.status == 404 => break, // deleted meanwhile
+                    Err(e) if e.status == StatusCode::NotFound => break, // deleted meanwhile
                     Err(e) => return Err(e),
                 }
             }

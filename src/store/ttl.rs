@@ -9,7 +9,7 @@ use super::Store;
 use super::epk::Epk;
 use super::keys;
 use super::write::WriteBatch;
-use crate::error::Result;
+use crate::error::{Result, StatusCode};
 
 /// Items purged per transaction, so a large expiry never holds the writer long.
 const PURGE_BATCH: usize = 1000;
@@ -61,7 +61,7 @@ impl Store {
                 }
                 let mut batch = match WriteBatch::begin(self, &def.database, &def.id) {
                     Ok(b) => b,
-                    Err(e) if e.status == 404 => break, // deleted meanwhile
+                    Err(e) if e.status == StatusCode::NotFound => break, // deleted meanwhile
                     Err(e) => return Err(e),
                 };
                 let mut progressed = 0;

@@ -26,7 +26,7 @@ use super::read::ReadResult;
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
 use super::{Store, murmur3};
 use crate::charge::{self, WriteWork};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode, substatus};
 
 /// How a write treats an existing item with the same id and partition key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +45,8 @@ pub enum WriteKind {
 /// The outcome of one successful operation.
 #[derive(Debug, Clone)]
 pub struct WriteResult {
-    /// 201 created, 200 replaced, 204 deleted.
-    pub status: u16,
+    /// Created, Ok (replaced) or NoContent (deleted).
+    pub status: StatusCode,
     /// The stored JSON (system properties included); `None` for deletes.
     pub body: Option<Vec<u8>>,
     pub etag: Option<String>,
@@ -341,7 +341,7 @@ impl<'s> WriteBatch<'s> {
         let logical_bytes = self.logical_stats(&epk, &pk)?.counters.bytes as i64 + delta_bytes;
         if logical_bytes > def.max_logical_partition_bytes as i64 {
             return Err(Error::new(
-                403,
+                StatusCode::Forbidden,
                 format!(
                     "Partition key reached maximum size of {}: logical partition {} of {} would \
                      hold {logical_bytes} bytes; choose a partition key with more distinct values",
@@ -350,7 +350,7 @@ impl<'s> WriteBatch<'s> {
                     def.full_name()
                 ),
             )
-            .with_substatus(1014)
+            .with_substatus(substatus::PARTITION_KEY_QUOTA_EXCEEDED)
             .with_charge(ru));
         }
         let doc_obj = doc
@@ -453,7 +453,11 @@ impl<'s> WriteBatch<'s> {
         self.cstats.seq = seq;
         self.cstats.doc_counter = self.cstats.doc_counter.max(doc_number);
         Ok(WriteResult {
-            status: if replacing { 200 } else { 201 },
+            status: if replacing {
+                StatusCode::Ok
+            } else {
+                StatusCode::Created
+            },
             body: Some(json),
             etag: Some(etag),
             request_charge: ru,
@@ -493,7 +497,7 @@ impl<'s> WriteBatch<'s> {
         let lsn = self.remove(&key, &epk, id, pk, existing, Some(old_entries), false)?;
         self.account(range, &epk, pk, OpKind::Delete, ru, 0, 0, lsn)?;
         Ok(WriteResult {
-            status: 204,
+            status: StatusCode::NoContent,
             body: None,
             etag: None,
             request_charge: ru,

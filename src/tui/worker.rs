@@ -13,7 +13,7 @@ use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::{Engine, QueryOptions};
-use crate::error::Result;
+use crate::error::{Result, StatusCode};
 use crate::query::complete::Schema;
 use crate::query::run::Progress;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
@@ -248,7 +248,7 @@ impl FeedFollower {
                     charge += ch;
                 }
                 // A container deleted while its database is followed: forget it.
-                Err(e) if database && e.status == 404 => *seen = Some(u64::MAX),
+                Err(e) if database && e.status == StatusCode::NotFound => *seen = Some(u64::MAX),
                 Err(error) => return (Some(Msg::FeedError { ticket, error }), true),
             }
         }
@@ -722,7 +722,7 @@ fn export(
     let io = |e: std::io::Error| crate::error::Error::internal(format!("writing {path:?}: {e}"));
     let n = engine.export(db, c, None, &mut |line| {
         if stop.load(Ordering::Acquire) {
-            return Err(crate::error::Error::new(499, "export cancelled"));
+            return Err(crate::error::Error::cancelled("export cancelled"));
         }
         out.write_all(line)
             .and_then(|_| out.write_all(b"\n"))

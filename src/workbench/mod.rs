@@ -42,7 +42,6 @@ use crate::samples::{self, LoadOptions};
 pub const DEFAULT_ITERATIONS: usize = 20;
 
 /// Status of a run cancelled through the progress callback (as for queries and loads).
-const CANCELLED: u16 = 499;
 /// How long the processors may go on catching up after a run failed or was cancelled.
 const ABANDON_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -182,7 +181,7 @@ pub fn run(
                         total,
                     });
                     if !go_on {
-                        outcome = Err(Error::new(CANCELLED, "the workbench run was cancelled"));
+                        outcome = Err(Error::cancelled("the workbench run was cancelled"));
                         break 'patterns;
                     }
                     let step =

@@ -134,7 +134,7 @@ impl Db {
                     Value::Array(rows)
                 ),
                 Err(e) => {
-                    assert_eq!(e.status, 400, "{sql}: {}", e.message);
+                    assert_eq!(e.status.as_u16(), 400, "{sql}: {}", e.message);
                     first.get_or_insert(e);
                 }
             }

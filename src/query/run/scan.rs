@@ -280,7 +280,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         let mut clock = PhaseClock::start();
         for entry in items {
             if self.reading.cancel.load(Ordering::Relaxed) {
-                return Err(Error::new(499, "the query was cancelled"));
+                return Err(Error::cancelled("the query was cancelled"));
             }
             if self
                 .bounds

@@ -120,7 +120,7 @@ impl QueryRun {
 /// An error to show, with its position in the editor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryError {
-    pub status: u16,
+    pub status: crate::error::StatusCode,
     pub message: String,
     pub line: Option<usize>,
     pub column: Option<usize>,

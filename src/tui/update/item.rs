@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{Effect, move_selection};
 use crate::engine::ItemResponse;
-use crate::error::Error;
+use crate::error::{Error, StatusCode};
 use crate::tui::action::Action;
 use crate::tui::state::json_tree::{JsonTree, SYSTEM_PROPERTIES};
 use crate::tui::state::tree::NodeKind;
@@ -374,10 +374,12 @@ pub fn on_saved(
         Err(e) => {
             app.last_charge = Some(e.request_charge);
             let hint = match e.status {
-                412 => {
+                StatusCode::PreconditionFailed => {
                     " — someone changed the item since you opened it; refresh (r) and edit again"
                 }
-                409 => " — an item with this id already exists in that logical partition",
+                StatusCode::Conflict => {
+                    " — an item with this id already exists in that logical partition"
+                }
                 _ => "",
             };
             app.error(format!("not saved ({}): {}{hint}", e.status, e.message));
@@ -398,7 +400,7 @@ pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);
-            let hint = if e.status == 412 {
+            let hint = if e.status == StatusCode::PreconditionFailed {
                 " — it changed since you read it; refresh (r) first"
             } else {
                 ""

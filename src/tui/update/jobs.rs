@@ -2,7 +2,7 @@
 //! progress in the status line and cancellation.
 
 use super::{Effect, move_selection};
-use crate::error::Error;
+use crate::error::{Error, StatusCode};
 use crate::tui::action::Action;
 use crate::tui::effect::JobKind;
 use crate::tui::state::{App, Job, PromptFor};
@@ -75,7 +75,7 @@ pub fn on_done(app: &mut App, ticket: u64, result: Result<String, Error>) -> Vec
             // New databases or items: show them.
             super::tree::reload(app)
         }
-        Err(e) if e.status == 499 => Vec::new(),
+        Err(e) if e.status == StatusCode::Cancelled => Vec::new(),
         Err(e) => {
             let title = job.map(|j| j.title).unwrap_or_default();
             app.error(format!("{title} failed ({}): {}", e.status, e.message));

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Effect, move_selection};
 use crate::engine::QueryResult;
-use crate::error::Error;
+use crate::error::{Error, StatusCode};
 use crate::query::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
 use crate::tui::state::query::{
@@ -170,7 +170,7 @@ pub fn on_page(
                 line: e.line.map(|l| l as usize),
                 column: e.column.map(|c| c as usize),
             });
-            if e.status == 499 {
+            if e.status == StatusCode::Cancelled {
                 app.info("query cancelled");
             }
         }
