@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::{Engine, QueryOptions};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 
 #[allow(clippy::too_many_arguments)]
 pub fn query(

@@ -41,7 +41,7 @@ use serde_json::{Map, Value};
 use super::{Engine, ItemResponse, charged, json_f64, response};
 use crate::charge;
 use crate::error::{Error, Result, StatusCode, substatus};
-use crate::query::condition::Condition;
+use crate::query::run::condition::Condition;
 use crate::store::item::{self, MAX_ITEM_BYTES};
 use crate::store::partition_key::PartitionKeyValue;
 use crate::store::patch::PatchOperation;

@@ -53,9 +53,10 @@ pub struct Engine {
     _background: Option<background::Worker>,
     /// Parsed and checked query texts, as a statement cache: an application runs the same
     /// texts with new parameters.
-    queries: std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::ast::Query>>>,
+    queries:
+        std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::syntax::ast::Query>>>,
     /// Complete results of queries that cannot stream, for their later pages.
-    results: crate::query::cache::ResultCache,
+    results: crate::query::run::cache::ResultCache,
 }
 
 /// Query texts the statement cache keeps (it starts over when full).
@@ -707,14 +708,15 @@ impl Engine {
 
     /// `sql` parsed and checked, from the statement cache when it was seen before (only
     /// texts that pass are kept, so errors are reported every time).
-    fn parsed(&self, sql: &str) -> Result<Arc<crate::query::ast::Query>> {
+    fn parsed(&self, sql: &str) -> Result<Arc<crate::query::syntax::ast::Query>> {
         let cache = || self.queries.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(q) = cache().get(sql) {
             return Ok(q.clone());
         }
-        let q =
-            crate::query::parser::parse(sql).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
-        crate::query::check::check(&q).map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        let q = crate::query::syntax::parser::parse(sql)
+            .map_err(|e| e.with_charge(crate::charge::REJECTED))?;
+        crate::query::syntax::check::check(&q)
+            .map_err(|e| e.with_charge(crate::charge::REJECTED))?;
         let q = Arc::new(q);
         let mut cache = cache();
         if cache.len() >= CACHED_QUERIES {

@@ -28,7 +28,7 @@
 //! idempotent changes (set a name, upsert a copy, delete an overflow), as at-least-once
 //! delivery requires.
 
-use crate::query::document::Document;
+use crate::query::read::document::Document;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,7 +44,7 @@ use crate::engine::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, 
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, PatchOperation, PatchRequest, QueryOptions};
 use crate::error::{Error, Result, StatusCode};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 use crate::store::catalog::ContainerSettings;
 
 /// The lease container the processors create in the design's database.

@@ -14,8 +14,8 @@ use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::{Engine, QueryOptions};
 use crate::error::{Result, StatusCode};
-use crate::query::complete::Schema;
 use crate::query::run::Progress;
+use crate::query::syntax::complete::Schema;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
 
 /// How many documents completion samples from a container (about a millisecond to read
@@ -504,7 +504,7 @@ pub fn perform(
                 progress,
                 params: params
                     .iter()
-                    .map(|(k, v)| (k.clone(), crate::query::value::Val::from_json(v)))
+                    .map(|(k, v)| (k.clone(), crate::query::eval::value::Val::from_json(v)))
                     .collect(),
                 ..Default::default()
             };

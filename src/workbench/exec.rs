@@ -4,7 +4,7 @@
 //! The simulator runs patterns through the same [`Executor`], so a design's workload is
 //! the same requests the workbench measures.
 
-use crate::query::document::Document;
+use crate::query::read::document::Document;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, ItemResponse, PatchRequest, QueryOptions};
 use crate::error::{Error, Result};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 use crate::samples::rng::Rng;
 use crate::samples::vocab::{Vocabulary, iso_millis, vocabulary};
 

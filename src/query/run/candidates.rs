@@ -3,7 +3,7 @@
 
 use super::AccessView;
 use crate::error::Result;
-use crate::query::access::Probe;
+use crate::query::run::access::Probe;
 use crate::store::index::{IndexReader, ItemKey};
 
 /// An item the index selected.

@@ -6,7 +6,7 @@
 
 use super::{PartitionResult, QueryMetrics, RangePart};
 use crate::charge::{self, QueryWork};
-use crate::query::rank::StatisticsRead;
+use crate::query::search::rank::StatisticsRead;
 use crate::store::keys::RangeId;
 
 /// What one page charges.

@@ -23,13 +23,19 @@
 //! filter), `ordered` (ORDER BY from an index walk), `statistics` (answers from the exact
 //! counts), `partition_key` (a result's logical partition) and `charges` (a page's RU).
 
+pub mod access;
+pub mod cache;
 mod candidates;
 mod charges;
+pub mod condition;
 mod ordered;
 mod partition_key;
+pub mod pipeline;
+pub mod routing;
 mod rules;
 mod scan;
 mod statistics;
+pub mod timing;
 mod token;
 
 use std::collections::HashMap;
@@ -40,17 +46,15 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::access::{self, Probe, Resolver};
-use super::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
-use super::cache::{CacheKey, Computed, ResultCache};
-use super::demand;
-use super::document::Document;
-use super::exec::{Env, Output, Run, doc_alias, result_bound, rows_of};
-use super::functions::FnContext;
-use super::plan::{self, Routing};
-use super::value::Val;
 use crate::charge;
 use crate::error::{Error, Result};
+use crate::query::eval::functions::FnContext;
+use crate::query::eval::value::Val;
+use crate::query::read::demand;
+use crate::query::read::document::Document;
+use crate::query::run::cache::{CacheKey, Computed, ResultCache};
+use crate::query::run::pipeline::{Env, Output, Run, doc_alias, result_bound, rows_of};
+use crate::query::syntax::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::index::IndexReader;
@@ -59,10 +63,12 @@ use crate::store::keys::RangeId;
 use crate::store::ranges::PkRange;
 use crate::store::stats::OpKind;
 use crate::store::{RoTxn, Store};
+use access::{Probe, Resolver};
 use candidates::{Candidate, index_candidates};
 use charges::{PageCharge, charge_page};
 use ordered::{TieOrder, Walked, order_walk, produced_by_range, walk_order, walked_by_range};
 use partition_key::KeyReader;
+use routing::Routing;
 pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
 use scan::{
@@ -222,7 +228,7 @@ pub fn run(
 ) -> Result<QueryResult> {
     let started = Instant::now();
     let root = doc_alias(q).unwrap_or_default();
-    let with_policy = super::rank::with_vector_policy(q, def, &root);
+    let with_policy = crate::query::search::rank::with_vector_policy(q, def, &root);
     let q = with_policy.as_ref().unwrap_or(q);
     // While a replacement policy builds, queries rely only on paths both policies index.
     // ORDER BY is validated against the policy being built (the one the user set): a path
@@ -239,7 +245,7 @@ pub fn run(
         None => target,
     };
     check_counts(q, &opts.params)?;
-    let routing: Routing = plan::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+    let routing: Routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
     // Documents per range, read once when a fan-out needs them (see `scope_counts`).
     let mut all_counts = None;
     let hash = query_hash(text, &opts.params);
@@ -247,16 +253,16 @@ pub fn run(
     let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
     let first_page = token.is_none();
     let max_items = opts.max_items.unwrap_or(100).max(1);
-    let now_ticks = super::functions::now_ticks();
+    let now_ticks = crate::query::eval::functions::now_ticks();
     let ctx = FnContext {
         now_ticks,
-        clock: Some(crate::query::functions::now_ticks),
+        clock: Some(crate::query::eval::functions::now_ticks),
         // RAND draws anew on every execution (rand.md: "repetitive calls of this function
         // don't return the same results"), in a new process too: the process's random
         // hash keys make the seed.
         seed: hash ^ std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), now_ticks),
     };
-    let params: super::eval::Params = opts
+    let params: crate::query::eval::expr::Params = opts
         .params
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -264,7 +270,7 @@ pub fn run(
     // `ORDER BY RANK FullTextScore(...)` scores against the whole container's statistics,
     // gathered before the result is computed (see below); charged on the first page.
     let full_text = std::cell::OnceCell::new();
-    let mut statistics: Vec<super::rank::StatisticsRead> = Vec::new();
+    let mut statistics: Vec<crate::query::search::rank::StatisticsRead> = Vec::new();
     let env = Env {
         params: &params,
         ctx: &ctx,
@@ -342,11 +348,13 @@ pub fn run(
             .is_none_or(|f| index_served(f, &root, &policy));
     // TOP N without ORDER BY, grouping, DISTINCT or OFFSET stops after N+1 matches, as the
     // service loads N+1 documents for it.
-    let streaming = super::exec::streams(q);
+    let streaming = crate::query::run::pipeline::streams(q);
     // TOP stops the reading early where each item's results are final as it is read: not
     // over a subquery that orders, groups or counts (its results come after the last range).
     let final_per_item = match q.from.as_ref().map(|f| &f.kind) {
-        Some(FromKind::Subquery { query, .. }) => super::exec::works_item_by_item(query),
+        Some(FromKind::Subquery { query, .. }) => {
+            crate::query::run::pipeline::works_item_by_item(query)
+        }
         _ => true,
     };
     let early_stop = match &q.select.top {
@@ -357,8 +365,8 @@ pub fn run(
         _ => None,
     };
 
-    if routing.kind != plan::RoutingKind::SinglePartition && !q.group_by.is_empty() {
-        let aggs = super::exec::select_aggregates(q);
+    if routing.kind != routing::RoutingKind::SinglePartition && !q.group_by.is_empty() {
+        let aggs = crate::query::run::pipeline::select_aggregates(q);
         if aggs.len() > 21 {
             return Err(Error::bad_request(format!(
                 "a cross-partition GROUP BY query can have at most 21 aggregates; this one has {}",
@@ -371,7 +379,7 @@ pub fn run(
     // bound on the results: the index streams the order, so loads stop at the bound.
     // A score (search) is computed per document: every document in scope is loaded, unless
     // a vector index yields the nearest ones.
-    let scored_order = super::rank::scores_every_document(q, def, &root);
+    let scored_order = crate::query::search::rank::scores_every_document(q, def, &root);
     let ordered_bound = if !q.order_by.is_empty()
         && !scored_order
         && q.group_by.is_empty()
@@ -452,9 +460,10 @@ pub fn run(
     let (computed, complete): (Arc<Computed>, bool) = match cached {
         Some(computed) => (computed, true),
         None => {
-            if super::rank::ranks_by_full_text(q) {
-                let (scores, reads) =
-                    super::rank::full_text_statistics(store, txn, def, q, &env, &root)?;
+            if crate::query::search::rank::ranks_by_full_text(q) {
+                let (scores, reads) = crate::query::search::rank::full_text_statistics(
+                    store, txn, def, q, &env, &root,
+                )?;
                 let _ = full_text.set(scores);
                 if first_page {
                     statistics = reads;
@@ -469,7 +478,7 @@ pub fn run(
                         query,
                         alias,
                         run,
-                        item_by_item: super::exec::works_item_by_item(query),
+                        item_by_item: crate::query::run::pipeline::works_item_by_item(query),
                     })
                 }
                 _ => None,
@@ -482,12 +491,12 @@ pub fn run(
             }
             let mut per_range = Vec::with_capacity(ranges.len());
             let spans: Vec<(Epk, Epk)> = match &routing.targets {
-                plan::Targets::Keys(keys) => keys
+                routing::Targets::Keys(keys) => keys
                     .iter()
-                    .map(|k| plan::point_span(k.epk(&def.partition_key)))
+                    .map(|k| routing::point_span(k.epk(&def.partition_key)))
                     .collect(),
-                plan::Targets::Ranges(spans) => spans.clone(),
-                plan::Targets::All => vec![(Epk::min(), Epk::max())],
+                routing::Targets::Ranges(spans) => spans.clone(),
+                routing::Targets::All => vec![(Epk::min(), Epk::max())],
             };
             let epk_len = def.partition_key.epk_len();
             let byte_spans = crate::store::index::normalize_spans(
@@ -655,7 +664,7 @@ pub fn run(
             };
             // A scored order says how its scores are found.
             let access = match &candidates {
-                None if super::rank::orders_by_score(q) => {
+                None if crate::query::search::rank::orders_by_score(q) => {
                     let (kind, reason) = if scored_order {
                         (
                             "scan",
@@ -1143,5 +1152,5 @@ fn count_only(q: &Query) -> bool {
 }
 
 fn has_aggregate(q: &Query) -> bool {
-    !super::exec::select_aggregates(q).is_empty()
+    !crate::query::run::pipeline::select_aggregates(q).is_empty()
 }

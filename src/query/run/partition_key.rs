@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::query::demand;
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
+use crate::query::read::demand;
 use crate::store::catalog::ContainerDef;
 use crate::store::item::Record;
 
@@ -70,10 +70,10 @@ impl<'d> KeyReader<'d> {
     pub(super) fn read(&self, record: &Record) -> Result<Value> {
         let (json, directory) = (record.json, record.members.as_ref());
         if let Some(name) = &self.top {
-            match crate::query::lazy::stored_member(json, directory, name) {
+            match crate::query::read::lazy::stored_member(json, directory, name) {
                 Some(None) => return Ok(Value::Object(Default::default())),
                 Some(Some(raw)) => {
-                    if let Some(s) = crate::query::lazy::plain_str(raw) {
+                    if let Some(s) = crate::query::read::lazy::plain_str(raw) {
                         return Ok(Value::String(s.to_owned()));
                     }
                 }

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::query::ast::{BinaryOp, Expr, ExprKind, Query};
-use crate::query::functions;
-use crate::query::value::Val;
+use crate::query::eval::functions;
+use crate::query::eval::value::Val;
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 
@@ -30,7 +30,9 @@ pub(super) fn index_served(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bo
         ExprKind::Binary(BinaryOp::And | BinaryOp::Or, a, b) => {
             index_served(a, alias, policy) && index_served(b, alias, policy)
         }
-        ExprKind::Unary(crate::query::ast::UnaryOp::Not, x) => index_served(x, alias, policy),
+        ExprKind::Unary(crate::query::syntax::ast::UnaryOp::Not, x) => {
+            index_served(x, alias, policy)
+        }
         ExprKind::Binary(
             BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
             a,
@@ -145,7 +147,7 @@ pub(super) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<(
     for (e, clause) in exprs {
         let v = match &e.kind {
             ExprKind::Param(p) => params.get(p).cloned().unwrap_or_default(),
-            ExprKind::Literal(l) => crate::query::eval::literal(l),
+            ExprKind::Literal(l) => crate::query::eval::expr::literal(l),
             _ => continue,
         };
         let ok = matches!(v, Val::Num(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64);
@@ -186,7 +188,9 @@ fn indexed_path(e: &Expr, alias: &str, policy: &CompiledPolicy) -> bool {
             }
             ExprKind::Index(base, idx) => {
                 match &idx.kind {
-                    ExprKind::Literal(crate::query::ast::Literal::Number(n)) if *n >= 0.0 => {
+                    ExprKind::Literal(crate::query::syntax::ast::Literal::Number(n))
+                        if *n >= 0.0 =>
+                    {
                         segs.push(PathSegment::Index(*n as usize))
                     }
                     _ => return false,

@@ -14,12 +14,12 @@ use super::partition_key::KeyReader;
 use super::token::Resume;
 use super::{MAX_PAGE_BYTES, QueryMetrics};
 use crate::error::{Error, Result};
-use crate::query::ast::{Expr, Query};
-use crate::query::demand::Extractor;
-use crate::query::exec::{Env, Output, Run, expand_joins, rows_of};
-use crate::query::prefetch::Lookahead;
-use crate::query::timing::PhaseClock;
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
+use crate::query::read::demand::Extractor;
+use crate::query::read::prefetch::Lookahead;
+use crate::query::run::pipeline::{Env, Output, Run, expand_joins, rows_of};
+use crate::query::run::timing::PhaseClock;
+use crate::query::syntax::ast::{Expr, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::item::Record;
@@ -37,7 +37,7 @@ pub(super) struct InnerFrom<'q, 'e> {
     pub(super) query: &'q Query,
     pub(super) alias: &'q String,
     pub(super) run: Run<'q, 'e>,
-    /// The subquery works item by item ([`crate::query::exec::works_item_by_item`]): each
+    /// The subquery works item by item ([`crate::query::run::pipeline::works_item_by_item`]): each
     /// of its results goes through the outer query as it is read.
     pub(super) item_by_item: bool,
 }
@@ -173,10 +173,10 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         inner: Option<InnerFrom<'q, 'e>>,
     ) -> Self {
         let single_row = match reading.q.from.as_ref().map(|f| &f.kind) {
-            Some(crate::query::ast::FromKind::Container { path, .. })
+            Some(crate::query::syntax::ast::FromKind::Container { path, .. })
                 if path.is_empty() && reading.q.joins.is_empty() && inner.is_none() =>
             {
-                crate::query::exec::from_alias(reading.q)
+                crate::query::run::pipeline::from_alias(reading.q)
                     .map(|alias| vec![(alias.to_string(), Val::Undefined)])
             }
             _ => None,

@@ -7,10 +7,10 @@ use std::time::Instant;
 use super::{AccessView, PartitionResult, QueryMetrics, QueryResult, RoutingView};
 use crate::charge::{self, QueryWork};
 use crate::error::Result;
-use crate::query::access;
-use crate::query::document::Document;
-use crate::query::exec::Run;
-use crate::query::plan::{self, Routing};
+use crate::query::read::document::Document;
+use crate::query::run::access;
+use crate::query::run::pipeline::Run;
+use crate::query::run::routing::{self, Routing};
 use crate::store::catalog::ContainerDef;
 use crate::store::keys;
 use crate::store::stats::OpKind;
@@ -186,11 +186,11 @@ pub(super) fn scope_counts(
 ) -> Result<(u64, u64)> {
     use crate::store::stats::LogicalStats;
     Ok(match &routing.targets {
-        plan::Targets::All => all_range_counts(store, txn, def, all)?
+        routing::Targets::All => all_range_counts(store, txn, def, all)?
             .iter()
             .find(|(id, _)| *id == range.id)
             .map_or((0, 0), |(_, n)| *n),
-        plan::Targets::Keys(keys_) => {
+        routing::Targets::Keys(keys_) => {
             let mut total = (0, 0);
             for e in keys_.iter().map(|k| k.epk(&def.partition_key)) {
                 if !range.contains(e.as_bytes()) {
@@ -207,7 +207,7 @@ pub(super) fn scope_counts(
             }
             total
         }
-        plan::Targets::Ranges(spans) => {
+        routing::Targets::Ranges(spans) => {
             let mut total = (0, 0);
             for (min, max) in spans {
                 let lo = min.clone().max(range.min_inclusive.clone());

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 use crate::store::epk::Epk;
 use crate::store::keys::RangeId;
 

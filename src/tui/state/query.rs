@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::editor::TextBuffer;
 use crate::engine::QueryResult;
-use crate::query::complete::{Candidate, Completion, Schema};
 use crate::query::run::PartitionResult;
 use crate::query::run::QueryMetrics;
+use crate::query::syntax::complete::{Candidate, Completion, Schema};
 
 /// How many queries the history keeps.
 pub const HISTORY_LIMIT: usize = 200;
@@ -47,7 +47,7 @@ pub struct QueryRun {
     pub elapsed_ms: f64,
     /// How the last page found its documents, and the indexes it used or missed.
     pub access: Option<crate::query::run::AccessView>,
-    pub index_metrics: Option<crate::query::access::IndexMetrics>,
+    pub index_metrics: Option<crate::query::run::access::IndexMetrics>,
     /// Ranges finished while the current page runs (cleared when it arrives).
     pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
     /// Every logical partition that produced results, in the order first seen, and their
@@ -179,7 +179,7 @@ pub struct QueryState {
 impl QueryState {
     /// The `@names` the query text uses, in order of first appearance.
     pub fn param_names(&self) -> Vec<String> {
-        crate::query::complete::parameter_names(&self.editor.text())
+        crate::query::syntax::complete::parameter_names(&self.editor.text())
     }
 
     /// Adds a query to the history (most recent last, no adjacent duplicates).

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
-use crate::query::complete::{Candidate, CandidateKind};
+use crate::query::syntax::complete::{Candidate, CandidateKind};
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryRun, RangeSpan, ResultsMode, cell, columns,
 };

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::lexer::{self, Keyword, Token, TokenKind};
+use crate::query::syntax::lexer::{self, Keyword, Token, TokenKind};
 
 /// At most this many names are kept per object in a [`Schema`], so documents used as maps
 /// (keys that are ids) cannot make it grow without bound.
@@ -626,9 +626,9 @@ fn words(bindings: &[Binding], typed: &str, start: usize) -> Vec<Candidate> {
             ));
         }
     }
-    for name in crate::query::functions::names() {
+    for name in crate::query::eval::functions::names() {
         let Some(r) = rank(name, typed) else { continue };
-        let Some(spec) = crate::query::functions::lookup(name) else {
+        let Some(spec) = crate::query::eval::functions::lookup(name) else {
             continue;
         };
         let insert = if spec.max_args == 0 {

@@ -4,12 +4,12 @@
 
 use serde_json::Value;
 
-use super::ast::Query;
-use super::exec::{Env, Run, rows_of};
-use super::functions::FnContext;
-use super::value::Val;
-use super::{check, parser};
 use crate::error::{Error, Result};
+use crate::query::eval::functions::FnContext;
+use crate::query::eval::value::Val;
+use crate::query::run::pipeline::{Env, Run, rows_of};
+use crate::query::syntax::ast::Query;
+use crate::query::syntax::{check, parser};
 
 /// A compiled condition.
 #[derive(Debug, Clone)]
@@ -29,10 +29,10 @@ impl Condition {
     /// Whether `doc` satisfies the condition: some FROM/JOIN row of it passes the WHERE
     /// filter with exactly `true` (undefined and false both fail, as in a query).
     pub fn matches(&self, doc: &Value) -> bool {
-        let params = crate::query::eval::Params::default();
+        let params = crate::query::eval::expr::Params::default();
         let ctx = FnContext {
-            now_ticks: crate::query::functions::now_ticks(),
-            clock: Some(crate::query::functions::now_ticks),
+            now_ticks: crate::query::eval::functions::now_ticks(),
+            clock: Some(crate::query::eval::functions::now_ticks),
             seed: 0,
         };
         let env = Env {

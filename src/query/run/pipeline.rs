@@ -10,21 +10,23 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::ast::{Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind};
-use super::eval::{Scope, SubqueryFn, aggregate_key, eval};
-use super::functions::{self, FnContext, FnKind};
-use super::rank::Ranking;
-use super::value::{Val, total_cmp};
+use crate::query::eval::expr::{Scope, SubqueryFn, aggregate_key, eval};
+use crate::query::eval::functions::{self, FnContext, FnKind};
+use crate::query::eval::value::{Val, total_cmp};
+use crate::query::search::rank::Ranking;
+use crate::query::syntax::ast::{
+    Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind,
+};
 
 pub type Bindings = Vec<(String, Val)>;
 
 /// Per-query inputs shared by every row.
 pub struct Env<'a> {
-    pub params: &'a super::eval::Params,
+    pub params: &'a crate::query::eval::expr::Params,
     pub ctx: &'a FnContext,
     /// The corpus statistics of the query's FullTextScore calls, when it ranks by them (set
     /// once they are gathered, before any row is scored).
-    pub full_text: Option<&'a std::cell::OnceCell<super::rank::FullTextScores>>,
+    pub full_text: Option<&'a std::cell::OnceCell<crate::query::search::rank::FullTextScores>>,
 }
 
 impl Env<'_> {

@@ -16,7 +16,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 
 // `uses_index`: every IS_* page says "benefits from a range index", except IS_DATETIME whose page
 // says "performs a full scan" (the wording CONTAINS uses, which the string family also marks

@@ -14,9 +14,9 @@
 
 use std::ops::Bound;
 
-use super::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
-use super::exec::Env;
-use super::value::Val;
+use crate::query::eval::value::Val;
+use crate::query::run::pipeline::Env;
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
 use crate::store::index::{
     PathHasher, PathId, Term, ValueBound, encode, encode_string_prefix, is_truncated, tag,
 };
@@ -600,11 +600,11 @@ fn reversed(specs: &[String]) -> Vec<String> {
 fn render_filter(e: &Expr) -> String {
     fn operand(e: &Expr) -> String {
         match &e.kind {
-            ExprKind::Literal(l) => super::eval::literal(l)
+            ExprKind::Literal(l) => crate::query::eval::expr::literal(l)
                 .to_json()
                 .map_or("undefined".into(), |j| j.to_string()),
             ExprKind::Param(p) => format!("@{p}"),
-            _ => super::check::render(e).unwrap_or_else(|| "…".into()),
+            _ => crate::query::syntax::check::render(e).unwrap_or_else(|| "…".into()),
         }
     }
     let body = match &e.kind {

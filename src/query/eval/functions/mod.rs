@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
-use super::value::Val;
+use crate::query::eval::value::Val;
 
 /// What a function call may depend on besides its arguments.
 #[derive(Debug, Clone, Copy)]

@@ -14,8 +14,8 @@ use std::sync::{Arc, OnceLock};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::value::Val;
 use crate::error::{Error, Result};
+use crate::query::eval::value::Val;
 
 /// A query result: compact JSON text plus its value, parsed lazily.
 #[derive(Clone)]

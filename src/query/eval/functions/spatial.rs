@@ -21,7 +21,7 @@ use std::f64::consts::{PI, TAU};
 use std::sync::Arc;
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 
 pub const FUNCTIONS: &[FnSpec] = &[
     // Distance, within and intersects "benefit from a geospatial index"; the validity and

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::ast::{Expr, ExprKind, FromKind, JoinSource, Query, SelectKind};
-use super::value::{Members, Val};
+use crate::query::eval::value::{Members, Val};
+use crate::query::syntax::ast::{Expr, ExprKind, FromKind, JoinSource, Query, SelectKind};
 use crate::store::item::MemberDirectory;
 
 /// A trie of demanded property paths. `All` means the whole subtree.
@@ -157,8 +157,8 @@ fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[b
                 let mut names = Vec::new();
                 for step in path {
                     match step {
-                        super::ast::PathStep::Property(p) => names.push(p.clone()),
-                        super::ast::PathStep::Index(_) => break,
+                        crate::query::syntax::ast::PathStep::Property(p) => names.push(p.clone()),
+                        crate::query::syntax::ast::PathStep::Index(_) => break,
                     }
                 }
                 d.add(&names);
@@ -263,13 +263,13 @@ fn walk(e: &Expr, scope: &Scope, d: &mut Demand) {
 /// a lazy field read is ~0.5 µs per 1 KB item, a full parse several µs).
 pub struct Extractor {
     demand: Demand,
-    plan: Option<super::lazy::Plan>,
+    plan: Option<crate::query::read::lazy::Plan>,
 }
 
 impl Extractor {
     pub fn new(demand: Demand) -> Extractor {
         let plan = match &demand {
-            Demand::Some(children) => Some(super::lazy::Plan::new(children)),
+            Demand::Some(children) => Some(crate::query::read::lazy::Plan::new(children)),
             Demand::All => None,
         };
         Extractor { demand, plan }
@@ -288,7 +288,7 @@ impl Extractor {
     /// CPU's cache.
     pub fn prefetch(&self, directory: &MemberDirectory) {
         if let Some(plan) = &self.plan {
-            super::lazy::prefetch(directory, plan);
+            crate::query::read::lazy::prefetch(directory, plan);
         }
     }
 
@@ -300,7 +300,7 @@ impl Extractor {
         directory: Option<&MemberDirectory>,
     ) -> Result<Val, String> {
         if let Some(plan) = &self.plan
-            && let Some(v) = super::lazy::stored_object(json, directory, plan)
+            && let Some(v) = crate::query::read::lazy::stored_object(json, directory, plan)
         {
             return Ok(v);
         }
@@ -447,7 +447,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(sql: &str) -> Query {
-        crate::query::parser::parse(sql).unwrap()
+        crate::query::syntax::parser::parse(sql).unwrap()
     }
 
     #[test]

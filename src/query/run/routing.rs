@@ -13,10 +13,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::ast::{BinaryOp, Expr, ExprKind, FromKind, Query};
-use super::eval::literal;
-use super::value::Val;
 use crate::error::Result;
+use crate::query::eval::expr::literal;
+use crate::query::eval::value::Val;
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, FromKind, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::{self, Epk, PkComponent};
 use crate::store::partition_key::PartitionKeyValue;

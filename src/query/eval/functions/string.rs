@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use fancy_regex::Regex;
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::{Val, number_json};
+use crate::query::eval::value::{Val, number_json};
 
 /// Largest result REPLICATE may build (replicate.md: `length(str) * n <= 10,000`).
 const REPLICATE_MAX_LEN: f64 = 10_000.0;

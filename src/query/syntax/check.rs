@@ -15,12 +15,12 @@
 //! add a hint. Checks that need the container (indexes, partitioning) or parameter values are
 //! left to the planner and executor.
 
-use super::ast::{
+use crate::error::Error;
+use crate::query::eval::functions::{self, FnKind};
+use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
 };
-use super::functions::{self, FnKind};
-use super::lexer::{edit_distance, error_at};
-use crate::error::Error;
+use crate::query::syntax::lexer::{edit_distance, error_at};
 
 /// The service's limit on JOINs in one query (concepts-limits.md).
 pub const MAX_JOINS: usize = 10;
@@ -851,7 +851,7 @@ fn is_plain_name(p: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && super::lexer::Keyword::lookup(p).is_none()
+        && crate::query::syntax::lexer::Keyword::lookup(p).is_none()
         && !matches!(p, "true" | "false" | "null" | "undefined")
 }
 

@@ -31,12 +31,12 @@
 //!   `$n` for the n-th JOIN);
 //! - `SELECT VALUE expr AS alias` (select.md allows it) parses; the alias has no effect.
 
-use super::ast::{
+use crate::error::Error;
+use crate::query::syntax::ast::{
     BinaryOp, Expr, ExprKind, From, FromKind, Join, JoinSource, Literal, OffsetLimit, OrderItem,
     PathStep, Pos, Query, Select, SelectItem, SelectKind, UnaryOp,
 };
-use super::lexer::{self, Keyword, Token, TokenKind, edit_distance, error_at};
-use crate::error::Error;
+use crate::query::syntax::lexer::{self, Keyword, Token, TokenKind, edit_distance, error_at};
 
 /// The service's limit on query text (concepts-limits.md: 512 KB).
 pub const MAX_QUERY_BYTES: usize = 512 * 1024;

@@ -16,7 +16,7 @@
 //! - `<>` is a synonym of `!=` (where.md lists it; sql.g4 lacks it).
 
 use crate::error::Error;
-use crate::query::ast::Pos;
+use crate::query::syntax::ast::Pos;
 
 /// Reserved words: never identifiers, property names after `.`, or aliases (the service
 /// rejects `c.value` and `AS Group` with a syntax error). `LEFT`, `RIGHT`, `RANK`, `ALL`,

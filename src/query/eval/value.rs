@@ -153,7 +153,7 @@ impl Val {
     /// Whether a NaN or an infinity sits anywhere in the value: JSON has no way to write
     /// one, so such a value can't be a result (see [`Document::from_result`]).
     ///
-    /// [`Document::from_result`]: super::document::Document::from_result
+    /// [`Document::from_result`]: crate::query::read::document::Document::from_result
     pub fn has_non_finite(&self) -> bool {
         match self {
             Val::Num(n) => !n.is_finite(),
@@ -180,7 +180,7 @@ impl Val {
 
     /// Parses JSON text straight into a value.
     pub fn from_slice(bytes: &[u8]) -> Result<Val, serde_json::Error> {
-        super::demand::extract(bytes, &super::demand::Demand::All)
+        crate::query::read::demand::extract(bytes, &crate::query::read::demand::Demand::All)
     }
 }
 

@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::{Val, sql_eq, total_cmp};
+use crate::query::eval::value::{Val, sql_eq, total_cmp};
 
 const VARIADIC: usize = usize::MAX;
 

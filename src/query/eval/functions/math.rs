@@ -17,7 +17,7 @@
 use std::f64::consts::PI;
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 
 // Only ABS, CEILING, FLOOR, ROUND and TRUNC are documented as benefiting from a range index;
 // every other page says the function doesn't use the index.

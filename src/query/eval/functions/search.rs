@@ -12,8 +12,8 @@
 //! live in `query::fulltext`.
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::fulltext::{for_each_term_at, query_terms};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
+use crate::query::search::fulltext::{for_each_term_at, query_terms};
 pub use crate::store::search_policy::{DistanceFunction as Distance, VectorDataType as DataType};
 
 const VARIADIC: usize = usize::MAX;

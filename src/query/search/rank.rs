@@ -15,14 +15,14 @@ use std::collections::HashMap;
 
 use heed::RoTxn;
 
-use super::ast::{Expr, ExprKind, Literal, Query};
-use super::check::is_call;
-use super::eval::aggregate_key;
-use super::exec::Env;
-use super::fulltext::{self, CorpusStats};
-use super::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
-use super::value::Val;
 use crate::error::{Error, Result};
+use crate::query::eval::expr::aggregate_key;
+use crate::query::eval::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
+use crate::query::eval::value::Val;
+use crate::query::run::pipeline::Env;
+use crate::query::search::fulltext::{self, CorpusStats};
+use crate::query::syntax::ast::{Expr, ExprKind, Literal, Query};
+use crate::query::syntax::check::is_call;
 use crate::store::catalog::ContainerDef;
 use crate::store::item::Record;
 use crate::store::keys::{self, RangeId};
@@ -275,14 +275,15 @@ pub fn full_text_statistics(
     }
     // The service reads the statistics from full-text indexes where the paths have them.
     let indexed = queries.iter().all(|(_, text, _)| {
-        super::run::path_text(text, root).is_some_and(|p| {
+        crate::query::run::path_text(text, root).is_some_and(|p| {
             def.indexing_policy
                 .full_text_indexes
                 .iter()
                 .any(|i| same_search_path(&i.path, &p))
         })
     });
-    let extractor = super::demand::Extractor::new(super::demand::of_query(q, root));
+    let extractor =
+        crate::query::read::demand::Extractor::new(crate::query::read::demand::of_query(q, root));
     let now = now_secs();
     let mut reads = Vec::with_capacity(def.ranges.len());
     let mut row = vec![(root.to_string(), Val::Undefined)];
@@ -345,7 +346,7 @@ pub fn scores_every_document(q: &Query, def: &ContainerDef, root: &str) -> bool 
     );
     let indexed = args
         .first()
-        .and_then(|a| super::run::path_text(a, root))
+        .and_then(|a| crate::query::run::path_text(a, root))
         .is_some_and(|p| {
             def.indexing_policy
                 .vector_indexes
@@ -378,7 +379,7 @@ pub fn with_vector_policy(q: &Query, def: &ContainerDef, root: &str) -> Option<Q
         }
         let Some(embedding) = args
             .first()
-            .and_then(|a| super::run::path_text(a, root))
+            .and_then(|a| crate::query::run::path_text(a, root))
             .and_then(|p| policy.embedding_for(&p))
         else {
             return;

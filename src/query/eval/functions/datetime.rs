@@ -16,7 +16,7 @@
 use chrono::{Datelike, NaiveDate, Weekday};
 
 use super::{FnContext, FnSpec, scalar};
-use crate::query::value::Val;
+use crate::query::eval::value::Val;
 
 const TICKS_PER_MICROSECOND: i64 = 10;
 const TICKS_PER_MILLISECOND: i64 = 10_000;

@@ -8,9 +8,9 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::ast::{BinaryOp, Expr, ExprKind, Literal, Query, UnaryOp};
-use super::functions::{self, FnContext, FnKind};
-use super::value::{Val, sql_cmp, sql_eq, sql_ne};
+use crate::query::eval::functions::{self, FnContext, FnKind};
+use crate::query::eval::value::{Val, sql_cmp, sql_eq, sql_ne};
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, Literal, Query, UnaryOp};
 
 /// Runs a correlated subquery against the current bindings.
 pub type SubqueryFn<'a> = dyn Fn(&Query, &[(String, Val)]) -> Vec<Val> + 'a;

@@ -13,9 +13,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::access::IndexMetrics;
-use super::document::Document;
-use super::run::{AccessView, RangePart};
+use crate::query::read::document::Document;
+use crate::query::run::access::IndexMetrics;
+use crate::query::run::{AccessView, RangePart};
 use crate::store::keys::{ContainerRid, RangeId};
 
 /// Entries kept at once (the oldest goes first).

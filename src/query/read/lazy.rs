@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::demand::{Demand, extract};
-use super::value::{Members, Val};
+use crate::query::eval::value::{Members, Val};
+use crate::query::read::demand::{Demand, extract};
 use crate::store::item::MemberDirectory;
 use crate::store::json_text::{key, value_end, ws};
 

@@ -1,0 +1,6 @@
+//! Evaluation: runtime values and their semantics, the expression evaluator and the
+//! built-in function library.
+
+pub mod expr;
+pub mod functions;
+pub mod value;
