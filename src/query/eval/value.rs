@@ -177,11 +177,6 @@ impl Val {
             ),
         }
     }
-
-    /// Parses JSON text straight into a value.
-    pub fn from_slice(bytes: &[u8]) -> Result<Val, serde_json::Error> {
-        crate::query::read::demand::extract(bytes, &crate::query::read::demand::Demand::All)
-    }
 }
 
 /// JSON number for a double: whole numbers print as integers, without a fraction or

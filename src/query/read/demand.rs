@@ -11,17 +11,13 @@
 //! `d.quantity` demands `details.quantity`, so every element is kept with its `quantity`
 //! only (the array keeps its length and order). Anything that reads the array itself
 //! (`c.details`, `c.details[0]`, `ARRAY_LENGTH(c.details)`, `SELECT d`) demands all of it.
+//!
+//! Extracting what a demand names is [`super::extract`] (one serde pass) and
+//! [`super::lazy`] (a scan of the stored text); [`super::extractor`] picks between them.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::sync::Arc;
 
-use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-
-use crate::query::eval::value::{Members, Val};
 use crate::query::syntax::ast::{Expr, ExprKind, FromKind, JoinSource, Query, SelectKind};
-use crate::store::item::MemberDirectory;
 
 /// A trie of demanded property paths. `All` means the whole subtree.
 #[derive(Debug, Clone, PartialEq)]
@@ -257,190 +253,6 @@ fn walk(e: &Expr, scope: &Scope, d: &mut Demand) {
     }
 }
 
-/// Builds partial items for one query. Whole-item demands use one serde pass; partial
-/// demands scan the item's text for just the demanded members ([`super::lazy`]), skipping
-/// the rest without parsing it and stopping once every demanded member is found (perf.md:
-/// a lazy field read is ~0.5 µs per 1 KB item, a full parse several µs).
-pub struct Extractor {
-    demand: Demand,
-    plan: Option<crate::query::read::lazy::Plan>,
-}
-
-impl Extractor {
-    pub fn new(demand: Demand) -> Extractor {
-        let plan = match &demand {
-            Demand::Some(children) => Some(crate::query::read::lazy::Plan::new(children)),
-            Demand::All => None,
-        };
-        Extractor { demand, plan }
-    }
-
-    pub fn demand(&self) -> &Demand {
-        &self.demand
-    }
-
-    /// The item as the query sees it.
-    pub fn extract(&self, json: &[u8]) -> Result<Val, String> {
-        self.extract_stored(json, None)
-    }
-
-    /// Starts loading what [`Self::extract_stored`] will read of this stored item into the
-    /// CPU's cache.
-    pub fn prefetch(&self, directory: &MemberDirectory) {
-        if let Some(plan) = &self.plan {
-            crate::query::read::lazy::prefetch(directory, plan);
-        }
-    }
-
-    /// [`Self::extract`] of a stored item, read through its member directory when it has
-    /// one.
-    pub fn extract_stored(
-        &self,
-        json: &[u8],
-        directory: Option<&MemberDirectory>,
-    ) -> Result<Val, String> {
-        if let Some(plan) = &self.plan
-            && let Some(v) = crate::query::read::lazy::stored_object(json, directory, plan)
-        {
-            return Ok(v);
-        }
-        extract(json, &self.demand).map_err(|e| e.to_string())
-    }
-}
-
-/// Deserializes JSON into a [`Val`], keeping only what `demand` asks for.
-pub fn extract(json: &[u8], demand: &Demand) -> Result<Val, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_slice(json);
-    let v = Seed(demand).deserialize(&mut de)?;
-    de.end()?;
-    Ok(v)
-}
-
-struct Seed<'d>(&'d Demand);
-
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
-    type Value = Val;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Val, D::Error> {
-        d.deserialize_any(ValVisitor(self.0))
-    }
-}
-
-struct ValVisitor<'d>(&'d Demand);
-
-impl<'de> Visitor<'de> for ValVisitor<'_> {
-    type Value = Val;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Val, E> {
-        Ok(Val::Null)
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<Val, E> {
-        Ok(Val::Bool(b))
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<Val, E> {
-        Ok(Val::Num(n as f64))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Val, E> {
-        Ok(Val::Num(n as f64))
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<Val, E> {
-        Ok(Val::Num(n))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Val, E> {
-        Ok(Val::Str(Arc::from(s)))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Val, A::Error> {
-        // What is demanded below an array is demanded of each element.
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-        while let Some(v) = seq.next_element_seed(Seed(self.0))? {
-            items.push(v);
-        }
-        Ok(Val::arr(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Val, A::Error> {
-        let mut members: Members = Vec::new();
-        match self.0 {
-            Demand::All => {
-                while let Some(k) = map.next_key::<KeyStr>()? {
-                    let v = map.next_value_seed(Seed(&Demand::All))?;
-                    members.push((k.0, v));
-                }
-            }
-            Demand::Some(children) => {
-                // Keys are compared borrowed; only kept members allocate.
-                while let Some(k) = map.next_key::<KeyRef<'de>>()? {
-                    match children.get(k.as_str()) {
-                        Some(child) => {
-                            let v = map.next_value_seed(Seed(child))?;
-                            members.push((Arc::from(k.as_str()), v));
-                        }
-                        None => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(Val::obj(members))
-    }
-}
-
-/// An object key: borrowed from the input when it has no escapes.
-enum KeyRef<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl KeyRef<'_> {
-    fn as_str(&self) -> &str {
-        match self {
-            KeyRef::Borrowed(s) => s,
-            KeyRef::Owned(s) => s,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for KeyRef<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeyRef<'de>, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = KeyRef<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<KeyRef<'de>, E> {
-                Ok(KeyRef::Borrowed(s))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<KeyRef<'de>, E> {
-                Ok(KeyRef::Owned(s.to_string()))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// An object key of a member kept whole.
-struct KeyStr(Arc<str>);
-
-impl<'de> Deserialize<'de> for KeyStr {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<KeyStr, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = KeyStr;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_str<E>(self, s: &str) -> Result<KeyStr, E> {
-                Ok(KeyStr(Arc::from(s)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,42 +329,5 @@ mod tests {
             ),
             json!({"details": {"sku": true, "tags": true}})
         );
-        // Extraction projects each element and keeps the others as they are.
-        let doc = br#"{"id":"a","details":[{"qty":5,"sku":"x","big":[1,2]},7,{"sku":"y"}],"z":1}"#;
-        let d = of_query(
-            &parse("SELECT VALUE COUNT(1) FROM c JOIN d IN c.details WHERE d.qty > 4"),
-            "c",
-        );
-        let expected = json!({"details": [{"qty": 5}, 7, {}]});
-        assert_eq!(extract(doc, &d).unwrap().to_json().unwrap(), expected);
-        assert_eq!(
-            Extractor::new(d).extract(doc).unwrap().to_json().unwrap(),
-            expected
-        );
-    }
-
-    #[test]
-    fn extraction_keeps_only_the_demand() {
-        let doc = json!({"id": "a", "big": {"x": [1, 2, 3]}, "shipTo": {"city": "Oslo", "zip": "0150"}, "tags": ["t"]});
-        let bytes = serde_json::to_vec(&doc).unwrap();
-        let d = of_query(
-            &parse("SELECT c.id FROM c WHERE c.shipTo.city = 'Oslo' AND ARRAY_LENGTH(c.tags) > 0"),
-            "c",
-        );
-        let v = extract(&bytes, &d).unwrap();
-        assert_eq!(
-            v.to_json().unwrap(),
-            json!({"id": "a", "shipTo": {"city": "Oslo"}, "tags": ["t"]})
-        );
-        let fast = Extractor::new(d.clone()).extract(&bytes).unwrap();
-        assert_eq!(
-            fast.to_json().unwrap(),
-            json!({"id": "a", "shipTo": {"city": "Oslo"}, "tags": ["t"]})
-        );
-        let missing = Extractor::new(d).extract(br#"{"id": "b"}"#).unwrap();
-        assert_eq!(missing.get("shipTo").get("city"), Val::Undefined);
-        let all = extract(&bytes, &Demand::All).unwrap();
-        assert_eq!(all.to_json().unwrap(), doc);
-        assert!(extract(b"{\"a\": ", &Demand::All).is_err());
     }
 }

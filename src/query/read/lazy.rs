@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::query::eval::value::{Members, Val};
-use crate::query::read::demand::{Demand, extract};
+use crate::query::read::demand::Demand;
+use crate::query::read::extract::extract;
 use crate::store::item::MemberDirectory;
 use crate::store::json_text::{key, value_end, ws};
 

@@ -3,5 +3,7 @@
 
 pub mod demand;
 pub mod document;
+pub mod extract;
+pub mod extractor;
 pub mod lazy;
 pub mod prefetch;

@@ -15,7 +15,8 @@
 use std::ops::Bound;
 
 use crate::query::eval::value::Val;
-use crate::query::run::pipeline::Env;
+use crate::query::eval::env::Env;
+use crate::query::run::result::{CompositeIndexMetric, IndexMetrics, SingleIndexMetric};
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
 use crate::store::index::{
     PathHasher, PathId, Term, ValueBound, encode, encode_string_prefix, is_truncated, tag,
@@ -447,37 +448,6 @@ fn compare(path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
 // ---------------------------------------------------------------------------------------
 // Index metrics (the content of `x-ms-cosmos-index-utilization`)
 // ---------------------------------------------------------------------------------------
-
-/// A single-path index a filter used or would use.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct SingleIndexMetric {
-    pub filter_expression: String,
-    pub index_spec: String,
-    pub filter_precise_set: bool,
-    pub index_precise_set: bool,
-    pub index_impact_score: &'static str,
-}
-
-/// A composite index an ORDER BY (with or without a filter) used or would use.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct CompositeIndexMetric {
-    pub index_specs: Vec<String>,
-    pub index_precise_set: bool,
-    pub index_impact_score: &'static str,
-}
-
-/// Which indexes a query used and which ones it was missing, as the service reports them
-/// with `x-ms-cosmos-populateindexmetrics: true`.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct IndexMetrics {
-    pub utilized_single_indexes: Vec<SingleIndexMetric>,
-    pub potential_single_indexes: Vec<SingleIndexMetric>,
-    pub utilized_composite_indexes: Vec<CompositeIndexMetric>,
-    pub potential_composite_indexes: Vec<CompositeIndexMetric>,
-}
 
 /// The index metrics of `q` under `policy` (paths the queries may rely on) and the
 /// container's composite indexes (`/a ASC`-style spec lists).

@@ -14,8 +14,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use crate::query::read::document::Document;
-use crate::query::run::access::IndexMetrics;
-use crate::query::run::{AccessView, RangePart};
+use crate::query::run::result::{AccessView, IndexMetrics, RangePart};
 use crate::store::keys::{ContainerRid, RangeId};
 
 /// Entries kept at once (the oldest goes first).

@@ -1,7 +1,7 @@
 //! Index lookups for a filter: the item keys the index-served conjuncts select, intersected,
 //! and the access path the planner reports for them.
 
-use super::AccessView;
+use super::result::AccessView;
 use crate::error::Result;
 use crate::query::run::access::Probe;
 use crate::store::index::{IndexReader, ItemKey};

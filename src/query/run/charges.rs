@@ -4,7 +4,7 @@
 //! output bytes, shared among the ranges by the matching rows each produced. A full-text
 //! statistics pass is charged to the ranges it read.
 
-use super::{PartitionResult, QueryMetrics, RangePart};
+use super::result::{PartitionResult, QueryMetrics, RangePart};
 use crate::charge::{self, QueryWork};
 use crate::query::search::rank::StatisticsRead;
 use crate::store::keys::RangeId;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::query::eval::functions::FnContext;
 use crate::query::eval::value::Val;
-use crate::query::run::pipeline::{Env, Run, rows_of};
+use crate::query::run::pipeline::{Run, env, rows_of};
 use crate::query::syntax::ast::Query;
 use crate::query::syntax::{check, parser};
 
@@ -35,11 +35,7 @@ impl Condition {
             clock: Some(crate::query::eval::functions::now_ticks),
             seed: 0,
         };
-        let env = Env {
-            full_text: None,
-            params: &params,
-            ctx: &ctx,
-        };
+        let env = env(&params, &ctx, None);
         let root = Val::from_json(doc);
         let mut run = Run::new(&self.query, &env);
         rows_of(&self.query, Some(&root), &[], &env).any(|row| run.push(row).passed())

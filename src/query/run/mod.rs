@@ -29,8 +29,11 @@ mod candidates;
 mod charges;
 pub mod condition;
 mod ordered;
+mod page;
 mod partition_key;
 pub mod pipeline;
+pub mod request;
+pub mod result;
 pub mod routing;
 mod rules;
 mod scan;
@@ -38,13 +41,10 @@ mod statistics;
 pub mod timing;
 mod token;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::Value;
 
 use crate::charge;
 use crate::error::{Error, Result};
@@ -52,8 +52,10 @@ use crate::query::eval::functions::FnContext;
 use crate::query::eval::value::Val;
 use crate::query::read::demand;
 use crate::query::read::document::Document;
+use crate::query::read::extractor::Extractor;
 use crate::query::run::cache::{CacheKey, Computed, ResultCache};
-use crate::query::run::pipeline::{Env, Output, Run, doc_alias, result_bound, rows_of};
+use crate::query::run::pipeline::{Output, Run, result_bound, rows_of};
+use crate::query::syntax::names::doc_alias;
 use crate::query::syntax::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
@@ -69,137 +71,21 @@ use charges::{PageCharge, charge_page};
 use ordered::{TieOrder, Walked, order_walk, produced_by_range, walk_order, walked_by_range};
 use partition_key::KeyReader;
 use routing::Routing;
-pub(in crate::query) use rules::path_text;
 use rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
 use scan::{
     InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
     candidates_in, key_spans,
 };
 use statistics::{count_from_statistics, range_items, scope_counts};
+use page::page_length;
+use pipeline::has_aggregate;
+pub use request::{Progress, QueryOptions};
+pub use result::{
+    AccessView, IndexMetrics, PartitionResult, QueryMetrics, QueryResult, RangePart, RangeProgress,
+    RoutingView,
+};
 use token::{Token, query_hash};
-
-/// Options of one query request.
-#[derive(Debug, Clone, Default)]
-pub struct QueryOptions {
-    pub params: HashMap<String, Val>,
-    /// Partition key (or hierarchical prefix) given with the request.
-    pub partition_key: Option<Value>,
-    /// Results per page (default 100).
-    pub max_items: Option<usize>,
-    pub continuation: Option<String>,
-    /// Called as each physical partition finishes, so a front end can show a long
-    /// fan-out query filling in range by range.
-    pub progress: Option<Progress>,
-}
-
-/// What is known about one range when it finishes, before the page is assembled.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RangeProgress {
-    pub range: String,
-    pub retrieved_document_count: u64,
-    pub matched: u64,
-}
-
-/// A progress callback (see [`QueryOptions::progress`]).
-#[derive(Clone)]
-pub struct Progress(pub std::sync::Arc<dyn Fn(&RangeProgress) + Send + Sync>);
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
-
-/// Per-partition metrics, named as the service names them.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryMetrics {
-    pub retrieved_document_count: u64,
-    pub retrieved_document_size: u64,
-    pub output_document_count: u64,
-    pub output_document_size: u64,
-    pub index_hit_document_count: u64,
-    pub index_lookup_time_in_ms: f64,
-    pub document_load_time_in_ms: f64,
-    pub query_engine_execution_time_in_ms: f64,
-}
-
-impl QueryMetrics {
-    /// Adds another range's (or page's) metrics to these.
-    pub fn add(&mut self, o: &QueryMetrics) {
-        self.retrieved_document_count += o.retrieved_document_count;
-        self.retrieved_document_size += o.retrieved_document_size;
-        self.output_document_count += o.output_document_count;
-        self.output_document_size += o.output_document_size;
-        self.index_hit_document_count += o.index_hit_document_count;
-        self.index_lookup_time_in_ms += o.index_lookup_time_in_ms;
-        self.document_load_time_in_ms += o.document_load_time_in_ms;
-        self.query_engine_execution_time_in_ms += o.query_engine_execution_time_in_ms;
-    }
-}
-
-/// One physical partition's part in a query.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PartitionResult {
-    pub id: String,
-    pub min_inclusive: String,
-    pub max_exclusive: String,
-    /// Key values of the logical partitions whose documents matched.
-    pub logical_partitions: Vec<Value>,
-    pub request_charge: f64,
-    pub metrics: QueryMetrics,
-}
-
-/// What one physical partition contributed to a query's complete result.
-#[derive(Debug, Clone)]
-pub struct RangePart {
-    pub range: crate::store::ranges::PkRange,
-    pub metrics: QueryMetrics,
-    pub logical: Vec<Value>,
-    /// A resumed scan entered this range on an earlier page.
-    pub visited_before: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RoutingView {
-    pub kind: &'static str,
-    pub reason: String,
-}
-
-/// A page of results with everything the query console shows about it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryResult {
-    pub documents: Vec<Document>,
-    pub continuation: Option<String>,
-    pub request_charge: f64,
-    pub routing: RoutingView,
-    pub partitions: Vec<PartitionResult>,
-    pub metrics: QueryMetrics,
-    /// How the documents were found: the planner's choice between the index and a scan.
-    pub access: AccessView,
-    /// Indexes the query used and indexes that would have served it (the service's
-    /// `x-ms-cosmos-index-utilization`).
-    pub index_metrics: access::IndexMetrics,
-}
-
-/// The access path a query used, for the result and the stats panel.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct AccessView {
-    /// `index-lookup`, `index-order`, `scan` or `statistics`.
-    pub kind: &'static str,
-    /// The index specs the lookup or walk read (empty for a scan).
-    pub indexes: Vec<String>,
-    /// Why the planner chose it.
-    pub reason: String,
-}
-
-/// The service's response size limit: a page ends before the result that would take its
-/// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
-/// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
-pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+pub use page::MAX_PAGE_BYTES;
 
 /// Without ORDER BY, the service returns a range's documents in document (`_rid`, creation)
 /// order: the docs' examples show items in the order they were added. The store keeps a
@@ -271,11 +157,7 @@ pub fn run(
     // gathered before the result is computed (see below); charged on the first page.
     let full_text = std::cell::OnceCell::new();
     let mut statistics: Vec<crate::query::search::rank::StatisticsRead> = Vec::new();
-    let env = Env {
-        params: &params,
-        ctx: &ctx,
-        full_text: Some(&full_text),
-    };
+    let env = pipeline::env(&params, &ctx, Some(&full_text));
     let mut pipeline = Run::new(q, &env);
     // The direction ORDER BY ties come in within a range (the sort's and the index walk's).
     let reverse_ties = reverse_scan(q, def, &root);
@@ -304,7 +186,7 @@ pub fn run(
     } else {
         demand::of_query(q, &root)
     };
-    let extractor = demand::Extractor::new(demand);
+    let extractor = Extractor::new(demand);
     let key_reader = KeyReader::new(def);
     let served = q
         .filter
@@ -1063,11 +945,7 @@ fn layout_units(ranges: &[&PkRange], layout: &[RangeId]) -> Option<Vec<(PkRange,
 }
 
 /// The projections of walked items of `FROM c`, in walk order (undefined ones included).
-fn project_walked(
-    pipeline: &Run,
-    extractor: &demand::Extractor,
-    items: &[Walked],
-) -> Result<Vec<Output>> {
+fn project_walked(pipeline: &Run, extractor: &Extractor, items: &[Walked]) -> Result<Vec<Output>> {
     let items = items
         .iter()
         .map(|w| {
@@ -1083,28 +961,13 @@ fn is_undefined(output: &Output) -> bool {
     matches!(output, Output::Value(v) if v.is_undefined())
 }
 
-/// How many of `results` (the rest of a result, in order) the next page holds: at most
-/// `max_items`, and no more than fit in [`MAX_PAGE_BYTES`], but always one.
-fn page_length(results: &[Document], max_items: usize) -> usize {
-    let mut bytes = 0;
-    let fitting = results
-        .iter()
-        .take(max_items)
-        .take_while(|d| {
-            bytes += d.json_len();
-            bytes <= MAX_PAGE_BYTES
-        })
-        .count();
-    fitting.max(results.len().min(1))
-}
-
 fn metrics_of(
     q: &Query,
     resolver: &Resolver,
     probes: &[Probe],
     policy: &CompiledPolicy,
     def: &ContainerDef,
-) -> access::IndexMetrics {
+) -> IndexMetrics {
     let composites: Vec<Vec<String>> = def
         .indexing_policy
         .composite_indexes
@@ -1149,8 +1012,4 @@ fn count_only(q: &Query) -> bool {
             SelectKind::Items(items) => items.iter().all(|i| is_count(&i.expr)),
             SelectKind::Star => false,
         }
-}
-
-fn has_aggregate(q: &Query) -> bool {
-    !crate::query::run::pipeline::select_aggregates(q).is_empty()
 }

@@ -5,10 +5,11 @@
 use serde_json::Value;
 
 use super::partition_key::KeyReader;
-use super::{RangePart, has_aggregate};
+use super::pipeline::has_aggregate;
+use super::result::RangePart;
 use crate::error::Result;
 use crate::query::run::access::{self, Resolver};
-use crate::query::run::pipeline::Env;
+use crate::query::eval::env::Env;
 use crate::query::syntax::ast::{FromKind, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::index::IndexReader;

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::query::eval::value::Val;
 use crate::query::read::demand;
+use crate::query::read::extractor::Extractor;
 use crate::store::catalog::ContainerDef;
 use crate::store::item::Record;
 
@@ -37,7 +38,7 @@ pub(super) struct KeyReader<'d> {
     def: &'d ContainerDef,
     /// The property name of a key with one top-level path.
     top: Option<String>,
-    extractor: demand::Extractor,
+    extractor: Extractor,
 }
 
 impl<'d> KeyReader<'d> {
@@ -57,7 +58,7 @@ impl<'d> KeyReader<'d> {
             [path] if path.len() == 1 => Some(path[0].clone()),
             _ => None,
         };
-        let extractor = demand::Extractor::new(
+        let extractor = Extractor::new(
             demand::Demand::Some(Default::default()).with_paths(paths.iter().map(Vec::as_slice)),
         );
         KeyReader {

@@ -7,12 +7,18 @@
 //! cross-partition merge produces (ORDER BY merge, combined aggregates, global DISTINCT,
 //! GROUP BY, OFFSET/LIMIT and TOP).
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::query::eval::expr::{Scope, SubqueryFn, aggregate_key, eval};
+use crate::query::eval::env::Env;
+use crate::query::eval::expr::{Params, aggregate_key, eval};
+use crate::query::syntax::names::{from_alias, leftmost_ident, root_name};
 use crate::query::eval::functions::{self, FnContext, FnKind};
 use crate::query::eval::value::{Val, total_cmp};
+use crate::query::read::demand::Demand;
+use crate::query::read::extract::extract;
+use crate::query::search::fulltext::FullTextScores;
 use crate::query::search::rank::Ranking;
 use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind,
@@ -20,84 +26,27 @@ use crate::query::syntax::ast::{
 
 pub type Bindings = Vec<(String, Val)>;
 
-/// Per-query inputs shared by every row.
-pub struct Env<'a> {
-    pub params: &'a crate::query::eval::expr::Params,
-    pub ctx: &'a FnContext,
-    /// The corpus statistics of the query's FullTextScore calls, when it ranks by them (set
-    /// once they are gathered, before any row is scored).
-    pub full_text: Option<&'a std::cell::OnceCell<crate::query::search::rank::FullTextScores>>,
-}
-
-impl Env<'_> {
-    fn scope<'s>(
-        &'s self,
-        bindings: &'s [(String, Val)],
-        aggregates: Option<&'s HashMap<usize, Val>>,
-        sub: &'s SubqueryFn<'s>,
-    ) -> Scope<'s> {
-        Scope {
-            bindings,
-            params: self.params,
-            ctx: self.ctx,
-            aggregates,
-            subquery: sub,
-        }
-    }
-
-    /// Runs a correlated subquery: its FROM reads the outer row's values.
-    pub fn subquery(&self, q: &Query, outer: &[(String, Val)]) -> Vec<Val> {
-        let mut state = Run::new(q, self);
-        for row in rows_of(q, None, outer, self) {
-            state.push(row);
-        }
-        state.finish()
-    }
-
-    pub fn eval(&self, e: &Expr, bindings: &[(String, Val)]) -> Val {
-        let sub = |q: &Query, b: &[(String, Val)]| self.subquery(q, b);
-        eval(e, &self.scope(bindings, None, &sub))
+/// The environment of one execution, whose subqueries run through this pipeline.
+pub fn env<'a>(
+    params: &'a Params,
+    ctx: &'a FnContext,
+    full_text: Option<&'a OnceCell<FullTextScores>>,
+) -> Env<'a> {
+    Env {
+        params,
+        ctx,
+        full_text,
+        subquery: run_subquery,
     }
 }
 
-/// The name the FROM clause binds: the alias; without one, the last property of a path
-/// (`FROM c.children` binds `children`, as from.md says) or the container identifier.
-pub fn from_alias(q: &Query) -> Option<&str> {
-    q.from.as_ref().map(|f| match &f.kind {
-        FromKind::Container { name, alias, path } => match (alias, path.last()) {
-            (Some(a), _) => a.as_str(),
-            (None, Some(PathStep::Property(p))) => p.as_str(),
-            _ => name.as_str(),
-        },
-        FromKind::In { alias, .. } | FromKind::Subquery { alias, .. } => alias.as_str(),
-    })
-}
-
-/// The name under which the query's expressions see the whole item: the FROM alias of a
-/// bare container reference (`FROM c`, `FROM root r`), or the root of a `FROM x IN c.arr`.
-pub fn doc_alias(q: &Query) -> Option<String> {
-    match &q.from.as_ref()?.kind {
-        FromKind::Container { path, .. } if path.is_empty() => from_alias(q).map(str::to_string),
-        FromKind::In { expr, .. } => leftmost_ident(expr).map(str::to_string),
-        _ => None,
+/// Runs a correlated subquery: its FROM reads the outer row's values.
+fn run_subquery(env: &Env, q: &Query, outer: &[(String, Val)]) -> Vec<Val> {
+    let mut state = Run::new(q, env);
+    for row in rows_of(q, None, outer, env) {
+        state.push(row);
     }
-}
-
-/// The name the query uses for the container's root document.
-pub fn root_name(q: &Query) -> Option<String> {
-    match &q.from.as_ref()?.kind {
-        FromKind::Container { name, .. } => Some(name.clone()),
-        FromKind::In { expr, .. } => leftmost_ident(expr).map(str::to_string),
-        FromKind::Subquery { .. } => None,
-    }
-}
-
-fn leftmost_ident(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Ident(n) => Some(n),
-        ExprKind::Property(b, _) | ExprKind::Index(b, _) => leftmost_ident(b),
-        _ => None,
-    }
+    state.finish()
 }
 
 fn navigate(mut v: Val, path: &[PathStep]) -> Val {
@@ -293,6 +242,11 @@ pub fn select_aggregates(q: &Query) -> Vec<&Expr> {
 }
 
 /// Aggregate calls of an expression tree (not descending into subqueries).
+/// Whether the SELECT clause aggregates.
+pub fn has_aggregate(q: &Query) -> bool {
+    !crate::query::run::pipeline::select_aggregates(q).is_empty()
+}
+
 pub fn collect_aggregates<'q>(e: &'q Expr, out: &mut Vec<&'q Expr>) {
     match &e.kind {
         ExprKind::Call {
@@ -775,7 +729,7 @@ impl<'q, 'e> Run<'q, 'e> {
             .into_iter()
             .map(|r| match r {
                 Output::Value(v) => v,
-                Output::Stored(bytes) => Val::from_slice(&bytes).unwrap_or_default(),
+                Output::Stored(bytes) => extract(&bytes, &Demand::All).unwrap_or_default(),
             })
             .collect()
     }

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::query::eval::functions;
 use crate::query::eval::value::Val;
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, Query};
+use crate::query::syntax::names::path_text;
 use crate::store::catalog::ContainerDef;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 
@@ -162,15 +163,6 @@ pub(super) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<(
         }
     }
     Ok(())
-}
-
-/// `/a/b` for `root.a.b`.
-pub(in crate::query) fn path_text(e: &Expr, root: &str) -> Option<String> {
-    match &e.kind {
-        ExprKind::Property(base, name) => Some(format!("{}/{name}", path_text(base, root)?)),
-        ExprKind::Ident(n) if n == root => Some(String::new()),
-        _ => None,
-    }
 }
 
 pub(super) fn is_constant(e: &Expr) -> bool {

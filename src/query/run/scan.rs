@@ -12,12 +12,14 @@ use serde_json::Value;
 use super::candidates::Candidate;
 use super::partition_key::KeyReader;
 use super::token::Resume;
-use super::{MAX_PAGE_BYTES, QueryMetrics};
+use super::page::MAX_PAGE_BYTES;
+use super::result::QueryMetrics;
 use crate::error::{Error, Result};
 use crate::query::eval::value::Val;
-use crate::query::read::demand::Extractor;
+use crate::query::read::extractor::Extractor;
 use crate::query::read::prefetch::Lookahead;
-use crate::query::run::pipeline::{Env, Output, Run, expand_joins, rows_of};
+use crate::query::eval::env::Env;
+use crate::query::run::pipeline::{Output, Run, expand_joins, rows_of};
 use crate::query::run::timing::PhaseClock;
 use crate::query::syntax::ast::{Expr, Query};
 use crate::store::catalog::ContainerDef;
@@ -176,7 +178,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             Some(crate::query::syntax::ast::FromKind::Container { path, .. })
                 if path.is_empty() && reading.q.joins.is_empty() && inner.is_none() =>
             {
-                crate::query::run::pipeline::from_alias(reading.q)
+                crate::query::syntax::names::from_alias(reading.q)
                     .map(|alias| vec![(alias.to_string(), Val::Undefined)])
             }
             _ => None,

@@ -4,11 +4,12 @@
 
 use std::time::Instant;
 
-use super::{AccessView, PartitionResult, QueryMetrics, QueryResult, RoutingView};
+use super::result::{
+    AccessView, IndexMetrics, PartitionResult, QueryMetrics, QueryResult, RoutingView,
+};
 use crate::charge::{self, QueryWork};
 use crate::error::Result;
 use crate::query::read::document::Document;
-use crate::query::run::access;
 use crate::query::run::pipeline::Run;
 use crate::query::run::routing::{self, Routing};
 use crate::store::catalog::ContainerDef;
@@ -25,7 +26,7 @@ pub(super) fn count_from_statistics(
     def: &ContainerDef,
     routing: Routing,
     pipeline: Run,
-    index_metrics: access::IndexMetrics,
+    index_metrics: IndexMetrics,
     started: Instant,
 ) -> Result<QueryResult> {
     let ranges = routing.ranges(def);

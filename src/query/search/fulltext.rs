@@ -320,6 +320,16 @@ pub fn rrf(ranks: &[Option<usize>], weights: Option<&[f64]>) -> f64 {
         .sum()
 }
 
+/// The analyzed terms of one FullTextScore call and the corpus they are scored against.
+#[derive(Debug, Default, Clone)]
+pub struct FullTextQuery {
+    pub terms: Vec<String>,
+    pub stats: CorpusStats,
+}
+
+/// Per FullTextScore call of the query (keyed by [`aggregate_key`](crate::query::eval::expr::aggregate_key) of the call).
+pub type FullTextScores = HashMap<usize, FullTextQuery>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,33 +11,22 @@
 //! statistics query over the whole container before ranking: the number of documents, the
 //! words in the searched property, and per term the documents containing it.
 
-use std::collections::HashMap;
-
 use heed::RoTxn;
 
 use crate::error::{Error, Result};
 use crate::query::eval::expr::aggregate_key;
 use crate::query::eval::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
 use crate::query::eval::value::Val;
-use crate::query::run::pipeline::Env;
-use crate::query::search::fulltext::{self, CorpusStats};
+use crate::query::eval::env::Env;
+use crate::query::search::fulltext::{self, CorpusStats, FullTextQuery, FullTextScores};
 use crate::query::syntax::ast::{Expr, ExprKind, Literal, Query};
 use crate::query::syntax::check::is_call;
+use crate::query::syntax::names::path_text;
 use crate::store::catalog::ContainerDef;
 use crate::store::item::Record;
 use crate::store::keys::{self, RangeId};
 use crate::store::search_policy::same_search_path;
 use crate::store::{Store, now_secs};
-
-/// The analyzed terms of one FullTextScore call and the corpus they are scored against.
-#[derive(Debug, Default, Clone)]
-pub struct FullTextQuery {
-    pub terms: Vec<String>,
-    pub stats: CorpusStats,
-}
-
-/// Per FullTextScore call of the query (keyed by [`aggregate_key`] of the call).
-pub type FullTextScores = HashMap<usize, FullTextQuery>;
 
 enum Component<'q> {
     /// A FullTextScore call: its text argument is scored against [`FullTextScores`].
@@ -275,15 +264,16 @@ pub fn full_text_statistics(
     }
     // The service reads the statistics from full-text indexes where the paths have them.
     let indexed = queries.iter().all(|(_, text, _)| {
-        crate::query::run::path_text(text, root).is_some_and(|p| {
+        path_text(text, root).is_some_and(|p| {
             def.indexing_policy
                 .full_text_indexes
                 .iter()
                 .any(|i| same_search_path(&i.path, &p))
         })
     });
-    let extractor =
-        crate::query::read::demand::Extractor::new(crate::query::read::demand::of_query(q, root));
+    let extractor = crate::query::read::extractor::Extractor::new(
+        crate::query::read::demand::of_query(q, root),
+    );
     let now = now_secs();
     let mut reads = Vec::with_capacity(def.ranges.len());
     let mut row = vec![(root.to_string(), Val::Undefined)];
@@ -346,7 +336,7 @@ pub fn scores_every_document(q: &Query, def: &ContainerDef, root: &str) -> bool 
     );
     let indexed = args
         .first()
-        .and_then(|a| crate::query::run::path_text(a, root))
+        .and_then(|a| path_text(a, root))
         .is_some_and(|p| {
             def.indexing_policy
                 .vector_indexes
@@ -379,7 +369,7 @@ pub fn with_vector_policy(q: &Query, def: &ContainerDef, root: &str) -> Option<Q
         }
         let Some(embedding) = args
             .first()
-            .and_then(|a| crate::query::run::path_text(a, root))
+            .and_then(|a| path_text(a, root))
             .and_then(|p| policy.embedding_for(&p))
         else {
             return;

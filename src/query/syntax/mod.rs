@@ -5,4 +5,5 @@ pub mod ast;
 pub mod check;
 pub mod complete;
 pub mod lexer;
+pub mod names;
 pub mod parser;

@@ -47,7 +47,7 @@ pub struct QueryRun {
     pub elapsed_ms: f64,
     /// How the last page found its documents, and the indexes it used or missed.
     pub access: Option<crate::query::run::AccessView>,
-    pub index_metrics: Option<crate::query::run::access::IndexMetrics>,
+    pub index_metrics: Option<crate::query::run::IndexMetrics>,
     /// Ranges finished while the current page runs (cleared when it arrives).
     pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
     /// Every logical partition that produced results, in the order first seen, and their

@@ -1,0 +1,34 @@
+//! What a query request asks for besides its text: parameters, a partition key, the page
+//! size, where to continue, and whom to tell as each range finishes.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::query::eval::value::Val;
+use crate::query::run::result::RangeProgress;
+
+/// Options of one query request.
+#[derive(Debug, Clone, Default)]
+pub struct QueryOptions {
+    pub params: HashMap<String, Val>,
+    /// Partition key (or hierarchical prefix) given with the request.
+    pub partition_key: Option<Value>,
+    /// Results per page (default 100).
+    pub max_items: Option<usize>,
+    pub continuation: Option<String>,
+    /// Called as each physical partition finishes, so a front end can show a long
+    /// fan-out query filling in range by range.
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback (see [`QueryOptions::progress`]).
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&RangeProgress) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
