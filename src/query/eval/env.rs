@@ -22,8 +22,11 @@ pub struct Env<'a> {
     /// once they are gathered, before any row is scored).
     pub full_text: Option<&'a OnceCell<FullTextScores>>,
     /// Runs a correlated subquery against the outer row's bindings.
-    pub subquery: fn(&Env, &Query, &[(String, Val)]) -> Vec<Val>,
+    pub subquery: SubqueryRunner,
 }
+
+/// How an [`Env`] runs a correlated subquery: with itself, the subquery and the outer row.
+pub type SubqueryRunner = fn(&Env, &Query, &[(String, Val)]) -> Vec<Val>;
 
 impl Env<'_> {
     /// The scope an expression of `bindings` is evaluated in, with the group's aggregate

@@ -14,8 +14,8 @@
 
 use std::ops::Bound;
 
-use crate::query::eval::value::Val;
 use crate::query::eval::env::Env;
+use crate::query::eval::value::Val;
 use crate::query::run::result::{CompositeIndexMetric, IndexMetrics, SingleIndexMetric};
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, JoinSource, Literal, Query};
 use crate::store::index::{

@@ -1,7 +1,19 @@
-//! Cutting a page out of a result: the service's 4 MB response limit and the page length
-//! it allows.
+//! Phase three of a query: cutting a page out of its result (at most `max_items` results
+//! and the service's 4 MB response limit), with the page's charge and its continuation.
 
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::cache::{Computed, ResultCache};
+use super::charges::{PageCharge, charge_page};
+use super::compute::Computation;
+use super::prepare::Plan;
+use super::result::{AccessView, IndexMetrics, QueryResult, RangePart, RoutingView};
+use super::snapshot::Snapshot;
+use super::token::Token;
+use crate::charge;
 use crate::query::read::document::Document;
+use crate::store::stats::OpKind;
 
 /// The service's response size limit: a page ends before the result that would take its
 /// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
@@ -23,3 +35,121 @@ pub fn page_length(results: &[Document], max_items: usize) -> usize {
     fitting.max(results.len().min(1))
 }
 
+/// Phase three of a query: the page cut from its result, with the charge the page carries
+/// and the continuation to the next one. A result that later pages will need goes into the
+/// cache; the reads the page is charged for are recorded in the range's meter.
+pub(super) fn cut(
+    plan: Plan,
+    c: Computation,
+    snap: &Snapshot,
+    cache: &ResultCache,
+    started: Instant,
+) -> QueryResult {
+    let paged_scan = plan.shape.paged_scan;
+    let skip = if paged_scan {
+        0
+    } else {
+        plan.token.as_ref().map_or(0, |t| t.skip)
+    };
+    let result_count = c.computed.results.len();
+    let page_len = page_length(
+        c.computed.results.get(skip..).unwrap_or_default(),
+        plan.max_items,
+    );
+    if let Some(key) = c.cache_key
+        && c.complete
+        && result_count > skip.saturating_add(page_len)
+    {
+        cache.put(key, c.computed.clone());
+    }
+    let (page, mut per_range, access, index_metrics) = take_page(c.computed, skip, page_len);
+    if c.from_cache {
+        // This page loaded nothing: the work the metrics count was done by the first.
+        for part in &mut per_range {
+            part.metrics.index_lookup_time_in_ms = 0.0;
+            part.metrics.document_load_time_in_ms = 0.0;
+            part.metrics.query_engine_execution_time_in_ms = 0.0;
+        }
+    }
+    let page_output_total: u64 = page.iter().map(|d| d.json_len() as u64).sum();
+    let more = if paged_scan {
+        c.streamed.resume.is_some() && c.streamed.rows < plan.top_left
+    } else {
+        result_count > skip.saturating_add(page.len())
+    };
+    let PageCharge {
+        partitions,
+        mut totals,
+        raw: raw_charge,
+        reads,
+    } = charge_page(
+        per_range,
+        page_output_total,
+        paged_scan,
+        plan.first_page(),
+        &c.statistics,
+    );
+    snap.store.record_reads(snap.def.rid, &reads, OpKind::Query);
+    totals.output_document_count = page.len() as u64;
+    totals.output_document_size = page_output_total;
+    totals.query_engine_execution_time_in_ms =
+        started.elapsed().as_secs_f64() * 1e3 - totals.document_load_time_in_ms;
+    // Page charges telescope: each page charges the rounded total so far less what the
+    // pages before it charged, so the pages add up to the query's unpaged charge.
+    let before = plan.token.as_ref().map_or(0.0, |t| t.charged);
+    let after = before + raw_charge;
+    let request_charge = charge::round(after) - charge::round(before);
+    let continuation = more.then(|| {
+        Token::next(
+            plan.token.as_ref(),
+            (&plan.rid, plan.hash),
+            skip,
+            page.len(),
+            after,
+            c.streamed.resume.as_ref(),
+            if paged_scan { &[] } else { &c.layout },
+        )
+    });
+    QueryResult {
+        documents: page,
+        continuation,
+        request_charge: charge::round(request_charge),
+        routing: RoutingView {
+            kind: plan.routing.kind.name(),
+            reason: plan.routing.reason,
+        },
+        partitions,
+        metrics: totals,
+        access,
+        index_metrics,
+    }
+}
+
+/// The page's documents and the result's per-range parts, access path and index metrics:
+/// moved out of a result no one else holds, copied out of a cached one.
+fn take_page(
+    computed: Arc<Computed>,
+    skip: usize,
+    page_len: usize,
+) -> (Vec<Document>, Vec<RangePart>, AccessView, IndexMetrics) {
+    match Arc::try_unwrap(computed) {
+        Ok(c) => (
+            c.results.into_iter().skip(skip).take(page_len).collect(),
+            c.ranges,
+            c.access,
+            c.index_metrics,
+        ),
+        Err(shared) => (
+            shared
+                .results
+                .iter()
+                .skip(skip)
+                .take(page_len)
+                .cloned()
+                .collect(),
+            shared.ranges.clone(),
+            shared.access.clone(),
+            shared.index_metrics.clone(),
+        ),
+    }
+}

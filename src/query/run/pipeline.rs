@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use crate::query::eval::env::Env;
 use crate::query::eval::expr::{Params, aggregate_key, eval};
-use crate::query::syntax::names::{from_alias, leftmost_ident, root_name};
 use crate::query::eval::functions::{self, FnContext, FnKind};
 use crate::query::eval::value::{Val, total_cmp};
 use crate::query::read::demand::Demand;
@@ -23,6 +22,7 @@ use crate::query::search::rank::Ranking;
 use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, PathStep, Query, SelectKind,
 };
+use crate::query::syntax::names::{from_alias, leftmost_ident, root_name};
 
 pub type Bindings = Vec<(String, Val)>;
 

@@ -31,4 +31,3 @@ impl std::fmt::Debug for Progress {
         f.write_str("Progress(..)")
     }
 }
-

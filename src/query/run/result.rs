@@ -136,4 +136,3 @@ pub struct IndexMetrics {
     pub utilized_composite_indexes: Vec<CompositeIndexMetric>,
     pub potential_composite_indexes: Vec<CompositeIndexMetric>,
 }
-

@@ -10,15 +10,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::candidates::Candidate;
-use super::partition_key::KeyReader;
-use super::token::Resume;
 use super::page::MAX_PAGE_BYTES;
+use super::partition_key::KeyReader;
 use super::result::QueryMetrics;
+use super::token::Resume;
 use crate::error::{Error, Result};
+use crate::query::eval::env::Env;
 use crate::query::eval::value::Val;
 use crate::query::read::extractor::Extractor;
 use crate::query::read::prefetch::Lookahead;
-use crate::query::eval::env::Env;
 use crate::query::run::pipeline::{Output, Run, expand_joins, rows_of};
 use crate::query::run::timing::PhaseClock;
 use crate::query::syntax::ast::{Expr, Query};

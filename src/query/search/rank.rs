@@ -14,10 +14,10 @@
 use heed::RoTxn;
 
 use crate::error::{Error, Result};
+use crate::query::eval::env::Env;
 use crate::query::eval::expr::aggregate_key;
 use crate::query::eval::functions::search::{VectorOptions, full_text_score_terms, rrf_weights};
 use crate::query::eval::value::Val;
-use crate::query::eval::env::Env;
 use crate::query::search::fulltext::{self, CorpusStats, FullTextQuery, FullTextScores};
 use crate::query::syntax::ast::{Expr, ExprKind, Literal, Query};
 use crate::query::syntax::check::is_call;

@@ -52,4 +52,3 @@ pub fn path_text(e: &Expr, root: &str) -> Option<String> {
         _ => None,
     }
 }
-
