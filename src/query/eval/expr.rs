@@ -46,6 +46,8 @@ pub fn aggregate_key(e: &Expr) -> usize {
     e as *const Expr as usize
 }
 
+/// The value of `e` in scope `s`. One match over the expression kinds, as the tree's shape
+/// is: each arm is a line or two, and splitting the match would only scatter them.
 pub fn eval(e: &Expr, s: &Scope) -> Val {
     match &e.kind {
         ExprKind::Literal(l) => literal(l),

@@ -286,57 +286,68 @@ impl<'q> Resolver<'q> {
                 name,
                 args,
                 udf: false,
-            } => {
-                let flag_false = |i: usize| match args.get(i) {
-                    None => Some(true),
-                    Some(a) => Some(matches!(constant(a)?, Val::Bool(false))),
-                };
-                match name.as_str() {
-                    "IS_DEFINED" if args.len() == 1 => {
-                        let path = self.path(&args[0])?;
-                        out.push(Lookup {
-                            path: path.id,
-                            lo: Bound::Unbounded,
-                            hi: Bound::Unbounded,
-                        });
-                        paths.push(path);
-                        Some(())
-                    }
-                    "STARTSWITH" if flag_false(2)? => {
-                        let path = self.path(args.first()?)?;
-                        // A non-string prefix makes STARTSWITH undefined: nothing matches.
-                        if let Val::Str(prefix) = constant(args.get(1)?)? {
-                            let mut lo = Vec::new();
-                            encode_string_prefix(&prefix, &mut lo);
-                            let hi = crate::store::keys::prefix_end(&lo)?;
-                            out.push(Lookup {
-                                path: path.id,
-                                lo: Bound::Included(lo),
-                                hi: Bound::Excluded(hi),
-                            });
-                        }
-                        paths.push(path);
-                        Some(())
-                    }
-                    "ARRAY_CONTAINS" if flag_false(2)? => {
-                        let array = self.path(args.first()?)?;
-                        let value = constant(args.get(1)?)?;
-                        if !scalar(&value) && !value.is_undefined() {
-                            return None; // objects match partially; arrays deeply
-                        }
-                        let mut element = array.clone();
-                        let mut h = hasher_of(&array.concrete);
-                        h.any_index();
-                        element.id = h.finish();
-                        element.concrete.push(PathSegment::Index(0));
-                        element.any_position = true;
-                        element.spec = format!("{}/[]/?", array.spec.trim_end_matches("/?"));
-                        out.extend(compare(element.id, BinaryOp::Eq, &value));
-                        paths.push(element);
-                        Some(())
-                    }
-                    _ => None,
+            } => self.collect_call(name, args, env, paths, out),
+            _ => None,
+        }
+    }
+    /// [`Self::collect`] for a built-in function call the index answers: `IS_DEFINED`,
+    /// case-sensitive `STARTSWITH` and `ARRAY_CONTAINS` of a scalar.
+    fn collect_call(
+        &self,
+        name: &str,
+        args: &[Expr],
+        env: &Env,
+        paths: &mut Vec<DocPath>,
+        out: &mut Vec<Lookup>,
+    ) -> Option<()> {
+        let constant = |e: &Expr| constant(e, env);
+        let flag_false = |i: usize| match args.get(i) {
+            None => Some(true),
+            Some(a) => Some(matches!(constant(a)?, Val::Bool(false))),
+        };
+        match name {
+            "IS_DEFINED" if args.len() == 1 => {
+                let path = self.path(&args[0])?;
+                out.push(Lookup {
+                    path: path.id,
+                    lo: Bound::Unbounded,
+                    hi: Bound::Unbounded,
+                });
+                paths.push(path);
+                Some(())
+            }
+            "STARTSWITH" if flag_false(2)? => {
+                let path = self.path(args.first()?)?;
+                // A non-string prefix makes STARTSWITH undefined: nothing matches.
+                if let Val::Str(prefix) = constant(args.get(1)?)? {
+                    let mut lo = Vec::new();
+                    encode_string_prefix(&prefix, &mut lo);
+                    let hi = crate::store::keys::prefix_end(&lo)?;
+                    out.push(Lookup {
+                        path: path.id,
+                        lo: Bound::Included(lo),
+                        hi: Bound::Excluded(hi),
+                    });
                 }
+                paths.push(path);
+                Some(())
+            }
+            "ARRAY_CONTAINS" if flag_false(2)? => {
+                let array = self.path(args.first()?)?;
+                let value = constant(args.get(1)?)?;
+                if !scalar(&value) && !value.is_undefined() {
+                    return None; // objects match partially; arrays deeply
+                }
+                let mut element = array.clone();
+                let mut h = hasher_of(&array.concrete);
+                h.any_index();
+                element.id = h.finish();
+                element.concrete.push(PathSegment::Index(0));
+                element.any_position = true;
+                element.spec = format!("{}/[]/?", array.spec.trim_end_matches("/?"));
+                out.extend(compare(element.id, BinaryOp::Eq, &value));
+                paths.push(element);
+                Some(())
             }
             _ => None,
         }

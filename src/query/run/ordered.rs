@@ -283,53 +283,81 @@ pub(super) fn walk_order<'t>(
     )?;
     if !tied.is_empty() {
         // The k-th item's value is shared by more entries than places are left (a bulk load
-        // gives thousands of items one `_ts`). Ties go range by range: only the items of the
-        // ranges that fill the places are read, to order them by document number.
-        let start = tie_flags.iter().rposition(|t| !t).unwrap_or(0);
-        let mut group: Vec<(usize, &[u8], Option<Walked>)> = out
-            .drain(start..)
-            .map(|w| (ties.range_of(w.item), w.item, Some(w)))
-            .chain(
-                tied.into_iter()
-                    .map(|item| (ties.range_of(item), item, None)),
-            )
-            .collect();
-        group.sort_by_key(|g| g.0);
-        tie_flags.truncate(start);
-        let mut rest = group.into_iter().peekable();
-        while out.len() < k {
-            let Some(first) = rest.next() else { break };
-            let place = first.0;
-            let mut in_range = vec![first];
-            while let Some(g) = rest.next_if(|g| g.0 == place) {
-                in_range.push(g);
-            }
-            let mut read: Vec<Walked> = Vec::with_capacity(in_range.len());
-            for (_, item, walked) in in_range {
-                match walked {
-                    Some(w) => read.push(w),
-                    None => read.extend(read_live(store, txn, &mut key, item, now)?),
-                }
-            }
-            read.sort_unstable_by_key(|w| ties.key(w));
-            for w in read.into_iter().take(k - out.len()) {
-                tie_flags.push(out.len() > start);
-                out.push(w);
-            }
-        }
+        // gives thousands of items one `_ts`).
+        fill_ties(
+            store,
+            txn,
+            (&mut key, now),
+            (&mut out, &mut tie_flags),
+            tied,
+            (k, ties),
+        )?;
     }
     if exact {
-        let mut start = 0;
-        while start < out.len() {
-            let mut end = start + 1;
-            while end < out.len() && tie_flags[end] {
-                end += 1;
-            }
-            out[start..end].sort_unstable_by_key(|w| ties.key(w));
-            start = end;
-        }
+        sort_ties(&mut out, &tie_flags, ties);
     }
     Ok((out, exact))
+}
+
+/// Fills the places left after the items read so far (`out`, with their `tie_flags`) from
+/// the group of items tied with the k-th, of which `tied` were not read yet. Ties go range
+/// by range: only the items of the ranges that fill the places are read, to order them by
+/// document number.
+fn fill_ties<'t>(
+    store: &Store,
+    txn: &'t RoTxn,
+    (key, now): (&mut Vec<u8>, i64),
+    (out, tie_flags): (&mut Vec<Walked<'t>>, &mut Vec<bool>),
+    tied: Vec<&'t [u8]>,
+    (k, ties): (usize, &TieOrder),
+) -> Result<()> {
+    let start = tie_flags.iter().rposition(|t| !t).unwrap_or(0);
+    let mut group: Vec<(usize, &[u8], Option<Walked>)> = out
+        .drain(start..)
+        .map(|w| (ties.range_of(w.item), w.item, Some(w)))
+        .chain(
+            tied.into_iter()
+                .map(|item| (ties.range_of(item), item, None)),
+        )
+        .collect();
+    group.sort_by_key(|g| g.0);
+    tie_flags.truncate(start);
+    let mut rest = group.into_iter().peekable();
+    while out.len() < k {
+        let Some(first) = rest.next() else { break };
+        let place = first.0;
+        let mut in_range = vec![first];
+        while let Some(g) = rest.next_if(|g| g.0 == place) {
+            in_range.push(g);
+        }
+        let mut read: Vec<Walked> = Vec::with_capacity(in_range.len());
+        for (_, item, walked) in in_range {
+            match walked {
+                Some(w) => read.push(w),
+                None => read.extend(read_live(store, txn, key, item, now)?),
+            }
+        }
+        read.sort_unstable_by_key(|w| ties.key(w));
+        for w in read.into_iter().take(k - out.len()) {
+            tie_flags.push(out.len() > start);
+            out.push(w);
+        }
+    }
+    Ok(())
+}
+
+/// Sorts each group of tied items (an item whose flag is set ties with the one before) as
+/// the service breaks ties.
+fn sort_ties(out: &mut [Walked], tie_flags: &[bool], ties: &TieOrder) {
+    let mut start = 0;
+    while start < out.len() {
+        let mut end = start + 1;
+        while end < out.len() && tie_flags[end] {
+            end += 1;
+        }
+        out[start..end].sort_unstable_by_key(|w| ties.key(w));
+        start = end;
+    }
 }
 
 /// The item at `item` (`EPK ‖ id`) unless it is gone or expired; `key` holds the container

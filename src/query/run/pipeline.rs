@@ -783,42 +783,7 @@ impl<'q, 'e> Run<'q, 'e> {
             _ => 0,
         };
         let mut results: Vec<OutRow> = if self.grouped {
-            if self.groups.is_empty() && self.q.group_by.is_empty() {
-                // Aggregates without GROUP BY produce one row even over no input.
-                self.groups.push(Group {
-                    row: Vec::new(),
-                    accs: vec![Acc::default(); self.aggregates.len()],
-                });
-            }
-            let mut groups = std::mem::take(&mut self.groups);
-            if self.q.order_by.is_empty()
-                && let [key] = self.q.group_by.as_slice()
-                && is_container_path(self.q, key)
-            {
-                // One property path: groups come in the order of its values, as the docs'
-                // examples show them (undefined first), the order a range index yields.
-                // Several keys keep their groups' first-seen order (group-by.md's third
-                // example). Observed in the docs, not stated by them.
-                groups = sorted_by_value(groups, |g| self.env.eval(key, &g.row));
-            }
-            groups
-                .iter()
-                .map(|g| {
-                    let values: HashMap<usize, Val> = self
-                        .aggregates
-                        .iter()
-                        .zip(&g.accs)
-                        .map(|(e, acc)| {
-                            let name = match &e.kind {
-                                ExprKind::Call { name, .. } => name.as_str(),
-                                _ => "",
-                            };
-                            (aggregate_key(e), acc.value(name))
-                        })
-                        .collect();
-                    (Vec::new(), self.project(&g.row, Some(&values)), None)
-                })
-                .collect()
+            self.group_rows()
         } else {
             std::mem::take(&mut self.out)
         };
@@ -840,43 +805,89 @@ impl<'q, 'e> Run<'q, 'e> {
             })
             .collect();
         if self.q.select.distinct {
-            // Stored rows never reach here: DISTINCT projects values.
-            let mut seen = std::collections::HashSet::new();
-            values.retain(|(o, _)| match o {
-                Output::Value(v) => seen.insert(group_key_text(std::slice::from_ref(v))),
-                Output::Stored(_) => true,
-            });
-            // DISTINCT of one property path of the container's items comes in the order of
-            // its values, like a GROUP BY on it (keywords.md's example lists undefined first);
-            // over an array (`FROM t IN c.tags`) no index orders it (object-array.md's example
-            // keeps first-seen order).
-            let single = match &self.q.select.kind {
-                SelectKind::Value(e) => Some((e, false)),
-                SelectKind::Items(items) => match items.as_slice() {
-                    [item] => Some((&item.expr, true)),
-                    _ => None,
-                },
-                SelectKind::Star => None,
-            };
-            if self.q.order_by.is_empty()
-                && let Some((expr, in_object)) = single
-                && is_container_path(self.q, expr)
-            {
-                values = sorted_by_value(values, |(o, _)| match (o, in_object) {
-                    (Output::Value(v), false) => v.clone(),
-                    // `{name: value}`, or `{}` where the value is undefined.
-                    (Output::Value(Val::Obj(members)), true) => {
-                        members.first().map(|(_, v)| v.clone()).unwrap_or_default()
-                    }
-                    _ => Val::Undefined,
-                });
-            }
+            values = self.distinct(values);
         }
         let window = self.window(values.len());
         values.truncate(window.end);
         let origins = values.iter().map(|(_, origin)| *origin).collect();
         values.drain(..window.start);
         (values.into_iter().map(|(v, _)| v).collect(), origins)
+    }
+
+    /// One row per group, projected with the group's aggregate values.
+    fn group_rows(&mut self) -> Vec<OutRow> {
+        if self.groups.is_empty() && self.q.group_by.is_empty() {
+            // Aggregates without GROUP BY produce one row even over no input.
+            self.groups.push(Group {
+                row: Vec::new(),
+                accs: vec![Acc::default(); self.aggregates.len()],
+            });
+        }
+        let mut groups = std::mem::take(&mut self.groups);
+        if self.q.order_by.is_empty()
+            && let [key] = self.q.group_by.as_slice()
+            && is_container_path(self.q, key)
+        {
+            // One property path: groups come in the order of its values, as the docs'
+            // examples show them (undefined first), the order a range index yields.
+            // Several keys keep their groups' first-seen order (group-by.md's third
+            // example). Observed in the docs, not stated by them.
+            groups = sorted_by_value(groups, |g| self.env.eval(key, &g.row));
+        }
+        groups
+            .iter()
+            .map(|g| {
+                let values: HashMap<usize, Val> = self
+                    .aggregates
+                    .iter()
+                    .zip(&g.accs)
+                    .map(|(e, acc)| {
+                        let name = match &e.kind {
+                            ExprKind::Call { name, .. } => name.as_str(),
+                            _ => "",
+                        };
+                        (aggregate_key(e), acc.value(name))
+                    })
+                    .collect();
+                (Vec::new(), self.project(&g.row, Some(&values)), None)
+            })
+            .collect()
+    }
+
+    /// Keeps the first of each distinct value.
+    fn distinct(&self, mut values: Vec<(Output, usize)>) -> Vec<(Output, usize)> {
+        // Stored rows never reach here: DISTINCT projects values.
+        let mut seen = std::collections::HashSet::new();
+        values.retain(|(o, _)| match o {
+            Output::Value(v) => seen.insert(group_key_text(std::slice::from_ref(v))),
+            Output::Stored(_) => true,
+        });
+        // DISTINCT of one property path of the container's items comes in the order of
+        // its values, like a GROUP BY on it (keywords.md's example lists undefined first);
+        // over an array (`FROM t IN c.tags`) no index orders it (object-array.md's example
+        // keeps first-seen order).
+        let single = match &self.q.select.kind {
+            SelectKind::Value(e) => Some((e, false)),
+            SelectKind::Items(items) => match items.as_slice() {
+                [item] => Some((&item.expr, true)),
+                _ => None,
+            },
+            SelectKind::Star => None,
+        };
+        if self.q.order_by.is_empty()
+            && let Some((expr, in_object)) = single
+            && is_container_path(self.q, expr)
+        {
+            values = sorted_by_value(values, |(o, _)| match (o, in_object) {
+                (Output::Value(v), false) => v.clone(),
+                // `{name: value}`, or `{}` where the value is undefined.
+                (Output::Value(Val::Obj(members)), true) => {
+                    members.first().map(|(_, v)| v.clone()).unwrap_or_default()
+                }
+                _ => Val::Undefined,
+            });
+        }
+        values
     }
 }
 

@@ -19,7 +19,7 @@ use crate::query::eval::value::Val;
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, FromKind, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::{self, Epk, PkComponent};
-use crate::store::partition_key::PartitionKeyValue;
+use crate::store::partition_key::{PartitionKeyDefinition, PartitionKeyValue};
 use crate::store::ranges::PkRange;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,42 +84,12 @@ pub fn route(
     params: &HashMap<String, Val>,
     explicit: Option<&Value>,
 ) -> Result<Routing> {
-    let pkdef = &def.partition_key;
-    let n = def.ranges.len();
-    // "all 7 ranges", or "its only range" for a container that has one.
-    let all = if n == 1 {
-        "its only range".to_string()
-    } else {
-        format!("all {n} ranges")
-    };
-    let paths = pkdef.paths.join(", ");
     if let Some(pk) = explicit {
-        let components = pkdef.parse_request_prefix(pk)?;
-        if components.len() == pkdef.paths.len() {
-            let value = pkdef.parse_request_value(pk)?;
-            return Ok(Routing {
-                kind: RoutingKind::SinglePartition,
-                reason: format!(
-                    "the request names partition key {}",
-                    value.to_display_json()
-                ),
-                targets: Targets::Keys(vec![value]),
-            });
-        }
-        let span = epk::prefix_range(&components, pkdef.paths.len()).map_err(|e| {
-            crate::error::Error::bad_request(format!("invalid partition key prefix: {e}"))
-        })?;
-        let routing = Routing {
-            kind: RoutingKind::Targeted,
-            reason: String::new(),
-            targets: Targets::Ranges(vec![span]),
-        };
-        let k = routing.ranges(def).len();
-        return Ok(Routing {
-            reason: format!("the request names key prefix {pk}: {k} of {n} ranges"),
-            ..routing
-        });
+        return route_explicit(def, pk);
     }
+    let pkdef = &def.partition_key;
+    let all = all_ranges(def);
+    let paths = pkdef.paths.join(", ");
     let fan_out = |why: String| Routing {
         kind: RoutingKind::FanOut,
         reason: why,
@@ -150,11 +120,63 @@ pub fn route(
         return Ok(fan_out(format!("{why}: {all}")));
     }
     let reason = describe_all(&terms);
-    // Each alternative's bound leading levels, as key values or prefixes (deduplicated).
+    let (full, prefixes) = bound_keys(&terms, pkdef);
+    Ok(if prefixes.is_empty() {
+        route_keys(def, full, &reason)
+    } else {
+        route_prefixes(def, full, &prefixes, &reason)
+    })
+}
+
+/// "all 7 ranges", or "its only range" for a container that has one.
+fn all_ranges(def: &ContainerDef) -> String {
+    match def.ranges.len() {
+        1 => "its only range".to_string(),
+        n => format!("all {n} ranges"),
+    }
+}
+
+/// The routing of a request that names a partition key, or a prefix of a hierarchical one.
+fn route_explicit(def: &ContainerDef, pk: &Value) -> Result<Routing> {
+    let pkdef = &def.partition_key;
+    let components = pkdef.parse_request_prefix(pk)?;
+    if components.len() == pkdef.paths.len() {
+        let value = pkdef.parse_request_value(pk)?;
+        return Ok(Routing {
+            kind: RoutingKind::SinglePartition,
+            reason: format!(
+                "the request names partition key {}",
+                value.to_display_json()
+            ),
+            targets: Targets::Keys(vec![value]),
+        });
+    }
+    let span = epk::prefix_range(&components, pkdef.paths.len()).map_err(|e| {
+        crate::error::Error::bad_request(format!("invalid partition key prefix: {e}"))
+    })?;
+    let routing = Routing {
+        kind: RoutingKind::Targeted,
+        reason: String::new(),
+        targets: Targets::Ranges(vec![span]),
+    };
+    let k = routing.ranges(def).len();
+    let n = def.ranges.len();
+    Ok(Routing {
+        reason: format!("the request names key prefix {pk}: {k} of {n} ranges"),
+        ..routing
+    })
+}
+
+/// The keys the filter's alternatives bind: whole key values, and prefixes of a
+/// hierarchical key where an alternative binds only its leading levels (each deduplicated).
+fn bound_keys(
+    terms: &[Binding],
+    pkdef: &PartitionKeyDefinition,
+) -> (Vec<PartitionKeyValue>, Vec<Vec<PkComponent>>) {
     let mut full: Vec<PartitionKeyValue> = Vec::new();
     let mut prefixes: Vec<Vec<PkComponent>> = Vec::new();
     let (mut full_seen, mut prefixes_seen) = (HashSet::new(), HashSet::new());
-    for term in &terms {
+    for term in terms {
         let bound = term.levels.iter().take_while(|l| l.is_some()).count();
         let mut combos: Vec<Vec<PkComponent>> = vec![Vec::new()];
         for values in term.levels.iter().take(bound).flatten() {
@@ -180,27 +202,39 @@ pub fn route(
             }
         }
     }
-    if prefixes.is_empty() {
-        let count = full.len();
-        let routing = Routing {
-            kind: if count == 1 {
-                RoutingKind::SinglePartition
-            } else {
-                RoutingKind::Targeted
-            },
-            reason: String::new(),
-            targets: Targets::Keys(full),
-        };
-        let k = routing.ranges(def).len();
-        let reason = if count == 1 {
-            format!("{reason} binds the partition key")
+    (full, prefixes)
+}
+
+/// The routing to whole key values the filter (described as `reason`) binds.
+fn route_keys(def: &ContainerDef, full: Vec<PartitionKeyValue>, reason: &str) -> Routing {
+    let count = full.len();
+    let routing = Routing {
+        kind: if count == 1 {
+            RoutingKind::SinglePartition
         } else {
-            format!("{reason} binds {count} partition key values on {k} of {n} ranges")
-        };
-        return Ok(Routing { reason, ..routing });
-    }
-    // Prefixes of a hierarchical key, and whole keys beside them: EPK spans, merged where
-    // they overlap so that no item is read twice.
+            RoutingKind::Targeted
+        },
+        reason: String::new(),
+        targets: Targets::Keys(full),
+    };
+    let (k, n) = (routing.ranges(def).len(), def.ranges.len());
+    let reason = if count == 1 {
+        format!("{reason} binds the partition key")
+    } else {
+        format!("{reason} binds {count} partition key values on {k} of {n} ranges")
+    };
+    Routing { reason, ..routing }
+}
+
+/// The routing to prefixes of a hierarchical key, and whole keys beside them: EPK spans,
+/// merged where they overlap so that no item is read twice.
+fn route_prefixes(
+    def: &ContainerDef,
+    full: Vec<PartitionKeyValue>,
+    prefixes: &[Vec<PkComponent>],
+    reason: &str,
+) -> Routing {
+    let pkdef = &def.partition_key;
     let spans: Vec<(Epk, Epk)> = prefixes
         .iter()
         .filter_map(|c| epk::prefix_range(c, pkdef.paths.len()).ok())
@@ -211,7 +245,7 @@ pub fn route(
         reason: String::new(),
         targets: Targets::Ranges(crate::store::index::normalize_spans(spans)),
     };
-    let k = routing.ranges(def).len();
+    let (k, n) = (routing.ranges(def).len(), def.ranges.len());
     let levels = prefixes.iter().map(Vec::len).max().unwrap_or(0);
     let what = if full.is_empty() && prefixes.len() == 1 {
         format!(
@@ -227,10 +261,10 @@ pub fn route(
             count(full.len(), "whole key", "whole keys")
         )
     };
-    Ok(Routing {
+    Routing {
         reason: format!("{reason} binds {what}: {k} of {n} ranges"),
         ..routing
-    })
+    }
 }
 
 /// The EPK span of one whole key: its EPK and nothing else (EPKs have one length per key

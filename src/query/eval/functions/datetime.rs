@@ -626,7 +626,8 @@ fn day_name(w: Weekday) -> &'static str {
 
 /// Formats with a .NET custom date and time format string (invariant culture). Returns `None`
 /// where .NET throws a FormatException (unknown standard format, over-long fraction specifier,
-/// unterminated quote, trailing escape).
+/// unterminated quote, trailing escape). One loop over the format's characters with one arm
+/// per specifier family, as .NET's formatter reads it; the arms share the cursor and lookahead.
 fn format_net(p: Parsed, fmt: &str) -> Option<String> {
     let mut chars: Vec<char> = fmt.chars().collect();
     if chars.is_empty() {
