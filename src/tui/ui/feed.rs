@@ -9,9 +9,9 @@ use ratatui::widgets::{Paragraph, Sparkline};
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
 use crate::tui::state::App;
+use crate::tui::state::document::item_diff;
 use crate::tui::state::feed::{FeedModeChoice, FeedScope};
 use crate::tui::state::tree::pk_label;
-use crate::tui::update::item_diff;
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let focused = is_focused(app, true);
