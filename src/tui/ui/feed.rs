@@ -7,10 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
 use crate::tui::state::document::item_diff;
 use crate::tui::state::feed::{FeedModeChoice, FeedScope};
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::tree::pk_label;
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
@@ -45,13 +46,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     draw_rate(f, app, top);
     let visible = feed.visible();
     let height = list.height.saturating_sub(1) as usize;
-    let offset = if feed.selected < feed.offset {
-        feed.selected
-    } else if feed.selected >= feed.offset + height.max(1) {
-        feed.selected + 1 - height.max(1)
-    } else {
-        feed.offset
-    };
+    let offset = offset_showing(feed.selected, feed.offset, height);
     // The columns that fit: the container only when a whole database is followed, the
     // id gets the room left, and lsn and size go first when the pane is narrow.
     let container_w = if matches!(feed.scope, Some(FeedScope::Database { .. })) {
@@ -115,11 +110,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
                 &fmt_bytes(e.size as u64),
             )),
         ]);
-        lines.push(if row == feed.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, row == feed.selected, focused));
     }
     if visible.is_empty() {
         lines.push(Line::styled(
@@ -193,14 +184,7 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
                 "changes from the previous image:",
                 theme().dim,
             ));
-            for d in item_diff(prev, cur) {
-                let style = match d.chars().next() {
-                    Some('+') => theme().added,
-                    Some('-') => theme().removed,
-                    _ => theme().number,
-                };
-                lines.push(Line::styled(d, style));
-            }
+            lines.extend(item_diff(prev, cur).into_iter().map(diff_line));
         }
         (Some(prev), None) => {
             lines.push(Line::styled("previous image:", theme().dim));

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
 use crate::tui::state::tree::pk_label;
 
@@ -112,11 +112,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
                 },
             ),
         ]);
-        lines.push(if i == p.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == p.selected, focused));
     }
     lines.push(Line::styled(
         p.split_seen.clone().unwrap_or_else(|| {

@@ -9,8 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
+use super::{clip, fmt_bytes, fmt_ru, mark_selected, pane};
 use crate::query::complete::{Candidate, CandidateKind};
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryRun, RangeSpan, ResultsMode, cell, columns,
 };
@@ -103,7 +104,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
         cursor.y.saturating_sub(height).max(area.y)
     };
     let r = Rect::new(x, y, width, height);
-    let first = window(list.selected, 0, rows);
+    let first = offset_showing(list.selected, 0, rows);
     let lines: Vec<Line> = candidates
         .iter()
         .enumerate()
@@ -116,7 +117,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
                 CandidateKind::Parameter => theme().param,
                 CandidateKind::Property | CandidateKind::Alias => theme().key,
             };
-            let mut line = Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(format!("{:<5} ", c.kind.tag()), theme().dim),
                 Span::styled(
                     format!("{:<label_width$} ", clip(&c.label, label_width)),
@@ -124,10 +125,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
                 ),
                 Span::styled(clip(&c.detail, detail_width), theme().dim),
             ]);
-            if i == list.selected {
-                line = line.style(selected_style(true));
-            }
-            line
+            mark_selected(line, i == list.selected, true)
         })
         .collect();
     let position = format!(" {}/{} ", list.selected + 1, candidates.len());
@@ -157,11 +155,7 @@ fn draw_editor(f: &mut Frame, app: &App, area: Rect) -> Option<Position> {
     f.render_widget(block, area);
     let ed = &app.query.editor;
     let height = inner.height as usize;
-    let scroll = if ed.row >= ed.scroll + height {
-        ed.row + 1 - height
-    } else {
-        ed.scroll.min(ed.row)
-    };
+    let scroll = offset_showing(ed.row, ed.scroll, height);
     let error_at = app
         .query
         .error
@@ -334,7 +328,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     let cols = columns(&run.documents);
     let cols: Vec<&String> = cols.iter().skip(q.hscroll).collect();
     let height = area.height.saturating_sub(1) as usize;
-    let offset = window(q.selected, q.offset, height);
+    let offset = offset_showing(q.selected, q.offset, height);
     // Column widths from what is visible, capped so several fit.
     let widths: Vec<usize> = cols
         .iter()
@@ -364,11 +358,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     )];
     for (i, d) in run.documents.iter().enumerate().skip(offset).take(height) {
         let line = Line::raw(render(cols.iter().map(|c| cell(d, c)).collect()));
-        lines.push(if i == q.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == q.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), area);
     height
@@ -377,7 +367,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
 fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool) -> usize {
     let q = &app.query;
     let height = area.height as usize;
-    let offset = window(q.selected, q.offset, height);
+    let offset = offset_showing(q.selected, q.offset, height);
     let mut lines = Vec::new();
     for (i, d) in run.documents.iter().enumerate().skip(offset) {
         if lines.len() >= height {
@@ -385,25 +375,10 @@ fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool
         }
         let text = clip(&d.to_string(), area.width as usize);
         let line = Line::styled(text, theme().string);
-        lines.push(if i == q.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == q.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), area);
     height
-}
-
-fn window(selected: usize, offset: usize, height: usize) -> usize {
-    let height = height.max(1);
-    if selected < offset {
-        selected
-    } else if selected >= offset + height {
-        selected + 1 - height
-    } else {
-        offset
-    }
 }
 
 fn draw_stats(f: &mut Frame, app: &App, area: Rect) {

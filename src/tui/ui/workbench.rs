@@ -7,10 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
 use crate::tui::state::App;
+use crate::tui::state::list::offset_showing;
 
 /// Width of one design's column group.
 const GROUP: usize = 19;
@@ -71,13 +72,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     }
     lines.push(Line::styled(header, theme().header));
     let height = (table.height as usize).saturating_sub(2);
-    let offset = if w.selected < w.offset {
-        w.selected
-    } else if w.selected >= w.offset + height.max(1) {
-        w.selected + 1 - height.max(1)
-    } else {
-        w.offset
-    };
+    let offset = offset_showing(w.selected, w.offset, height);
     for (i, p) in report.patterns.iter().enumerate().skip(offset).take(height) {
         let mut spans = vec![Span::styled(format!("{:<4}", p.id), theme().key)];
         for d in &report.designs {
@@ -105,11 +100,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             }
         }
         let line = Line::from(spans);
-        lines.push(if i == w.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == w.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), table);
 
