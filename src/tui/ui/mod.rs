@@ -6,6 +6,7 @@ mod item;
 mod overlays;
 mod partitions;
 mod query;
+mod query_stats;
 pub mod theme;
 mod tree;
 mod workbench;
