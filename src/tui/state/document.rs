@@ -25,14 +25,17 @@ pub fn pk_of(doc: &Value, paths: &[String]) -> Value {
 /// The document as its author wrote it: without the properties the service adds.
 pub fn without_system(doc: &Value) -> Value {
     match doc {
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
+        Value::Object(o) => Value::Object(user_properties(o)),
         other => other.clone(),
     }
+}
+
+/// An object's properties but the system ones.
+fn user_properties(o: &Map<String, Value>) -> Map<String, Value> {
+    o.iter()
+        .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// What changed between two documents, one line per top-level property.
@@ -50,12 +53,7 @@ pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
     };
     let mut out = Vec::new();
     // System properties change on every write; the change that matters is the user's.
-    let b: Map<String, Value> = b
-        .iter()
-        .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let b = &b;
+    let b = &user_properties(b);
     for (k, old) in b {
         match a.get(k.as_str()) {
             None => out.push(format!("- {k}: {}", short(old))),
@@ -69,4 +67,38 @@ pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_partition_key_is_bare_for_one_path_and_an_array_for_several() {
+        let doc = json!({"id": "1", "tenant": "t1", "user": {"id": "u9"}});
+        assert_eq!(pk_of(&doc, &["/tenant".into()]), json!("t1"));
+        assert_eq!(
+            pk_of(
+                &doc,
+                &["/tenant".into(), "/user/id".into(), "/region".into()]
+            ),
+            json!(["t1", "u9", {}])
+        );
+    }
+
+    #[test]
+    fn a_diff_names_the_authors_changes_not_the_services() {
+        let before = json!({"id": "1", "a": 1, "gone": true, "_etag": "x", "_ts": 1});
+        let after = json!({"id": "1", "a": 2, "new": "n", "_etag": "y", "_ts": 2});
+        assert_eq!(
+            item_diff(&before, &after),
+            vec!["~ a: 1 → 2", "- gone: true", "+ new: \"n\""]
+        );
+        assert_eq!(
+            without_system(&after),
+            json!({"id": "1", "a": 2, "new": "n"})
+        );
+    }
 }
