@@ -114,7 +114,8 @@ pub fn start(app: &mut App) -> Vec<Effect> {
 }
 
 /// Carries out a view's reaction: its own effects, then what it asked of another view
-/// (whose reaction may in turn ask for more).
+/// (whose reaction may in turn ask for more). The reaction comes first so the view call
+/// that borrows `app` can be written in place: `route(tree::navigate(app, a), app)`.
 fn route(reaction: Reaction, app: &mut App) -> Vec<Effect> {
     let Reaction { mut effects, then } = reaction;
     if let Some(request) = then {
