@@ -32,12 +32,12 @@ pub enum Msg {
         result: Result<QueryResult, Error>,
         elapsed_ms: f64,
     },
-    /// The container's ranges and partition key paths, fetched with a query.
     /// A range of a running query finished.
     QueryProgress {
         ticket: u64,
         progress: crate::query::run::RangeProgress,
     },
+    /// The container's ranges and partition key paths, fetched with a query.
     Ranges {
         ticket: u64,
         db: String,

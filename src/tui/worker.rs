@@ -46,95 +46,116 @@ pub fn children(
     cursor: Option<&str>,
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     match node {
-        NodeKind::Database { db, .. } => {
-            let cs = engine.list_containers(Some(db))?;
-            Ok((
-                cs.into_iter()
-                    .map(|c| NodeKind::Container {
-                        db: db.clone(),
-                        throughput: throughput_label(&c.throughput),
-                        pk_paths: c.partition_key.paths.clone(),
-                        items: c.statistics.item_count,
-                        bytes: c.statistics.size_bytes,
-                        c: c.id,
-                    })
-                    .collect(),
-                None,
-            ))
-        }
-        NodeKind::Container { db, c, .. } => {
-            let report = engine.partitions(db, c, 0, 2)?;
-            let kinds = report
-                .partitions
-                .iter()
-                .map(|r| {
-                    let ru_now = report
-                        .load
-                        .iter()
-                        .find(|l| l.id == r.id)
-                        .map_or(0.0, |l| l.ru_last_second);
-                    NodeKind::Range {
-                        db: db.clone(),
-                        c: c.clone(),
-                        range: r.id.parse().unwrap_or_default(),
-                        min: r.min_inclusive.clone(),
-                        max: r.max_exclusive.clone(),
-                        items: r.statistics.item_count,
-                        bytes: r.statistics.size_bytes,
-                        ru_now,
-                    }
-                })
-                .collect();
-            Ok((kinds, None))
-        }
-        NodeKind::Range { db, c, range, .. } => {
-            let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
-            let page = engine.largest_logical_partitions(db, c, *range, skip, PAGE)?;
-            // The hottest of the page: the one that has consumed the most RU.
-            let hottest = page
-                .logical_partitions
-                .iter()
-                .map(|l| l.statistics.request_charge_total)
-                .fold(0.0, f64::max);
-            let kinds = page
-                .logical_partitions
-                .into_iter()
-                .map(|l| NodeKind::Logical {
-                    db: db.clone(),
-                    c: c.clone(),
-                    range: *range,
-                    hottest: hottest > 0.0 && l.statistics.request_charge_total == hottest,
-                    items: l.statistics.item_count,
-                    bytes: l.statistics.size_bytes,
-                    pk: l.partition_key,
-                })
-                .collect();
-            Ok((kinds, page.next))
-        }
-        NodeKind::Logical { db, c, pk, .. } => {
-            // What Data Explorer does: a single-partition query for the ids, paged.
-            let opts = QueryOptions {
-                partition_key: Some(pk.clone()),
-                max_items: Some(PAGE),
-                continuation: cursor.map(str::to_string),
-                ..Default::default()
-            };
-            let r = engine.query(db, c, "SELECT VALUE c.id FROM c", &opts)?;
-            let kinds = r
-                .documents
-                .into_iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .map(|id| NodeKind::Item {
-                    db: db.clone(),
-                    c: c.clone(),
-                    pk: pk.clone(),
-                    id,
-                })
-                .collect();
-            Ok((kinds, r.continuation))
-        }
+        NodeKind::Database { db, .. } => Ok((container_nodes(engine, db)?, None)),
+        NodeKind::Container { db, c, .. } => Ok((range_nodes(engine, db, c)?, None)),
+        NodeKind::Range { db, c, range, .. } => logical_nodes(engine, db, c, *range, cursor),
+        NodeKind::Logical { db, c, pk, .. } => item_nodes(engine, db, c, pk, cursor),
         _ => Ok((Vec::new(), None)),
     }
+}
+
+/// A database's containers.
+fn container_nodes(engine: &Engine, db: &str) -> Result<Vec<NodeKind>> {
+    let cs = engine.list_containers(Some(db))?;
+    Ok(cs
+        .into_iter()
+        .map(|c| NodeKind::Container {
+            db: db.to_string(),
+            throughput: throughput_label(&c.throughput),
+            pk_paths: c.partition_key.paths.clone(),
+            items: c.statistics.item_count,
+            bytes: c.statistics.size_bytes,
+            c: c.id,
+        })
+        .collect())
+}
+
+/// A container's physical partitions, each with the RU it used in the last second.
+fn range_nodes(engine: &Engine, db: &str, c: &str) -> Result<Vec<NodeKind>> {
+    let report = engine.partitions(db, c, 0, 2)?;
+    Ok(report
+        .partitions
+        .iter()
+        .map(|r| {
+            let ru_now = report
+                .load
+                .iter()
+                .find(|l| l.id == r.id)
+                .map_or(0.0, |l| l.ru_last_second);
+            NodeKind::Range {
+                db: db.to_string(),
+                c: c.to_string(),
+                range: r.id.parse().unwrap_or_default(),
+                min: r.min_inclusive.clone(),
+                max: r.max_exclusive.clone(),
+                items: r.statistics.item_count,
+                bytes: r.statistics.size_bytes,
+                ru_now,
+            }
+        })
+        .collect())
+}
+
+/// A page of a range's logical partitions, largest first, the hottest of the page marked.
+fn logical_nodes(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    range: u32,
+    cursor: Option<&str>,
+) -> Result<(Vec<NodeKind>, Option<String>)> {
+    let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
+    let page = engine.largest_logical_partitions(db, c, range, skip, PAGE)?;
+    // The hottest of the page: the one that has consumed the most RU.
+    let hottest = page
+        .logical_partitions
+        .iter()
+        .map(|l| l.statistics.request_charge_total)
+        .fold(0.0, f64::max);
+    let kinds = page
+        .logical_partitions
+        .into_iter()
+        .map(|l| NodeKind::Logical {
+            db: db.to_string(),
+            c: c.to_string(),
+            range,
+            hottest: hottest > 0.0 && l.statistics.request_charge_total == hottest,
+            items: l.statistics.item_count,
+            bytes: l.statistics.size_bytes,
+            pk: l.partition_key,
+        })
+        .collect();
+    Ok((kinds, page.next))
+}
+
+/// A page of the ids in a logical partition. What Data Explorer does: a single-partition
+/// query for the ids, paged.
+fn item_nodes(
+    engine: &Engine,
+    db: &str,
+    c: &str,
+    pk: &Value,
+    cursor: Option<&str>,
+) -> Result<(Vec<NodeKind>, Option<String>)> {
+    let opts = QueryOptions {
+        partition_key: Some(pk.clone()),
+        max_items: Some(PAGE),
+        continuation: cursor.map(str::to_string),
+        ..Default::default()
+    };
+    let r = engine.query(db, c, "SELECT VALUE c.id FROM c", &opts)?;
+    let kinds = r
+        .documents
+        .into_iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .map(|id| NodeKind::Item {
+            db: db.to_string(),
+            c: c.to_string(),
+            pk: pk.clone(),
+            id,
+        })
+        .collect();
+    Ok((kinds, r.continuation))
 }
 
 fn throughput_label(t: &crate::engine::ThroughputView) -> String {
@@ -435,6 +456,11 @@ pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::
 /// Performs a one-shot effect and returns the messages it produces. Effects that need the
 /// runtime (subscriptions, the palette stream, the terminal, the clipboard) are not
 /// handled here and produce nothing.
+///
+/// One piece on purpose: it is the table from effect to engine call to message, an arm
+/// per effect with no phases between them; the arms with logic of their own call out
+/// (`children`, `load_ranges`, `query_page`, `save_item`, `apply_index`), and what remains
+/// is the destructuring rustfmt spreads over many lines.
 pub fn perform(
     engine: &Engine,
     data_dir: &std::path::Path,
@@ -470,19 +496,7 @@ pub fn perform(
             ticket,
             result: engine.read_item(&db, &c, &id, &pk),
         }],
-        Effect::LoadRanges { ticket, db, c } => {
-            let pk_paths = engine
-                .container(&db, &c)
-                .map(|i| i.partition_key.paths)
-                .unwrap_or_default();
-            vec![Msg::Ranges {
-                ticket,
-                ranges: ranges(engine, &db, &c),
-                db,
-                c,
-                pk_paths,
-            }]
-        }
+        Effect::LoadRanges { ticket, db, c } => vec![load_ranges(engine, ticket, db, c)],
         Effect::LoadSchema { db, c } => vec![Msg::Schema {
             result: engine
                 .sample_documents(&db, &c, SCHEMA_SAMPLE)
@@ -498,7 +512,6 @@ pub fn perform(
             params,
             continuation,
         } => {
-            let start = Instant::now();
             let opts = QueryOptions {
                 continuation,
                 progress,
@@ -508,13 +521,7 @@ pub fn perform(
                     .collect(),
                 ..Default::default()
             };
-            let result = engine.query_cancellable(&db, &c, &sql, &opts, cancel);
-            let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
-            vec![Msg::QueryPage {
-                ticket,
-                result,
-                elapsed_ms,
-            }]
+            vec![query_page(engine, ticket, &db, &c, &sql, &opts, cancel)]
         }
         Effect::LoadPartitions { ticket, db, c } => vec![Msg::Partitions {
             ticket,
@@ -571,6 +578,41 @@ pub fn perform(
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. } => Vec::new(),
+    }
+}
+
+/// The container's ranges for the strip, and its partition key paths.
+fn load_ranges(engine: &Engine, ticket: u64, db: String, c: String) -> Msg {
+    let pk_paths = engine
+        .container(&db, &c)
+        .map(|i| i.partition_key.paths)
+        .unwrap_or_default();
+    Msg::Ranges {
+        ticket,
+        ranges: ranges(engine, &db, &c),
+        db,
+        c,
+        pk_paths,
+    }
+}
+
+/// One page of a query, timed.
+fn query_page(
+    engine: &Engine,
+    ticket: u64,
+    db: &str,
+    c: &str,
+    sql: &str,
+    opts: &QueryOptions,
+    cancel: &AtomicBool,
+) -> Msg {
+    let start = Instant::now();
+    let result = engine.query_cancellable(db, c, sql, opts, cancel);
+    let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
+    Msg::QueryPage {
+        ticket,
+        result,
+        elapsed_ms,
     }
 }
 

@@ -71,12 +71,11 @@ use crate::store::{RoTxn, Store};
 use cache::ResultCache;
 pub use compute::DOCUMENT_ORDER_MAX_ITEMS;
 use compute::Hooks;
-pub use page::MAX_PAGE_BYTES;
 use prepare::Plan;
 pub use request::{Progress, QueryOptions};
 pub use result::{
-    AccessView, IndexMetrics, PartitionResult, QueryMetrics, QueryResult, RangePart, RangeProgress,
-    RoutingView,
+    AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
+    RangePart, RangeProgress, RoutingView,
 };
 use snapshot::Snapshot;
 use token::query_hash;

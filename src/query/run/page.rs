@@ -8,17 +8,14 @@ use super::cache::{Computed, ResultCache};
 use super::charges::{PageCharge, charge_page};
 use super::compute::Computation;
 use super::prepare::Plan;
-use super::result::{AccessView, IndexMetrics, QueryResult, RangePart, RoutingView};
+use super::result::{
+    AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryResult, RangePart, RoutingView,
+};
 use super::snapshot::Snapshot;
 use super::token::Token;
 use crate::charge;
 use crate::query::read::document::Document;
 use crate::store::stats::OpKind;
-
-/// The service's response size limit: a page ends before the result that would take its
-/// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
-/// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
-pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// How many of `results` (the rest of a result, in order) the next page holds: at most
 /// `max_items`, and no more than fit in [`MAX_PAGE_BYTES`], but always one.

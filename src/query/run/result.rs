@@ -8,6 +8,11 @@ use serde_json::Value;
 use crate::query::read::document::Document;
 use crate::store::ranges::PkRange;
 
+/// The service's response size limit: a page ends before the result that would take its
+/// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
+/// (for example, paginated query) | 4 MB"). A page has at least one result, whatever its size.
+pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// What is known about one range when it finishes, before the page is assembled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RangeProgress {

@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::candidates::Candidate;
-use super::page::MAX_PAGE_BYTES;
 use super::partition_key::KeyReader;
-use super::result::QueryMetrics;
+use super::result::{MAX_PAGE_BYTES, QueryMetrics};
 use super::token::Resume;
 use crate::error::{Error, Result};
 use crate::query::eval::env::Env;

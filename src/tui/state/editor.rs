@@ -267,16 +267,6 @@ impl TextBuffer {
         }
         true
     }
-
-    /// Keeps the cursor inside a window of `height` lines.
-    pub fn scroll_into_view(&mut self, height: usize) {
-        let height = height.max(1);
-        if self.row < self.scroll {
-            self.scroll = self.row;
-        } else if self.row >= self.scroll + height {
-            self.scroll = self.row + 1 - height;
-        }
-    }
 }
 
 #[cfg(test)]

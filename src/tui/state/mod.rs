@@ -1,8 +1,10 @@
 //! Everything the screen shows, in one value that `update` changes and drawing reads.
 
+pub mod document;
 pub mod editor;
 pub mod feed;
 pub mod json_tree;
+pub mod list;
 pub mod palette;
 pub mod query;
 pub mod tree;
@@ -297,6 +299,14 @@ impl App {
             (Focus::View, View::Partitions) => Mode::Partitions,
             (Focus::View, View::Workbench) => Mode::Workbench,
         }
+    }
+
+    /// The partition key paths of a container, as last seen in the tree or a query.
+    pub fn partition_key_paths(&self, db: &str, c: &str) -> Vec<String> {
+        self.pk_paths
+            .get(&(db.to_string(), c.to_string()))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn info(&mut self, text: impl Into<String>) {

@@ -5,6 +5,8 @@
 //! million items costs one page of work when it is opened. Counts and sizes come from the
 //! store's statistics.
 
+use nucleo::Matcher;
+use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use serde_json::Value;
 
 /// Rows loaded per request for the deep levels.
@@ -300,6 +302,38 @@ impl TreeState {
                 self.selected = i;
             }
         }
+    }
+
+    /// Re-applies the filter after it or the rows changed: the rows whose label matches it
+    /// fuzzily stay, with their ancestors, so a match is shown where it lives.
+    pub fn refilter(&mut self) {
+        let Some(text) = self.filter.clone() else {
+            return;
+        };
+        let labels: Vec<(usize, String)> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, n.label()))
+            .collect();
+        let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
+        let pattern = Pattern::parse(&text, CaseMatching::Smart, Normalization::Smart);
+        let mut keep = vec![false; labels.len()];
+        for (i, label) in &labels {
+            let mut buf = Vec::new();
+            let hay = nucleo::Utf32Str::new(label, &mut buf);
+            if text.is_empty() || pattern.score(hay, &mut matcher).is_some() {
+                keep[*i] = true;
+                let mut j = *i;
+                while let Some(p) = self.parent_of(j) {
+                    keep[p] = true;
+                    j = p;
+                }
+            }
+        }
+        self.visible = (0..labels.len()).filter(|&i| keep[i]).collect();
+        let rows = self.row_count();
+        self.selected = self.selected.min(rows.saturating_sub(1));
     }
 
     /// Moves the selection by `delta` rows, clamped.

@@ -7,11 +7,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
-use crate::tui::state::feed::{FeedModeChoice, FeedScope};
+use crate::tui::state::document::item_diff;
+use crate::tui::state::feed::{FeedModeChoice, FeedRow, FeedScope, FeedState};
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::tree::pk_label;
-use crate::tui::update::item_diff;
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let focused = is_focused(app, true);
@@ -43,35 +44,58 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     ])
     .areas(inner);
     draw_rate(f, app, top);
-    let visible = feed.visible();
-    let height = list.height.saturating_sub(1) as usize;
-    let offset = if feed.selected < feed.offset {
-        feed.selected
-    } else if feed.selected >= feed.offset + height.max(1) {
-        feed.selected + 1 - height.max(1)
-    } else {
-        feed.offset
-    };
-    // The columns that fit: the container only when a whole database is followed, the
-    // id gets the room left, and lsn and size go first when the pane is narrow.
-    let container_w = if matches!(feed.scope, Some(FeedScope::Database { .. })) {
-        11
-    } else {
-        0
-    };
-    let mut id_w = (list.width as usize).saturating_sub(9 + 10 + container_w + 4 + 8 + 15 + 8);
-    let wide = id_w >= 8;
-    let key_w = if wide { 14 } else { 10 };
-    if !wide {
-        id_w = (list.width as usize).saturating_sub(9 + 10 + container_w + 4 + key_w + 1);
+    let height = draw_list(f, feed, focused, list);
+    draw_detail(f, app, detail);
+    height
+}
+
+/// The columns of the event list that fit: the container only when a whole database is
+/// followed, the id gets the room left, and lsn and size go first when the pane is narrow.
+struct Columns {
+    container_w: usize,
+    wide: bool,
+    key_w: usize,
+    id_w: usize,
+}
+
+impl Columns {
+    fn new(width: u16, scope: Option<&FeedScope>) -> Columns {
+        let container_w = if matches!(scope, Some(FeedScope::Database { .. })) {
+            11
+        } else {
+            0
+        };
+        let mut id_w = (width as usize).saturating_sub(9 + 10 + container_w + 4 + 8 + 15 + 8);
+        let wide = id_w >= 8;
+        let key_w = if wide { 14 } else { 10 };
+        if !wide {
+            id_w = (width as usize).saturating_sub(9 + 10 + container_w + 4 + key_w + 1);
+        }
+        Columns {
+            container_w,
+            wide,
+            key_w,
+            id_w,
+        }
     }
-    let columns = |container: &str, rng: &str, lsn: &str, key: &str, id: &str, size: &str| {
+
+    /// The columns after the time and the operation.
+    fn row(
+        &self,
+        container: &str,
+        rng: &str,
+        lsn: &str,
+        key: &str,
+        id: &str,
+        size: &str,
+    ) -> String {
+        let (key_w, id_w) = (self.key_w, self.id_w);
         let mut s = String::new();
-        if container_w > 0 {
+        if self.container_w > 0 {
             s.push_str(&format!("{:<10} ", clip(container, 10)));
         }
         s.push_str(&format!("{rng:>3} "));
-        if wide {
+        if self.wide {
             s.push_str(&format!("{lsn:>7} "));
         }
         s.push_str(&format!(
@@ -79,47 +103,32 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             clip(key, key_w),
             clip(id, id_w)
         ));
-        if wide {
+        if self.wide {
             s.push_str(&format!(" {size:>7}"));
         }
         s
-    };
+    }
+}
+
+/// The events that pass the filter, a row each under a header, or why there are none;
+/// returns how many event rows fit.
+fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usize {
+    let visible = feed.visible();
+    let height = area.height.saturating_sub(1) as usize;
+    let offset = offset_showing(feed.selected, feed.offset, height);
+    let cols = Columns::new(area.width, feed.scope.as_ref());
     let mut lines = vec![Line::styled(
         format!(
             "{:<8} {:<9} {}",
             "time",
             "op",
-            columns("container", "rng", "lsn", "key", "id", "size")
+            cols.row("container", "rng", "lsn", "key", "id", "size")
         ),
         theme().header,
     )];
     for (row, &i) in visible.iter().enumerate().skip(offset).take(height) {
-        let e = &feed.events[i];
-        let time = chrono::DateTime::from_timestamp(e.crts, 0)
-            .map(|t| t.format("%H:%M:%S").to_string())
-            .unwrap_or_default();
-        let op_style = match e.op.as_str() {
-            "create" => theme().added,
-            "delete" => theme().removed,
-            _ => theme().number,
-        };
-        let line = Line::from(vec![
-            Span::raw(format!("{time:<8} ")),
-            Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
-            Span::raw(columns(
-                &e.container,
-                &e.range.to_string(),
-                &e.lsn.to_string(),
-                &pk_label(&e.pk),
-                &e.id,
-                &fmt_bytes(e.size as u64),
-            )),
-        ]);
-        lines.push(if row == feed.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        let line = event_line(&cols, &feed.events[i]);
+        lines.push(mark_selected(line, row == feed.selected, focused));
     }
     if visible.is_empty() {
         lines.push(Line::styled(
@@ -133,9 +142,32 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             theme().dim,
         ));
     }
-    f.render_widget(Paragraph::new(lines), list);
-    draw_detail(f, app, detail);
+    f.render_widget(Paragraph::new(lines), area);
     height
+}
+
+/// One change: when, what operation (coloured), where, and the item.
+fn event_line(cols: &Columns, e: &FeedRow) -> Line<'static> {
+    let time = chrono::DateTime::from_timestamp(e.crts, 0)
+        .map(|t| t.format("%H:%M:%S").to_string())
+        .unwrap_or_default();
+    let op_style = match e.op.as_str() {
+        "create" => theme().added,
+        "delete" => theme().removed,
+        _ => theme().number,
+    };
+    Line::from(vec![
+        Span::raw(format!("{time:<8} ")),
+        Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
+        Span::raw(cols.row(
+            &e.container,
+            &e.range.to_string(),
+            &e.lsn.to_string(),
+            &pk_label(&e.pk),
+            &e.id,
+            &fmt_bytes(e.size as u64),
+        )),
+    ])
 }
 
 fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
@@ -193,14 +225,7 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
                 "changes from the previous image:",
                 theme().dim,
             ));
-            for d in item_diff(prev, cur) {
-                let style = match d.chars().next() {
-                    Some('+') => theme().added,
-                    Some('-') => theme().removed,
-                    _ => theme().number,
-                };
-                lines.push(Line::styled(d, style));
-            }
+            lines.extend(item_diff(prev, cur).into_iter().map(diff_line));
         }
         (Some(prev), None) => {
             lines.push(Line::styled("previous image:", theme().dim));

@@ -7,9 +7,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
 use super::theme::theme;
-use super::{fmt_ru, is_focused, pane, selected_style};
+use super::{diff_line, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
 use crate::tui::state::json_tree::{Row, RowValue, Step};
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::tree::pk_label;
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
@@ -57,13 +58,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         Layout::vertical([Constraint::Min(1), Constraint::Length(diff_height)]).areas(inner);
     let height = body.height as usize;
     let t = &item.tree;
-    let offset = if t.selected < t.offset {
-        t.selected
-    } else if t.selected >= t.offset + height {
-        t.selected + 1 - height
-    } else {
-        t.offset
-    };
+    let offset = offset_showing(t.selected, t.offset, height);
     let lines: Vec<Line> = t
         .rows
         .iter()
@@ -72,24 +67,13 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         .take(height)
         .map(|(i, r)| {
             let line = row_line(r);
-            if i == t.selected {
-                line.style(selected_style(focused))
-            } else {
-                line
-            }
+            mark_selected(line, i == t.selected, focused)
         })
         .collect();
     f.render_widget(Paragraph::new(lines), body);
     if let Some(diff) = &item.diff {
         let mut lines = vec![Line::styled("last save changed:", theme().dim)];
-        lines.extend(diff.iter().map(|d| {
-            let style = match d.chars().next() {
-                Some('+') => theme().added,
-                Some('-') => theme().removed,
-                _ => theme().number,
-            };
-            Line::styled(d.clone(), style)
-        }));
+        lines.extend(diff.iter().cloned().map(diff_line));
         f.render_widget(Paragraph::new(lines), diff_area);
     }
     height

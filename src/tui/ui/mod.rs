@@ -6,13 +6,13 @@ mod item;
 mod overlays;
 mod partitions;
 mod query;
+mod query_stats;
 pub mod theme;
 mod tree;
 mod workbench;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
@@ -253,12 +253,24 @@ pub fn clip(s: &str, width: usize) -> String {
     }
 }
 
-/// The style of a focused list row.
-pub fn selected_style(focused: bool) -> Style {
-    if focused {
-        theme().selected
+/// One line of an item diff (`item_diff`), coloured by what happened to the property.
+pub fn diff_line(change: String) -> Line<'static> {
+    let style = match change.chars().next() {
+        Some('+') => theme().added,
+        Some('-') => theme().removed,
+        _ => theme().number,
+    };
+    Line::styled(change, style)
+}
+
+/// A list row, marked when it is the selected one (brighter while its list has focus).
+pub fn mark_selected(line: Line<'_>, selected: bool, focused: bool) -> Line<'_> {
+    if !selected {
+        line
+    } else if focused {
+        line.style(theme().selected)
     } else {
-        theme().selected_unfocused
+        line.style(theme().selected_unfocused)
     }
 }
 

@@ -7,9 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, pane, selected_style};
+use super::{clip, mark_selected, pane};
 use crate::tui::keymap::Mode;
 use crate::tui::state::editor::TextBuffer;
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::{App, Layer};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
@@ -94,7 +95,7 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
     let [input, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     draw_input(f, input, "> ", &p.input, top);
     let height = list.height as usize;
-    let offset = p.selected.saturating_sub(height.saturating_sub(1));
+    let offset = offset_showing(p.selected, 0, height);
     let lines: Vec<Line> = p
         .matches
         .iter()
@@ -106,11 +107,7 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
                 Span::styled(format!("{:<10}", e.kind), theme().dim),
                 Span::raw(clip(&e.text, list.width.saturating_sub(10) as usize)),
             ]);
-            if i == p.selected {
-                line.style(selected_style(true))
-            } else {
-                line
-            }
+            mark_selected(line, i == p.selected, true)
         })
         .collect();
     f.render_widget(Paragraph::new(lines), list);

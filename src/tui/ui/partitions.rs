@@ -7,9 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
-use crate::tui::state::App;
+use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
+use crate::engine::{LogicalPartitionView, PartitionsReport, RangeInfo, RangeLoad};
 use crate::tui::state::tree::pk_label;
+use crate::tui::state::{App, PartitionsState};
 
 /// A bar of `width` cells filled to `fraction`.
 fn bar(fraction: f64, width: usize) -> String {
@@ -47,76 +48,75 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let n = report.partitions.len() as u16;
     let [ranges, lps] =
         Layout::vertical([Constraint::Length(n + 3), Constraint::Min(3)]).areas(inner);
-    // Narrow panes drop the storage share and the peak before the heat bar shrinks away.
-    let wide = inner.width >= 72;
-    let fixed = if wide { 60 } else { 45 };
-    let bar_w = (inner.width as usize).saturating_sub(fixed).clamp(4, 30);
-    let row = |id: &str, items: &str, size: &str, share: &str| {
-        if wide {
+    draw_ranges(f, p, report, focused, ranges);
+    draw_logical(f, report, lps);
+    inner.height as usize
+}
+
+/// The columns of the physical partitions table for a pane `width` cells wide. Narrow
+/// panes drop the storage share and the peak before the heat bar shrinks away.
+struct Columns {
+    wide: bool,
+    bar_w: usize,
+}
+
+impl Columns {
+    fn new(width: u16) -> Columns {
+        let wide = width >= 72;
+        let fixed = if wide { 60 } else { 45 };
+        Columns {
+            wide,
+            bar_w: (width as usize).saturating_sub(fixed).clamp(4, 30),
+        }
+    }
+
+    /// The columns before the heat bar.
+    fn head(&self, id: &str, items: &str, size: &str, share: &str) -> String {
+        if self.wide {
             format!("{id:<5} {items:>7} {size:>9} {share:>6} ")
         } else {
             format!("{id:<5} {items:>6} {size:>8} ")
         }
-    };
-    let tail = |now: &str, peak: &str| {
-        if wide {
+    }
+
+    /// The columns after the heat bar, before the 429 count.
+    fn tail(&self, now: &str, peak: &str) -> String {
+        if self.wide {
             format!(" {now:>8} {peak:>8} ")
         } else {
             format!(" {now:>8} ")
         }
-    };
+    }
+}
+
+/// A row per physical partition (the selected one marked), then the split just seen or a
+/// summary.
+fn draw_ranges(
+    f: &mut Frame,
+    p: &PartitionsState,
+    report: &PartitionsReport,
+    focused: bool,
+    area: Rect,
+) {
+    let cols = Columns::new(area.width);
     let mut lines = vec![Line::styled(
         format!(
             "{}{:<bw$}{}{:>5}",
-            row("range", "items", "size", "store%"),
-            clip("RU/s heat vs budget", bar_w),
-            tail("RU/s", "peak"),
+            cols.head("range", "items", "size", "store%"),
+            clip("RU/s heat vs budget", cols.bar_w),
+            cols.tail("RU/s", "peak"),
             "429s",
-            bw = bar_w
+            bw = cols.bar_w
         ),
         theme().header,
     )];
     for (i, r) in report.partitions.iter().enumerate() {
         let load = report.load.iter().find(|l| l.id == r.id);
-        let (now, peak, budget, throttled) = load.map_or((0.0, 0.0, 1.0, 0), |l| {
-            (
-                l.ru_last_second,
-                l.ru_peak,
-                l.budget_per_second,
-                l.throttled,
-            )
-        });
-        let heat = if budget > 0.0 { now / budget } else { 0.0 };
-        let heat_style = if heat >= 0.9 {
-            theme().hot
-        } else if heat >= 0.5 {
-            theme().number
-        } else {
-            theme().info
-        };
-        let line = Line::from(vec![
-            Span::raw(row(
-                &r.id,
-                &fmt_count(r.statistics.item_count),
-                &fmt_bytes(r.statistics.size_bytes),
-                &format!("{:.1}%", r.storage_fraction * 100.0),
-            )),
-            Span::styled(bar(heat, bar_w), heat_style),
-            Span::raw(tail(&fmt_ru(now), &fmt_ru(peak))),
-            Span::styled(
-                format!("{throttled:>5}"),
-                if throttled > 0 {
-                    theme().hot
-                } else {
-                    theme().dim
-                },
-            ),
-        ]);
-        lines.push(if i == p.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(
+            range_line(&cols, r, load),
+            i == p.selected,
+            focused,
+        ));
     }
     lines.push(Line::styled(
         p.split_seen.clone().unwrap_or_else(|| {
@@ -132,45 +132,94 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
             theme().dim
         },
     ));
-    f.render_widget(Paragraph::new(lines), ranges);
+    f.render_widget(Paragraph::new(lines), area);
+}
 
+/// One physical partition: its storage, its RU heat against its budget, 429s.
+fn range_line(cols: &Columns, r: &RangeInfo, load: Option<&RangeLoad>) -> Line<'static> {
+    let (now, peak, budget, throttled) = load.map_or((0.0, 0.0, 1.0, 0), |l| {
+        (
+            l.ru_last_second,
+            l.ru_peak,
+            l.budget_per_second,
+            l.throttled,
+        )
+    });
+    let heat = if budget > 0.0 { now / budget } else { 0.0 };
+    let heat_style = if heat >= 0.9 {
+        theme().hot
+    } else if heat >= 0.5 {
+        theme().number
+    } else {
+        theme().info
+    };
+    Line::from(vec![
+        Span::raw(cols.head(
+            &r.id,
+            &fmt_count(r.statistics.item_count),
+            &fmt_bytes(r.statistics.size_bytes),
+            &format!("{:.1}%", r.storage_fraction * 100.0),
+        )),
+        Span::styled(bar(heat, cols.bar_w), heat_style),
+        Span::raw(cols.tail(&fmt_ru(now), &fmt_ru(peak))),
+        Span::styled(
+            format!("{throttled:>5}"),
+            if throttled > 0 {
+                theme().hot
+            } else {
+                theme().dim
+            },
+        ),
+    ])
+}
+
+/// The largest and the hottest logical partitions, side by side.
+fn draw_logical(f: &mut Frame, report: &PartitionsReport, area: Rect) {
     let [largest, hottest] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lps);
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
     // Each list gets half the pane: the key takes what the value and range leave.
     let key_w = (largest.width as usize).saturating_sub(16).clamp(6, 24);
-    let list = |title: &str, items: &[crate::engine::LogicalPartitionView], by_ru: bool| {
-        let mut lines = vec![Line::styled(clip(title, key_w + 14), theme().header)];
-        for l in items {
-            let value = if by_ru {
-                format!("{} RU", fmt_ru(l.statistics.request_charge_total))
-            } else {
-                fmt_bytes(l.statistics.size_bytes)
-            };
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{:<key_w$} ", clip(&pk_label(&l.partition_key), key_w)),
-                    theme().string,
-                ),
-                Span::raw(format!("{value:>10} r{}", l.range)),
-            ]));
-        }
-        Paragraph::new(lines)
-    };
     f.render_widget(
-        list(
+        logical_list(
             "largest logical partitions",
             &report.largest_logical_partitions,
             false,
+            key_w,
         ),
         largest,
     );
     f.render_widget(
-        list(
+        logical_list(
             "hottest logical partitions",
             &report.hottest_logical_partitions,
             true,
+            key_w,
         ),
         hottest,
     );
-    inner.height as usize
+}
+
+/// A titled list of logical partitions with their size, or their RU when `by_ru`.
+fn logical_list(
+    title: &str,
+    items: &[LogicalPartitionView],
+    by_ru: bool,
+    key_w: usize,
+) -> Paragraph<'static> {
+    let mut lines = vec![Line::styled(clip(title, key_w + 14), theme().header)];
+    for l in items {
+        let value = if by_ru {
+            format!("{} RU", fmt_ru(l.statistics.request_charge_total))
+        } else {
+            fmt_bytes(l.statistics.size_bytes)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{:<key_w$} ", clip(&pk_label(&l.partition_key), key_w)),
+                theme().string,
+            ),
+            Span::raw(format!("{value:>10} r{}", l.range)),
+        ]));
+    }
+    Paragraph::new(lines)
 }

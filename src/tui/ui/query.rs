@@ -1,6 +1,6 @@
 //! The query console: the editor with highlighting and the error marked and the completion
-//! list under its cursor, the results as a table or JSON, and the stats panel with the
-//! key-space strip.
+//! list under its cursor, the results as a table or JSON, and beside them the stats panel
+//! (`query_stats`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -8,13 +8,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
+use super::query_stats;
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_ru, pane, selected_style};
+use super::{clip, mark_selected, pane};
 use crate::query::syntax::complete::{Candidate, CandidateKind};
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::query::{
-    COMPLETION_ROWS, CompletionList, QueryRun, RangeSpan, ResultsMode, cell, columns,
+    COMPLETION_ROWS, CompletionList, QueryRun, ResultsMode, cell, columns,
 };
-use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, Focus};
 
 const KEYWORDS: &[&str] = &[
@@ -66,7 +67,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         (r, s)
     };
     let rows = draw_results(f, app, results);
-    draw_stats(f, app, stats);
+    query_stats::draw(f, app, stats);
     if let (Some(cursor), Some(list)) = (cursor, &app.query.completion) {
         draw_completion(f, list, cursor, area);
     }
@@ -103,7 +104,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
         cursor.y.saturating_sub(height).max(area.y)
     };
     let r = Rect::new(x, y, width, height);
-    let first = window(list.selected, 0, rows);
+    let first = offset_showing(list.selected, 0, rows);
     let lines: Vec<Line> = candidates
         .iter()
         .enumerate()
@@ -116,7 +117,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
                 CandidateKind::Parameter => theme().param,
                 CandidateKind::Property | CandidateKind::Alias => theme().key,
             };
-            let mut line = Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(format!("{:<5} ", c.kind.tag()), theme().dim),
                 Span::styled(
                     format!("{:<label_width$} ", clip(&c.label, label_width)),
@@ -124,10 +125,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
                 ),
                 Span::styled(clip(&c.detail, detail_width), theme().dim),
             ]);
-            if i == list.selected {
-                line = line.style(selected_style(true));
-            }
-            line
+            mark_selected(line, i == list.selected, true)
         })
         .collect();
     let position = format!(" {}/{} ", list.selected + 1, candidates.len());
@@ -157,11 +155,7 @@ fn draw_editor(f: &mut Frame, app: &App, area: Rect) -> Option<Position> {
     f.render_widget(block, area);
     let ed = &app.query.editor;
     let height = inner.height as usize;
-    let scroll = if ed.row >= ed.scroll + height {
-        ed.row + 1 - height
-    } else {
-        ed.scroll.min(ed.row)
-    };
+    let scroll = offset_showing(ed.row, ed.scroll, height);
     let error_at = app
         .query
         .error
@@ -334,7 +328,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     let cols = columns(&run.documents);
     let cols: Vec<&String> = cols.iter().skip(q.hscroll).collect();
     let height = area.height.saturating_sub(1) as usize;
-    let offset = window(q.selected, q.offset, height);
+    let offset = offset_showing(q.selected, q.offset, height);
     // Column widths from what is visible, capped so several fit.
     let widths: Vec<usize> = cols
         .iter()
@@ -364,11 +358,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     )];
     for (i, d) in run.documents.iter().enumerate().skip(offset).take(height) {
         let line = Line::raw(render(cols.iter().map(|c| cell(d, c)).collect()));
-        lines.push(if i == q.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == q.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), area);
     height
@@ -377,7 +367,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
 fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool) -> usize {
     let q = &app.query;
     let height = area.height as usize;
-    let offset = window(q.selected, q.offset, height);
+    let offset = offset_showing(q.selected, q.offset, height);
     let mut lines = Vec::new();
     for (i, d) in run.documents.iter().enumerate().skip(offset) {
         if lines.len() >= height {
@@ -385,240 +375,10 @@ fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool
         }
         let text = clip(&d.to_string(), area.width as usize);
         let line = Line::styled(text, theme().string);
-        lines.push(if i == q.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(line, i == q.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), area);
     height
-}
-
-fn window(selected: usize, offset: usize, height: usize) -> usize {
-    let height = height.max(1);
-    if selected < offset {
-        selected
-    } else if selected >= offset + height {
-        selected + 1 - height
-    } else {
-        offset
-    }
-}
-
-fn draw_stats(f: &mut Frame, app: &App, area: Rect) {
-    let block = pane("Stats".into(), false);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let q = &app.query;
-    let Some(run) = &q.run else {
-        f.render_widget(
-            Paragraph::new("Charge, routing and partitions appear here.").style(theme().dim),
-            inner,
-        );
-        return;
-    };
-    let width = inner.width as usize;
-    let mut lines = Vec::new();
-    let running = if q.running.is_some() {
-        let done = run.progress.len();
-        let retrieved: u64 = run
-            .progress
-            .values()
-            .map(|p| p.retrieved_document_count)
-            .sum();
-        format!(
-            " · running: {done}/{} ranges, {retrieved} docs read",
-            q.ranges.len()
-        )
-    } else {
-        String::new()
-    };
-    lines.push(Line::from(vec![
-        Span::styled(format!("{} RU", fmt_ru(run.request_charge)), theme().charge),
-        Span::styled(
-            format!(
-                " {} docs · {} page{} · {:.1} ms{running}",
-                run.documents.len(),
-                run.pages,
-                if run.pages == 1 { "" } else { "s" },
-                run.elapsed_ms
-            ),
-            theme().dim,
-        ),
-    ]));
-    if let Some((kind, reason)) = &run.routing {
-        let style = match kind.as_str() {
-            "single-partition" => theme().info,
-            "targeted" => theme().number,
-            _ => theme().hot,
-        };
-        lines.push(Line::from(vec![
-            Span::styled(kind.clone(), style),
-            Span::styled(
-                format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))),
-                theme().title,
-            ),
-        ]));
-    }
-    if let Some(a) = &run.access {
-        let style = if a.kind == "scan" {
-            theme().hot
-        } else {
-            theme().info
-        };
-        let via = if a.indexes.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", a.indexes.join(" ∩ "))
-        };
-        let head = format!("{}{via}", a.kind);
-        lines.push(Line::from(vec![
-            Span::styled(head.clone(), style),
-            Span::styled(
-                format!(
-                    ": {}",
-                    clip(&a.reason, width.saturating_sub(head.len() + 2))
-                ),
-                theme().dim,
-            ),
-        ]));
-    }
-    lines.push(strip(&q.ranges, run, width));
-    let lps = run.logical_partitions();
-    if !lps.is_empty() {
-        let names: Vec<String> = lps.iter().take(8).map(pk_label).collect();
-        let extra = lps.len().saturating_sub(8);
-        lines.push(Line::from(vec![
-            Span::styled(format!("{} logical: ", lps.len()), theme().dim),
-            Span::styled(
-                clip(
-                    &format!(
-                        "{}{}",
-                        names.join(", "),
-                        if extra > 0 {
-                            format!(" +{extra}")
-                        } else {
-                            String::new()
-                        }
-                    ),
-                    width.saturating_sub(12),
-                ),
-                theme().string,
-            ),
-        ]));
-    }
-    lines.push(Line::styled("range     RU  retr  out  lp", theme().header));
-    for p in run.partitions.values() {
-        lines.push(Line::raw(format!(
-            "{:<5} {:>6} {:>5} {:>4} {:>3}",
-            p.id,
-            fmt_ru(p.request_charge),
-            p.metrics.retrieved_document_count,
-            p.metrics.output_document_count,
-            p.logical_partitions.len()
-        )));
-    }
-    let m = &run.metrics;
-    lines.push(Line::styled(
-        format!(
-            "retrieved {} ({}) · output {} ({})",
-            m.retrieved_document_count,
-            fmt_bytes(m.retrieved_document_size),
-            m.output_document_count,
-            fmt_bytes(m.output_document_size)
-        ),
-        theme().title,
-    ));
-    lines.push(Line::styled(
-        format!(
-            "index hits {} · lookup {:.2} · load {:.2} · exec {:.2} ms",
-            m.index_hit_document_count,
-            m.index_lookup_time_in_ms,
-            m.document_load_time_in_ms,
-            m.query_engine_execution_time_in_ms
-        ),
-        theme().dim,
-    ));
-    if let Some(im) = &run.index_metrics {
-        let used: Vec<String> = im
-            .utilized_single_indexes
-            .iter()
-            .map(|i| i.index_spec.clone())
-            .chain(
-                im.utilized_composite_indexes
-                    .iter()
-                    .map(|i| format!("({})", i.index_specs.join(", "))),
-            )
-            .collect();
-        let missing: Vec<String> = im
-            .potential_single_indexes
-            .iter()
-            .map(|i| format!("{} [{}]", i.index_spec, i.index_impact_score))
-            .chain(
-                im.potential_composite_indexes
-                    .iter()
-                    .map(|i| format!("({}) [{}]", i.index_specs.join(", "), i.index_impact_score)),
-            )
-            .collect();
-        if !used.is_empty() {
-            lines.push(Line::styled(
-                clip(&format!("indexes used: {}", used.join(", ")), width),
-                theme().info,
-            ));
-        }
-        if !missing.is_empty() {
-            let key = app
-                .keymap
-                .key_for(
-                    crate::tui::keymap::Mode::Results,
-                    crate::tui::action::Action::ApplyIndex,
-                )
-                .map(|k| format!(" ({k} adds it)"))
-                .unwrap_or_default();
-            lines.push(Line::styled(
-                clip(&format!("missing: {}{key}", missing.join(", ")), width),
-                theme().hot,
-            ));
-        }
-    }
-    f.render_widget(Paragraph::new(lines), inner);
-}
-
-/// The whole EPK space as a bar, every physical partition drawn to scale, the ones the
-/// query touched lit.
-fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
-    let width = width.max(10);
-    if ranges.is_empty() {
-        return Line::styled("key space: …", theme().dim);
-    }
-    let mut spans = Vec::new();
-    let mut used = 0usize;
-    for (n, r) in ranges.iter().enumerate() {
-        let end = if n + 1 == ranges.len() {
-            width
-        } else {
-            ((r.end * width as f64).round() as usize).clamp(used, width)
-        };
-        let cells = end - used;
-        if cells == 0 {
-            continue;
-        }
-        let touched = run.partitions.contains_key(&r.id) || run.progress.contains_key(&r.id);
-        // A boundary mark, then the id centred in the range's share of the width.
-        let text = if cells >= 2 {
-            let w = cells - 1;
-            format!("▏{:─^w$}", clip(&r.id, w))
-        } else {
-            "▏".to_string()
-        };
-        spans.push(Span::styled(
-            text,
-            if touched { theme().lit } else { theme().unlit },
-        ));
-        used = end;
-    }
-    Line::from(spans)
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
+use crate::tui::state::list::offset_showing;
 use crate::tui::state::tree::{Node, NodeKind, pk_label};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
@@ -22,23 +23,13 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     let height = inner.height as usize;
     let t = &app.tree;
     // Keep the selection on screen without mutating state: derive the window here.
-    let offset = if t.selected < t.offset {
-        t.selected
-    } else if t.selected >= t.offset + height {
-        t.selected + 1 - height
-    } else {
-        t.offset
-    };
+    let offset = offset_showing(t.selected, t.offset, height);
     let width = inner.width as usize;
     let lines: Vec<Line> = (offset..t.row_count().min(offset + height))
         .filter_map(|row| t.row_index(row).map(|i| (row, &t.nodes[i])))
         .map(|(row, node)| {
             let line = node_line(node, width);
-            if row == t.selected {
-                line.style(selected_style(focused))
-            } else {
-                line
-            }
+            mark_selected(line, row == t.selected, focused)
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);

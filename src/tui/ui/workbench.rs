@@ -7,10 +7,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, pane, selected_style};
+use super::{clip, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
-use crate::tui::state::App;
+use crate::tui::state::list::offset_showing;
+use crate::tui::state::{App, WorkbenchState};
+use crate::workbench::{PatternReport, Report};
 
 /// Width of one design's column group.
 const GROUP: usize = 19;
@@ -22,29 +24,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(report) = &w.report else {
-        let key = |a| {
-            app.keymap
-                .key_for(Mode::Workbench, a)
-                .map_or("?".to_string(), |k| k.to_string())
-        };
-        let text = vec![
-            Line::raw(format!(
-                "Press {} to run the {} suite: every access pattern, many times with \
-                 different parameters, on each design (missing designs are loaded first).",
-                key(Action::Refresh),
-                w.suite
-            )),
-            Line::raw(format!(
-                "{} switches suite; Enter shows a pattern's requests and the partitions they touched.",
-                key(Action::WorkbenchSuite)
-            )),
-        ];
-        f.render_widget(
-            Paragraph::new(text)
-                .style(theme().dim)
-                .wrap(Wrap { trim: true }),
-            inner,
-        );
+        draw_intro(f, app, inner);
         return inner.height as usize;
     };
     let detail_height = if w.detail {
@@ -54,14 +34,58 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     };
     let [table, detail] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(detail_height)]).areas(inner);
+    let height = draw_table(f, w, report, focused, table);
+    if w.detail
+        && let Some(p) = report.patterns.get(w.selected)
+    {
+        draw_detail(f, p, detail);
+    }
+    height
+}
 
+/// Before the first run: which keys run a suite and switch it.
+fn draw_intro(f: &mut Frame, app: &App, area: Rect) {
+    let key = |a| {
+        app.keymap
+            .key_for(Mode::Workbench, a)
+            .map_or("?".to_string(), |k| k.to_string())
+    };
+    let text = vec![
+        Line::raw(format!(
+            "Press {} to run the {} suite: every access pattern, many times with \
+             different parameters, on each design (missing designs are loaded first).",
+            key(Action::Refresh),
+            app.workbench.suite
+        )),
+        Line::raw(format!(
+            "{} switches suite; Enter shows a pattern's requests and the partitions they touched.",
+            key(Action::WorkbenchSuite)
+        )),
+    ];
+    f.render_widget(
+        Paragraph::new(text)
+            .style(theme().dim)
+            .wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
+/// The run's summary, a column group per design, and a row per access pattern; returns
+/// how many pattern rows fit.
+fn draw_table(
+    f: &mut Frame,
+    w: &WorkbenchState,
+    report: &Report,
+    focused: bool,
+    area: Rect,
+) -> usize {
     let mut lines = vec![Line::styled(
         clip(
             &format!(
                 "{} · {} iterations · {:.1} s · median RU / requests / partitions (F fan-out, T targeted, S single)",
                 report.title, report.iterations, report.seconds
             ),
-            inner.width as usize,
+            area.width as usize,
         ),
         theme().dim,
     )];
@@ -70,85 +94,82 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         header.push_str(&format!("│{:^GROUP$}", clip(&d.id, GROUP)));
     }
     lines.push(Line::styled(header, theme().header));
-    let height = (table.height as usize).saturating_sub(2);
-    let offset = if w.selected < w.offset {
-        w.selected
-    } else if w.selected >= w.offset + height.max(1) {
-        w.selected + 1 - height.max(1)
-    } else {
-        w.offset
-    };
+    let height = (area.height as usize).saturating_sub(2);
+    let offset = offset_showing(w.selected, w.offset, height);
     for (i, p) in report.patterns.iter().enumerate().skip(offset).take(height) {
-        let mut spans = vec![Span::styled(format!("{:<4}", p.id), theme().key)];
-        for d in &report.designs {
-            match p.design(&d.id) {
-                Some(r) => {
-                    let mark = match r.routing.as_str() {
-                        "fan-out" => "F",
-                        "targeted" => "T",
-                        _ => "S",
-                    };
-                    let style = match mark {
-                        "F" => theme().hot,
-                        "T" => theme().number,
-                        _ => theme().info,
-                    };
-                    spans.push(Span::raw(format!(
-                        "│{:>8} {:>4} {:>3}",
-                        fmt_ru(r.request_charge),
-                        r.requests,
-                        r.partitions_touched
-                    )));
-                    spans.push(Span::styled(format!("{mark:>2}"), style));
-                }
-                None => spans.push(Span::styled(format!("│{:^GROUP$}", "—"), theme().dim)),
-            }
-        }
-        let line = Line::from(spans);
-        lines.push(if i == w.selected {
-            line.style(selected_style(focused))
-        } else {
-            line
-        });
+        lines.push(mark_selected(
+            pattern_line(report, p),
+            i == w.selected,
+            focused,
+        ));
     }
-    f.render_widget(Paragraph::new(lines), table);
-
-    if w.detail
-        && let Some(p) = report.patterns.get(w.selected)
-    {
-        let mut lines = vec![Line::styled(
-            format!("{} {}", p.id, p.title),
-            theme().header,
-        )];
-        for d in &p.designs.0 {
-            lines.push(Line::styled(
-                format!(
-                    "{}: {} RU median ({}–{}), {:.1} ms, {} requests",
-                    d.design,
-                    fmt_ru(d.request_charge),
-                    fmt_ru(d.request_charge_min),
-                    fmt_ru(d.request_charge_max),
-                    d.latency_ms,
-                    d.requests
-                ),
-                theme().title,
-            ));
-            for op in d.operations.iter().filter(|o| !o.setup) {
-                lines.push(Line::from(vec![
-                    Span::raw("  "),
-                    Span::styled(format!("{:<7}", op.kind), theme().key),
-                    Span::raw(format!(
-                        "{:<12} {:<17} [{}] {:>7} RU  ",
-                        clip(&op.container, 12),
-                        op.routing,
-                        op.partitions.join(","),
-                        fmt_ru(op.request_charge)
-                    )),
-                    Span::styled(op.detail.clone(), theme().dim),
-                ]));
-            }
-        }
-        f.render_widget(Paragraph::new(lines), detail);
-    }
+    f.render_widget(Paragraph::new(lines), area);
     height
+}
+
+/// One access pattern: per design its median RU, requests, partitions touched and routing.
+fn pattern_line(report: &Report, p: &PatternReport) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("{:<4}", p.id), theme().key)];
+    for d in &report.designs {
+        match p.design(&d.id) {
+            Some(r) => {
+                let mark = match r.routing.as_str() {
+                    "fan-out" => "F",
+                    "targeted" => "T",
+                    _ => "S",
+                };
+                let style = match mark {
+                    "F" => theme().hot,
+                    "T" => theme().number,
+                    _ => theme().info,
+                };
+                spans.push(Span::raw(format!(
+                    "│{:>8} {:>4} {:>3}",
+                    fmt_ru(r.request_charge),
+                    r.requests,
+                    r.partitions_touched
+                )));
+                spans.push(Span::styled(format!("{mark:>2}"), style));
+            }
+            None => spans.push(Span::styled(format!("│{:^GROUP$}", "—"), theme().dim)),
+        }
+    }
+    Line::from(spans)
+}
+
+/// The selected pattern's requests on each design, with the partitions they touched.
+fn draw_detail(f: &mut Frame, p: &PatternReport, area: Rect) {
+    let mut lines = vec![Line::styled(
+        format!("{} {}", p.id, p.title),
+        theme().header,
+    )];
+    for d in &p.designs.0 {
+        lines.push(Line::styled(
+            format!(
+                "{}: {} RU median ({}–{}), {:.1} ms, {} requests",
+                d.design,
+                fmt_ru(d.request_charge),
+                fmt_ru(d.request_charge_min),
+                fmt_ru(d.request_charge_max),
+                d.latency_ms,
+                d.requests
+            ),
+            theme().title,
+        ));
+        for op in d.operations.iter().filter(|o| !o.setup) {
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(format!("{:<7}", op.kind), theme().key),
+                Span::raw(format!(
+                    "{:<12} {:<17} [{}] {:>7} RU  ",
+                    clip(&op.container, 12),
+                    op.routing,
+                    op.partitions.join(","),
+                    fmt_ru(op.request_charge)
+                )),
+                Span::styled(op.detail.clone(), theme().dim),
+            ]));
+        }
+    }
+    f.render_widget(Paragraph::new(lines), area);
 }

@@ -1,11 +1,13 @@
 //! The change feed and partitions views' reactions: subscribing, pausing, filtering,
 //! restarting, and the partitions report refreshed every second.
 
-use super::{Effect, move_selection};
+use super::prompt::open_prompt;
 use crate::engine::PartitionsReport;
 use crate::error::Error;
 use crate::tui::action::Action;
+use crate::tui::effect::Effect;
 use crate::tui::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
+use crate::tui::state::list::move_selection;
 use crate::tui::state::{App, PromptFor};
 
 /// Follows the selected container if nothing is followed yet.
@@ -68,6 +70,15 @@ pub fn on_batch(
     Vec::new()
 }
 
+/// The subscription failed: it ends, and the view says why.
+pub fn on_error(app: &mut App, ticket: u64, error: Error) -> Vec<Effect> {
+    if app.feed.subscription == Some(ticket) {
+        app.feed.error = Some(error.message.clone());
+        app.feed.subscription = None;
+    }
+    Vec::new()
+}
+
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::FeedPause => {
@@ -90,7 +101,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
                     resubscribe(app)
                 }
                 _ => {
-                    super::layers::open_prompt(
+                    open_prompt(
                         app,
                         "start from (RFC 3339 time, `now` or `beginning`)",
                         PromptFor::FeedStartTime,
@@ -143,7 +154,7 @@ pub fn restart_from(app: &mut App, text: &str) -> Vec<Effect> {
 pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::Filter => {
-            super::layers::open_prompt(
+            open_prompt(
                 app,
                 "filter: op:delete range:3 key:VALUE c:CONTAINER words-in-id",
                 PromptFor::FeedFilter,

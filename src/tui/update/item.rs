@@ -3,11 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use super::{Effect, move_selection};
+use super::request::{Reaction, Request};
 use crate::engine::ItemResponse;
 use crate::error::{Error, StatusCode};
 use crate::tui::action::Action;
-use crate::tui::state::json_tree::{JsonTree, SYSTEM_PROPERTIES};
+use crate::tui::effect::Effect;
+use crate::tui::state::document::{item_diff, pk_of, without_system};
+use crate::tui::state::json_tree::JsonTree;
+use crate::tui::state::list::move_selection;
 use crate::tui::state::tree::NodeKind;
 use crate::tui::state::{App, Confirmed, Focus, ItemRequest, ItemView, Layer, View};
 
@@ -66,30 +69,6 @@ pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) 
         }
     }
     Vec::new()
-}
-
-/// The partition key paths of a container, as last seen in the tree or a query.
-pub fn pk_paths(app: &App, db: &str, c: &str) -> Vec<String> {
-    app.pk_paths
-        .get(&(db.to_string(), c.to_string()))
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// A document's partition key value in request form: bare for one path, an array for
-/// hierarchical keys, `{}` for a missing (undefined) component.
-pub fn pk_of(doc: &Value, paths: &[String]) -> Value {
-    let component = |path: &str| {
-        path.split('/')
-            .filter(|s| !s.is_empty())
-            .try_fold(doc, |v, seg| v.get(seg))
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()))
-    };
-    match paths {
-        [one] => component(one),
-        many => Value::Array(many.iter().map(|p| component(p)).collect()),
-    }
 }
 
 pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
@@ -181,7 +160,7 @@ fn new_item(app: &mut App) -> Vec<Effect> {
     };
     let mut doc = Map::new();
     doc.insert("id".into(), Value::String(String::new()));
-    for path in pk_paths(app, &db, &c) {
+    for path in app.partition_key_paths(&db, &c) {
         let name = path.trim_start_matches('/');
         if !name.contains('/') && name != "id" {
             doc.insert(name.to_string(), Value::String(String::new()));
@@ -220,54 +199,6 @@ fn delete(app: &mut App) -> Vec<Effect> {
         },
     });
     Vec::new()
-}
-
-fn without_system(doc: &Value) -> Value {
-    match doc {
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// What changed between two documents, one line per top-level property.
-pub fn item_diff(before: &Value, after: &Value) -> Vec<String> {
-    let empty = Map::new();
-    let b = before.as_object().unwrap_or(&empty);
-    let a = after.as_object().unwrap_or(&empty);
-    let short = |v: &Value| {
-        let s = v.to_string();
-        if s.chars().count() > 40 {
-            format!("{}…", s.chars().take(39).collect::<String>())
-        } else {
-            s
-        }
-    };
-    let mut out = Vec::new();
-    // System properties change on every write; the change that matters is the user's.
-    let b: Map<String, Value> = b
-        .iter()
-        .filter(|(k, _)| !SYSTEM_PROPERTIES.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let b = &b;
-    for (k, old) in b {
-        match a.get(k.as_str()) {
-            None => out.push(format!("- {k}: {}", short(old))),
-            Some(new) if new != old => out.push(format!("~ {k}: {} → {}", short(old), short(new))),
-            _ => {}
-        }
-    }
-    for (k, new) in a {
-        if !b.contains_key(k) && !SYSTEM_PROPERTIES.contains(&k.as_str()) {
-            out.push(format!("+ {k}: {}", short(new)));
-        }
-    }
-    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -330,7 +261,7 @@ pub fn on_saved(
     result: Result<ItemResponse, Error>,
     db: String,
     c: String,
-) -> Vec<Effect> {
+) -> Reaction {
     match result {
         Ok(r) => {
             app.last_charge = Some(r.request_charge);
@@ -349,7 +280,7 @@ pub fn on_saved(
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let pk = pk_of(&doc, &pk_paths(app, &db, &c));
+            let pk = pk_of(&doc, &app.partition_key_paths(&db, &c));
             app.container = Some((db.clone(), c.clone()));
             // The saved body is the new version: show it as if it had just been read.
             let ticket = app.ticket();
@@ -360,7 +291,7 @@ pub fn on_saved(
                 id,
                 pk,
             });
-            let mut effects = on_item(app, ticket, Ok(r));
+            let effects = on_item(app, ticket, Ok(r));
             if let (Some(before), Some(item)) = (before, app.item.as_mut()) {
                 item.diff = Some(item_diff(
                     &without_system(&before),
@@ -368,8 +299,7 @@ pub fn on_saved(
                 ));
             }
             app.view = View::Item;
-            effects.extend(super::tree::reload(app));
-            effects
+            Reaction::then(effects, Request::ReloadTree)
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);
@@ -383,12 +313,12 @@ pub fn on_saved(
                 _ => "",
             };
             app.error(format!("not saved ({}): {}{hint}", e.status, e.message));
-            Vec::new()
+            Reaction::default()
         }
     }
 }
 
-pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String) -> Vec<Effect> {
+pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String) -> Reaction {
     match result {
         Ok(r) => {
             app.last_charge = Some(r.request_charge);
@@ -396,7 +326,7 @@ pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String
             if app.item.as_ref().is_some_and(|i| i.id == id) {
                 app.item = None;
             }
-            super::tree::reload(app)
+            Request::ReloadTree.into()
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);
@@ -406,7 +336,7 @@ pub fn on_deleted(app: &mut App, result: Result<ItemResponse, Error>, id: String
                 ""
             };
             app.error(format!("not deleted ({}): {}{hint}", e.status, e.message));
-            Vec::new()
+            Reaction::default()
         }
     }
 }

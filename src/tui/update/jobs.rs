@@ -1,17 +1,20 @@
 //! Long work started from the UI — loading a sample set, exporting a container — with
 //! progress in the status line and cancellation.
 
-use super::{Effect, move_selection};
+use super::prompt::open_prompt;
+use super::request::{Reaction, Request};
 use crate::error::{Error, StatusCode};
 use crate::tui::action::Action;
-use crate::tui::effect::JobKind;
+use crate::tui::effect::{Effect, JobKind};
+use crate::tui::state::list::move_selection;
 use crate::tui::state::{App, Job, PromptFor};
+use crate::workbench::Report;
 
 pub fn ask_sample(app: &mut App) {
     let names: Vec<String> = crate::samples::list()
         .map(|l| l.into_iter().map(|s| s.name).collect())
         .unwrap_or_default();
-    super::layers::open_prompt(
+    open_prompt(
         app,
         &format!("load sample ({})", names.join(", ")),
         PromptFor::SampleName,
@@ -23,7 +26,7 @@ pub fn ask_export(app: &mut App) {
         app.info("select a container to export");
         return;
     };
-    super::layers::open_prompt(
+    open_prompt(
         app,
         &format!("export {db}/{c} as NDJSON to file"),
         PromptFor::ExportPath { db, c },
@@ -64,24 +67,34 @@ pub fn on_progress(app: &mut App, ticket: u64, done: u64, total: u64) -> Vec<Eff
     Vec::new()
 }
 
-pub fn on_done(app: &mut App, ticket: u64, result: Result<String, Error>) -> Vec<Effect> {
+pub fn on_done(app: &mut App, ticket: u64, result: Result<String, Error>) -> Reaction {
     if app.job.as_ref().is_none_or(|j| j.ticket != ticket) {
-        return Vec::new();
+        return Reaction::default();
     }
     let job = app.job.take();
     match result {
         Ok(summary) => {
             app.info(summary);
             // New databases or items: show them.
-            super::tree::reload(app)
+            Request::ReloadTree.into()
         }
-        Err(e) if e.status == StatusCode::Cancelled => Vec::new(),
+        Err(e) if e.status == StatusCode::Cancelled => Reaction::default(),
         Err(e) => {
             let title = job.map(|j| j.title).unwrap_or_default();
             app.error(format!("{title} failed ({}): {}", e.status, e.message));
-            super::tree::reload(app)
+            Request::ReloadTree.into()
         }
     }
+}
+
+/// The workbench job's report: shown from its first row (the job ends right after).
+pub fn on_workbench_report(app: &mut App, ticket: u64, report: Report) -> Vec<Effect> {
+    if app.job.as_ref().is_some_and(|j| j.ticket == ticket) {
+        app.workbench.report = Some(report);
+        app.workbench.selected = 0;
+        app.workbench.offset = 0;
+    }
+    Vec::new()
 }
 
 /// Switches to the next bundled suite (the report stays until the next run).

@@ -1,54 +1,57 @@
 //! Popups and overlays: help, the palette, prompts, the parameters form, confirmations.
-//! Keys go to the top layer first.
+//! Keys go to the top layer first. What a choice leads to in a view (an action, a jump in
+//! the tree, an item, a job, the feed's new start) goes back to the router as a request.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{Effect, act, move_selection};
+use super::prompt::after_text_edit;
+use super::request::{Reaction, Request};
 use crate::tui::action::Action;
-use crate::tui::state::editor::TextBuffer;
+use crate::tui::effect::{Effect, JobKind};
 use crate::tui::state::feed::FeedFilter;
+use crate::tui::state::list::move_selection;
 use crate::tui::state::palette::{Entry, Target};
 use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
 
 /// Handles a key for the top layer; `None` lets the action through to the main panes.
-pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Option<Vec<Effect>> {
+pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Option<Reaction> {
     let top = app.layers.last_mut()?;
     match top {
         Layer::Help { scroll } => match action {
             Some(Action::Back | Action::Help) => {
                 app.layers.pop();
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::Up) => {
                 *scroll = scroll.saturating_sub(1);
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::Down) => {
                 *scroll += 1;
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::PageUp) => {
                 *scroll = scroll.saturating_sub(10);
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::PageDown) => {
                 *scroll += 10;
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::Quit) => None,
-            _ => Some(Vec::new()),
+            _ => Some(Reaction::default()),
         },
         Layer::Palette => match action {
-            Some(Action::Back | Action::Palette) => Some(close_palette(app)),
+            Some(Action::Back | Action::Palette) => Some(close_palette(app).into()),
             Some(a @ (Action::Up | Action::Down)) => {
                 let len = app.palette.matches.len();
                 let mut offset = 0;
                 move_selection(&mut app.palette.selected, &mut offset, len, len.max(1), a);
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             Some(Action::Select) => Some(choose(app)),
             Some(Action::Quit | Action::Help) => None,
-            Some(_) => Some(Vec::new()),
+            Some(_) => Some(Reaction::default()),
             None => {
                 let before = app.palette.input.text();
                 app.palette.input.handle_key(key);
@@ -56,134 +59,85 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 if before != after {
                     app.palette.pattern_changed(after.starts_with(&before));
                 }
-                Some(Vec::new())
+                Some(Reaction::default())
             }
         },
-        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action)),
+        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action).into()),
         Layer::Prompt { input, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {
                 cancel_prompt(app);
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             (Some(Action::Quit), _) => None,
             _ => {
                 input.handle_key(key);
-                Some(after_text_edit(app, false))
+                after_text_edit(app, false);
+                Some(Reaction::default())
             }
         },
         Layer::Params { fields, selected } => match (action, key.code) {
             (Some(Action::Back), _) => {
                 app.layers.pop();
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             (Some(Action::RunQuery), _) | (_, KeyCode::Enter) => {
                 save_params(app);
-                Some(act(app, Action::RunQuery))
+                Some(Request::Act(Action::RunQuery).into())
             }
             (_, KeyCode::Up) | (Some(Action::FocusPrev), _) => {
                 *selected = selected.saturating_sub(1);
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             (_, KeyCode::Down) | (Some(Action::FocusNext), _) => {
                 *selected = (*selected + 1).min(fields.len().saturating_sub(1));
-                Some(Vec::new())
+                Some(Reaction::default())
             }
             (Some(Action::Quit), _) => None,
             _ => {
                 if let Some((_, buf)) = fields.get_mut(*selected) {
                     buf.handle_key(key);
                 }
-                Some(Vec::new())
+                Some(Reaction::default())
             }
         },
     }
 }
 
-/// The text field of the top layer, if it has one.
-pub fn text_field(app: &mut App) -> Option<&mut TextBuffer> {
-    match app.layers.last_mut()? {
-        Layer::Palette => Some(&mut app.palette.input),
-        Layer::Prompt { input, .. } => Some(input),
-        Layer::Params { fields, selected } => fields.get_mut(*selected).map(|(_, b)| b),
-        _ => None,
-    }
-}
-
-/// Live reactions to typing: the tree and feed filters apply as you type.
-pub fn after_text_edit(app: &mut App, appended: bool) -> Vec<Effect> {
-    match app.layers.last() {
-        Some(Layer::Prompt {
-            input,
-            purpose: PromptFor::TreeFilter,
-            ..
-        }) => {
-            app.tree.filter = Some(input.text());
-            super::tree::refilter(app);
-        }
-        Some(Layer::Prompt {
-            input,
-            purpose: PromptFor::FeedFilter,
-            ..
-        }) => {
-            app.feed.filter = FeedFilter::parse(&input.text());
-            app.feed.selected = 0;
-        }
-        Some(Layer::Palette) => app.palette.pattern_changed(appended),
-        _ => {}
-    }
-    Vec::new()
-}
-
-pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
-    let initial = match &purpose {
-        PromptFor::TreeFilter => app.tree.filter.clone().unwrap_or_default(),
-        PromptFor::FeedFilter => app.feed.filter.text.clone(),
-        PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
-        PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
-    };
-    app.layers.push(Layer::Prompt {
-        title: title.to_string(),
-        input: TextBuffer::new(&initial, false),
-        purpose,
-    });
-    after_text_edit(app, false);
-}
-
-fn submit_prompt(app: &mut App) -> Vec<Effect> {
+fn submit_prompt(app: &mut App) -> Reaction {
     let Some(Layer::Prompt { input, purpose, .. }) = app.layers.pop() else {
-        return Vec::new();
+        return Reaction::default();
     };
     let text = input.text();
     match purpose {
         PromptFor::TreeFilter => {
             // Enter keeps the filter; an empty one is cleared.
             app.tree.filter = (!text.is_empty()).then_some(text);
-            super::tree::refilter(app);
-            Vec::new()
+            app.tree.refilter();
+            Reaction::default()
         }
         PromptFor::FeedFilter => {
             app.feed.filter = FeedFilter::parse(&text);
-            Vec::new()
+            Reaction::default()
         }
-        PromptFor::FeedStartTime => super::feed::restart_from(app, &text),
+        PromptFor::FeedStartTime => Request::RestartFeed { from: text }.into(),
         PromptFor::SampleName => {
             let name = text.trim().to_string();
-            super::jobs::start(
-                app,
-                format!("loading {name}"),
-                crate::tui::effect::JobKind::LoadSample { name },
-            )
+            Request::StartJob {
+                title: format!("loading {name}"),
+                job: JobKind::LoadSample { name },
+            }
+            .into()
         }
-        PromptFor::ExportPath { db, c } => super::jobs::start(
-            app,
-            format!("exporting {db}/{c}"),
-            crate::tui::effect::JobKind::Export {
+        PromptFor::ExportPath { db, c } => Request::StartJob {
+            title: format!("exporting {db}/{c}"),
+            job: JobKind::Export {
                 db,
                 c,
                 path: text.trim().to_string(),
             },
-        ),
+        }
+        .into(),
     }
 }
 
@@ -192,7 +146,7 @@ fn cancel_prompt(app: &mut App) {
         match purpose {
             PromptFor::TreeFilter => {
                 app.tree.filter = None;
-                super::tree::refilter(app);
+                app.tree.refilter();
             }
             PromptFor::FeedFilter => app.feed.filter = FeedFilter::default(),
             PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
@@ -238,6 +192,14 @@ pub fn open_palette(app: &mut App) -> Vec<Effect> {
     effects
 }
 
+/// Every entry is in the palette: its matching stops showing as busy.
+pub fn on_palette_done(app: &mut App, ticket: u64) -> Vec<Effect> {
+    if app.palette.streaming == Some(ticket) {
+        app.palette.streaming = None;
+    }
+    Vec::new()
+}
+
 fn close_palette(app: &mut App) -> Vec<Effect> {
     app.layers.retain(|l| !matches!(l, Layer::Palette));
     match app.palette.streaming.take() {
@@ -246,76 +208,29 @@ fn close_palette(app: &mut App) -> Vec<Effect> {
     }
 }
 
-fn choose(app: &mut App) -> Vec<Effect> {
+fn choose(app: &mut App) -> Reaction {
     let Some(entry) = app.palette.selected_entry().cloned() else {
-        return Vec::new();
+        return Reaction::default();
     };
-    let mut effects = close_palette(app);
-    effects.extend(match entry.target {
-        Target::Action(a) => act(app, a),
-        Target::Database(db) => jump(app, &[db]),
+    let effects = close_palette(app);
+    let request = match entry.target {
+        Target::Action(a) => Request::Act(a),
+        Target::Database(db) => Request::JumpTo(vec![db]),
         Target::Container { db, c } => {
             app.container = Some((db.clone(), c.clone()));
-            jump(app, &[db, c])
+            Request::JumpTo(vec![db, c])
         }
         Target::Range { db, c, range } => {
             app.container = Some((db.clone(), c.clone()));
-            jump(app, &[db, c, format!("r{range}")])
+            Request::JumpTo(vec![db, c, format!("r{range}")])
         }
         Target::Item { db, c, pk, id } => {
             app.container = Some((db.clone(), c.clone()));
             app.focus = Focus::View;
-            super::item::read(app, db, c, id, pk)
+            Request::ReadItem { db, c, id, pk }
         }
-    });
-    effects
-}
-
-/// Selects the tree node at `path` (database, container, range), expanding what leads
-/// to it; levels not loaded yet are loaded and the selection lands once they arrive.
-pub fn jump(app: &mut App, path: &[String]) -> Vec<Effect> {
-    app.tree.filter = None;
-    app.focus = Focus::Tree;
-    app.tree.pending_jump = None;
-    let mut effects = Vec::new();
-    let mut key = String::new();
-    for (depth, part) in path.iter().enumerate() {
-        key = if depth == 0 {
-            part.clone()
-        } else {
-            format!("{key}\u{1f}{part}")
-        };
-        let Some(i) = app.tree.find(&key) else {
-            break;
-        };
-        app.tree.selected = i;
-        if depth + 1 < path.len() && !app.tree.nodes[i].expanded {
-            effects.extend(super::tree::navigate(app, Action::Expand));
-            // Finish when the level arrives.
-            app.tree.pending_jump = Some(path.to_vec());
-            break;
-        }
-    }
-    effects
-}
-
-pub fn open_params(app: &mut App) {
-    let names = app.query.param_names();
-    if names.is_empty() {
-        app.info("the query has no @parameters");
-        return;
-    }
-    let fields = names
-        .into_iter()
-        .map(|n| {
-            let value = app.query.params.get(&n).cloned().unwrap_or_default();
-            (n, TextBuffer::new(&value, false))
-        })
-        .collect();
-    app.layers.push(Layer::Params {
-        fields,
-        selected: 0,
-    });
+    };
+    Reaction::then(effects, request)
 }
 
 fn save_params(app: &mut App) {

@@ -1,11 +1,21 @@
 //! `update`: the only place state changes. It takes a message, changes the state and
 //! returns the effects to run; it never performs I/O and never waits.
+//!
+//! This file is the router: it hands each message, key and action to the view it is for,
+//! and it is the one place that goes from one view to another. The view modules (`tree`,
+//! `item`, `query`, `feed` with partitions, `jobs` with the workbench, `layers` for the
+//! popups) never call each other: a reaction that reaches another view comes back as a
+//! `Reaction` naming a `Request` (see `request`), and `route` here carries it out.
+//! Below the views sit what they all may use: `request` (those types) and `prompt`
+//! (asking for text); the list movement and document helpers they share are in `state`.
 
 mod feed;
 mod item;
 mod jobs;
 mod layers;
+mod prompt;
 mod query;
+mod request;
 mod tree;
 
 use crossterm::event::KeyEvent;
@@ -15,8 +25,7 @@ use super::effect::Effect;
 use super::keymap::Chord;
 use super::msg::Msg;
 use super::state::{App, Focus, Layer, View};
-
-pub use item::item_diff;
+use request::{Reaction, Request};
 
 /// Applies one message.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
@@ -29,7 +38,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             key,
             append,
             result,
-        } => tree::on_children(app, generation, key, append, result),
+        } => route(tree::on_children(app, generation, key, append, result), app),
         Msg::Item { ticket, result } => item::on_item(app, ticket, result),
         Msg::QueryPage {
             ticket,
@@ -37,6 +46,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             elapsed_ms,
         } => query::on_page(app, ticket, result, elapsed_ms),
         Msg::QueryProgress { ticket, progress } => {
+            // A range of the running query finished: the strip lights it.
             if app.query.running == Some(ticket)
                 && let Some(run) = app.query.run.as_mut()
             {
@@ -50,13 +60,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             c,
             pk_paths,
             ranges,
-        } => {
-            app.pk_paths.insert((db, c), pk_paths);
-            if app.query.running == Some(ticket) || app.query.ranges.is_empty() {
-                app.query.ranges = ranges;
-            }
-            Vec::new()
-        }
+        } => query::on_ranges(app, ticket, db, c, pk_paths, ranges),
         Msg::Partitions { ticket, result } => feed::on_partitions(app, ticket, result),
         Msg::Schema { db, c, result } => {
             query::on_schema(app, db, c, result);
@@ -67,19 +71,8 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             rows,
             request_charge,
         } => feed::on_batch(app, ticket, rows, request_charge),
-        Msg::FeedError { ticket, error } => {
-            if app.feed.subscription == Some(ticket) {
-                app.feed.error = Some(error.message.clone());
-                app.feed.subscription = None;
-            }
-            Vec::new()
-        }
-        Msg::PaletteDone { ticket } => {
-            if app.palette.streaming == Some(ticket) {
-                app.palette.streaming = None;
-            }
-            Vec::new()
-        }
+        Msg::FeedError { ticket, error } => feed::on_error(app, ticket, error),
+        Msg::PaletteDone { ticket } => layers::on_palette_done(app, ticket),
         Msg::Edited {
             db,
             c,
@@ -93,40 +86,21 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             result,
             db,
             c,
-        } => item::on_saved(app, result, db, c),
+        } => route(item::on_saved(app, result, db, c), app),
         Msg::Deleted {
             ticket: _,
             result,
             id,
-        } => item::on_deleted(app, result, id),
-        Msg::Copied(result) => {
-            match result {
-                Ok(how) => app.info(format!("copied ({how})")),
-                Err(e) => app.error(format!("copy failed: {e}")),
-            }
-            Vec::new()
-        }
-        Msg::Applied(result) => {
-            match result {
-                Ok(text) => app.info(text),
-                Err(e) => app.error(format!("policy not changed ({}): {}", e.status, e.message)),
-            }
-            Vec::new()
-        }
-        Msg::WorkbenchReport { ticket, report } => {
-            if app.job.as_ref().is_some_and(|j| j.ticket == ticket) {
-                app.workbench.report = Some(*report);
-                app.workbench.selected = 0;
-                app.workbench.offset = 0;
-            }
-            Vec::new()
-        }
+        } => route(item::on_deleted(app, result, id), app),
+        Msg::Copied(result) => on_copied(app, result),
+        Msg::Applied(result) => query::on_applied(app, result),
+        Msg::WorkbenchReport { ticket, report } => jobs::on_workbench_report(app, ticket, *report),
         Msg::JobProgress {
             ticket,
             done,
             total,
         } => jobs::on_progress(app, ticket, done, total),
-        Msg::JobDone { ticket, result } => jobs::on_done(app, ticket, result),
+        Msg::JobDone { ticket, result } => route(jobs::on_done(app, ticket, result), app),
         Msg::History(entries) => {
             app.query.history = entries;
             Vec::new()
@@ -137,6 +111,29 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
 /// The first effects of a session: load the tree.
 pub fn start(app: &mut App) -> Vec<Effect> {
     tree::reload(app)
+}
+
+/// Carries out a view's reaction: its own effects, then what it asked of another view
+/// (whose reaction may in turn ask for more). The reaction comes first so the view call
+/// that borrows `app` can be written in place: `route(tree::navigate(app, a), app)`.
+fn route(reaction: Reaction, app: &mut App) -> Vec<Effect> {
+    let Reaction { mut effects, then } = reaction;
+    if let Some(request) = then {
+        effects.extend(carry_out(app, request));
+    }
+    effects
+}
+
+/// Hands a request to the view it is for.
+fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
+    match request {
+        Request::Act(action) => act(app, action),
+        Request::ReloadTree => tree::reload(app),
+        Request::JumpTo(path) => route(tree::jump(app, &path), app),
+        Request::ReadItem { db, c, id, pk } => item::read(app, db, c, id, pk),
+        Request::StartJob { title, job } => jobs::start(app, title, job),
+        Request::RestartFeed { from } => feed::restart_from(app, &from),
+    }
 }
 
 fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
@@ -152,9 +149,10 @@ fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
 }
 
 fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
-    if let Some(buf) = layers::text_field(app) {
+    if let Some(buf) = prompt::text_field(app) {
         buf.insert_str(text);
-        return layers::after_text_edit(app, true);
+        prompt::after_text_edit(app, true);
+        return Vec::new();
     }
     if app.focus == Focus::Editor {
         app.query.completion = None;
@@ -170,8 +168,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let mode = app.mode();
     let action = Chord::from_event(&key).and_then(|c| app.keymap.resolve(mode, &c));
     if !app.layers.is_empty() {
-        if let Some(effects) = layers::on_layer_key(app, &key, action) {
-            return effects;
+        if let Some(reaction) = layers::on_layer_key(app, &key, action) {
+            return route(reaction, app);
         }
     } else if app.focus == Focus::Editor {
         if app.query.completion.is_some()
@@ -199,41 +197,15 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         app.query.completion = None;
     }
     match action {
-        Action::Quit => {
-            app.quit = true;
-            let mut effects = Vec::new();
-            if let Some(t) = app.feed.subscription.take() {
-                effects.push(Effect::Unsubscribe { ticket: t });
-            }
-            if let Some(t) = app.query.running.take() {
-                effects.push(Effect::CancelQuery { ticket: t });
-            }
-            if let Some(j) = app.job.take() {
-                effects.push(Effect::CancelJob { ticket: j.ticket });
-            }
-            effects
-        }
+        Action::Quit => quit(app),
         Action::Help => {
             app.layers.push(Layer::Help { scroll: 0 });
             Vec::new()
         }
         Action::Palette => layers::open_palette(app),
         Action::Back => layers::back(app),
-        Action::FocusNext => {
-            app.focus = match (app.focus, app.view) {
-                (Focus::Tree, View::Query) => Focus::Editor,
-                (Focus::Tree, _) => Focus::View,
-                (Focus::Editor, _) => Focus::View,
-                (Focus::View, _) => Focus::Tree,
-            };
-            Vec::new()
-        }
-        Action::FocusPrev => {
-            app.focus = match (app.focus, app.view) {
-                (Focus::Tree, _) => Focus::View,
-                (Focus::View, View::Query) => Focus::Editor,
-                (Focus::View, _) | (Focus::Editor, _) => Focus::Tree,
-            };
+        Action::FocusNext | Action::FocusPrev => {
+            cycle_focus(app, action == Action::FocusNext);
             Vec::new()
         }
         Action::ShowItem => show(app, View::Item),
@@ -266,7 +238,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::QueryParams => {
-            layers::open_params(app);
+            prompt::open_params(app);
             Vec::new()
         }
         Action::NewQuery => {
@@ -313,6 +285,41 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     }
 }
 
+/// Ends the session: stops the feed, the query and the job.
+fn quit(app: &mut App) -> Vec<Effect> {
+    app.quit = true;
+    let mut effects = Vec::new();
+    if let Some(t) = app.feed.subscription.take() {
+        effects.push(Effect::Unsubscribe { ticket: t });
+    }
+    if let Some(t) = app.query.running.take() {
+        effects.push(Effect::CancelQuery { ticket: t });
+    }
+    if let Some(j) = app.job.take() {
+        effects.push(Effect::CancelJob { ticket: j.ticket });
+    }
+    effects
+}
+
+/// Moves focus to the next pane (`forward`) or the previous one; the editor is a pane
+/// only in the query view.
+fn cycle_focus(app: &mut App, forward: bool) {
+    app.focus = if forward {
+        match (app.focus, app.view) {
+            (Focus::Tree, View::Query) => Focus::Editor,
+            (Focus::Tree, _) => Focus::View,
+            (Focus::Editor, _) => Focus::View,
+            (Focus::View, _) => Focus::Tree,
+        }
+    } else {
+        match (app.focus, app.view) {
+            (Focus::Tree, _) => Focus::View,
+            (Focus::View, View::Query) => Focus::Editor,
+            (Focus::View, _) | (Focus::Editor, _) => Focus::Tree,
+        }
+    };
+}
+
 fn show(app: &mut App, view: View) -> Vec<Effect> {
     app.view = view;
     app.focus = if view == View::Query {
@@ -339,7 +346,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
 /// Moves within whatever has focus.
 fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
     match (app.focus, app.view) {
-        (Focus::Tree, _) => tree::navigate(app, action),
+        (Focus::Tree, _) => route(tree::navigate(app, action), app),
         (Focus::View, View::Item) => item::navigate(app, action),
         (Focus::View, View::Query) => query::navigate(app, action),
         (Focus::View, View::Feed) => feed::navigate(app, action),
@@ -380,28 +387,10 @@ fn copy(app: &mut App, action: Action) -> Vec<Effect> {
     }
 }
 
-/// Moves a list selection and keeps it on screen.
-pub(crate) fn move_selection(
-    selected: &mut usize,
-    offset: &mut usize,
-    len: usize,
-    page: usize,
-    action: Action,
-) {
-    let page = page.max(1);
-    let last = len.saturating_sub(1);
-    *selected = match action {
-        Action::Up => selected.saturating_sub(1),
-        Action::Down => (*selected + 1).min(last),
-        Action::PageUp => selected.saturating_sub(page),
-        Action::PageDown => (*selected + page).min(last),
-        Action::Top => 0,
-        Action::Bottom => last,
-        _ => *selected,
-    };
-    if *selected < *offset {
-        *offset = *selected;
-    } else if *selected >= *offset + page {
-        *offset = *selected + 1 - page;
+fn on_copied(app: &mut App, result: Result<&'static str, String>) -> Vec<Effect> {
+    match result {
+        Ok(how) => app.info(format!("copied ({how})")),
+        Err(e) => app.error(format!("copy failed: {e}")),
     }
+    Vec::new()
 }

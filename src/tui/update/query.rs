@@ -7,13 +7,16 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
-use super::{Effect, move_selection};
+use super::prompt::open_params;
 use crate::engine::QueryResult;
 use crate::error::{Error, StatusCode};
 use crate::query::syntax::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
+use crate::tui::effect::Effect;
+use crate::tui::state::document::pk_of;
+use crate::tui::state::list::move_selection;
 use crate::tui::state::query::{
-    COMPLETION_ROWS, CompletionList, QueryError, QueryRun, ResultsMode, TargetSchema,
+    COMPLETION_ROWS, CompletionList, QueryError, QueryRun, RangeSpan, ResultsMode, TargetSchema,
 };
 use crate::tui::state::{App, Focus, ItemView, View};
 
@@ -50,7 +53,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
         Ok(p) => p,
         Err(missing) => {
             app.error(missing);
-            super::layers::open_params(app);
+            open_params(app);
             return Vec::new();
         }
     };
@@ -178,6 +181,31 @@ pub fn on_page(
     Vec::new()
 }
 
+/// The container's ranges (for the strip) and its partition key paths.
+pub fn on_ranges(
+    app: &mut App,
+    ticket: u64,
+    db: String,
+    c: String,
+    pk_paths: Vec<String>,
+    ranges: Vec<RangeSpan>,
+) -> Vec<Effect> {
+    app.pk_paths.insert((db, c), pk_paths);
+    if app.query.running == Some(ticket) || app.query.ranges.is_empty() {
+        app.query.ranges = ranges;
+    }
+    Vec::new()
+}
+
+/// The index the console offered to add went in, or not.
+pub fn on_applied(app: &mut App, result: Result<String, Error>) -> Vec<Effect> {
+    match result {
+        Ok(text) => app.info(text),
+        Err(e) => app.error(format!("policy not changed ({}): {}", e.status, e.message)),
+    }
+    Vec::new()
+}
+
 pub fn toggle_mode(app: &mut App) {
     app.query.mode = match app.query.mode {
         ResultsMode::Table => ResultsMode::Json,
@@ -244,7 +272,7 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
         .unwrap_or("(result)")
         .to_string();
     let etag = doc.get("_etag").and_then(Value::as_str).map(str::to_string);
-    let pk = super::item::pk_of(&doc, &super::item::pk_paths(app, &db, &c));
+    let pk = pk_of(&doc, &app.partition_key_paths(&db, &c));
     app.item = Some(ItemView {
         db,
         c,

@@ -1,13 +1,14 @@
-//! The resource tree's reactions: expanding levels, paging, selecting items, filtering.
+//! The resource tree's reactions: expanding levels, paging, selecting items, filtering,
+//! and jumping to a node the palette chose. Selecting an item asks the router to show it.
 
-use nucleo::Matcher;
-use nucleo::pattern::{CaseMatching, Normalization, Pattern};
-
-use super::{Effect, move_selection};
+use super::prompt::open_prompt;
+use super::request::{Reaction, Request};
 use crate::error::Error;
 use crate::tui::action::Action;
-use crate::tui::state::App;
+use crate::tui::effect::Effect;
+use crate::tui::state::list::move_selection;
 use crate::tui::state::tree::NodeKind;
+use crate::tui::state::{App, Focus, PromptFor};
 
 /// Reloads the roots and every expanded level (a fresh generation).
 pub fn reload(app: &mut App) -> Vec<Effect> {
@@ -31,9 +32,9 @@ pub fn on_children(
     key: Option<String>,
     append: bool,
     result: Result<(Vec<NodeKind>, Option<String>), Error>,
-) -> Vec<Effect> {
+) -> Reaction {
     if generation != app.tree.generation {
-        return Vec::new();
+        return Reaction::default();
     }
     let key = key.unwrap_or_default();
     let selected_key = app.tree.selected_node().map(|n| n.key.clone());
@@ -68,17 +69,44 @@ pub fn on_children(
             app.tree.set_children(&key, vec![note], None);
         }
     }
-    refilter(app);
+    app.tree.refilter();
     if let Some(k) = selected_key {
         app.tree.select_key(&k);
     }
     match app.tree.pending_jump.take() {
-        Some(path) => super::layers::jump(app, &path),
-        None => Vec::new(),
+        Some(path) => jump(app, &path),
+        None => Reaction::default(),
     }
 }
 
-pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
+/// Selects the tree node at `path` (database, container, range), expanding what leads
+/// to it; levels not loaded yet are loaded and the selection lands once they arrive.
+pub fn jump(app: &mut App, path: &[String]) -> Reaction {
+    app.tree.filter = None;
+    app.focus = Focus::Tree;
+    app.tree.pending_jump = None;
+    let mut key = String::new();
+    for (depth, part) in path.iter().enumerate() {
+        key = if depth == 0 {
+            part.clone()
+        } else {
+            format!("{key}\u{1f}{part}")
+        };
+        let Some(i) = app.tree.find(&key) else {
+            break;
+        };
+        app.tree.selected = i;
+        if depth + 1 < path.len() && !app.tree.nodes[i].expanded {
+            let reaction = expand(app);
+            // Finish when the level arrives.
+            app.tree.pending_jump = Some(path.to_vec());
+            return reaction;
+        }
+    }
+    Reaction::default()
+}
+
+pub fn navigate(app: &mut App, action: Action) -> Reaction {
     match action {
         Action::Up
         | Action::Down
@@ -96,24 +124,20 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
                 action,
             );
             note_container(app);
-            Vec::new()
+            Reaction::default()
         }
         Action::Select => select(app),
         Action::Expand | Action::Right => expand(app),
         Action::Collapse | Action::Left => {
             collapse(app);
-            Vec::new()
+            Reaction::default()
         }
-        Action::Refresh => reload(app),
+        Action::Refresh => reload(app).into(),
         Action::Filter => {
-            super::layers::open_prompt(
-                app,
-                "filter the tree",
-                crate::tui::state::PromptFor::TreeFilter,
-            );
-            Vec::new()
+            open_prompt(app, "filter the tree", PromptFor::TreeFilter);
+            Reaction::default()
         }
-        _ => Vec::new(),
+        _ => Reaction::default(),
     }
 }
 
@@ -125,38 +149,37 @@ fn note_container(app: &mut App) {
     }
 }
 
-fn select(app: &mut App) -> Vec<Effect> {
+fn select(app: &mut App) -> Reaction {
     note_container(app);
     let Some(node) = app.tree.selected_node().cloned() else {
-        return Vec::new();
+        return Reaction::default();
     };
-    match &node.kind {
-        NodeKind::Item { db, c, pk, id } => {
-            super::item::read(app, db.clone(), c.clone(), id.clone(), pk.clone())
-        }
+    match node.kind {
+        NodeKind::Item { db, c, pk, id } => Request::ReadItem { db, c, id, pk }.into(),
         NodeKind::More { parent, cursor } => {
-            let Some(i) = app.tree.find(parent) else {
-                return Vec::new();
+            let Some(i) = app.tree.find(&parent) else {
+                return Reaction::default();
             };
             vec![Effect::LoadChildren {
                 generation: app.tree.generation,
-                key: parent.clone(),
+                key: parent,
                 node: app.tree.nodes[i].kind.clone(),
-                cursor: Some(cursor.clone()),
+                cursor: Some(cursor),
             }]
+            .into()
         }
         _ if node.expanded => {
             collapse(app);
-            Vec::new()
+            Reaction::default()
         }
         _ => expand(app),
     }
 }
 
-fn expand(app: &mut App) -> Vec<Effect> {
+fn expand(app: &mut App) -> Reaction {
     note_container(app);
     let Some(i) = app.tree.row_index(app.tree.selected) else {
-        return Vec::new();
+        return Reaction::default();
     };
     let node = app.tree.nodes[i].clone();
     if !node.expandable() {
@@ -165,17 +188,18 @@ fn expand(app: &mut App) -> Vec<Effect> {
     if node.expanded {
         // Already open: step into the first child.
         app.tree.move_by(1);
-        return Vec::new();
+        return Reaction::default();
     }
     let loading = NodeKind::Note("loading…".into());
     app.tree.set_children(&node.key, vec![loading], None);
-    refilter(app);
+    app.tree.refilter();
     vec![Effect::LoadChildren {
         generation: app.tree.generation,
         key: node.key,
         node: node.kind,
         cursor: None,
     }]
+    .into()
 }
 
 fn collapse(app: &mut App) {
@@ -187,42 +211,9 @@ fn collapse(app: &mut App) {
     } else if let Some(p) = app.tree.parent_of(i) {
         let key = app.tree.nodes[p].key.clone();
         app.tree.collapse(p);
-        refilter(app);
+        app.tree.refilter();
         app.tree.select_key(&key);
         return;
     }
-    refilter(app);
-}
-
-/// Re-applies the tree filter after the rows changed.
-pub fn refilter(app: &mut App) {
-    let Some(text) = app.tree.filter.clone() else {
-        return;
-    };
-    let labels: Vec<(usize, String)> = app
-        .tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (i, n.label()))
-        .collect();
-    let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
-    let pattern = Pattern::parse(&text, CaseMatching::Smart, Normalization::Smart);
-    let mut keep = vec![false; labels.len()];
-    for (i, label) in &labels {
-        let mut buf = Vec::new();
-        let hay = nucleo::Utf32Str::new(label, &mut buf);
-        if text.is_empty() || pattern.score(hay, &mut matcher).is_some() {
-            keep[*i] = true;
-            // Keep the ancestors so a match is shown where it lives.
-            let mut j = *i;
-            while let Some(p) = app.tree.parent_of(j) {
-                keep[p] = true;
-                j = p;
-            }
-        }
-    }
-    app.tree.visible = (0..labels.len()).filter(|&i| keep[i]).collect();
-    let rows = app.tree.row_count();
-    app.tree.selected = app.tree.selected.min(rows.saturating_sub(1));
+    app.tree.refilter();
 }
