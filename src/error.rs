@@ -240,6 +240,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A JSON value's kind as messages name it: "a string", "an array", "null".
+pub fn json_type_name(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 impl From<heed::Error> for Error {
     fn from(err: heed::Error) -> Error {
         let message = match &err {

@@ -1,10 +1,9 @@
-//! `compact`, and the compaction that ends a large `import` ([`crate::store::compact`]).
+//! `compact`, and the compaction that ends a large `import` ([`Engine::close_and_compact`]).
 
 use serde_json::json;
 
 use super::{CliResult, Failure, print_json};
-use crate::engine::Engine;
-use crate::store::compact::{Outcome, When};
+use crate::engine::{CompactOutcome as Outcome, CompactWhen as When, Engine};
 
 /// `compact`: compacts whatever the free space, prints what was done; fails when another
 /// process has the store open.
@@ -46,10 +45,8 @@ pub(crate) fn after_bulk_load(engine: Engine, out: &mut serde_json::Value) {
 /// Closes the engine (the data file can only be replaced while nobody has it open) and
 /// compacts its store.
 pub(crate) fn close_and_compact(engine: Engine, when: When) -> crate::error::Result<Outcome> {
-    let dir = engine.data_dir().to_path_buf();
-    drop(engine);
     let spinner = super::spinner("compacting the store");
-    let outcome = crate::store::compact::compact(&dir, when);
+    let outcome = engine.close_and_compact(when);
     spinner.finish_and_clear();
     outcome
 }

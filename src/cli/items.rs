@@ -87,7 +87,7 @@ pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
 /// Reads every file, checks every record of every file, then writes them in batches.
 ///
 /// Afterwards, unless `compact` is false, the store is compacted if the import left much of
-/// the file free and no other process has it open ([`crate::store::compact`]).
+/// the file free and no other process has it open ([`Engine::close_and_compact`]).
 pub fn import(
     engine: Engine,
     target: &str,

@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::{Engine, QueryOptions};
-use crate::query::eval::value::Val;
 
 #[allow(clippy::too_many_arguments)]
 pub fn query(
@@ -40,7 +39,7 @@ pub fn query(
         };
         let name = name.trim().trim_start_matches('@').to_string();
         let value: Value = parse_json_arg(&format!("--param @{name}"), json)?;
-        values.insert(name, Val::from_json(&value));
+        values.insert(name, value);
     }
     let partition_key = pk.map(|p| parse_json_arg("--pk", p)).transpose()?;
     let mut opts = QueryOptions {

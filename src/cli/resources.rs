@@ -9,9 +9,9 @@ use serde_json::json;
 use super::args::{Cli, ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::Engine;
-use crate::store::catalog::{ContainerSettings, Throughput};
-use crate::store::indexing::IndexingPolicy;
-use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
+use crate::engine::{ContainerSettings, Throughput};
+use crate::engine::IndexingPolicy;
+use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 
 /// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)
 /// is not an error worth reporting.

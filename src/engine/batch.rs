@@ -177,7 +177,7 @@ impl PatchRequest {
             other => Err(Error::bad_request(format!(
                 "a patch request is an array of operations or an object with \"operations\", \
                  not {}",
-                item::json_type_name(&other)
+                crate::error::json_type_name(&other)
             ))),
         }
     }
@@ -494,7 +494,7 @@ fn write(
             return Err(Error::bad_request(format!(
                 "the resourceBody of a {:?} operation must be the item as a JSON object, not {}",
                 op.operation_type,
-                item::json_type_name(other)
+                crate::error::json_type_name(other)
             )));
         }
         None => {

@@ -9,6 +9,7 @@ pub mod background;
 pub mod batch;
 pub mod import;
 pub mod processor;
+pub mod query;
 pub mod retry;
 pub mod views;
 
@@ -18,9 +19,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::{Error, Result, StatusCode};
-pub use crate::query::run::{QueryOptions, QueryResult};
 use crate::store::Store;
-use crate::store::catalog::{ContainerDef, ContainerSettings, Throughput};
+use crate::store::catalog::ContainerDef;
 use crate::store::epk;
 use crate::store::feed::{FeedPage, FeedRequest};
 use crate::store::item;
@@ -31,7 +31,21 @@ use crate::store::write::{WriteBatch, WriteKind, WriteResult};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
+pub use query::{
+    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
+    QueryResult, RangeProgress, RoutingView,
+};
 pub use views::*;
+
+pub use crate::store::catalog::{ContainerSettings, Throughput, UniqueKeyPolicy};
+pub use crate::store::indexing::{
+    CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
+    VectorIndex, VectorIndexType,
+};
+pub use crate::store::compact::{Outcome as CompactOutcome, When as CompactWhen};
+pub use crate::store::now_secs;
+pub use crate::store::partition_key::PartitionKeyDefinition;
+pub use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 
 /// Environment variable naming the default data directory.
 pub const DATA_DIR_ENV: &str = "COSMOSCOPE_DATA_DIR";
@@ -700,7 +714,7 @@ impl Engine {
             &def,
             sql,
             &q,
-            opts,
+            &opts.request(),
             cancel,
             &self.results,
         )
@@ -753,6 +767,15 @@ impl Engine {
     /// Writes pending read metering now (the background thread does it every 200 ms).
     pub fn flush_metrics(&self) -> Result<()> {
         self.store.flush_pending().map(|_| ())
+    }
+
+    /// Closes the store (its file can only be replaced while nobody has it open) and
+    /// compacts it: rewrites the data file without its free pages, `when` it is worth it.
+    /// [`CompactOutcome::InUse`] when another process has the store open.
+    pub fn close_and_compact(self, when: CompactWhen) -> Result<CompactOutcome> {
+        let dir = self.data_dir().to_path_buf();
+        drop(self);
+        crate::store::compact::compact(&dir, when)
     }
 
     /// Purges expired items now (the background thread does it every second).

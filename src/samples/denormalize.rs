@@ -28,7 +28,7 @@
 //! idempotent changes (set a name, upsert a copy, delete an overflow), as at-least-once
 //! delivery requires.
 
-use crate::query::read::document::Document;
+use crate::engine::Document;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,8 +44,7 @@ use crate::engine::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, 
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, PatchOperation, PatchRequest, QueryOptions};
 use crate::error::{Error, Result, StatusCode};
-use crate::query::eval::value::Val;
-use crate::store::catalog::ContainerSettings;
+use crate::engine::ContainerSettings;
 
 /// The lease container the processors create in the design's database.
 pub const LEASE_CONTAINER: &str = "leases";
@@ -405,7 +404,7 @@ impl Ctx<'_> {
         let mut opts = QueryOptions {
             params: params
                 .iter()
-                .map(|(n, v)| (n.trim_start_matches('@').to_string(), Val::from_json(v)))
+                .map(|(n, v)| (n.trim_start_matches('@').to_string(), (*v).clone()))
                 .collect(),
             partition_key: pk,
             max_items: Some(PAGE),

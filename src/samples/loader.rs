@@ -10,7 +10,7 @@ use super::manifest::Manifest;
 use super::{Generator, Sink, registry};
 use crate::engine::{Engine, IMPORT_BATCH_ITEMS, import};
 use crate::error::{Error, Result};
-use crate::store::catalog::ContainerSettings;
+use crate::engine::ContainerSettings;
 
 /// File in the data directory recording that first launch offered the samples, so a user
 /// who deletes them all is not handed them again.

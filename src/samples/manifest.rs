@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use super::registry;
 use crate::error::{Error, Result};
-use crate::store::catalog::{ContainerSettings, Throughput};
-use crate::store::indexing::IndexingPolicy;
-use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
+use crate::engine::{ContainerSettings, Throughput};
+use crate::engine::IndexingPolicy;
+use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

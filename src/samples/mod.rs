@@ -30,7 +30,7 @@ pub use loader::{
 use manifest::{GeneratorRef, Manifest};
 
 use crate::error::{Error, Result};
-use crate::store::catalog::Throughput;
+use crate::engine::Throughput;
 
 /// The seed used when none is given.
 pub const DEFAULT_SEED: u64 = 1;

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::catalog::ContainerDef;
 use super::codec::{Reader, Writer};
 use super::json_text;
+use crate::error::json_type_name;
 use crate::error::{Error, Result};
 
 /// The service's item size limit (UTF-8 length of the JSON).
@@ -230,17 +231,6 @@ pub fn parse_body(body: &[u8]) -> Result<Map<String, Value>> {
         Err(e) => Err(Error::bad_request(format!(
             "the item is not valid JSON: {e}"
         ))),
-    }
-}
-
-pub fn json_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -23,7 +23,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
-use super::item::{SYSTEM_PROPERTIES, json_type_name};
+use super::item::SYSTEM_PROPERTIES;
+use crate::error::json_type_name;
 use crate::error::{Error, Result};
 
 /// Operations in one patch request. partial-document-update.md and its FAQ both say 10;

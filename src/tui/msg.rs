@@ -35,7 +35,7 @@ pub enum Msg {
     /// A range of a running query finished.
     QueryProgress {
         ticket: u64,
-        progress: crate::query::run::RangeProgress,
+        progress: crate::engine::RangeProgress,
     },
     /// The container's ranges and partition key paths, fetched with a query.
     Ranges {

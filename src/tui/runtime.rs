@@ -19,7 +19,7 @@ use super::msg::Msg;
 use super::state::App;
 use super::{platform, terminal, ui, update, worker};
 use crate::engine::Engine;
-use crate::query::run::{Progress, RangeProgress};
+use crate::engine::{Progress, RangeProgress};
 
 /// Frame interval: draws are coalesced to at most this rate.
 const FRAME: Duration = Duration::from_millis(16);
@@ -171,7 +171,7 @@ where
                 if n == 0 { break; }
                 std::mem::take(&mut batch)
             },
-            _ = second.tick() => vec![Msg::Tick { now: crate::store::now_secs() }],
+            _ = second.tick() => vec![Msg::Tick { now: crate::engine::now_secs() }],
             _ = frame.tick() => {
                 if app.palette.dirty.swap(false, Ordering::AcqRel) || app.palette.running {
                     app.palette.tick(5);

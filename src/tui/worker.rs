@@ -14,7 +14,7 @@ use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::{Engine, QueryOptions};
 use crate::error::{Result, StatusCode};
-use crate::query::run::Progress;
+use crate::engine::Progress;
 use crate::query::syntax::complete::Schema;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
 
@@ -515,10 +515,7 @@ pub fn perform(
             let opts = QueryOptions {
                 continuation,
                 progress,
-                params: params
-                    .iter()
-                    .map(|(k, v)| (k.clone(), crate::query::eval::value::Val::from_json(v)))
-                    .collect(),
+                params: params.into_iter().collect(),
                 ..Default::default()
             };
             vec![query_page(engine, ticket, &db, &c, &sql, &opts, cancel)]

@@ -4,7 +4,7 @@
 //! The simulator runs patterns through the same [`Executor`], so a design's workload is
 //! the same requests the workbench measures.
 
-use crate::query::read::document::Document;
+use crate::engine::Document;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,6 @@ use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, ItemResponse, PatchRequest, QueryOptions};
 use crate::error::{Error, Result};
-use crate::query::eval::value::Val;
 use crate::samples::rng::Rng;
 use crate::samples::vocab::{Vocabulary, iso_millis, vocabulary};
 
@@ -382,7 +381,7 @@ impl<'e> Executor<'e> {
                 let mut opts = QueryOptions {
                     params: params
                         .iter()
-                        .map(|(n, t)| Ok((n.clone(), Val::from_json(&fill(t)?))))
+                        .map(|(n, t)| Ok((n.clone(), fill(t)?)))
                         .collect::<Result<_>>()?,
                     partition_key: pk.as_ref().map(fill).transpose()?,
                     ..QueryOptions::default()

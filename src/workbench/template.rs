@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::store::item::json_type_name;
+use crate::error::json_type_name;
 
 /// A parsed expression: a variable and a path into it.
 #[derive(Debug, Clone, PartialEq)]

@@ -72,7 +72,7 @@ use cache::ResultCache;
 pub use compute::DOCUMENT_ORDER_MAX_ITEMS;
 use compute::Hooks;
 use prepare::Plan;
-pub use request::{Progress, QueryOptions};
+pub use request::{Progress, Request};
 pub use result::{
     AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
     RangePart, RangeProgress, RoutingView,
@@ -90,7 +90,7 @@ pub fn run(
     def: &ContainerDef,
     text: &str,
     q: &Query,
-    opts: &QueryOptions,
+    opts: &Request,
     cancel: &AtomicBool,
     cache: &ResultCache,
 ) -> Result<QueryResult> {

@@ -15,7 +15,7 @@ use super::partition_key::KeyReader;
 use super::pipeline::{
     Run, has_aggregate, result_bound, select_aggregates, streams, works_item_by_item,
 };
-use super::request::QueryOptions;
+use super::request::Request;
 use super::result::IndexMetrics;
 use super::routing::{self, Routing, RoutingKind};
 use super::rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
@@ -152,7 +152,7 @@ impl<'a> Plan<'a> {
         q: &'a Query,
         root: &'a str,
         env: &Env,
-        opts: &QueryOptions,
+        opts: &Request,
         hash: u64,
     ) -> Result<Plan<'a>> {
         // ORDER BY is validated against the policy being built (the one the user set): a

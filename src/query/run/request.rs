@@ -8,9 +8,10 @@ use serde_json::Value;
 use crate::query::eval::value::Val;
 use crate::query::run::result::RangeProgress;
 
-/// Options of one query request.
+/// One query request as the query engine runs it (the engine facade builds it from its
+/// own `QueryOptions`).
 #[derive(Debug, Clone, Default)]
-pub struct QueryOptions {
+pub struct Request {
     pub params: HashMap<String, Val>,
     /// Partition key (or hierarchical prefix) given with the request.
     pub partition_key: Option<Value>,
@@ -22,7 +23,7 @@ pub struct QueryOptions {
     pub progress: Option<Progress>,
 }
 
-/// A progress callback (see [`QueryOptions::progress`]).
+/// A progress callback (see [`Request::progress`]).
 #[derive(Clone)]
 pub struct Progress(pub std::sync::Arc<dyn Fn(&RangeProgress) + Send + Sync>);
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::editor::TextBuffer;
 use crate::engine::QueryResult;
-use crate::query::run::PartitionResult;
-use crate::query::run::QueryMetrics;
+use crate::engine::PartitionResult;
+use crate::engine::QueryMetrics;
 use crate::query::syntax::complete::{Candidate, Completion, Schema};
 
 /// How many queries the history keeps.
@@ -46,10 +46,10 @@ pub struct QueryRun {
     pub pages: usize,
     pub elapsed_ms: f64,
     /// How the last page found its documents, and the indexes it used or missed.
-    pub access: Option<crate::query::run::AccessView>,
-    pub index_metrics: Option<crate::query::run::IndexMetrics>,
+    pub access: Option<crate::engine::AccessView>,
+    pub index_metrics: Option<crate::engine::IndexMetrics>,
     /// Ranges finished while the current page runs (cleared when it arrives).
-    pub progress: BTreeMap<String, crate::query::run::RangeProgress>,
+    pub progress: BTreeMap<String, crate::engine::RangeProgress>,
     /// Every logical partition that produced results, in the order first seen, and their
     /// JSON texts: an aggregate over a large container can name a hundred thousand, and
     /// the stats panel reads them every frame.

@@ -1,0 +1,54 @@
+//! The engine's words for a query request and its result. A request's parameters are JSON
+//! values, as the REST API's `parameters` are; the result types are the query engine's own,
+//! named here so that front ends never reach into the query engine.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+pub use crate::query::read::document::Document;
+pub use crate::query::run::{
+    AccessView, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryResult, RangeProgress,
+    RoutingView,
+};
+use crate::query::eval::value::Val;
+use crate::query::run::Request;
+
+/// Options of one query request.
+#[derive(Debug, Clone, Default)]
+pub struct QueryOptions {
+    /// The query's parameters by name, without the `@` (`@id` is `"id"`).
+    pub params: HashMap<String, Value>,
+    /// Partition key (or hierarchical prefix) given with the request.
+    pub partition_key: Option<Value>,
+    /// Results per page (default 100).
+    pub max_items: Option<usize>,
+    pub continuation: Option<String>,
+    /// Called as each physical partition finishes, so a front end can show a long
+    /// fan-out query filling in range by range.
+    pub progress: Option<Progress>,
+}
+
+impl QueryOptions {
+    /// These options with parameter `name` (with or without its `@`) set to `value`.
+    pub fn param(mut self, name: &str, value: Value) -> QueryOptions {
+        self.params
+            .insert(name.trim_start_matches('@').to_string(), value);
+        self
+    }
+
+    /// The request as the query engine runs it.
+    pub(super) fn request(&self) -> Request {
+        Request {
+            params: self
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), Val::from_json(v)))
+                .collect(),
+            partition_key: self.partition_key.clone(),
+            max_items: self.max_items,
+            continuation: self.continuation.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+}
