@@ -21,6 +21,7 @@ use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
 };
 use crate::query::syntax::lexer::{edit_distance, error_at};
+use crate::query::syntax::print;
 
 /// The service's limit on JOINs in one query (concepts-limits.md).
 pub const MAX_JOINS: usize = 10;
@@ -229,7 +230,7 @@ impl Checker {
                 continue;
             }
             self.expr(&o.expr, &scope, Ctx::at(Place::OrderBy));
-            if !is_document_path(&o.expr)
+            if !o.expr.is_document_path()
                 && find(&o.expr, &|e| aggregate_name(e).is_some()).is_none()
                 && !is_call(&o.expr, "VECTORDISTANCE")
             {
@@ -317,7 +318,7 @@ impl Checker {
         }
         for e in selected {
             if let Some(bad) = ungrouped(e, &q.group_by) {
-                let what = match render(bad) {
+                let what = match print::path(bad) {
                     Some(text) => format!("'{text}'"),
                     None => "this expression".to_string(),
                 };
@@ -332,7 +333,7 @@ impl Checker {
                     format!(
                         "{what} is selected next to an aggregate but is not aggregated; wrap it \
                          in an aggregate such as MAX(...), or add GROUP BY {}",
-                        render(bad).unwrap_or_else(|| "...".to_string())
+                        print::path(bad).unwrap_or_else(|| "...".to_string())
                     )
                 } else {
                     format!(
@@ -393,7 +394,7 @@ impl Checker {
                         e.pos,
                         format!(
                             "the {clause} count must be a non-negative integer, not {}",
-                            format_number(*n)
+                            print::number(*n)
                         ),
                     );
                 }
@@ -624,19 +625,6 @@ pub(crate) fn is_call(e: &Expr, name: &str) -> bool {
     matches!(&e.kind, ExprKind::Call { name: n, udf: false, .. } if n == name)
 }
 
-/// Whether `e` is a path into a document: an alias followed by `.name`, `["name"]` or
-/// `[number]` steps.
-fn is_document_path(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Ident(_) => true,
-        ExprKind::Property(base, _) => is_document_path(base),
-        ExprKind::Index(base, index) => {
-            matches!(index.kind, ExprKind::Literal(Literal::Number(_))) && is_document_path(base)
-        }
-        _ => false,
-    }
-}
-
 /// The identifier at the root of a path expression (`c` in `c.children[0]`).
 fn root_ident(e: &Expr) -> Option<&str> {
     match &e.kind {
@@ -805,64 +793,6 @@ fn same(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// A path expression as the user would write it (`c.name`, `c["a b"][0]`), for messages.
-pub(crate) fn render(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Ident(n) => Some(n.clone()),
-        ExprKind::Property(b, p) => {
-            let base = render(b)?;
-            Some(if is_plain_name(p) {
-                format!("{base}.{p}")
-            } else {
-                format!("{base}[{}]", serde_json::Value::String(p.clone()))
-            })
-        }
-        ExprKind::Index(b, i) => match &i.kind {
-            ExprKind::Literal(Literal::Number(n)) => {
-                Some(format!("{}[{}]", render(b)?, format_number(*n)))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A FROM path as written: `c.children[0]`.
-fn render_path(name: &str, path: &[PathStep]) -> String {
-    let mut out = name.to_string();
-    for step in path {
-        match step {
-            PathStep::Property(p) if is_plain_name(p) => {
-                out.push('.');
-                out.push_str(p);
-            }
-            PathStep::Property(p) => {
-                out.push_str(&format!("[{}]", serde_json::Value::String(p.clone())));
-            }
-            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// Whether `p` can be written after a dot.
-fn is_plain_name(p: &str) -> bool {
-    p.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && crate::query::syntax::lexer::Keyword::lookup(p).is_none()
-        && !matches!(p, "true" | "false" | "null" | "undefined")
-}
-
-fn format_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
-}
-
 /// The hint after "Identifier 'x' could not be resolved."
 fn unresolved_hint(name: &str, scope: &Scope, place: Place) -> String {
     let q = scope.query;
@@ -899,12 +829,12 @@ fn unresolved_hint(name: &str, scope: &Scope, place: Place) -> String {
                 return format!(
                     "FROM {} narrows each item to a part of it, so '{name}' is not bound; give \
                      the source an alias, as in FROM {} AS x, and refer to x.",
-                    render_path(container, path),
-                    render_path(container, path)
+                    print::container_path(container, path),
+                    print::container_path(container, path)
                 );
             }
             FromKind::In { expr, .. } if root_ident(expr) == Some(name) => {
-                let source = render(expr).unwrap_or_else(|| format!("{name}..."));
+                let source = print::path(expr).unwrap_or_else(|| format!("{name}..."));
                 return format!(
                     "FROM x IN {source} binds only x; to use the whole item too, write \
                      FROM {name} JOIN x IN {source}."

@@ -129,8 +129,9 @@ impl Node {
     }
 }
 
-/// Binding strength of infix operators (higher binds tighter).
-mod prec {
+/// Binding strength of infix operators (higher binds tighter); the printer parenthesises by
+/// the same table.
+pub(crate) mod prec {
     pub const COALESCE: u8 = 1;
     pub const OR: u8 = 2;
     pub const AND: u8 = 3;
@@ -147,6 +148,24 @@ mod prec {
     pub const UNARY: u8 = 14;
 }
 
+/// The binding strength of a binary operator; all of them are left-associative.
+pub(crate) fn binary_precedence(op: BinaryOp) -> u8 {
+    match op {
+        BinaryOp::Coalesce => prec::COALESCE,
+        BinaryOp::Or => prec::OR,
+        BinaryOp::And => prec::AND,
+        BinaryOp::Eq | BinaryOp::Ne => prec::EQUALITY,
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => prec::RELATIONAL,
+        BinaryOp::BitOr => prec::BIT_OR,
+        BinaryOp::BitXor => prec::BIT_XOR,
+        BinaryOp::BitAnd => prec::BIT_AND,
+        BinaryOp::Shl | BinaryOp::Shr | BinaryOp::UShr => prec::SHIFT,
+        BinaryOp::Concat => prec::CONCAT,
+        BinaryOp::Add | BinaryOp::Sub => prec::ADDITIVE,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => prec::MULTIPLICATIVE,
+    }
+}
+
 /// Infix forms the precedence loop recognizes.
 enum Infix {
     Binary(BinaryOp),
@@ -160,20 +179,7 @@ enum Infix {
 impl Infix {
     fn prec(&self) -> u8 {
         match self {
-            Infix::Binary(op) => match op {
-                BinaryOp::Coalesce => prec::COALESCE,
-                BinaryOp::Or => prec::OR,
-                BinaryOp::And => prec::AND,
-                BinaryOp::Eq | BinaryOp::Ne => prec::EQUALITY,
-                BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => prec::RELATIONAL,
-                BinaryOp::BitOr => prec::BIT_OR,
-                BinaryOp::BitXor => prec::BIT_XOR,
-                BinaryOp::BitAnd => prec::BIT_AND,
-                BinaryOp::Shl | BinaryOp::Shr | BinaryOp::UShr => prec::SHIFT,
-                BinaryOp::Concat => prec::CONCAT,
-                BinaryOp::Add | BinaryOp::Sub => prec::ADDITIVE,
-                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => prec::MULTIPLICATIVE,
-            },
+            Infix::Binary(op) => binary_precedence(*op),
             Infix::In(_) | Infix::Like(_) | Infix::Between(_) | Infix::BadNot => prec::EQUALITY,
         }
     }
@@ -1155,7 +1161,7 @@ impl Parser<'_> {
                 // joined once (the old join docs' `JOIN f.children`), not iterated.
                 let n = self.postfix_expr()?;
                 let expr = *n.expr;
-                if !is_container_path(&expr) {
+                if !expr.is_document_path() {
                     return Err(err_at(
                         pos,
                         "a JOIN source is 'alias IN expression', a path such as c.address (joined once, \
@@ -1167,7 +1173,9 @@ impl Parser<'_> {
                 let implicit = alias.as_ref().and_then(|(_, imp)| imp.then_some(before));
                 let alias = match alias {
                     Some((a, _)) => a,
-                    None => last_property(&expr).unwrap_or_else(|| format!("${index}")),
+                    None => {
+                        last_property(&expr).map_or_else(|| format!("${index}"), str::to_string)
+                    }
                 };
                 Ok((
                     Join {
@@ -1873,28 +1881,13 @@ impl Parser<'_> {
     }
 }
 
-/// A `<container_expression>`: a name followed by `.name`, `["name"]` or `[index]` steps.
-fn is_container_path(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Ident(_) => true,
-        ExprKind::Property(base, _) => is_container_path(base),
-        ExprKind::Index(base, index) => {
-            matches!(
-                index.kind,
-                ExprKind::Literal(Literal::Number(_) | Literal::String(_))
-            ) && is_container_path(base)
-        }
-        _ => false,
-    }
-}
-
 /// The name a path's last property gives an unaliased JOIN (`JOIN f.children` binds
-/// `children`, as `FROM Families.children` does).
-fn last_property(e: &Expr) -> Option<String> {
+/// `children`, as `FROM Families.children` does); the printer leaves such an alias out.
+pub(crate) fn last_property(e: &Expr) -> Option<&str> {
     match &e.kind {
-        ExprKind::Property(_, name) => Some(name.clone()),
+        ExprKind::Property(_, name) => Some(name),
         ExprKind::Index(_, index) => match &index.kind {
-            ExprKind::Literal(Literal::String(name)) => Some(name.to_string()),
+            ExprKind::Literal(Literal::String(name)) => Some(name),
             _ => None,
         },
         _ => None,
