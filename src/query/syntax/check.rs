@@ -111,54 +111,97 @@ impl Checker {
     /// Checks one query level. `outer` holds the names of enclosing queries (correlation);
     /// `nested` is true for subqueries.
     fn query(&mut self, q: &Query, outer: &[String], nested: bool) {
-        let mut bound: Vec<String> = Vec::new();
+        let mut bound = self.source_bindings(q, outer, nested);
+        self.join_bindings(q, outer, &mut bound);
 
-        if let Some(from) = &q.from {
-            match &from.kind {
-                FromKind::Container { name, path, alias } => {
-                    if nested && !outer.contains(name) {
-                        self.fail(
-                            from.pos,
-                            format!(
-                                "Identifier '{name}' could not be resolved. A subquery can only \
-                                 read values of the outer query (only correlated subqueries are \
-                                 supported), as in FROM t IN c.tags"
-                            ),
-                        );
-                    }
-                    match (alias, path.last()) {
-                        (Some(a), _) => bound.push(a.clone()),
-                        (None, None) => bound.push(name.clone()),
-                        // from.md: without an alias, `FROM c.children` binds `children`.
-                        (None, Some(PathStep::Property(p))) => bound.push(p.clone()),
-                        (None, Some(PathStep::Index(_))) => {}
-                    }
+        let mut names = outer.to_vec();
+        names.extend(bound);
+        let scope = Scope {
+            names,
+            has_source: q.from.is_some() || nested,
+            query: q,
+        };
+
+        self.select(q, &scope);
+        if let Some(filter) = &q.filter {
+            self.expr(filter, &scope, Ctx::at(Place::Where));
+        }
+        self.group_by(q, &scope);
+        self.order_by(q, &scope);
+        if !q.group_by.is_empty()
+            && let Some(first) = q.order_by.first()
+        {
+            self.fail(
+                first.pos,
+                "ORDER BY can't be combined with GROUP BY (group-by.md); remove the ORDER BY, \
+                 or sort the grouped results on the client",
+            );
+        }
+        self.grouping(q);
+        self.aggregate_over_grouped_subquery(q);
+        if let Some(top) = &q.select.top {
+            self.count(top, "TOP");
+        }
+        if let Some(ol) = &q.offset_limit {
+            self.count(&ol.offset, "OFFSET");
+            self.count(&ol.limit, "LIMIT");
+        }
+    }
+
+    /// Checks the FROM source; returns the name it binds, if any.
+    fn source_bindings(&mut self, q: &Query, outer: &[String], nested: bool) -> Vec<String> {
+        let mut bound: Vec<String> = Vec::new();
+        let Some(from) = &q.from else {
+            return bound;
+        };
+        match &from.kind {
+            FromKind::Container { name, path, alias } => {
+                if nested && !outer.contains(name) {
+                    self.fail(
+                        from.pos,
+                        format!(
+                            "Identifier '{name}' could not be resolved. A subquery can only \
+                             read values of the outer query (only correlated subqueries are \
+                             supported), as in FROM t IN c.tags"
+                        ),
+                    );
                 }
-                FromKind::In { alias, expr } => {
-                    let names = if nested {
-                        outer.to_vec()
-                    } else {
-                        // At the top level the root of the path names the container itself.
-                        root_ident(expr)
-                            .map(|r| vec![r.to_string()])
-                            .unwrap_or_default()
-                    };
-                    let scope = Scope {
-                        names,
-                        has_source: true,
-                        query: q,
-                    };
-                    self.expr(expr, &scope, Ctx::at(Place::From));
-                    bound.push(alias.clone());
-                }
-                FromKind::Subquery { query, alias } => {
-                    // At the top level a FROM subquery reads the container itself.
-                    self.query(query, outer, nested);
-                    bound.push(alias.clone());
+                match (alias, path.last()) {
+                    (Some(a), _) => bound.push(a.clone()),
+                    (None, None) => bound.push(name.clone()),
+                    // from.md: without an alias, `FROM c.children` binds `children`.
+                    (None, Some(PathStep::Property(p))) => bound.push(p.clone()),
+                    (None, Some(PathStep::Index(_))) => {}
                 }
             }
+            FromKind::In { alias, expr } => {
+                let names = if nested {
+                    outer.to_vec()
+                } else {
+                    // At the top level the root of the path names the container itself.
+                    root_ident(expr)
+                        .map(|r| vec![r.to_string()])
+                        .unwrap_or_default()
+                };
+                let scope = Scope {
+                    names,
+                    has_source: true,
+                    query: q,
+                };
+                self.expr(expr, &scope, Ctx::at(Place::From));
+                bound.push(alias.clone());
+            }
+            FromKind::Subquery { query, alias } => {
+                // At the top level a FROM subquery reads the container itself.
+                self.query(query, outer, nested);
+                bound.push(alias.clone());
+            }
         }
+        bound
+    }
 
+    /// Checks the JOINs, adding the names they bind to `bound`.
+    fn join_bindings(&mut self, q: &Query, outer: &[String], bound: &mut Vec<String>) {
         for join in &q.joins {
             self.joins += 1;
             if self.joins == MAX_JOINS + 1 {
@@ -189,21 +232,12 @@ impl Checker {
             }
             bound.push(join.alias.clone());
         }
+    }
 
-        let mut names = outer.to_vec();
-        names.extend(bound);
-        let scope = Scope {
-            names,
-            has_source: q.from.is_some() || nested,
-            query: q,
-        };
-
-        self.select(q, &scope);
-        if let Some(filter) = &q.filter {
-            self.expr(filter, &scope, Ctx::at(Place::Where));
-        }
+    /// GROUP BY items: each reads the input and holds no subquery.
+    fn group_by(&mut self, q: &Query, scope: &Scope) {
         for g in &q.group_by {
-            self.expr(g, &scope, Ctx::at(Place::GroupBy));
+            self.expr(g, scope, Ctx::at(Place::GroupBy));
             if let Some(sub) = find(g, &|e| {
                 matches!(
                     e.kind,
@@ -223,13 +257,18 @@ impl Checker {
                 );
             }
         }
+    }
+
+    /// ORDER BY items: document paths, aggregates or vector distances; a scoring function
+    /// after RANK.
+    fn order_by(&mut self, q: &Query, scope: &Scope) {
         for o in &q.order_by {
             if o.rank {
-                self.expr(&o.expr, &scope, Ctx::at(Place::Rank));
+                self.expr(&o.expr, scope, Ctx::at(Place::Rank));
                 self.rank(o);
                 continue;
             }
-            self.expr(&o.expr, &scope, Ctx::at(Place::OrderBy));
+            self.expr(&o.expr, scope, Ctx::at(Place::OrderBy));
             if !o.expr.is_document_path()
                 && find(&o.expr, &|e| aggregate_name(e).is_some()).is_none()
                 && !is_call(&o.expr, "VECTORDISTANCE")
@@ -243,24 +282,6 @@ impl Checker {
                      property for the expression and sort by that",
                 );
             }
-        }
-        if !q.group_by.is_empty()
-            && let Some(first) = q.order_by.first()
-        {
-            self.fail(
-                first.pos,
-                "ORDER BY can't be combined with GROUP BY (group-by.md); remove the ORDER BY, \
-                 or sort the grouped results on the client",
-            );
-        }
-        self.grouping(q);
-        self.aggregate_over_grouped_subquery(q);
-        if let Some(top) = &q.select.top {
-            self.count(top, "TOP");
-        }
-        if let Some(ol) = &q.offset_limit {
-            self.count(&ol.offset, "OFFSET");
-            self.count(&ol.limit, "LIMIT");
         }
     }
 
@@ -305,10 +326,8 @@ impl Checker {
     /// constants. A SELECT with an aggregate and no GROUP BY is one group, so the same rule
     /// applies to it.
     fn grouping(&mut self, q: &Query) {
-        let selected: Vec<&Expr> = match &q.select.kind {
-            SelectKind::Star => return,
-            SelectKind::Value(e) => vec![e],
-            SelectKind::Items(items) => items.iter().map(|i| &i.expr).collect(),
+        let Some(selected) = selected(q) else {
+            return;
         };
         let aggregated = selected
             .iter()
@@ -349,10 +368,8 @@ impl Checker {
     /// group-by.md: "Queries with an aggregate system function and a subquery with GROUP BY
     /// aren't supported."
     fn aggregate_over_grouped_subquery(&mut self, q: &Query) {
-        let selected: Vec<&Expr> = match &q.select.kind {
-            SelectKind::Star => return,
-            SelectKind::Value(e) => vec![e],
-            SelectKind::Items(items) => items.iter().map(|i| &i.expr).collect(),
+        let Some(selected) = selected(q) else {
+            return;
         };
         let Some(aggregate) = selected
             .iter()
@@ -408,7 +425,6 @@ impl Checker {
 
     fn expr(&mut self, e: &Expr, scope: &Scope, ctx: Ctx) {
         match &e.kind {
-            ExprKind::Literal(_) | ExprKind::Param(_) => {}
             ExprKind::Ident(name) => {
                 if !scope.names.iter().any(|n| n == name) {
                     let hint = unresolved_hint(name, scope, ctx.place);
@@ -417,46 +433,6 @@ impl Checker {
                         format!("Identifier '{name}' could not be resolved. {hint}"),
                     );
                 }
-            }
-            ExprKind::Property(base, _) => self.expr(base, scope, ctx),
-            ExprKind::Index(base, index) => {
-                self.expr(base, scope, ctx);
-                self.expr(index, scope, ctx);
-            }
-            ExprKind::Unary(_, x) => self.expr(x, scope, ctx),
-            ExprKind::Binary(_, a, b) => {
-                self.expr(a, scope, ctx);
-                self.expr(b, scope, ctx);
-            }
-            ExprKind::Between {
-                expr, low, high, ..
-            } => {
-                self.expr(expr, scope, ctx);
-                self.expr(low, scope, ctx);
-                self.expr(high, scope, ctx);
-            }
-            ExprKind::In { expr, list, .. } => {
-                self.expr(expr, scope, ctx);
-                for x in list {
-                    self.expr(x, scope, ctx);
-                }
-            }
-            ExprKind::Like {
-                expr,
-                pattern,
-                escape,
-                ..
-            } => {
-                self.expr(expr, scope, ctx);
-                self.expr(pattern, scope, ctx);
-                if let Some(esc) = escape {
-                    self.expr(esc, scope, ctx);
-                }
-            }
-            ExprKind::Ternary(a, b, c) => {
-                self.expr(a, scope, ctx);
-                self.expr(b, scope, ctx);
-                self.expr(c, scope, ctx);
             }
             ExprKind::Call { name, args, udf } => {
                 self.call(e, name, args, *udf, ctx);
@@ -468,18 +444,13 @@ impl Checker {
                     self.expr(a, scope, inner);
                 }
             }
-            ExprKind::Object(members) => {
-                for (_, v) in members {
-                    self.expr(v, scope, ctx);
-                }
-            }
-            ExprKind::Array(items) => {
-                for x in items {
-                    self.expr(x, scope, ctx);
-                }
-            }
             ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
                 self.subquery(q, &scope.names);
+            }
+            _ => {
+                for child in children(e) {
+                    self.expr(child, scope, ctx);
+                }
             }
         }
     }
@@ -614,6 +585,15 @@ impl Ctx {
             place,
             in_aggregate: false,
         }
+    }
+}
+
+/// The expressions of the SELECT list; `None` for `SELECT *`.
+fn selected(q: &Query) -> Option<Vec<&Expr>> {
+    match &q.select.kind {
+        SelectKind::Star => None,
+        SelectKind::Value(e) => Some(vec![e]),
+        SelectKind::Items(items) => Some(items.iter().map(|i| &i.expr).collect()),
     }
 }
 

@@ -29,7 +29,7 @@ use crate::query::syntax::ast::{
     BinaryOp, Expr, ExprKind, From, FromKind, Join, JoinSource, Literal, OffsetLimit, OrderItem,
     PathStep, Query, Select, SelectItem, SelectKind, UnaryOp,
 };
-use crate::query::syntax::lexer::Keyword;
+use crate::query::syntax::lexer::is_name;
 use crate::query::syntax::parser::{BALANCE_ABOVE, binary_precedence, last_property, prec};
 
 /// The level of a full expression (the conditional operator binds loosest).
@@ -46,18 +46,6 @@ pub(crate) fn path(e: &Expr) -> Option<String> {
 /// The container and path of a FROM source as written: `c.children[0]`.
 pub(crate) fn container_path<'a>(name: &'a str, path: &'a [PathStep]) -> impl Display + 'a {
     ContainerPath { name, path }
-}
-
-/// Whether `name` can be written bare after a dot or as an object key: an identifier that is
-/// not a reserved word.
-fn is_plain_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && Keyword::lookup(name).is_none()
-        && !matches!(name, "true" | "false" | "null" | "undefined")
 }
 
 /// How tightly `kind` binds: where an operand needs at least this much, it goes bare.
@@ -145,7 +133,7 @@ struct Member<'a>(&'a str);
 
 impl Display for Member<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        if is_plain_name(self.0) {
+        if is_name(self.0) {
             write!(f, ".{}", self.0)
         } else {
             write!(f, "[{}]", Quoted(self.0))
@@ -306,7 +294,7 @@ impl Display for ExprKind {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    if is_plain_name(key) {
+                    if is_name(key) {
                         f.write_str(key)?;
                     } else {
                         Quoted(key).fmt(f)?;

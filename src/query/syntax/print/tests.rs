@@ -98,6 +98,13 @@ fn value(expr: &str) -> String {
     p.strip_prefix("SELECT VALUE ").unwrap_or(&p).to_string()
 }
 
+/// Checks that `print` turns each text of `cases` into its expected text.
+fn expect(print: fn(&str) -> String, cases: &[(&str, &str)]) {
+    for (text, expected) in cases {
+        assert_eq!(print(text), *expected, "{text}");
+    }
+}
+
 #[test]
 fn parentheses_only_where_the_grammar_needs_them() {
     let cases = [
@@ -154,9 +161,7 @@ fn parentheses_only_where_the_grammar_needs_them() {
         ("(SELECT VALUE 1).x", "(SELECT VALUE 1).x"),
         ("c[c.i + 1]", "c[c.i + 1]"),
     ];
-    for (text, expected) in cases {
-        assert_eq!(value(text), expected, "{text}");
-    }
+    expect(value, &cases);
 }
 
 #[test]
@@ -234,9 +239,7 @@ fn names_that_are_not_plain_identifiers_go_in_brackets() {
             "{\"select\": 1, \"a b\": 2, _x: 3, \"null\": 4}",
         ),
     ];
-    for (text, expected) in cases {
-        assert_eq!(value(text), expected, "{text}");
-    }
+    expect(value, &cases);
     assert_eq!(
         printed("SELECT * FROM c['order'].items[0] AS i"),
         "SELECT * FROM c[\"order\"].items[0] AS i"
@@ -269,9 +272,7 @@ fn numbers_read_back_to_the_same_double() {
         ("c.a - -1", "c.a - -1"),
         ("- -c.a", "- -c.a"),
     ];
-    for (text, expected) in cases {
-        assert_eq!(value(text), expected, "{text}");
-    }
+    expect(value, &cases);
     // Zero's sign survives (the comparison of shapes tells -0 from 0).
     assert_ne!(round_trip("SELECT VALUE -0"), round_trip("SELECT VALUE 0"));
     assert_eq!(
@@ -354,9 +355,7 @@ fn every_clause_prints_in_the_dialect() {
             "SELECT VALUE c.a << 1 >> 2 >>> 3 | 4 ^ 5 % 6 / 7",
         ),
     ];
-    for (text, expected) in cases {
-        assert_eq!(printed(text), expected, "{text}");
-    }
+    expect(printed, &cases);
 }
 
 #[test]
