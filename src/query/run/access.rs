@@ -585,7 +585,7 @@ fn render_filter(e: &Expr) -> String {
                 .to_json()
                 .map_or("undefined".into(), |j| j.to_string()),
             ExprKind::Param(p) => format!("@{p}"),
-            _ => crate::query::syntax::check::render(e).unwrap_or_else(|| "…".into()),
+            _ => crate::query::syntax::print::path(e).unwrap_or_else(|| "…".into()),
         }
     }
     let body = match &e.kind {

@@ -261,6 +261,21 @@ impl Query {
 }
 
 impl Expr {
+    /// Whether this is a path into a document (from.md's `<container_expression>`): a name
+    /// followed by `.name`, `["name"]` or `[number]` steps. (The parser makes `["name"]` a
+    /// `Property`, so an `Index` here always holds a number.)
+    pub fn is_document_path(&self) -> bool {
+        match &self.kind {
+            ExprKind::Ident(_) => true,
+            ExprKind::Property(base, _) => base.is_document_path(),
+            ExprKind::Index(base, index) => {
+                matches!(index.kind, ExprKind::Literal(Literal::Number(_)))
+                    && base.is_document_path()
+            }
+            _ => false,
+        }
+    }
+
     /// Calls `f` on this expression and everything inside it (subqueries included),
     /// children first.
     pub fn for_each_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {

@@ -21,6 +21,7 @@ use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
 };
 use crate::query::syntax::lexer::{edit_distance, error_at};
+use crate::query::syntax::print;
 
 /// The service's limit on JOINs in one query (concepts-limits.md).
 pub const MAX_JOINS: usize = 10;
@@ -110,54 +111,97 @@ impl Checker {
     /// Checks one query level. `outer` holds the names of enclosing queries (correlation);
     /// `nested` is true for subqueries.
     fn query(&mut self, q: &Query, outer: &[String], nested: bool) {
-        let mut bound: Vec<String> = Vec::new();
+        let mut bound = self.source_bindings(q, outer, nested);
+        self.join_bindings(q, outer, &mut bound);
 
-        if let Some(from) = &q.from {
-            match &from.kind {
-                FromKind::Container { name, path, alias } => {
-                    if nested && !outer.contains(name) {
-                        self.fail(
-                            from.pos,
-                            format!(
-                                "Identifier '{name}' could not be resolved. A subquery can only \
-                                 read values of the outer query (only correlated subqueries are \
-                                 supported), as in FROM t IN c.tags"
-                            ),
-                        );
-                    }
-                    match (alias, path.last()) {
-                        (Some(a), _) => bound.push(a.clone()),
-                        (None, None) => bound.push(name.clone()),
-                        // from.md: without an alias, `FROM c.children` binds `children`.
-                        (None, Some(PathStep::Property(p))) => bound.push(p.clone()),
-                        (None, Some(PathStep::Index(_))) => {}
-                    }
+        let mut names = outer.to_vec();
+        names.extend(bound);
+        let scope = Scope {
+            names,
+            has_source: q.from.is_some() || nested,
+            query: q,
+        };
+
+        self.select(q, &scope);
+        if let Some(filter) = &q.filter {
+            self.expr(filter, &scope, Ctx::at(Place::Where));
+        }
+        self.group_by(q, &scope);
+        self.order_by(q, &scope);
+        if !q.group_by.is_empty()
+            && let Some(first) = q.order_by.first()
+        {
+            self.fail(
+                first.pos,
+                "ORDER BY can't be combined with GROUP BY (group-by.md); remove the ORDER BY, \
+                 or sort the grouped results on the client",
+            );
+        }
+        self.grouping(q);
+        self.aggregate_over_grouped_subquery(q);
+        if let Some(top) = &q.select.top {
+            self.count(top, "TOP");
+        }
+        if let Some(ol) = &q.offset_limit {
+            self.count(&ol.offset, "OFFSET");
+            self.count(&ol.limit, "LIMIT");
+        }
+    }
+
+    /// Checks the FROM source; returns the name it binds, if any.
+    fn source_bindings(&mut self, q: &Query, outer: &[String], nested: bool) -> Vec<String> {
+        let mut bound: Vec<String> = Vec::new();
+        let Some(from) = &q.from else {
+            return bound;
+        };
+        match &from.kind {
+            FromKind::Container { name, path, alias } => {
+                if nested && !outer.contains(name) {
+                    self.fail(
+                        from.pos,
+                        format!(
+                            "Identifier '{name}' could not be resolved. A subquery can only \
+                             read values of the outer query (only correlated subqueries are \
+                             supported), as in FROM t IN c.tags"
+                        ),
+                    );
                 }
-                FromKind::In { alias, expr } => {
-                    let names = if nested {
-                        outer.to_vec()
-                    } else {
-                        // At the top level the root of the path names the container itself.
-                        root_ident(expr)
-                            .map(|r| vec![r.to_string()])
-                            .unwrap_or_default()
-                    };
-                    let scope = Scope {
-                        names,
-                        has_source: true,
-                        query: q,
-                    };
-                    self.expr(expr, &scope, Ctx::at(Place::From));
-                    bound.push(alias.clone());
-                }
-                FromKind::Subquery { query, alias } => {
-                    // At the top level a FROM subquery reads the container itself.
-                    self.query(query, outer, nested);
-                    bound.push(alias.clone());
+                match (alias, path.last()) {
+                    (Some(a), _) => bound.push(a.clone()),
+                    (None, None) => bound.push(name.clone()),
+                    // from.md: without an alias, `FROM c.children` binds `children`.
+                    (None, Some(PathStep::Property(p))) => bound.push(p.clone()),
+                    (None, Some(PathStep::Index(_))) => {}
                 }
             }
+            FromKind::In { alias, expr } => {
+                let names = if nested {
+                    outer.to_vec()
+                } else {
+                    // At the top level the root of the path names the container itself.
+                    root_ident(expr)
+                        .map(|r| vec![r.to_string()])
+                        .unwrap_or_default()
+                };
+                let scope = Scope {
+                    names,
+                    has_source: true,
+                    query: q,
+                };
+                self.expr(expr, &scope, Ctx::at(Place::From));
+                bound.push(alias.clone());
+            }
+            FromKind::Subquery { query, alias } => {
+                // At the top level a FROM subquery reads the container itself.
+                self.query(query, outer, nested);
+                bound.push(alias.clone());
+            }
         }
+        bound
+    }
 
+    /// Checks the JOINs, adding the names they bind to `bound`.
+    fn join_bindings(&mut self, q: &Query, outer: &[String], bound: &mut Vec<String>) {
         for join in &q.joins {
             self.joins += 1;
             if self.joins == MAX_JOINS + 1 {
@@ -188,21 +232,12 @@ impl Checker {
             }
             bound.push(join.alias.clone());
         }
+    }
 
-        let mut names = outer.to_vec();
-        names.extend(bound);
-        let scope = Scope {
-            names,
-            has_source: q.from.is_some() || nested,
-            query: q,
-        };
-
-        self.select(q, &scope);
-        if let Some(filter) = &q.filter {
-            self.expr(filter, &scope, Ctx::at(Place::Where));
-        }
+    /// GROUP BY items: each reads the input and holds no subquery.
+    fn group_by(&mut self, q: &Query, scope: &Scope) {
         for g in &q.group_by {
-            self.expr(g, &scope, Ctx::at(Place::GroupBy));
+            self.expr(g, scope, Ctx::at(Place::GroupBy));
             if let Some(sub) = find(g, &|e| {
                 matches!(
                     e.kind,
@@ -222,14 +257,19 @@ impl Checker {
                 );
             }
         }
+    }
+
+    /// ORDER BY items: document paths, aggregates or vector distances; a scoring function
+    /// after RANK.
+    fn order_by(&mut self, q: &Query, scope: &Scope) {
         for o in &q.order_by {
             if o.rank {
-                self.expr(&o.expr, &scope, Ctx::at(Place::Rank));
+                self.expr(&o.expr, scope, Ctx::at(Place::Rank));
                 self.rank(o);
                 continue;
             }
-            self.expr(&o.expr, &scope, Ctx::at(Place::OrderBy));
-            if !is_document_path(&o.expr)
+            self.expr(&o.expr, scope, Ctx::at(Place::OrderBy));
+            if !o.expr.is_document_path()
                 && find(&o.expr, &|e| aggregate_name(e).is_some()).is_none()
                 && !is_call(&o.expr, "VECTORDISTANCE")
             {
@@ -242,24 +282,6 @@ impl Checker {
                      property for the expression and sort by that",
                 );
             }
-        }
-        if !q.group_by.is_empty()
-            && let Some(first) = q.order_by.first()
-        {
-            self.fail(
-                first.pos,
-                "ORDER BY can't be combined with GROUP BY (group-by.md); remove the ORDER BY, \
-                 or sort the grouped results on the client",
-            );
-        }
-        self.grouping(q);
-        self.aggregate_over_grouped_subquery(q);
-        if let Some(top) = &q.select.top {
-            self.count(top, "TOP");
-        }
-        if let Some(ol) = &q.offset_limit {
-            self.count(&ol.offset, "OFFSET");
-            self.count(&ol.limit, "LIMIT");
         }
     }
 
@@ -304,10 +326,8 @@ impl Checker {
     /// constants. A SELECT with an aggregate and no GROUP BY is one group, so the same rule
     /// applies to it.
     fn grouping(&mut self, q: &Query) {
-        let selected: Vec<&Expr> = match &q.select.kind {
-            SelectKind::Star => return,
-            SelectKind::Value(e) => vec![e],
-            SelectKind::Items(items) => items.iter().map(|i| &i.expr).collect(),
+        let Some(selected) = selected(q) else {
+            return;
         };
         let aggregated = selected
             .iter()
@@ -317,7 +337,7 @@ impl Checker {
         }
         for e in selected {
             if let Some(bad) = ungrouped(e, &q.group_by) {
-                let what = match render(bad) {
+                let what = match print::path(bad) {
                     Some(text) => format!("'{text}'"),
                     None => "this expression".to_string(),
                 };
@@ -332,7 +352,7 @@ impl Checker {
                     format!(
                         "{what} is selected next to an aggregate but is not aggregated; wrap it \
                          in an aggregate such as MAX(...), or add GROUP BY {}",
-                        render(bad).unwrap_or_else(|| "...".to_string())
+                        print::path(bad).unwrap_or_else(|| "...".to_string())
                     )
                 } else {
                     format!(
@@ -348,10 +368,8 @@ impl Checker {
     /// group-by.md: "Queries with an aggregate system function and a subquery with GROUP BY
     /// aren't supported."
     fn aggregate_over_grouped_subquery(&mut self, q: &Query) {
-        let selected: Vec<&Expr> = match &q.select.kind {
-            SelectKind::Star => return,
-            SelectKind::Value(e) => vec![e],
-            SelectKind::Items(items) => items.iter().map(|i| &i.expr).collect(),
+        let Some(selected) = selected(q) else {
+            return;
         };
         let Some(aggregate) = selected
             .iter()
@@ -393,7 +411,7 @@ impl Checker {
                         e.pos,
                         format!(
                             "the {clause} count must be a non-negative integer, not {}",
-                            format_number(*n)
+                            print::number(*n)
                         ),
                     );
                 }
@@ -407,7 +425,6 @@ impl Checker {
 
     fn expr(&mut self, e: &Expr, scope: &Scope, ctx: Ctx) {
         match &e.kind {
-            ExprKind::Literal(_) | ExprKind::Param(_) => {}
             ExprKind::Ident(name) => {
                 if !scope.names.iter().any(|n| n == name) {
                     let hint = unresolved_hint(name, scope, ctx.place);
@@ -416,46 +433,6 @@ impl Checker {
                         format!("Identifier '{name}' could not be resolved. {hint}"),
                     );
                 }
-            }
-            ExprKind::Property(base, _) => self.expr(base, scope, ctx),
-            ExprKind::Index(base, index) => {
-                self.expr(base, scope, ctx);
-                self.expr(index, scope, ctx);
-            }
-            ExprKind::Unary(_, x) => self.expr(x, scope, ctx),
-            ExprKind::Binary(_, a, b) => {
-                self.expr(a, scope, ctx);
-                self.expr(b, scope, ctx);
-            }
-            ExprKind::Between {
-                expr, low, high, ..
-            } => {
-                self.expr(expr, scope, ctx);
-                self.expr(low, scope, ctx);
-                self.expr(high, scope, ctx);
-            }
-            ExprKind::In { expr, list, .. } => {
-                self.expr(expr, scope, ctx);
-                for x in list {
-                    self.expr(x, scope, ctx);
-                }
-            }
-            ExprKind::Like {
-                expr,
-                pattern,
-                escape,
-                ..
-            } => {
-                self.expr(expr, scope, ctx);
-                self.expr(pattern, scope, ctx);
-                if let Some(esc) = escape {
-                    self.expr(esc, scope, ctx);
-                }
-            }
-            ExprKind::Ternary(a, b, c) => {
-                self.expr(a, scope, ctx);
-                self.expr(b, scope, ctx);
-                self.expr(c, scope, ctx);
             }
             ExprKind::Call { name, args, udf } => {
                 self.call(e, name, args, *udf, ctx);
@@ -467,18 +444,13 @@ impl Checker {
                     self.expr(a, scope, inner);
                 }
             }
-            ExprKind::Object(members) => {
-                for (_, v) in members {
-                    self.expr(v, scope, ctx);
-                }
-            }
-            ExprKind::Array(items) => {
-                for x in items {
-                    self.expr(x, scope, ctx);
-                }
-            }
             ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
                 self.subquery(q, &scope.names);
+            }
+            _ => {
+                for child in children(e) {
+                    self.expr(child, scope, ctx);
+                }
             }
         }
     }
@@ -616,25 +588,21 @@ impl Ctx {
     }
 }
 
+/// The expressions of the SELECT list; `None` for `SELECT *`.
+fn selected(q: &Query) -> Option<Vec<&Expr>> {
+    match &q.select.kind {
+        SelectKind::Star => None,
+        SelectKind::Value(e) => Some(vec![e]),
+        SelectKind::Items(items) => Some(items.iter().map(|i| &i.expr).collect()),
+    }
+}
+
 /// Functions whose value is a score for `ORDER BY RANK` only.
 const SCORE_ONLY: [&str; 2] = ["FULLTEXTSCORE", "RRF"];
 
 /// Whether `e` calls the built-in function `name` (upper case).
 pub(crate) fn is_call(e: &Expr, name: &str) -> bool {
     matches!(&e.kind, ExprKind::Call { name: n, udf: false, .. } if n == name)
-}
-
-/// Whether `e` is a path into a document: an alias followed by `.name`, `["name"]` or
-/// `[number]` steps.
-fn is_document_path(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Ident(_) => true,
-        ExprKind::Property(base, _) => is_document_path(base),
-        ExprKind::Index(base, index) => {
-            matches!(index.kind, ExprKind::Literal(Literal::Number(_))) && is_document_path(base)
-        }
-        _ => false,
-    }
 }
 
 /// The identifier at the root of a path expression (`c` in `c.children[0]`).
@@ -805,64 +773,6 @@ fn same(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// A path expression as the user would write it (`c.name`, `c["a b"][0]`), for messages.
-pub(crate) fn render(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Ident(n) => Some(n.clone()),
-        ExprKind::Property(b, p) => {
-            let base = render(b)?;
-            Some(if is_plain_name(p) {
-                format!("{base}.{p}")
-            } else {
-                format!("{base}[{}]", serde_json::Value::String(p.clone()))
-            })
-        }
-        ExprKind::Index(b, i) => match &i.kind {
-            ExprKind::Literal(Literal::Number(n)) => {
-                Some(format!("{}[{}]", render(b)?, format_number(*n)))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A FROM path as written: `c.children[0]`.
-fn render_path(name: &str, path: &[PathStep]) -> String {
-    let mut out = name.to_string();
-    for step in path {
-        match step {
-            PathStep::Property(p) if is_plain_name(p) => {
-                out.push('.');
-                out.push_str(p);
-            }
-            PathStep::Property(p) => {
-                out.push_str(&format!("[{}]", serde_json::Value::String(p.clone())));
-            }
-            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// Whether `p` can be written after a dot.
-fn is_plain_name(p: &str) -> bool {
-    p.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && crate::query::syntax::lexer::Keyword::lookup(p).is_none()
-        && !matches!(p, "true" | "false" | "null" | "undefined")
-}
-
-fn format_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
-}
-
 /// The hint after "Identifier 'x' could not be resolved."
 fn unresolved_hint(name: &str, scope: &Scope, place: Place) -> String {
     let q = scope.query;
@@ -899,12 +809,12 @@ fn unresolved_hint(name: &str, scope: &Scope, place: Place) -> String {
                 return format!(
                     "FROM {} narrows each item to a part of it, so '{name}' is not bound; give \
                      the source an alias, as in FROM {} AS x, and refer to x.",
-                    render_path(container, path),
-                    render_path(container, path)
+                    print::container_path(container, path),
+                    print::container_path(container, path)
                 );
             }
             FromKind::In { expr, .. } if root_ident(expr) == Some(name) => {
-                let source = render(expr).unwrap_or_else(|| format!("{name}..."));
+                let source = print::path(expr).unwrap_or_else(|| format!("{name}..."));
                 return format!(
                     "FROM x IN {source} binds only x; to use the whole item too, write \
                      FROM {name} JOIN x IN {source}."

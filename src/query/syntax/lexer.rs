@@ -145,6 +145,21 @@ pub enum TokenKind {
     Eof,
 }
 
+impl TokenKind {
+    /// A keyword or one of the literal words `true false null undefined`: a word that can't
+    /// name an alias or follow a `.`.
+    pub fn is_reserved_word(&self) -> bool {
+        matches!(
+            self,
+            TokenKind::Keyword(_)
+                | TokenKind::True
+                | TokenKind::False
+                | TokenKind::Null
+                | TokenKind::Undefined
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Token {
     pub kind: TokenKind,
@@ -206,6 +221,26 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
+}
+
+/// The token of a literal word: `true false null undefined`, lower-case only.
+fn literal_word(word: &str) -> Option<TokenKind> {
+    Some(match word {
+        "true" => TokenKind::True,
+        "false" => TokenKind::False,
+        "null" => TokenKind::Null,
+        "undefined" => TokenKind::Undefined,
+        _ => return None,
+    })
+}
+
+/// Whether `text` reads as one identifier: a name that is neither a keyword nor a literal word.
+pub(crate) fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(is_ident_start)
+        && chars.all(is_ident_char)
+        && literal_word(text).is_none()
+        && Keyword::lookup(text).is_none()
 }
 
 fn is_ident_start(c: char) -> bool {
@@ -342,16 +377,9 @@ impl Lexer<'_> {
             self.bump();
         }
         let word = &self.text[start..self.i];
-        let kind = match word {
-            "true" => TokenKind::True,
-            "false" => TokenKind::False,
-            "null" => TokenKind::Null,
-            "undefined" => TokenKind::Undefined,
-            _ => match Keyword::lookup(word) {
-                Some(k) => TokenKind::Keyword(k),
-                None => TokenKind::Ident(word.to_string()),
-            },
-        };
+        let kind = literal_word(word)
+            .or_else(|| Keyword::lookup(word).map(TokenKind::Keyword))
+            .unwrap_or_else(|| TokenKind::Ident(word.to_string()));
         self.push(kind, pos, start);
     }
 
