@@ -74,9 +74,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cosmoscope::engine::Engine;
+use cosmoscope::engine::QueryOptions;
 use cosmoscope::engine::import::Record;
-use cosmoscope::query::run::QueryOptions;
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::epk::Epk;
 use cosmoscope::store::index::{IndexReader, PathHasher};
@@ -336,7 +335,7 @@ struct Drained {
 fn engine_drain(
     engine: &Engine,
     sql: &str,
-    params: HashMap<String, Val>,
+    params: HashMap<String, Value>,
     page: usize,
     keep: bool,
 ) -> Drained {
@@ -746,13 +745,13 @@ fn main() {
             Arg::SalesPerson => Some(people[i % people.len()].as_str()),
         }
     };
-    let params_of = |arg: Arg, i: usize| -> HashMap<String, Val> {
+    let params_of = |arg: Arg, i: usize| -> HashMap<String, Value> {
         let name = match arg {
             Arg::None => return HashMap::new(),
             Arg::Customer => "id",
             Arg::SalesPerson => "p",
         };
-        HashMap::from([(name.to_string(), Val::str(arg_of(arg, i).expect("arg")))])
+        HashMap::from([(name.to_string(), Value::from(arg_of(arg, i).expect("arg")))])
     };
 
     let items = orders.len();

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use common::{DB, Rng, open, pk_settings};
 use cosmoscope::engine::QueryOptions;
 use cosmoscope::query::run::QueryResult;
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::Throughput;
 use cosmoscope::store::indexing::IndexingPolicy;
 use serde_json::{Value, json};
@@ -136,7 +135,7 @@ fn query(rng: &mut Rng) -> String {
 /// Every result of `sql`, following continuations with `page` items per page.
 fn all(f: &common::Fixture, c: &str, sql: &str, p: &Value, page: usize) -> (Vec<Value>, f64) {
     let mut opts = QueryOptions {
-        params: HashMap::from([("p".to_string(), Val::from_json(p))]),
+        params: HashMap::from([("p".to_string(), p.clone())]),
         max_items: Some(page),
         ..Default::default()
     };
@@ -224,7 +223,7 @@ fn index_served_filters_equal_scans() {
                 "indexed",
                 &sql,
                 &QueryOptions {
-                    params: HashMap::from([("p".to_string(), Val::from_json(&p))]),
+                    params: HashMap::from([("p".to_string(), p.clone())]),
                     ..Default::default()
                 },
             )

@@ -60,7 +60,6 @@ use std::time::Duration;
 mod common;
 use common::Rng;
 use cosmoscope::engine::{Engine, QueryOptions};
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::indexing::IndexingPolicy;
 use serde_json::{Map, Value, json};
@@ -939,7 +938,7 @@ fn options(case: &Case, page: usize) -> QueryOptions {
         params: case
             .params
             .iter()
-            .map(|(k, v)| (k.trim_start_matches('@').to_string(), Val::from_json(v)))
+            .map(|(k, v)| (k.trim_start_matches('@').to_string(), v.clone()))
             .collect(),
         partition_key: case.pk.clone(),
         max_items: Some(page),

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use cosmoscope::engine::{Engine, QueryOptions, QueryResult};
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 
@@ -135,7 +134,7 @@ fn routing_verdicts_explain_themselves() {
     assert_eq!(r.partitions[0].logical_partitions, vec![json!("c3")]);
 
     let mut params = HashMap::new();
-    params.insert("id".to_string(), Val::str("c4"));
+    params.insert("id".to_string(), json!("c4"));
     let r = q_with(
         &e,
         "orders",

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use cosmoscope::engine::{Engine, QueryOptions};
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 
@@ -34,7 +33,7 @@ fn value(e: &Engine, expr: &str) -> Value {
     value_with(e, expr, HashMap::new())
 }
 
-fn value_with(e: &Engine, expr: &str, params: HashMap<String, Val>) -> Value {
+fn value_with(e: &Engine, expr: &str, params: HashMap<String, Value>) -> Value {
     let r = e
         .query(
             "db",
@@ -86,7 +85,7 @@ fn type_checking_and_conversion_functions() {
     assert_eq!(value(&e, "STRINGTOARRAY('[1, \"a\"]')"), json!([1, "a"]));
     assert_eq!(value(&e, "IIF(c.qty > 5, 'many', 'few')"), json!("many"));
     let mut params = HashMap::new();
-    params.insert("flag".into(), Val::str("true"));
+    params.insert("flag".into(), Value::from("true"));
     assert_eq!(
         value_with(&e, "STRINGTOBOOLEAN(@flag)", params),
         json!(true)

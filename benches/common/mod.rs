@@ -179,11 +179,11 @@ pub fn item_count(var: &str, smoke: usize, full: usize) -> usize {
 }
 
 /// Query options with `params` (`@name` → JSON value) and pages of up to 1,000 results.
-pub fn options_with(params: &[(&str, Value)]) -> cosmoscope::query::run::QueryOptions {
-    cosmoscope::query::run::QueryOptions {
+pub fn options_with(params: &[(&str, Value)]) -> cosmoscope::engine::QueryOptions {
+    cosmoscope::engine::QueryOptions {
         params: params
             .iter()
-            .map(|(k, v)| (k.to_string(), cosmoscope::query::value::Val::from_json(v)))
+            .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
         max_items: Some(1000),
         ..Default::default()

@@ -9,8 +9,8 @@ use serde_json::json;
 use super::args::{Cli, ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::Engine;
-use crate::engine::{ContainerSettings, Throughput};
 use crate::engine::IndexingPolicy;
+use crate::engine::{ContainerSettings, Throughput};
 use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 
 /// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)

@@ -38,11 +38,11 @@ pub use query::{
 pub use views::*;
 
 pub use crate::store::catalog::{ContainerSettings, Throughput, UniqueKeyPolicy};
+pub use crate::store::compact::{Outcome as CompactOutcome, When as CompactWhen};
 pub use crate::store::indexing::{
     CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
     VectorIndex, VectorIndexType,
 };
-pub use crate::store::compact::{Outcome as CompactOutcome, When as CompactWhen};
 pub use crate::store::now_secs;
 pub use crate::store::partition_key::PartitionKeyDefinition;
 pub use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::query::eval::value::Val;
 pub use crate::query::read::document::Document;
+use crate::query::run::Request;
 pub use crate::query::run::{
     AccessView, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryResult, RangeProgress,
     RoutingView,
 };
-use crate::query::eval::value::Val;
-use crate::query::run::Request;
 
 /// Options of one query request.
 #[derive(Debug, Clone, Default)]

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use super::manifest::Manifest;
 use super::{Generator, Sink, registry};
+use crate::engine::ContainerSettings;
 use crate::engine::{Engine, IMPORT_BATCH_ITEMS, import};
 use crate::error::{Error, Result};
-use crate::engine::ContainerSettings;
 
 /// File in the data directory recording that first launch offered the samples, so a user
 /// who deletes them all is not handed them again.

@@ -23,10 +23,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::registry;
-use crate::error::{Error, Result};
-use crate::engine::{ContainerSettings, Throughput};
 use crate::engine::IndexingPolicy;
+use crate::engine::{ContainerSettings, Throughput};
 use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -29,8 +29,8 @@ pub use loader::{
 };
 use manifest::{GeneratorRef, Manifest};
 
-use crate::error::{Error, Result};
 use crate::engine::Throughput;
+use crate::error::{Error, Result};
 
 /// The seed used when none is given.
 pub const DEFAULT_SEED: u64 = 1;

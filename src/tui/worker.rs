@@ -12,9 +12,9 @@ use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
 use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
+use crate::engine::Progress;
 use crate::engine::{Engine, QueryOptions};
 use crate::error::{Result, StatusCode};
-use crate::engine::Progress;
 use crate::query::syntax::complete::Schema;
 use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
 

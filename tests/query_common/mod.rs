@@ -13,7 +13,6 @@ use std::collections::HashMap;
 
 use cosmoscope::Error;
 use cosmoscope::engine::{Engine, QueryOptions};
-use cosmoscope::query::value::Val;
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -150,9 +149,9 @@ pub fn run(
     sql: &str,
     params: &[(&str, Value)],
 ) -> Result<Vec<Value>, Error> {
-    let params: HashMap<String, Val> = params
+    let params: HashMap<String, Value> = params
         .iter()
-        .map(|(k, v)| (k.trim_start_matches('@').to_string(), Val::from_json(v)))
+        .map(|(k, v)| (k.trim_start_matches('@').to_string(), v.clone()))
         .collect();
     let mut opts = QueryOptions {
         params,

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::editor::TextBuffer;
-use crate::engine::QueryResult;
 use crate::engine::PartitionResult;
 use crate::engine::QueryMetrics;
+use crate::engine::QueryResult;
 use crate::query::syntax::complete::{Candidate, Completion, Schema};
 
 /// How many queries the history keeps.
