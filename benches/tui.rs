@@ -168,7 +168,7 @@ fn feed_row(n: u64) -> FeedRow {
             "create"
         }
         .into(),
-        range: (n % 10) as u32,
+        range: (n % 10).to_string(),
         lsn: n,
         pk: json!([format!("c-{}", n % 10_000)]),
         id: format!("order-{n:07}"),

@@ -6,6 +6,7 @@
 //! - [`store`]: the LMDB store — catalog, partitioning, items, change feed, statistics, metering
 //! - [`charge`]: the RU model, pure functions of counted work
 //! - [`engine`]: the facade every front end uses
+//! - [`processor`]: change feed processors (leases, checkpoints, splits) over the engine
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
 //! - [`workbench`]: access-pattern suites run against data models, compared pattern by pattern
 //! - [`simulate`]: live mixed workloads against a design, with its change feed processors
@@ -16,6 +17,7 @@ pub mod charge;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod processor;
 pub mod query;
 pub mod samples;
 pub mod simulate;

@@ -146,7 +146,7 @@ fn feed_row(id: &str, lsn: u64) -> FeedRow {
         container: "orders".into(),
         crts: 1_700_000_000,
         op: "create".into(),
-        range: 2,
+        range: "2".into(),
         lsn,
         pk: json!(["c-1"]),
         id: id.into(),

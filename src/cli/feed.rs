@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use super::args::{FeedArgs, FeedModeArg};
 use super::{CliResult, Failure, print_json, print_line, split_target};
-use crate::engine::{Engine, json_f64};
-use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
+use crate::engine::{Engine, FeedMode, FeedRequest, FeedStart, json_f64};
 
 /// How often a follower checks the container's change sequence.
 const POLL: Duration = Duration::from_millis(25);
@@ -31,7 +30,7 @@ pub fn feed(engine: &Engine, args: FeedArgs) -> CliResult {
     let mut req = FeedRequest {
         start,
         mode,
-        range: args.range,
+        range: args.range.map(|r| r.to_string()),
         max_items: args.max_items,
     };
     if args.follow {
@@ -40,10 +39,14 @@ pub fn feed(engine: &Engine, args: FeedArgs) -> CliResult {
     let mut changes: Vec<Value> = Vec::new();
     let mut charge = 0.0;
     let token = loop {
-        let (def, page) = engine.read_feed(db, c, &req)?;
+        let page = engine.read_feed(db, c, &req)?;
         charge += page.request_charge;
         let n = page.changes.len();
-        changes.extend(page.changes.iter().map(|ch| ch.to_json(mode, &def)));
+        changes.extend(
+            page.changes
+                .iter()
+                .map(|ch| ch.to_json(mode, &page.partition_key)),
+        );
         if !args.all || n == 0 {
             break page.continuation;
         }
@@ -86,9 +89,10 @@ fn follow(engine: &Engine, db: &str, c: &str, mut req: FeedRequest) -> CliResult
             continue;
         }
         loop {
-            let (def, page) = engine.read_feed(db, c, &req)?;
+            let page = engine.read_feed(db, c, &req)?;
             for change in &page.changes {
-                let line = serde_json::to_vec(&change.to_json(req.mode, &def)).unwrap_or_default();
+                let json = change.to_json(req.mode, &page.partition_key);
+                let line = serde_json::to_vec(&json).unwrap_or_default();
                 if !print_line(&mut out, &line) {
                     return Ok(()); // reader went away
                 }

@@ -7,8 +7,8 @@
 
 pub mod background;
 pub mod batch;
+pub mod feed;
 pub mod import;
-pub mod processor;
 pub mod query;
 pub mod retry;
 pub mod views;
@@ -22,8 +22,8 @@ use crate::error::{Error, Result, StatusCode};
 use crate::store::Store;
 use crate::store::catalog::ContainerDef;
 use crate::store::epk;
-use crate::store::feed::{FeedPage, FeedRequest};
 use crate::store::item;
+use crate::store::keys::RangeId;
 use crate::store::meter;
 pub use crate::store::patch::PatchOperation;
 use crate::store::stats::StatsView;
@@ -31,6 +31,7 @@ use crate::store::write::{WriteBatch, WriteKind, WriteResult};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
+pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView,
@@ -218,6 +219,12 @@ impl Engine {
             StatsView::from(&stats.counters),
             Some(ranges),
         ))
+    }
+
+    /// The container's live physical partitions, in EPK order (the service's `pkranges`).
+    pub fn partition_key_ranges(&self, db: &str, name: &str) -> Result<Vec<PartitionKeyRange>> {
+        let def = self.def(db, name)?;
+        Ok(def.ranges.iter().map(PartitionKeyRange::new).collect())
     }
 
     /// Changes throughput; raising it past `ranges × 10,000` RU/s splits ranges.
@@ -742,16 +749,24 @@ impl Engine {
 
     // ---- change feed ----
 
-    pub fn read_feed(
-        &self,
-        db: &str,
-        name: &str,
-        req: &FeedRequest,
-    ) -> Result<(Arc<ContainerDef>, FeedPage)> {
+    /// A page of the container's change feed.
+    pub fn read_feed(&self, db: &str, name: &str, req: &FeedRequest) -> Result<FeedPage> {
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
-        let page = self.store.read_feed(&txn, &def, req)?;
-        Ok((def, page))
+        let page = self
+            .store
+            .read_feed(&txn, &def, &req.to_store(&def.full_name())?)?;
+        Ok(FeedPage {
+            changes: page
+                .changes
+                .into_iter()
+                .map(FeedChange::from_store)
+                .collect(),
+            continuation: page.continuation,
+            request_charge: page.request_charge,
+            ranges: page.ranges.iter().map(RangeId::to_string).collect(),
+            partition_key: def.partition_key.clone(),
+        })
     }
 
     /// The container's change sequence; it moves on every write, so a follower polls this

@@ -122,6 +122,29 @@ impl ContainerInfo {
 }
 
 /// A physical partition (partition key range) with its statistics.
+/// A physical partition as the service's `pkranges` resource lists it: its id, the EPK
+/// range it owns (`minInclusive`, `maxExclusive`: upper-case hex, whose text order is the
+/// EPKs' byte order) and the ranges it split from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionKeyRange {
+    pub id: String,
+    pub min_inclusive: String,
+    pub max_exclusive: String,
+    pub parents: Vec<String>,
+}
+
+impl PartitionKeyRange {
+    pub fn new(range: &PkRange) -> PartitionKeyRange {
+        PartitionKeyRange {
+            id: range.id.to_string(),
+            min_inclusive: range.min_inclusive.to_hex(),
+            max_exclusive: range.max_exclusive.to_hex(),
+            parents: range.parents.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RangeInfo {

@@ -41,10 +41,10 @@ use serde_json::{Value, json};
 use super::blog::{FEED_SIZE, short_form};
 use super::manifest::Manifest;
 use crate::engine::ContainerSettings;
-use crate::engine::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, ProcessorOptions};
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{BatchOperation, Engine, PatchOperation, PatchRequest, QueryOptions};
 use crate::error::{Error, Result, StatusCode};
+use crate::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, ProcessorOptions};
 
 /// The lease container the processors create in the design's database.
 pub const LEASE_CONTAINER: &str = "leases";

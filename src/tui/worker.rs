@@ -13,10 +13,9 @@ use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::Progress;
-use crate::engine::{Engine, QueryOptions};
+use crate::engine::{Document, Engine, FeedMode, FeedRequest, FeedStart, QueryOptions};
 use crate::error::{Result, StatusCode};
 use crate::query::syntax::complete::Schema;
-use crate::store::feed::{FeedMode, FeedRequest, FeedStart};
 
 /// How many documents completion samples from a container (about a millisecond to read
 /// and a few to parse).
@@ -316,23 +315,22 @@ fn read_new(
     let mut rows = Vec::new();
     let mut charge = 0.0;
     loop {
-        let (_, page) = engine.read_feed(db, c, req)?;
+        let page = engine.read_feed(db, c, req)?;
         charge += page.request_charge;
         let n = page.changes.len();
-        for ch in &page.changes {
-            let parse = |b: &Vec<u8>| serde_json::from_slice::<Value>(b).ok();
+        for ch in page.changes {
             rows.push(FeedRow {
                 container: c.to_string(),
-                crts: ch.event.crts,
-                op: ch.event.op.name().to_string(),
+                crts: ch.timestamp,
+                op: ch.operation.name().to_string(),
+                size: ch.size(),
                 range: ch.range,
                 lsn: ch.lsn,
-                pk: serde_json::from_slice(&ch.event.pk).unwrap_or(Value::Null),
-                id: ch.event.id.clone(),
-                size: ch.size(),
-                current: ch.event.current.as_ref().and_then(parse),
-                previous: ch.event.previous.as_ref().and_then(parse),
-                ttl_expired: ch.event.ttl_expired,
+                pk: ch.partition_key,
+                id: ch.id,
+                current: ch.current.map(Document::into_value),
+                previous: ch.previous.map(Document::into_value),
+                ttl_expired: ch.ttl_expired,
             });
         }
         req.start = FeedStart::Continuation(page.continuation);

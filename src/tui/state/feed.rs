@@ -19,7 +19,8 @@ pub struct FeedRow {
     pub container: String,
     pub crts: i64,
     pub op: String,
-    pub range: u32,
+    /// The physical partition that logged the change.
+    pub range: String,
     pub lsn: u64,
     pub pk: Value,
     pub id: String,
@@ -66,7 +67,7 @@ impl FeedScope {
 pub struct FeedFilter {
     pub text: String,
     op: Option<String>,
-    range: Option<u32>,
+    range: Option<String>,
     key: Option<String>,
     container: Option<String>,
     words: Vec<String>,
@@ -81,7 +82,7 @@ impl FeedFilter {
         for word in text.split_whitespace() {
             match word.split_once(':') {
                 Some(("op", v)) => f.op = Some(v.to_ascii_lowercase()),
-                Some(("range", v)) => f.range = v.parse().ok(),
+                Some(("range", v)) => f.range = Some(v.to_string()),
                 Some(("key", v)) => f.key = Some(v.to_string()),
                 Some(("c", v)) | Some(("container", v)) => f.container = Some(v.to_string()),
                 _ => f.words.push(word.to_lowercase()),
@@ -94,7 +95,7 @@ impl FeedFilter {
         self.op
             .as_ref()
             .is_none_or(|op| row.op.to_ascii_lowercase().starts_with(op.as_str()))
-            && self.range.is_none_or(|r| r == row.range)
+            && self.range.as_ref().is_none_or(|r| *r == row.range)
             && self
                 .key
                 .as_ref()
@@ -208,7 +209,7 @@ mod tests {
             container: "posts".into(),
             crts: 0,
             op: op.into(),
-            range,
+            range: range.to_string(),
             lsn: 1,
             pk: serde_json::json!(["k1"]),
             id: id.into(),

@@ -161,7 +161,7 @@ fn event_line(cols: &Columns, e: &FeedRow) -> Line<'static> {
         Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
         Span::raw(cols.row(
             &e.container,
-            &e.range.to_string(),
+            &e.range,
             &e.lsn.to_string(),
             &pk_label(&e.pk),
             &e.id,

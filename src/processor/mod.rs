@@ -13,19 +13,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
-use super::Engine;
+use crate::engine::{
+    Engine, FeedChange, FeedMode, FeedPage, FeedRequest, FeedStart, PartitionKeyDefinition,
+    PartitionKeyRange,
+};
 use crate::error::{Error, Result, StatusCode};
-use crate::store::catalog::ContainerDef;
-use crate::store::epk::Epk;
-use crate::store::feed::{FeedChange, FeedMode, FeedRequest, FeedStart};
-use crate::store::keys::RangeId;
-use crate::store::ranges::PkRange;
 
 /// Lease document version: leases name an EPK range (the .NET SDK's `EPKRangeBasedLease`).
 const LEASE_VERSION: u64 = 1;
@@ -94,8 +91,8 @@ pub struct LeaseBatch {
     pub lease_token: String,
     pub changes: Vec<FeedChange>,
     pub mode: FeedMode,
-    /// The monitored container as it was read, for rendering changes.
-    pub container: Arc<ContainerDef>,
+    /// The monitored container's partition key, for rendering changes.
+    pub partition_key: PartitionKeyDefinition,
     pub request_charge: f64,
 }
 
@@ -104,7 +101,7 @@ impl LeaseBatch {
     pub fn documents(&self) -> Vec<Value> {
         self.changes
             .iter()
-            .map(|c| c.to_json(self.mode, &self.container))
+            .map(|c| c.to_json(self.mode, &self.partition_key))
             .collect()
     }
 }
@@ -142,9 +139,12 @@ struct Lease {
     /// The whole document, so fields other tools add (`properties`, ...) survive updates.
     doc: Map<String, Value>,
     id: String,
-    range_id: RangeId,
-    min: Epk,
-    max: Epk,
+    /// The range's id (the lease token).
+    range_id: String,
+    /// The EPK range it covers, as upper-case hex: the text order is the EPKs' byte order
+    /// (each byte is two digits), so bounds compare as strings.
+    min: String,
+    max: String,
     etag: String,
 }
 
@@ -162,13 +162,15 @@ impl Lease {
             ))
         };
         let range_id = text("LeaseToken")
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(|| bad("LeaseToken"))?;
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| bad("LeaseToken"))?
+            .to_string();
         let bound = |name: &str| {
             doc.get("FeedRange")
                 .and_then(|r| r.get(name))
                 .and_then(Value::as_str)
-                .and_then(Epk::from_hex)
+                .filter(|h| h.len() % 2 == 0 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .map(str::to_ascii_uppercase)
                 .ok_or_else(|| bad("FeedRange"))
         };
         let (min, max) = (bound("min")?, bound("max")?);
@@ -188,7 +190,7 @@ impl Lease {
     }
 
     fn token(&self) -> String {
-        self.range_id.to_string()
+        self.range_id.clone()
     }
 
     fn owner(&self) -> Option<&str> {
@@ -224,8 +226,13 @@ impl Lease {
 
     /// True when the live range lies inside this lease's range (it is the lease's range or
     /// a descendant of it).
-    fn covers(&self, range: &PkRange) -> bool {
+    fn covers(&self, range: &PartitionKeyRange) -> bool {
         self.min <= range.min_inclusive && range.max_exclusive <= self.max
+    }
+
+    /// True when the live range overlaps this lease's range.
+    fn overlaps(&self, range: &PartitionKeyRange) -> bool {
+        range.min_inclusive < self.max && self.min < range.max_exclusive
     }
 }
 
@@ -271,12 +278,13 @@ impl<'e> ChangeFeedProcessor<'e> {
                 "the change feed processor needs an instance name",
             ));
         }
-        container_def(engine, db, container)?;
-        let leases = container_def(engine, &options.lease_db, &options.lease_container)?;
+        engine.partition_key_ranges(db, container)?;
+        let leases = engine.container(&options.lease_db, &options.lease_container)?;
         if leases.partition_key.paths != ["/id"] {
             return Err(Error::bad_request(format!(
-                "lease container {} is partitioned by {}; create one partitioned by /id",
-                leases.full_name(),
+                "lease container {}/{} is partitioned by {}; create one partitioned by /id",
+                leases.database,
+                leases.id,
                 leases.partition_key.paths.join(", ")
             )));
         }
@@ -314,9 +322,9 @@ impl<'e> ChangeFeedProcessor<'e> {
         &mut self,
         mut handler: impl FnMut(&LeaseBatch) -> Result<(), E>,
     ) -> Result<usize, ProcessorError<E>> {
-        let mut def = container_def(self.engine, &self.db, &self.container)?;
+        let mut ranges = self.ranges()?;
         let mut leases = self.load_leases()?;
-        if self.create_missing_leases(&def, &leases)? {
+        if self.create_missing_leases(&ranges, &leases)? {
             leases = self.load_leases()?;
         }
         let mut queue: VecDeque<Lease> = self.balance(leases)?.into();
@@ -326,7 +334,7 @@ impl<'e> ChangeFeedProcessor<'e> {
         let mut failure = None;
         let mut store_error = None;
         while let Some(lease) = queue.pop_front() {
-            match self.process(lease, &def, &mut handler) {
+            match self.process(lease, &ranges, &mut handler) {
                 Ok(Step::Kept(lease, n)) => {
                     delivered += n;
                     kept.push(lease);
@@ -334,8 +342,8 @@ impl<'e> ChangeFeedProcessor<'e> {
                 Ok(Step::Lost(n)) => delivered += n,
                 Ok(Step::Split(children)) => {
                     // The children are live only in the container as it is now.
-                    match container_def(self.engine, &self.db, &self.container) {
-                        Ok(fresh) => def = fresh,
+                    match self.ranges() {
+                        Ok(fresh) => ranges = fresh,
                         Err(e) => {
                             store_error = Some(e);
                             break;
@@ -355,7 +363,7 @@ impl<'e> ChangeFeedProcessor<'e> {
         }
         // Leases not reached because of an error are still ours.
         kept.extend(queue);
-        kept.sort_by_key(|l| l.range_id);
+        kept.sort_by(by_token);
         self.owned = kept;
 
         if let Some(e) = store_error {
@@ -388,18 +396,22 @@ impl<'e> ChangeFeedProcessor<'e> {
     /// Creates unowned leases for live ranges that no lease's range overlaps. A range inside
     /// an old lease's range is left alone: it is a split child, and the old lease's owner
     /// creates its lease from the old checkpoint. Returns whether leases changed.
-    fn create_missing_leases(&self, def: &ContainerDef, leases: &[Lease]) -> Result<bool> {
+    fn create_missing_leases(
+        &self,
+        ranges: &[PartitionKeyRange],
+        leases: &[Lease],
+    ) -> Result<bool> {
         let mut changed = false;
-        for range in &def.ranges {
-            if leases.iter().any(|l| range.overlaps(&l.min, &l.max)) {
+        for range in ranges {
+            if leases.iter().any(|l| l.overlaps(range)) {
                 continue;
             }
             // Starting now means a position fixed when the lease is created, not whenever
             // it is first read, so changes in between are not lost.
             let continuation = match self.options.start {
-                ProcessorStart::Now => match self.read(range.id, FeedStart::Now, 1) {
-                    Ok((_, page)) => Some(page.continuation),
-                    Err(e) if e.status == StatusCode::Gone => continue, // split since `def` was read
+                ProcessorStart::Now => match self.read(&range.id, FeedStart::Now, 1) {
+                    Ok(page) => Some(page.continuation),
+                    Err(e) if e.status == StatusCode::Gone => continue, // split since `ranges` was read
                     Err(e) => return Err(e),
                 },
                 _ => None,
@@ -441,7 +453,7 @@ impl<'e> ChangeFeedProcessor<'e> {
         let mut needed = target.saturating_sub(mine.len());
 
         if needed > 0 && !free.is_empty() {
-            free.sort_by_key(|l| l.range_id);
+            free.sort_by(by_token);
             for lease in &free {
                 if needed == 0 {
                     break;
@@ -461,7 +473,7 @@ impl<'e> ChangeFeedProcessor<'e> {
                     others
                         .iter()
                         .filter(|l| l.owner() == Some(owner.as_str()))
-                        .max_by_key(|l| l.range_id)
+                        .max_by(|a, b| by_token(a, b))
                 });
             if let Some(victim) = victim {
                 mine.extend(self.acquire(victim, now)?);
@@ -479,7 +491,7 @@ impl<'e> ChangeFeedProcessor<'e> {
                 owned.push(renewed);
             }
         }
-        owned.sort_by_key(|l| l.range_id);
+        owned.sort_by(by_token);
         Ok(owned)
     }
 
@@ -487,10 +499,10 @@ impl<'e> ChangeFeedProcessor<'e> {
     fn process<E>(
         &self,
         lease: Lease,
-        def: &ContainerDef,
+        ranges: &[PartitionKeyRange],
         handler: &mut impl FnMut(&LeaseBatch) -> Result<(), E>,
     ) -> Result<Step<E>> {
-        if def.range(lease.range_id).is_none() {
+        if !ranges.iter().any(|r| r.id == lease.range_id) {
             return self.split(lease);
         }
         let start = match lease.continuation() {
@@ -501,7 +513,7 @@ impl<'e> ChangeFeedProcessor<'e> {
                 ProcessorStart::Time(t) => FeedStart::Time(t),
             },
         };
-        let (container, page) = match self.read(lease.range_id, start, self.options.max_items) {
+        let page = match self.read(&lease.range_id, start, self.options.max_items) {
             Ok(read) => read,
             // The range split after this round listed the ranges.
             Err(e) if e.status == StatusCode::Gone => return self.split(lease),
@@ -521,7 +533,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             lease_token: lease.token(),
             changes: page.changes,
             mode: self.options.mode,
-            container,
+            partition_key: page.partition_key,
             request_charge: page.request_charge,
         };
         if let Err(error) = handler(&batch) {
@@ -539,9 +551,9 @@ impl<'e> ChangeFeedProcessor<'e> {
     /// finds the token entry covering it). Children are created before the parent is
     /// deleted, so a crash in between leaves the parent to finish the job, never a gap.
     fn split<E>(&self, lease: Lease) -> Result<Step<E>> {
-        let def = container_def(self.engine, &self.db, &self.container)?;
-        let children: Vec<&PkRange> = def.ranges.iter().filter(|r| lease.covers(r)).collect();
-        if children.is_empty() || def.range(lease.range_id).is_some() {
+        let ranges = self.ranges()?;
+        let children: Vec<&PartitionKeyRange> = ranges.iter().filter(|r| lease.covers(r)).collect();
+        if children.is_empty() || ranges.iter().any(|r| r.id == lease.range_id) {
             // Not a split (ranges here only ever split, and this one is live); leave it be.
             return Ok(Step::Kept(lease, 0));
         }
@@ -553,7 +565,7 @@ impl<'e> ChangeFeedProcessor<'e> {
                 Ok(created) => mine.push(created),
                 // Left by an earlier attempt at this split: take it if nobody holds it.
                 Err(e) if e.status == StatusCode::Conflict => {
-                    let id = lease_id(&self.options.processor_name, child.id);
+                    let id = lease_id(&self.options.processor_name, &child.id);
                     if let Some(existing) = self.read_lease(&id)? {
                         let now = Utc::now();
                         if existing.owner() == Some(me) {
@@ -594,16 +606,16 @@ impl<'e> ChangeFeedProcessor<'e> {
 
     // ---- lease documents ----
 
-    fn read(
-        &self,
-        range: RangeId,
-        start: FeedStart,
-        max_items: usize,
-    ) -> Result<(Arc<ContainerDef>, crate::store::feed::FeedPage)> {
+    /// The monitored container's live ranges.
+    fn ranges(&self) -> Result<Vec<PartitionKeyRange>> {
+        self.engine.partition_key_ranges(&self.db, &self.container)
+    }
+
+    fn read(&self, range: &str, start: FeedStart, max_items: usize) -> Result<FeedPage> {
         let req = FeedRequest {
             start,
             mode: self.options.mode,
-            range: Some(range),
+            range: Some(range.to_string()),
             max_items: max_items.max(1),
         };
         self.engine.read_feed(&self.db, &self.container, &req)
@@ -611,17 +623,17 @@ impl<'e> ChangeFeedProcessor<'e> {
 
     fn new_lease_doc(
         &self,
-        range: &PkRange,
+        range: &PartitionKeyRange,
         owner: Option<&str>,
         continuation: Option<&str>,
     ) -> Map<String, Value> {
         let mut feed_range = Map::new();
-        feed_range.insert("min".into(), range.min_inclusive.to_hex().into());
-        feed_range.insert("max".into(), range.max_exclusive.to_hex().into());
+        feed_range.insert("min".into(), range.min_inclusive.clone().into());
+        feed_range.insert("max".into(), range.max_exclusive.clone().into());
         let mut doc = Map::new();
         doc.insert(
             "id".into(),
-            lease_id(&self.options.processor_name, range.id).into(),
+            lease_id(&self.options.processor_name, &range.id).into(),
         );
         doc.insert("version".into(), LEASE_VERSION.into());
         doc.insert(
@@ -630,7 +642,7 @@ impl<'e> ChangeFeedProcessor<'e> {
         );
         doc.insert("monitoredContainer".into(), self.monitored().into());
         doc.insert("mode".into(), mode_name(self.options.mode).into());
-        doc.insert("LeaseToken".into(), range.id.to_string().into());
+        doc.insert("LeaseToken".into(), range.id.clone().into());
         doc.insert("FeedRange".into(), Value::Object(feed_range));
         doc.insert("Owner".into(), owner.map_or(Value::Null, Value::from));
         doc.insert(
@@ -680,7 +692,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             leases.push(lease);
             Ok(())
         })?;
-        leases.sort_by_key(|l| l.range_id);
+        leases.sort_by(by_token);
         Ok(leases)
     }
 
@@ -768,15 +780,15 @@ impl<'e> ChangeFeedProcessor<'e> {
     }
 }
 
-fn container_def(engine: &Engine, db: &str, container: &str) -> Result<Arc<ContainerDef>> {
-    let store = engine.store();
-    let txn = store.read_txn()?;
-    store.container(&txn, db, container)
+/// `{processorName}..{rangeId}`: stable across restarts, unique per processor and range.
+fn lease_id(processor_name: &str, range: &str) -> String {
+    format!("{processor_name}..{range}")
 }
 
-/// `{processorName}..{rangeId}`: stable across restarts, unique per processor and range.
-fn lease_id(processor_name: &str, range: RangeId) -> String {
-    format!("{processor_name}..{range}")
+/// Leases in the order of their range ids, numerically: ids are decimal numbers, which a
+/// shorter text is the smaller of.
+fn by_token(a: &Lease, b: &Lease) -> std::cmp::Ordering {
+    (a.range_id.len(), &a.range_id).cmp(&(b.range_id.len(), &b.range_id))
 }
 
 fn mode_name(mode: FeedMode) -> &'static str {
@@ -856,7 +868,7 @@ mod tests {
         for _ in 0..200 {
             let n = p
                 .run_once(|b: &LeaseBatch| -> Result<(), String> {
-                    seen.extend(b.changes.iter().map(|c| c.event.id.clone()));
+                    seen.extend(b.changes.iter().map(|c| c.id.clone()));
                     Ok(())
                 })
                 .unwrap();
@@ -970,7 +982,7 @@ mod tests {
         let mut first = Vec::new();
         let err = p
             .run_once(|b: &LeaseBatch| {
-                first.extend(b.changes.iter().map(|c| (c.event.id.clone(), c.lsn)));
+                first.extend(b.changes.iter().map(|c| (c.id.clone(), c.lsn)));
                 Err("downstream unavailable")
             })
             .unwrap_err();
@@ -983,7 +995,7 @@ mod tests {
         let mut second = Vec::new();
         let n = p
             .run_once(|b: &LeaseBatch| -> Result<(), String> {
-                second.extend(b.changes.iter().map(|c| (c.event.id.clone(), c.lsn)));
+                second.extend(b.changes.iter().map(|c| (c.id.clone(), c.lsn)));
                 Ok(())
             })
             .unwrap();
@@ -1006,7 +1018,7 @@ mod tests {
             for (i, p) in [&mut a, &mut b].into_iter().enumerate() {
                 by_instance[i] += p
                     .run_once(|batch: &LeaseBatch| -> Result<(), String> {
-                        seen.extend(batch.changes.iter().map(|c| c.event.id.clone()));
+                        seen.extend(batch.changes.iter().map(|c| c.id.clone()));
                         Ok(())
                     })
                     .unwrap();
@@ -1023,7 +1035,7 @@ mod tests {
             for p in [&mut a, &mut b] {
                 n += p
                     .run_once(|batch: &LeaseBatch| -> Result<(), String> {
-                        seen.extend(batch.changes.iter().map(|c| c.event.id.clone()));
+                        seen.extend(batch.changes.iter().map(|c| c.id.clone()));
                         Ok(())
                     })
                     .unwrap();
@@ -1051,7 +1063,7 @@ mod tests {
         let mut a = processor(&engine, "a");
         let mut first = Vec::new();
         a.run_once(|b: &LeaseBatch| -> Result<(), String> {
-            first.extend(b.changes.iter().map(|c| c.event.id.clone()));
+            first.extend(b.changes.iter().map(|c| c.id.clone()));
             Ok(())
         })
         .unwrap();
@@ -1111,7 +1123,7 @@ mod tests {
         for _ in 0..100 {
             let n = p
                 .run_once(|b: &LeaseBatch| -> Result<(), String> {
-                    seen.extend(b.changes.iter().map(|c| c.event.id.clone()));
+                    seen.extend(b.changes.iter().map(|c| c.id.clone()));
                     if !split {
                         // Later leases of this round find their ranges gone (410).
                         engine
