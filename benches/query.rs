@@ -53,11 +53,12 @@
 //! are not interleaved round by round as in `benches/store.rs` (compare ratios of one run
 //! only), and a variant whose checked run takes over 2.5 s is timed 3 times outside
 //! criterion instead (marked n=3 in the summary; it has no criterion line).
-//! `QUERY_BENCH_ITEMS=200000 cargo bench --bench query` runs a smaller full run while
-//! developing.
+//! `QUERY_BENCH_ITEMS=200000 cargo bench -p cosmoscope-bench --bench query` runs a smaller
+//! full run while developing.
 //!
-//! `cargo bench --bench query` runs the full benchmark; `cargo test --bench query`
-//! (criterion's test mode) runs a smoke version on 5,000 items.
+//! `cargo bench -p cosmoscope-bench --bench query` runs the full benchmark; `cargo test -p
+//! cosmoscope-bench --bench query` (criterion's test mode) runs a smoke version on 5,000
+//! items.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -101,7 +102,7 @@ const SAMPLES: usize = 10;
 const OUTSIDE_LIMIT: Duration = Duration::from_millis(2500);
 const OUTSIDE_RUNS: usize = 3;
 
-/// Sizes of one run: the full benchmark, or a smoke run under `cargo test --bench query`.
+/// Sizes of one run: the full benchmark, or a smoke run in criterion's test mode.
 struct Sizes {
     items: usize,
     customers: usize,

@@ -2,8 +2,9 @@
 //! into a fresh temporary store: one benchmark per set and one for all of them together,
 //! which must stay under 3 seconds in a release build.
 //!
-//! Opening the store and removing it afterwards are outside the timing. `cargo bench
-//! --bench samples` runs it; `cargo test --benches` runs each load once as a smoke test.
+//! Opening the store and removing it afterwards are outside the timing. `cargo bench -p
+//! cosmoscope-bench --bench samples` runs it; `cargo test -p cosmoscope-bench --benches`
+//! runs each load once as a smoke test.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -15,8 +15,9 @@
 //! over fixed operation counts, the engine and floor variants interleaved round by round so
 //! that machine noise hits them alike, and the engine/floor ratios.
 //!
-//! `cargo bench --bench store` runs the full benchmark; `cargo test --benches` (criterion's
-//! test mode) runs a small smoke version of everything.
+//! `cargo bench -p cosmoscope-bench --bench store` runs the full benchmark; `cargo test -p
+//! cosmoscope-bench --benches` (criterion's test mode) runs a small smoke version of
+//! everything.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -44,7 +45,7 @@ const RANGES: usize = 10;
 const PUTS_PER_TXN: usize = 1000;
 const FEED_PAGE: usize = 1000;
 
-/// Sizes of one run: the full benchmark, or a smoke run under `cargo test --benches`.
+/// Sizes of one run: the full benchmark, or a smoke run in criterion's test mode.
 struct Sizes {
     items: usize,
     customers: usize,

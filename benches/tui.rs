@@ -17,8 +17,9 @@
 //!   pushed through `update` into a full buffer (10,000 events, dropping the oldest) and
 //!   the feed view redrawn at 120×40. Budget: 30 frames/s, i.e. well under 33 ms.
 //!
-//! `cargo bench --bench tui` runs it (criterion: 10 samples, short measurement);
-//! `cargo test --benches` runs a smoke version with 2,000 items and 20,000 palette ids.
+//! `cargo bench -p cosmoscope-bench --bench tui` runs it (criterion: 10 samples, short
+//! measurement); `cargo test -p cosmoscope-bench --benches` runs a smoke version with 2,000
+//! items and 20,000 palette ids.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

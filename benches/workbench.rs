@@ -10,7 +10,8 @@
 //!   rate the design sustains with its denormalization keeping up. Criterion reports it
 //!   as elements (operations) per second; a summary line adds RU/s and processor work.
 //!
-//! `cargo bench --bench workbench` runs it; `cargo test --benches` runs a smoke version.
+//! `cargo bench -p cosmoscope-bench --bench workbench` runs it; `cargo test -p
+//! cosmoscope-bench --benches` runs a smoke version.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

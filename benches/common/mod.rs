@@ -168,7 +168,8 @@ pub const WORDS: [&str; 24] = [
 ];
 
 /// How many items a bench loads: `var` from the environment, else `full` under `cargo bench`
-/// and `smoke` in criterion's test mode (`cargo test --benches`, `-- --test`).
+/// and `smoke` in criterion's test mode (`cargo test -p cosmoscope-bench --benches`,
+/// `-- --test`).
 pub fn item_count(var: &str, smoke: usize, full: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     let quick = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test");

@@ -1,6 +1,10 @@
 //! A headless driver for the UI: the real `update`, the real effects against a real
 //! engine, and frames drawn on ratatui's `TestBackend`. Effects run synchronously, so a
 //! test reads like a person at the keyboard: keys, then what the screen shows.
+//!
+//! Test support only, so it panics where a test should fail: built with the `test-harness`
+//! feature, which the integration tests and the benchmarks turn on and the program never
+//! does.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

@@ -9,6 +9,7 @@
 
 pub mod action;
 pub mod effect;
+#[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod keymap;
 pub mod msg;

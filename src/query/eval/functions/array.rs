@@ -677,12 +677,22 @@ mod tests {
             std::slice::from_ref(&mixed),
             Some(json!("abc")),
         );
+        check(
+            "ARRAY_MAX",
+            json!([[12, "abc", true, false, null]]),
+            Some(json!("abc")),
+        );
 
         check("ARRAY_MIN", json!([[1, 2, 3, 4]]), Some(json!(1)));
         check("ARRAY_MIN", json!([strings]), Some(json!("ABC")));
         check("ARRAY_MIN", json!([[true, false]]), Some(json!(false)));
         check("ARRAY_MIN", json!([[null, null]]), Some(json!(null)));
         check_vals("ARRAY_MIN", &[mixed], Some(json!(null)));
+        check(
+            "ARRAY_MIN",
+            json!([[12, "abc", true, false, null]]),
+            Some(json!(null)),
+        );
     }
 
     #[test]

@@ -848,6 +848,7 @@ mod tests {
         assert!(add("dd", 1.5).is_undefined());
         assert!(call(date_time_add, &[s("dd"), s("1"), base.clone()]).is_undefined());
         assert!(call(date_time_add, &[s("dd"), n(1.0), s("2020-02-30T00:00:00Z")]).is_undefined());
+        assert!(call(date_time_add, &[s("dd"), n(1.0), s("July 3rd")]).is_undefined());
         assert!(
             call(
                 date_time_add,
@@ -1203,6 +1204,7 @@ mod tests {
         assert!(call(ticks_to_date_time, &[n(1e300)]).is_undefined());
         assert!(call(ticks_to_date_time, &[n(f64::NAN)]).is_undefined());
         assert!(call(ticks_to_date_time, &[s("0")]).is_undefined());
+        assert!(call(timestamp_to_date_time, &[s("0")]).is_undefined());
         assert!(call(timestamp_to_date_time, &[n(253_402_300_800_000.0)]).is_undefined());
         assert!(call(timestamp_to_date_time, &[n(-62_135_596_800_001.0)]).is_undefined());
         assert!(call(date_time_to_ticks, &[s("yesterday")]).is_undefined());
@@ -1382,6 +1384,7 @@ mod tests {
             ),
             (3, 7)
         );
-        assert!(spec("DAY").uses_index && !spec("DATETIMEPART").uses_index);
+        assert!(spec("DAY").uses_index && spec("MONTH").uses_index && spec("YEAR").uses_index);
+        assert!(!spec("DATETIMEPART").uses_index);
     }
 }

@@ -1091,6 +1091,7 @@ mod tests {
             st_intersects,
             &[point(1.0, 2.0), point(1.0, 2.000001)]
         )));
+        assert!(call(st_intersects, &[sq.clone(), j(json!("not geojson"))]).is_undefined());
         let empty = j(json!({"type": "MultiPolygon", "coordinates": []}));
         assert!(!boolean(call(st_intersects, &[empty, sq])));
     }

@@ -1050,6 +1050,7 @@ mod tests {
         }
         check("LOWER", json!([1]), None);
         check("UPPER", json!([null]), None);
+        assert_eq!(call("UPPER", &[Val::Undefined]), Val::Undefined);
     }
 
     #[test]

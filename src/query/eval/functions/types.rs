@@ -646,6 +646,7 @@ mod tests {
         assert_eq!(conv("{'price': 27.55}"), None);
         assert_eq!(conv("[]"), None);
         assert_eq!(call1("STRINGTOOBJECT", v(json!({}))), Val::Undefined);
+        assert_eq!(call1("STRINGTOOBJECT", Val::Undefined), Val::Undefined);
     }
 
     #[test]

@@ -1,0 +1,7 @@
+//! The command line through the real binary (`CARGO_BIN_EXE_cosmoscope`) on temporary data
+//! directories, with stdin, stdout and stderr not terminals.
+
+mod batch;
+mod commands;
+mod samples;
+mod workbench;

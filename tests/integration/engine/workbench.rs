@@ -1,0 +1,367 @@
+//! The workbench through its library API on a temporary store: every pattern gets a row
+//! for every design with positive charges and the routing each design implies, the JSON
+//! has the documented shape, and bad suites and runs fail with clear errors.
+
+use cosmoscope::workbench::{self, Report, RunOptions, RunProgress, Suite};
+use serde_json::Value;
+
+use crate::support::fixture::{Store, store};
+
+/// Small data and few iterations: a debug build runs the blog suite in seconds.
+fn options() -> RunOptions {
+    RunOptions {
+        scale: 0.25,
+        iterations: 3,
+        ..RunOptions::default()
+    }
+}
+
+fn run(st: &Store, suite: &str) -> Report {
+    let suite = Suite::builtin(suite).unwrap();
+    workbench::run(&st.engine, &suite, &options(), &mut |_| true)
+        .unwrap_or_else(|e| panic!("workbench: {e}"))
+}
+
+fn row<'a>(r: &'a Report, id: &str) -> &'a workbench::PatternReport {
+    r.patterns
+        .iter()
+        .find(|p| p.id == id)
+        .unwrap_or_else(|| panic!("no row {id}"))
+}
+
+#[test]
+fn the_blog_suite_compares_the_three_designs() {
+    let st = store();
+    let mut stages = Vec::new();
+    let suite = Suite::builtin("blog").unwrap();
+    let report = workbench::run(&st.engine, &suite, &options(), &mut |p| {
+        let stage = match p {
+            RunProgress::Loading { .. } => "loading",
+            RunProgress::Running { .. } => "running",
+            RunProgress::Draining => "draining",
+        };
+        if stages.last() != Some(&stage) {
+            stages.push(stage);
+        }
+        true
+    })
+    .unwrap();
+    assert_eq!(stages, ["loading", "running", "draining"]);
+    assert_eq!(report.loaded, ["blog-v1", "blog-v2", "blog-v3"]);
+
+    let ids: Vec<&str> = report.patterns.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]
+    );
+    for p in &report.patterns {
+        let designs: Vec<&str> = p.designs.0.iter().map(|d| d.design.as_str()).collect();
+        assert_eq!(designs, ["v1", "v2", "v3"], "{}", p.id);
+        for d in &p.designs.0 {
+            let at = format!("{} on {}", p.id, d.design);
+            assert!(d.request_charge > 0.0, "{at}: charge");
+            assert!(d.requests >= 1 && d.partitions_touched >= 1, "{at}");
+            assert_eq!(d.iterations, 3, "{at}");
+            assert!(
+                d.latency_ms >= 0.0 && d.latency_ms_p95 >= d.latency_ms,
+                "{at}"
+            );
+            assert!(d.request_charge_min <= d.request_charge, "{at}");
+            assert!(d.request_charge <= d.request_charge_max, "{at}");
+            let counted: Vec<_> = d.operations.iter().filter(|o| !o.setup).collect();
+            assert_eq!(counted.len(), d.requests, "{at}: one operation per request");
+            assert!(counted.iter().all(|o| o.request_charge > 0.0), "{at}");
+            assert_eq!(
+                p.kind,
+                if p.id.starts_with('C') {
+                    "command"
+                } else {
+                    "query"
+                }
+            );
+        }
+    }
+
+    // The article's headline: Q6 is one single-partition query in v3, a fan-out plus
+    // follow-ups in v1; Q3 in v1 fans out.
+    let q6 = row(&report, "Q6");
+    let v3 = q6.design("v3").unwrap();
+    assert_eq!(v3.routing, "single-partition");
+    assert_eq!((v3.requests, v3.partitions_touched), (1, 1));
+    assert_eq!(v3.operations[0].container, "feed");
+    let v1 = q6.design("v1").unwrap();
+    assert_eq!(v1.routing, "fan-out");
+    assert_eq!(v1.operations[0].routing, "fan-out");
+    assert_eq!(v1.operations[0].partitions.len(), 4, "posts has 4 ranges");
+    assert!(v1.requests > 100, "v1 follows up per post: {}", v1.requests);
+    assert!(v1.request_charge > 10.0 * v3.request_charge);
+    assert_eq!(row(&report, "Q3").design("v1").unwrap().routing, "fan-out");
+    assert_eq!(row(&report, "Q3").design("v2").unwrap().routing, "fan-out");
+    assert_eq!(
+        row(&report, "Q3").design("v3").unwrap().routing,
+        "single-partition"
+    );
+    // Denormalized reads are one request; v1 needs follow-ups.
+    let q2 = row(&report, "Q2");
+    assert_eq!(q2.design("v1").unwrap().requests, 4);
+    assert_eq!(q2.design("v2").unwrap().requests, 1);
+    // v2/v3 pay for their counters at write time: a batch, with the setup read not counted.
+    let c3 = row(&report, "C3").design("v2").unwrap();
+    assert_eq!(c3.requests, 1);
+    assert_eq!(c3.operations.iter().filter(|o| o.setup).count(), 1);
+    assert!(c3.request_charge > row(&report, "C3").design("v1").unwrap().request_charge);
+
+    // The processors ran while the commands wrote (v3 copies the new posts).
+    assert!(report.processors["v3"].changes > 0);
+    assert!(report.processors["v3"].writes > 0);
+
+    // The JSON shape the CLI and the TUI read.
+    let json = serde_json::to_value(&report).unwrap();
+    let q6 = json["patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "Q6")
+        .unwrap();
+    let keys: Vec<&String> = q6["designs"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["v1", "v2", "v3"]);
+    for field in [
+        "requestCharge",
+        "latencyMs",
+        "requests",
+        "partitionsTouched",
+    ] {
+        assert!(q6["designs"]["v3"][field].is_number(), "{field}");
+    }
+    let op = &q6["designs"]["v3"]["operations"][0];
+    for field in [
+        "kind",
+        "container",
+        "routing",
+        "partitions",
+        "requestCharge",
+    ] {
+        assert!(!op[field].is_null(), "operation {field}");
+    }
+    let back: Report = serde_json::from_value(json).unwrap();
+    assert_eq!(back, report);
+
+    let table = report.to_table();
+    assert!(table.contains("Q6 List the 100 newest") && table.contains("v3 (copies and feed)"));
+
+    // A second run uses the loaded databases.
+    let again = run(&st, "blog");
+    assert!(again.loaded.is_empty());
+}
+
+#[test]
+fn the_webstore_suite_compares_relational_and_denormalized() {
+    let st = store();
+    let report = run(&st, "webstore");
+    let ids: Vec<&str> = report.patterns.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]);
+    for p in &report.patterns {
+        for d in ["relational", "denormalized"] {
+            let r = p.design(d).unwrap_or_else(|| panic!("{} has no {d}", p.id));
+            assert!(r.request_charge > 0.0, "{} {d}", p.id);
+        }
+    }
+    let w5 = row(&report, "W5");
+    assert!(w5.design("relational").unwrap().requests >= 4);
+    let denorm = w5.design("denormalized").unwrap();
+    assert_eq!(
+        (denorm.requests, denorm.routing.as_str()),
+        (1, "single-partition")
+    );
+    assert_eq!(
+        row(&report, "W6").design("denormalized").unwrap().routing,
+        "fan-out"
+    );
+    assert_eq!(
+        row(&report, "W2").design("denormalized").unwrap().routing,
+        "single-partition"
+    );
+    // An order and its customer's count: one batch in the denormalized design.
+    let w7 = row(&report, "W7");
+    assert_eq!(
+        w7.design("denormalized").unwrap().operations[0].kind,
+        "batch"
+    );
+    assert_eq!(w7.design("relational").unwrap().requests, 2);
+}
+
+#[test]
+fn parameters_line_up_across_designs() {
+    // The same seed draws the same post in every design: v2's and v3's Q2 read the same
+    // item, so they cost the same.
+    let st = store();
+    let suite = Suite::builtin("blog").unwrap();
+    let opts = RunOptions {
+        patterns: Some(vec!["Q2".into(), "Q4".into()]),
+        ..options()
+    };
+    let report = workbench::run(&st.engine, &suite, &opts, &mut |_| true).unwrap();
+    for id in ["Q2", "Q4"] {
+        let r = row(&report, id);
+        assert_eq!(
+            r.design("v2").unwrap().request_charge,
+            r.design("v3").unwrap().request_charge,
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn cancelling_stops_the_run_and_releases_the_leases() {
+    let st = store();
+    let suite = Suite::builtin("blog").unwrap();
+    let mut seen = 0;
+    let err = workbench::run(&st.engine, &suite, &options(), &mut |p| {
+        if matches!(p, RunProgress::Running { .. }) {
+            seen += 1;
+        }
+        seen < 5
+    })
+    .unwrap_err();
+    assert_eq!(err.status.as_u16(), 499);
+    let mut owners = Vec::new();
+    st.engine
+        .export("blog-v3", "leases", None, &mut |b| {
+            let v: Value = serde_json::from_slice(b).unwrap();
+            owners.push(v["Owner"].clone());
+            Ok(())
+        })
+        .unwrap();
+    assert!(!owners.is_empty() && owners.iter().all(Value::is_null));
+}
+
+fn parse_error(text: &str) -> String {
+    let e = Suite::parse(text).unwrap_err();
+    assert_eq!(e.status.as_u16(), 400, "{}", e.message);
+    e.message
+}
+
+#[test]
+fn suite_errors_say_what_and_where() {
+    let m = parse_error("name = \"x\"\ntitle = \"y\"\n[[designs]\n");
+    assert!(
+        m.contains("invalid workbench suite (TOML)") && m.contains("line 3"),
+        "{m}"
+    );
+
+    let m = parse_error("{\"name\": \"x\", \"title\": \"y\", \"designs\": [}");
+    assert!(m.contains("(JSON)") && m.contains("column"), "{m}");
+
+    let head = "name = \"x\"\ntitle = \"y\"\n[[designs]]\nid = \"a\"\nsample = \"blog-v1\"\n\
+                params = { postId = { partitionKeys = \"posts\" } }\n";
+    let m = parse_error(&format!(
+        "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nread = \"posts\"\n\
+         id = \"{{post.id}}\"\npk = \"{{postId}}\"\n"
+    ));
+    assert!(
+        m.contains("pattern \"Q\", design \"a\", step 1") && m.contains("{post} is not defined"),
+        "{m}"
+    );
+    let m = parse_error(&format!(
+        "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nquery = \"posts\"\n"
+    ));
+    assert!(m.contains("a query step needs sql"), "{m}");
+    let m = parse_error(&format!(
+        "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nread = \"posts\"\n\
+         id = \"{{item.id}}\"\npk = \"x\"\n"
+    ));
+    assert!(m.contains("only in forEach"), "{m}");
+    let m = parse_error(&format!(
+        "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nread = \"posts\"\n\
+         id = \"{{postId\"\npk = \"x\"\n"
+    ));
+    assert!(m.contains("unclosed"), "{m}");
+    let m = parse_error(
+        "name = \"x\"\ntitle = \"y\"\n[[designs]]\nid = \"a\"\nsample = \"nope\"\n\
+         [[patterns]]\nid = \"Q\"\ntitle = \"q\"\nsteps = {}\n",
+    );
+    assert!(m.contains("no sample set \"nope\""), "{m}");
+    let m = parse_error(
+        "name = \"x\"\ntitle = \"y\"\n[params]\nn = { generate = \"dice\" }\n[[designs]]\n\
+         id = \"a\"\ndatabase = \"d\"\n[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n\
+         [[patterns.steps.a]]\nread = \"posts\"\nid = \"x\"\npk = \"x\"\n",
+    );
+    assert!(m.contains("cannot generate \"dice\""), "{m}");
+
+    assert_eq!(Suite::builtin("nope").unwrap_err().status, 404);
+    assert_eq!(Suite::load("/no/such/suite.toml").unwrap_err().status, 400);
+}
+
+#[test]
+fn a_user_suite_runs_against_an_existing_database() {
+    let st = store();
+    cosmoscope::samples::load(
+        &st.engine,
+        "modeling",
+        &cosmoscope::samples::LoadOptions::default(),
+        &mut |_| true,
+    )
+    .unwrap();
+    let suite = Suite::parse(
+        r#"{"name": "mine", "title": "Mine",
+            "params": {"n": {"values": [1, 2]}},
+            "designs": [{"id": "m", "database": "modeling"}],
+            "patterns": [{"id": "P1", "title": "count everything", "steps": {"m": [
+                {"query": "people", "sql": "SELECT VALUE COUNT(1) FROM c WHERE @n > 0",
+                 "params": {"n": "{n}"}}]}}]}"#,
+    )
+    .unwrap();
+    let report = workbench::run(&st.engine, &suite, &options(), &mut |_| true).unwrap();
+    assert!(report.patterns[0].designs.0[0].request_charge > 0.0);
+    assert!(report.processors.is_empty());
+
+    // A design without a sample and without its database: 404 naming it.
+    let suite = Suite::parse(
+        r#"{"name": "x", "title": "X", "designs": [{"id": "d", "database": "absent"}],
+            "patterns": [{"id": "P", "title": "p", "steps": {"d": [
+                {"read": "c", "id": "a", "pk": "a"}]}}]}"#,
+    )
+    .unwrap();
+    let e = workbench::run(&st.engine, &suite, &options(), &mut |_| true).unwrap_err();
+    assert_eq!(e.status.as_u16(), 404);
+    assert!(e.message.contains("\"absent\""), "{}", e.message);
+}
+
+#[test]
+fn throttled_requests_are_retried_and_counted() {
+    // A container that enforces 400 RU/s: 200 writes of about 6 RU each (1,200 RU) sent as
+    // fast as possible overrun its budget whatever second they start in; each 429 waits
+    // its retry-after (the rest of the second) and goes again.
+    let st = store();
+    st.engine.create_database("tight").unwrap();
+    let settings = cosmoscope::store::catalog::ContainerSettings {
+        enforce_throughput: true,
+        ..cosmoscope::store::catalog::ContainerSettings::new(vec!["/pk".into()])
+    };
+    st.engine.create_container("tight", "c", settings).unwrap();
+    let suite = Suite::parse(
+        r#"{"name": "t", "title": "T",
+            "params": {"id": {"generate": "uuid"}, "text": {"generate": "paragraphs"}},
+            "designs": [{"id": "d", "database": "tight"}],
+            "patterns": [{"id": "W", "title": "write", "steps": {"d": [
+                {"create": "c", "body": {"id": "{id}", "pk": "{id}", "text": "{text}"}}]}}]}"#,
+    )
+    .unwrap();
+    let opts = RunOptions {
+        iterations: 200,
+        ..options()
+    };
+    let report = workbench::run(&st.engine, &suite, &opts, &mut |_| true).unwrap();
+    let r = &report.patterns[0].designs.0[0];
+    assert_eq!(r.iterations, 200, "every write went through");
+    assert!(r.throttled > 0, "the budget was exceeded: {r:?}");
+    let throttled = st
+        .engine
+        .partitions("tight", "c", 10, 60)
+        .unwrap()
+        .load
+        .iter()
+        .map(|l| l.throttled)
+        .sum::<u64>();
+    assert!(throttled > 0, "the store recorded the 429s");
+}

@@ -1,0 +1,12 @@
+//! The integration tests, as one test binary: each area is a module, so the crate links
+//! once instead of once per test file. Run one area with `cargo test --test integration
+//! query::`, one file with `cargo test --test integration engine::feed::`.
+//!
+//! Tests that spawn the program use `env!("CARGO_BIN_EXE_cosmoscope")`; fixtures read from
+//! `tests/data`.
+
+mod cli;
+mod engine;
+mod query;
+mod support;
+mod tui;

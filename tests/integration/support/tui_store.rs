@@ -1,0 +1,108 @@
+//! A deterministic store for the terminal UI tests: database `shop` with `orders` (four
+//! physical partitions, partitioned on `/pk`) and `customers` (one), fixed ids and values,
+//! and a headless [`Harness`] on it.
+
+use std::sync::Arc;
+
+use cosmoscope::engine::Engine;
+use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::tui::harness::Harness;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use super::fixture::{Fixture, open_database};
+
+pub const DB: &str = "shop";
+pub const ORDERS: &str = "orders";
+pub const CUSTOMERS: &str = "customers";
+
+/// The harness, the engine it drives and the directory they live in. Fields drop in
+/// declaration order: the UI and the engine (joining its background thread) go before the
+/// directory is removed.
+pub struct Store {
+    pub h: Harness,
+    pub engine: Arc<Engine>,
+    pub dir: TempDir,
+}
+
+/// The order documents: ids `o-01`..`o-12` over customers `c-1`..`c-4`.
+pub fn order(n: u32) -> Value {
+    let statuses = ["Shipped", "Pending", "Delivered"];
+    let status = statuses[(n as usize - 1) % 3];
+    json!({
+        "id": format!("o-{n:02}"),
+        "pk": format!("c-{}", (n - 1) % 4 + 1),
+        "status": status,
+        "total": f64::from(n) * 10.5,
+        "lines": [{"sku": "BK-M68B", "qty": n % 3 + 1}],
+    })
+}
+
+pub fn customer(n: u32) -> Value {
+    let i = (n as usize - 1) % 4;
+    let name = ["Ana Berg", "Chen Dahl", "Farah Ito", "Lars Costa"][i];
+    let city = ["Oslo", "Lyon", "Tokyo", "Lisbon"][i];
+    json!({"id": format!("c-{n}"), "pk": format!("c-{n}"), "name": name, "city": city})
+}
+
+/// Creates the data set in a fresh directory.
+pub fn engine() -> (Arc<Engine>, TempDir) {
+    let Fixture { engine, dir } = open_database(DB);
+    let mut orders = ContainerSettings::new(vec!["/pk".into()]);
+    orders.throughput = Throughput::Manual(24_000);
+    orders.feed_previous_images = true;
+    engine
+        .create_container(DB, ORDERS, orders)
+        .expect("create orders");
+    engine
+        .create_container(DB, CUSTOMERS, ContainerSettings::new(vec!["/pk".into()]))
+        .expect("create customers");
+    for n in 1..=12 {
+        create(&engine, ORDERS, &order(n));
+    }
+    for n in 1..=4 {
+        create(&engine, CUSTOMERS, &customer(n));
+    }
+    (Arc::new(engine), dir)
+}
+
+pub fn create(engine: &Engine, c: &str, doc: &Value) {
+    let body = serde_json::to_vec(doc).expect("serialize");
+    engine
+        .create_item(DB, c, &body)
+        .unwrap_or_else(|e| panic!("create {doc}: {e}"));
+}
+
+/// The data set behind a `width`×`height` UI with the tree loaded.
+pub fn store(width: u16, height: u16) -> Store {
+    let (engine, dir) = engine();
+    let h = Harness::new(engine.clone(), dir.path().to_path_buf(), width, height);
+    Store { h, engine, dir }
+}
+
+/// The row of the tree whose label is `label`.
+pub fn tree_row(h: &Harness, label: &str) -> usize {
+    (0..h.app.tree.row_count())
+        .find(|&r| {
+            h.app
+                .tree
+                .row_index(r)
+                .is_some_and(|i| h.app.tree.nodes[i].label() == label)
+        })
+        .unwrap_or_else(|| panic!("no tree row {label:?}"))
+}
+
+/// Moves the tree selection onto `label` with `j`/`k` keys.
+pub fn select(h: &mut Harness, label: &str) {
+    let target = tree_row(h, label);
+    while h.app.tree.selected < target {
+        h.keys("j");
+    }
+    while h.app.tree.selected > target {
+        h.keys("k");
+    }
+    assert_eq!(
+        h.app.tree.selected_node().map(|n| n.label()),
+        Some(label.to_string())
+    );
+}

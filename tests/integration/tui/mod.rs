@@ -1,0 +1,8 @@
+//! The terminal UI: pure `update` tests, key-sequence flows and snapshots through the
+//! headless harness, the keymap as help shows it, and a smoke test of the binary in tmux.
+
+mod flows;
+mod keymap;
+mod smoke;
+mod snapshots;
+mod update;

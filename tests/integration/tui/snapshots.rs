@@ -1,0 +1,255 @@
+//! Snapshots of every view at 80×24 and 120×40, drawn from a real temporary store with
+//! fixed ids and values.
+//!
+//! What depends on the wall clock is redacted: query and metric timings and the RU/s
+//! meters (RU per wall-clock second) are zeroed in the state before drawing, so they
+//! cannot shift the layout; `_ts`, the time part of `_etag`, feed event times and the
+//! config path are replaced by filters. Request charges are deterministic and kept.
+
+use cosmoscope::tui::harness::Harness;
+use cosmoscope::tui::state::View;
+use serde_json::json;
+
+use crate::support::tui_store::*;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// Zeroes the figures that depend on the wall clock.
+fn freeze(h: &mut Harness) {
+    if let Some(run) = h.app.query.run.as_mut() {
+        run.elapsed_ms = 0.0;
+        let zero = |m: &mut cosmoscope::query::run::QueryMetrics| {
+            m.index_lookup_time_in_ms = 0.0;
+            m.document_load_time_in_ms = 0.0;
+            m.query_engine_execution_time_in_ms = 0.0;
+        };
+        zero(&mut run.metrics);
+        for p in run.partitions.values_mut() {
+            zero(&mut p.metrics);
+        }
+    }
+    for n in &mut h.app.tree.nodes {
+        if let cosmoscope::tui::state::tree::NodeKind::Range { ru_now, .. } = &mut n.kind {
+            *ru_now = 0.0;
+        }
+    }
+    if let Some(report) = h.app.partitions.report.as_mut() {
+        for l in &mut report.load {
+            l.ru_last_second = 0.0;
+            l.ru_peak = 0.0;
+            l.samples.clear();
+        }
+    }
+}
+
+/// Draws the frame and checks it against the stored snapshot `name_WxH`.
+fn check(h: &mut Harness, name: &str) {
+    freeze(h);
+    let frame = h.render();
+    let (w, ht) = {
+        let lines: Vec<&str> = frame.lines().collect();
+        (
+            lines.iter().map(|l| l.chars().count()).max().unwrap_or(0),
+            lines.len(),
+        )
+    };
+    assert!(ht > 0 && w > 0);
+    insta::with_settings!({
+        filters => vec![
+            (r#""_ts": \d{10}"#, r#""_ts": [redacted]"#),
+            (r"(-0000-0000-0000-)[0-9a-f]{8}(0000)", "${1}tttttttt${2}"),
+            (r"\b\d\d:\d\d:\d\d\b", "hh:mm:ss"),
+            (r"Rebind keys in [^│]*", "Rebind keys in [config]"),
+        ],
+        omit_expression => true,
+        // insta looks next to the asserting file by default; the snapshots stay in
+        // tests/snapshots (this file is tests/integration/tui/snapshots.rs).
+        snapshot_path => "../../snapshots",
+    }, {
+        insta::assert_snapshot!(name.to_string(), frame);
+    });
+}
+
+fn each_size(name: &str, build: impl Fn(&mut Harness)) {
+    for (w, ht) in SIZES {
+        let mut s = store(w, ht);
+        build(&mut s.h);
+        check(&mut s.h, &format!("{name}_{w}x{ht}"));
+    }
+}
+
+fn expand_orders(h: &mut Harness) {
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("<enter>");
+}
+
+#[test]
+fn tree_with_a_container_expanded() {
+    each_size("tree", |h| {
+        expand_orders(h);
+        select(h, "range 3");
+        h.keys("<enter>");
+        select(h, "c-1");
+    });
+}
+
+#[test]
+fn item_view() {
+    each_size("item", |h| {
+        expand_orders(h);
+        select(h, "range 0");
+        h.keys("<enter>");
+        select(h, "c-2");
+        h.keys("<enter>");
+        select(h, "o-02");
+        h.keys("<enter> <tab>");
+        assert!(h.app.item.is_some());
+    });
+}
+
+fn query(h: &mut Harness, sql: &str) {
+    expand_orders(h);
+    h.keys("<c-n> <c-a> <c-k>");
+    h.type_text(sql);
+    h.keys("<f5>");
+}
+
+#[test]
+fn query_console_with_results_and_stats() {
+    each_size("query", |h| {
+        query(
+            h,
+            "SELECT c.id, c.pk, c.status, c.total FROM c WHERE c.total > 50",
+        );
+        assert!(h.app.query.run.is_some());
+        assert!(h.app.query.error.is_none());
+    });
+}
+
+#[test]
+fn query_completion_list() {
+    each_size("query_completion", |h| {
+        expand_orders(h);
+        h.keys("<c-n> <c-a> <c-k>");
+        h.type_text("SELECT * FROM c JOIN l IN c.lines WHERE c.total > 20 AND c.");
+        assert!(h.app.query.completion.is_some());
+    });
+}
+
+#[test]
+fn single_partition_query_as_json() {
+    each_size("query_json", |h| {
+        query(h, "SELECT c.id, c.total FROM c WHERE c.pk = 'c-3'");
+        h.keys("<tab> t");
+        assert_eq!(h.app.view, View::Query);
+    });
+}
+
+#[test]
+fn query_error_with_its_position() {
+    each_size("query_error", |h| {
+        query(h, "SELECT c.id\nFROM c\nWHERE c.total >");
+        assert!(h.app.query.error.is_some());
+    });
+}
+
+#[test]
+fn query_parameters_form() {
+    each_size("query_params", |h| {
+        query(h, "SELECT * FROM c WHERE c.pk = @pk AND c.total > @min");
+        h.type_text("\"c-1\"");
+    });
+}
+
+/// Waits for the start of a fresh wall-clock second, so writes made right after share
+/// their `_ts`.
+fn fresh_second() {
+    let start = cosmoscope::store::now_secs();
+    while cosmoscope::store::now_secs() == start {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn change_feed_with_events_and_detail() {
+    for (w, ht) in SIZES {
+        let mut s = store(w, ht);
+        expand_orders(&mut s.h);
+        s.h.keys("3");
+        fresh_second();
+        create(&s.engine, ORDERS, &order(13));
+        let mut changed = order(13);
+        changed["status"] = json!("Cancelled");
+        let body = serde_json::to_vec(&changed).expect("JSON");
+        s.engine
+            .replace_item(DB, ORDERS, &body, None)
+            .expect("replace");
+        create(&s.engine, ORDERS, &order(14));
+        s.h.poll_feeds();
+        // The first row is the replace (the latest version of o-13), with its previous
+        // image.
+        assert_eq!(
+            s.h.app.feed.selected_row().map(|r| r.op.as_str()),
+            Some("replace")
+        );
+        check(&mut s.h, &format!("feed_{w}x{ht}"));
+    }
+}
+
+#[test]
+fn change_feed_waiting() {
+    each_size("feed_waiting", |h| {
+        expand_orders(h);
+        h.keys("3");
+    });
+}
+
+#[test]
+fn partitions() {
+    each_size("partitions", |h| {
+        expand_orders(h);
+        h.keys("4");
+        assert!(h.app.partitions.report.is_some());
+    });
+}
+
+#[test]
+fn palette_open() {
+    each_size("palette", |h| {
+        h.keys("<c-p>");
+        h.type_text("orders");
+    });
+}
+
+#[test]
+fn help_for_the_tree() {
+    each_size("help", |h| {
+        expand_orders(h);
+        h.keys("?");
+    });
+}
+
+#[test]
+fn confirm_delete() {
+    each_size("confirm_delete", |h| {
+        expand_orders(h);
+        select(h, "range 2");
+        h.keys("<enter> j <enter> j d");
+    });
+}
+
+/// The workbench table and a row's requests, from a recorded report (a real run is
+/// covered by `engine::workbench`; its latencies are fixed here so the frame is stable).
+#[test]
+fn workbench_report() {
+    let report: cosmoscope::workbench::Report =
+        serde_json::from_str(include_str!("../../data/workbench_report.json"))
+            .expect("the recorded report parses");
+    each_size("workbench", |h| {
+        h.keys("5");
+        h.app.workbench.report = Some(report.clone());
+        h.keys("j");
+        assert_eq!(h.app.view, View::Workbench);
+    });
+}
