@@ -25,7 +25,7 @@ use crate::error::{Error, Result, StatusCode};
 use crate::samples::denormalize::{self, Denormalizer, ProcessorStats};
 use crate::samples::rng::Rng;
 use crate::samples::{self, LoadOptions};
-use crate::workbench::{Executor, Pattern, Pools, Suite, Vars};
+use crate::workbench::{Design, Executor, Pattern, PatternRun, Pools, Suite, Vars};
 
 /// Operations per second when no rate is given: a busy but small blog, well inside what
 /// the default sample containers' throughput serves.
@@ -186,6 +186,50 @@ pub fn run(
     stop: &AtomicBool,
     status: &mut dyn FnMut(&SimStatus),
 ) -> Result<SimReport> {
+    check_options(options)?;
+    ensure_loaded(engine, options, &mut |_| true)?;
+    let (suite, design_id) = Suite::for_sample(&options.set)?;
+    let (workload, pools) = Workload::new(engine, &suite, &design_id, options)?;
+    let denormalizers: Vec<Denormalizer> = if options.processors {
+        Denormalizer::for_set(engine, &options.set, &workload.design.database)?
+            .into_iter()
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    let (stopped, denormalizers) = std::thread::scope(|scope| {
+        let background = denormalize::spawn(scope, denormalizers);
+        let processed = || background.total().changes;
+        let mut reporter = StatusReporter {
+            started,
+            last: (started, 0, 0.0),
+            processed: &processed,
+            status,
+        };
+        let stopped = workload.drive(engine, options, pools, stop, &mut tally, &mut reporter);
+        (stopped, background.stop())
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let mut denormalizers = denormalizers?;
+    let drained = catch_up(&mut denormalizers, options.drain);
+    let stopped = stopped?;
+    drained?;
+    Ok(report(
+        options,
+        workload,
+        stopped,
+        tally,
+        seconds,
+        &denormalizers,
+    ))
+}
+
+/// The options a run cannot start with: a hot-key share outside 0 to 1, a rate that is not
+/// a positive number.
+fn check_options(options: &SimOptions) -> Result<()> {
     if !(0.0..=1.0).contains(&options.hot_key) {
         return Err(Error::bad_request(format!(
             "--hot-key is a share of writes between 0 and 1, got {}",
@@ -199,120 +243,109 @@ pub fn run(
             "--rate must be a positive number of operations per second, got {r}"
         )));
     }
-    ensure_loaded(engine, options, &mut |_| true)?;
-    let (suite, design_id) = Suite::for_sample(&options.set)?;
-    let design = suite
-        .design(&design_id)
-        .ok_or_else(|| Error::internal("the workload's design is missing"))?;
-    let spec = suite.simulate.as_ref().ok_or_else(|| {
-        Error::internal(format!("suite {} has no [simulate] section", suite.name))
-    })?;
-    let mix: Vec<(&Pattern, f64)> = spec
-        .mix
-        .iter()
-        .filter_map(|(id, w)| suite.pattern(id).map(|p| (p, *w)))
-        .filter(|(p, w)| *w > 0.0 && p.steps_for(&design.id).is_some())
-        .collect();
-    if mix.is_empty() {
-        return Err(Error::internal(format!(
-            "the workload of {} has no patterns",
-            options.set
-        )));
-    }
-    let mut pools = Pools::load(engine, &suite, design)?;
-    let nonce = crate::workbench::exec::run_nonce();
-    let hot = match (options.hot_key > 0.0, &spec.hot_param) {
-        (false, _) => None,
-        (true, None) => {
-            return Err(Error::bad_request(format!(
-                "the workload of {} has no hot key",
+    Ok(())
+}
+
+/// The hot key's parameter and value, and the writes (with their weights) that use it.
+type HotWrites<'s> = (String, Value, Vec<(&'s Pattern, f64)>);
+type Hot<'s> = Option<HotWrites<'s>>;
+
+/// What a run draws its operations from: the design's patterns by weight, and the hot key
+/// with the writes that use it.
+struct Workload<'s> {
+    suite: &'s Suite,
+    design: &'s Design,
+    mix: Vec<(&'s Pattern, f64)>,
+    total_weight: f64,
+    hot: Hot<'s>,
+    /// Generated ids mix it in, so a seed never recreates a previous run's items.
+    nonce: u64,
+}
+
+impl<'s> Workload<'s> {
+    /// The workload of the suite's `[simulate]` section for `design_id`, and the parameter
+    /// pools it starts drawing from.
+    fn new(
+        engine: &Engine,
+        suite: &'s Suite,
+        design_id: &str,
+        options: &SimOptions,
+    ) -> Result<(Workload<'s>, Pools)> {
+        let design = suite
+            .design(design_id)
+            .ok_or_else(|| Error::internal("the workload's design is missing"))?;
+        let spec = suite.simulate.as_ref().ok_or_else(|| {
+            Error::internal(format!("suite {} has no [simulate] section", suite.name))
+        })?;
+        let mix: Vec<(&Pattern, f64)> = spec
+            .mix
+            .iter()
+            .filter_map(|(id, w)| suite.pattern(id).map(|p| (p, *w)))
+            .filter(|(p, w)| *w > 0.0 && p.steps_for(&design.id).is_some())
+            .collect();
+        if mix.is_empty() {
+            return Err(Error::internal(format!(
+                "the workload of {} has no patterns",
                 options.set
             )));
         }
-        (true, Some(param)) => {
-            let value = pools
-                .get(param)
-                .and_then(|p| p.first())
-                .cloned()
-                .ok_or_else(|| Error::internal(format!("hot parameter {param} has no values")))?;
-            let writes: Vec<(&Pattern, f64)> = mix
-                .iter()
-                .filter(|(p, _)| p.is_command() && p.uses(&design.id, param))
-                .copied()
-                .collect();
-            if writes.is_empty() {
-                return Err(Error::internal(format!(
-                    "no write of the workload of {} uses its hot parameter {param}",
+        let pools = Pools::load(engine, suite, design)?;
+        let nonce = crate::workbench::exec::run_nonce();
+        let hot = match (options.hot_key > 0.0, &spec.hot_param) {
+            (false, _) => None,
+            (true, None) => {
+                return Err(Error::bad_request(format!(
+                    "the workload of {} has no hot key",
                     options.set
                 )));
             }
-            Some((param.clone(), value, writes))
-        }
-    };
+            (true, Some(param)) => Some(hot_writes(&mix, design, &pools, param, &options.set)?),
+        };
+        let total_weight = mix.iter().map(|(_, w)| w).sum();
+        let workload = Workload {
+            suite,
+            design,
+            mix,
+            total_weight,
+            hot,
+            nonce,
+        };
+        Ok((workload, pools))
+    }
 
-    let denormalizers: Vec<Denormalizer> = if options.processors {
-        Denormalizer::for_set(engine, &options.set, &design.database)?
-            .into_iter()
-            .collect()
-    } else {
-        Vec::new()
-    };
-
-    let executor = Executor::new(engine);
-    let mut rng = Rng::derive(options.seed, "simulate", 0);
-    let total_weight: f64 = mix.iter().map(|(_, w)| w).sum();
-    let mut tally = Tally::default();
-    let started = Instant::now();
-
-    let (stopped, denormalizers) = std::thread::scope(|scope| {
-        let background = denormalize::spawn(scope, denormalizers);
-        let mut next_due = started;
-        let mut last_status = (started, 0u64, 0.0f64);
-        let stopped = loop {
-            if stop.load(Ordering::Acquire) {
-                break Ok("interrupted");
+    /// The operation loop: paced to the rate, re-reading the pools now and then, reporting
+    /// the status through `reporter`. Returns why it stopped; fails when too many
+    /// operations in a row fail or the pools cannot be read.
+    fn drive(
+        &self,
+        engine: &Engine,
+        options: &SimOptions,
+        mut pools: Pools,
+        stop: &AtomicBool,
+        tally: &mut Tally,
+        reporter: &mut StatusReporter,
+    ) -> Result<&'static str> {
+        let executor = Executor::new(engine);
+        let mut rng = Rng::derive(options.seed, "simulate", 0);
+        let started = reporter.started;
+        let mut pacer = Pacer { next_due: started };
+        loop {
+            if let Some(reason) = stop_reason(stop, options, tally, started) {
+                return Ok(reason);
             }
-            if options.operations.is_some_and(|n| tally.operations >= n) {
-                break Ok("operations");
+            if let Some(rate) = options.rate
+                && !pacer.due(rate)
+            {
+                continue;
             }
-            if options.duration.is_some_and(|d| started.elapsed() >= d) {
-                break Ok("duration");
+            if tally.operations > 0 && tally.operations.is_multiple_of(REFRESH_POOLS_EVERY) {
+                pools = Pools::load(engine, self.suite, self.design)?;
             }
-            if let Some(rate) = options.rate {
-                let now = Instant::now();
-                if now < next_due {
-                    std::thread::sleep((next_due - now).min(PACING_SLICE));
-                    continue;
-                }
-                next_due += Duration::from_secs_f64(1.0 / rate);
-                // After a stall, pick up the pace from now instead of bursting to catch up.
-                if next_due + Duration::from_secs(1) < now {
-                    next_due = now;
-                }
-            }
-            if tally.operations > 0 && tally.operations % REFRESH_POOLS_EVERY == 0 {
-                match Pools::load(engine, &suite, design) {
-                    Ok(p) => pools = p,
-                    Err(e) => break Err(e),
-                }
-            }
-            let (pattern, pinned) = choose(&mut rng, &mix, total_weight, options.hot_key, &hot);
-            let pinned: Vec<(&str, &Value)> = pinned.iter().map(|(n, v)| (*n, *v)).collect();
-            let steps = pattern.steps_for(&design.id).unwrap_or_default();
-            let result = Vars::draw(
-                &suite,
-                design,
-                &pools,
-                options.seed,
-                nonce,
-                "simulate",
-                tally.operations,
-                &pinned,
-            )
-            .and_then(|mut vars| executor.run(&design.database, steps, &mut vars));
+            let (pattern, result) =
+                self.operation(&executor, &pools, &mut rng, options, tally.operations);
             tally.record(pattern, result);
             if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                break Err(Error::new(
+                return Err(Error::new(
                     StatusCode::InternalServerError,
                     format!(
                         "{MAX_CONSECUTIVE_ERRORS} operations in a row failed; the last: {}",
@@ -320,30 +353,153 @@ pub fn run(
                     ),
                 ));
             }
-            let now = Instant::now();
-            if now - last_status.0 >= STATUS_EVERY {
-                let window = (now - last_status.0).as_secs_f64();
-                status(&SimStatus {
-                    elapsed_seconds: round1(started.elapsed().as_secs_f64()),
-                    operations: tally.operations,
-                    requests: tally.requests,
-                    request_charge: crate::charge::round(tally.request_charge),
-                    throttled: tally.throttled,
-                    errors: tally.errors,
-                    ops_per_second: round1((tally.operations - last_status.1) as f64 / window),
-                    ru_per_second: round1((tally.request_charge - last_status.2) / window),
-                    processor_changes: background.total().changes,
-                });
-                last_status = (now, tally.operations, tally.request_charge);
-            }
-        };
-        (stopped, background.stop())
-    });
-    let seconds = started.elapsed().as_secs_f64();
-    let mut denormalizers = denormalizers?;
+            reporter.tick(tally);
+        }
+    }
+
+    /// Draws and runs operation number `n`: a pattern by weight (a write perhaps pinned to
+    /// the hot key) with parameters drawn from the pools.
+    fn operation(
+        &self,
+        executor: &Executor,
+        pools: &Pools,
+        rng: &mut Rng,
+        options: &SimOptions,
+        n: u64,
+    ) -> (&'s Pattern, Result<PatternRun>) {
+        let (pattern, pinned) = choose(
+            rng,
+            &self.mix,
+            self.total_weight,
+            options.hot_key,
+            &self.hot,
+        );
+        let pinned: Vec<(&str, &Value)> = pinned.iter().map(|(n, v)| (*n, *v)).collect();
+        let steps = pattern.steps_for(&self.design.id).unwrap_or_default();
+        let result = Vars::draw(
+            self.suite,
+            self.design,
+            pools,
+            options.seed,
+            self.nonce,
+            "simulate",
+            n,
+            &pinned,
+        )
+        .and_then(|mut vars| executor.run(&self.design.database, steps, &mut vars));
+        (pattern, result)
+    }
+}
+
+/// The hot key of a run: the first pool value of `param`, and the writes of `mix` that use
+/// it (there must be one).
+fn hot_writes<'s>(
+    mix: &[(&'s Pattern, f64)],
+    design: &Design,
+    pools: &Pools,
+    param: &str,
+    set: &str,
+) -> Result<HotWrites<'s>> {
+    let value = pools
+        .get(param)
+        .and_then(|p| p.first())
+        .cloned()
+        .ok_or_else(|| Error::internal(format!("hot parameter {param} has no values")))?;
+    let writes: Vec<(&Pattern, f64)> = mix
+        .iter()
+        .filter(|(p, _)| p.is_command() && p.uses(&design.id, param))
+        .copied()
+        .collect();
+    if writes.is_empty() {
+        return Err(Error::internal(format!(
+            "no write of the workload of {set} uses its hot parameter {param}"
+        )));
+    }
+    Ok((param.to_string(), value, writes))
+}
+
+/// Why the loop stops before its next operation, if it does.
+fn stop_reason(
+    stop: &AtomicBool,
+    options: &SimOptions,
+    tally: &Tally,
+    started: Instant,
+) -> Option<&'static str> {
+    if stop.load(Ordering::Acquire) {
+        Some("interrupted")
+    } else if options.operations.is_some_and(|n| tally.operations >= n) {
+        Some("operations")
+    } else if options.duration.is_some_and(|d| started.elapsed() >= d) {
+        Some("duration")
+    } else {
+        None
+    }
+}
+
+/// Spaces operations `1 / rate` seconds apart.
+struct Pacer {
+    next_due: Instant,
+}
+
+impl Pacer {
+    /// Whether the next operation is due. When it is not, sleeps towards it (at most
+    /// [`PACING_SLICE`], so the stop flag is seen) and says no.
+    fn due(&mut self, rate: f64) -> bool {
+        let now = Instant::now();
+        if now < self.next_due {
+            std::thread::sleep((self.next_due - now).min(PACING_SLICE));
+            return false;
+        }
+        self.next_due += Duration::from_secs_f64(1.0 / rate);
+        // After a stall, pick up the pace from now instead of bursting to catch up.
+        if self.next_due + Duration::from_secs(1) < now {
+            self.next_due = now;
+        }
+        true
+    }
+}
+
+/// Reports the live status every [`STATUS_EVERY`], with rates over the last interval.
+struct StatusReporter<'r> {
+    /// When the run started.
+    started: Instant,
+    /// When the last status was reported, with the operations and charge then.
+    last: (Instant, u64, f64),
+    /// Changes the processors have handled so far.
+    processed: &'r dyn Fn() -> u64,
+    status: &'r mut dyn FnMut(&SimStatus),
+}
+
+impl StatusReporter<'_> {
+    /// Reports the status if it is due.
+    fn tick(&mut self, tally: &Tally) {
+        let now = Instant::now();
+        if now - self.last.0 < STATUS_EVERY {
+            return;
+        }
+        let window = (now - self.last.0).as_secs_f64();
+        (self.status)(&SimStatus {
+            elapsed_seconds: round1(self.started.elapsed().as_secs_f64()),
+            operations: tally.operations,
+            requests: tally.requests,
+            request_charge: crate::charge::round(tally.request_charge),
+            throttled: tally.throttled,
+            errors: tally.errors,
+            ops_per_second: round1((tally.operations - self.last.1) as f64 / window),
+            ru_per_second: round1((tally.request_charge - self.last.2) / window),
+            processor_changes: (self.processed)(),
+        });
+        self.last = (now, tally.operations, tally.request_charge);
+    }
+}
+
+/// Lets every processor catch up (for at most `limit` when given) and releases its leases.
+/// A processor that fails to catch up does not keep the others from it: the error is
+/// returned after all are done.
+fn catch_up(denormalizers: &mut [Denormalizer], limit: Option<Duration>) -> Result<()> {
     let mut drained = Ok(());
-    for d in &mut denormalizers {
-        match options.drain {
+    for d in denormalizers {
+        match limit {
             Some(limit) => {
                 d.drain_for(limit);
             }
@@ -355,14 +511,24 @@ pub fn run(
         }
         let _ = d.release();
     }
-    let stopped = stopped?;
-    drained?;
-    Ok(SimReport {
+    drained
+}
+
+/// What a run did, from its tally and the processors' totals.
+fn report(
+    options: &SimOptions,
+    workload: Workload,
+    stopped: &str,
+    tally: Tally,
+    seconds: f64,
+    denormalizers: &[Denormalizer],
+) -> SimReport {
+    SimReport {
         set: options.set.clone(),
-        database: design.database.clone(),
+        database: workload.design.database.clone(),
         seed: options.seed,
         rate: options.rate,
-        hot_key: hot.map(|(param, value, _)| HotKey {
+        hot_key: workload.hot.map(|(param, value, _)| HotKey {
             param,
             value,
             share: options.hot_key,
@@ -387,11 +553,9 @@ pub fn run(
                 (k, t)
             })
             .collect(),
-        processors: denormalize::total(&denormalizers).rounded(),
-    })
+        processors: denormalize::total(denormalizers).rounded(),
+    }
 }
-
-type Hot<'s> = Option<(String, Value, Vec<(&'s Pattern, f64)>)>;
 
 /// The next operation: a pattern by weight; a write goes to the hot key with probability
 /// `hot_key`, as one of the writes that use the hot parameter.

@@ -4,6 +4,10 @@
 //! they change rarely, so every change bumps a catalog *epoch* that each process checks at
 //! the start of a transaction to drop its cached copies — a split made by another process
 //! is seen by the next request.
+//!
+//! The catalog sits above [`super::ranges`]: a container definition holds its range table,
+//! and what its settings mean for the table (the ranges a throughput starts with) is said
+//! here, from the range limits there. Ranges know nothing of the catalog.
 
 use std::sync::Arc;
 
@@ -38,6 +42,16 @@ impl Throughput {
         match *self {
             Throughput::Manual(ru) | Throughput::Autoscale(ru) => ru,
         }
+    }
+
+    /// Number of ranges a new container with this throughput gets (reference/cosmos.md
+    /// §2.1).
+    pub fn initial_range_count(&self) -> usize {
+        let n = match *self {
+            Throughput::Manual(ru) => ru.div_ceil(ranges::MANUAL_RU_PER_INITIAL_RANGE),
+            Throughput::Autoscale(max) => max.div_ceil(ranges::MAX_RU_PER_RANGE),
+        };
+        n.max(1) as usize
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -476,7 +490,7 @@ impl Store {
             ));
         }
         let rid = self.next_counter(txn, CONTAINER_COUNTER)?;
-        let layout = ranges::initial_layout(ranges::initial_count(&settings.throughput));
+        let layout = ranges::initial_layout(settings.throughput.initial_range_count());
         let def = ContainerDef {
             id: name.to_string(),
             database: db.to_string(),
@@ -586,6 +600,16 @@ mod tests {
         assert!(validate_name("database", "trailing ").is_err());
         assert!(validate_name("database", &"x".repeat(256)).is_err());
         assert!(validate_name("database", &"x".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn initial_range_counts_follow_the_service() {
+        assert_eq!(Throughput::Manual(400).initial_range_count(), 1);
+        assert_eq!(Throughput::Manual(6000).initial_range_count(), 1);
+        assert_eq!(Throughput::Manual(6001).initial_range_count(), 2);
+        assert_eq!(Throughput::Manual(60_000).initial_range_count(), 10);
+        assert_eq!(Throughput::Autoscale(4000).initial_range_count(), 1);
+        assert_eq!(Throughput::Autoscale(40_000).initial_range_count(), 4);
     }
 
     #[test]

@@ -272,6 +272,85 @@ impl FeedToken {
     }
 }
 
+/// The live ranges a request reads: the one it names, or all of them. A range that was
+/// split is gone (410, naming its children); one that never existed is not found (404).
+fn feed_targets(def: &ContainerDef, range: Option<RangeId>) -> Result<Vec<&PkRange>> {
+    let Some(id) = range else {
+        return Ok(def.ranges.iter().collect());
+    };
+    if let Some(r) = def.range(id) {
+        return Ok(vec![r]);
+    }
+    let children: Vec<String> = def
+        .ranges
+        .iter()
+        .filter(|r| r.parents.contains(&id))
+        .map(|r| r.id.to_string())
+        .collect();
+    if children.is_empty() {
+        return Err(Error::not_found(format!(
+            "container {} has no partition key range {id}",
+            def.full_name()
+        )));
+    }
+    Err(Error::new(
+        StatusCode::Gone,
+        format!(
+            "partition key range {id} is gone: it was split into {}; read those ranges or \
+             resume with a continuation token",
+            children.join(", ")
+        ),
+    )
+    .with_substatus(substatus::PARTITION_KEY_RANGE_GONE))
+}
+
+/// The request's continuation token, if it resumes from one; 400 when the token was issued
+/// for the other feed mode.
+fn continuation(def: &ContainerDef, req: &FeedRequest) -> Result<Option<FeedToken>> {
+    let FeedStart::Continuation(s) = &req.start else {
+        return Ok(None);
+    };
+    let token = FeedToken::parse(s, def)?;
+    if token.mode != mode_name(req.mode) {
+        return Err(Error::bad_request(format!(
+            "the continuation token was issued for the {} feed; read it in that mode",
+            if token.mode == "all" {
+                "all-versions"
+            } else {
+                "latest-version"
+            }
+        )));
+    }
+    Ok(Some(token))
+}
+
+/// Merges the ranges' logs in commit order into a page of at most `max_items` changes,
+/// reading each log only as far as the page needs.
+fn merge_logs<'t>(
+    logs: &mut [RangeLog<'t, '_>],
+    txn: &'t RoTxn,
+    cx: &ReadContext,
+    max_items: usize,
+) -> Result<Vec<FeedChange>> {
+    let mut changes = Vec::with_capacity(max_items.min(1024));
+    while changes.len() < max_items {
+        let next = logs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.head.as_ref().map(|h| (h.event.seq, i)))
+            .min();
+        let Some((_, i)) = next else { break };
+        let log = &mut logs[i];
+        if let Some(change) = log.head.take() {
+            log.taken_to = Some(change.lsn);
+            log.bytes += change.size();
+            changes.push(change);
+        }
+        log.advance(txn, cx)?;
+    }
+    Ok(changes)
+}
+
 fn mode_name(mode: FeedMode) -> &'static str {
     match mode {
         FeedMode::LatestVersion => "latest",
@@ -411,68 +490,40 @@ impl Store {
         def: &ContainerDef,
         req: &FeedRequest,
     ) -> Result<FeedPage> {
-        let targets: Vec<&PkRange> = match req.range {
-            Some(id) => match def.range(id) {
-                Some(r) => vec![r],
-                None => {
-                    let children: Vec<String> = def
-                        .ranges
-                        .iter()
-                        .filter(|r| r.parents.contains(&id))
-                        .map(|r| r.id.to_string())
-                        .collect();
-                    if children.is_empty() {
-                        return Err(Error::not_found(format!(
-                            "container {} has no partition key range {id}",
-                            def.full_name()
-                        )));
-                    }
-                    return Err(Error::new(
-                        StatusCode::Gone,
-                        format!(
-                            "partition key range {id} is gone: it was split into {}; read those \
-                             ranges or resume with a continuation token",
-                            children.join(", ")
-                        ),
-                    )
-                    .with_substatus(substatus::PARTITION_KEY_RANGE_GONE));
-                }
-            },
-            None => def.ranges.iter().collect(),
-        };
-        let token = match &req.start {
-            FeedStart::Continuation(s) => {
-                let token = FeedToken::parse(s, def)?;
-                if token.mode != mode_name(req.mode) {
-                    return Err(Error::bad_request(format!(
-                        "the continuation token was issued for the {} feed; read it in that mode",
-                        if token.mode == "all" {
-                            "all-versions"
-                        } else {
-                            "latest-version"
-                        }
-                    )));
-                }
-                Some(token)
-            }
-            _ => None,
-        };
-        let since = match req.start {
-            FeedStart::Time(t) => Some(t),
-            _ => None,
-        };
-        let max_items = req.max_items.max(1);
+        let targets = feed_targets(def, req.range)?;
+        let token = continuation(def, req)?;
         let cx = ReadContext {
             store: self,
             def,
             mode: req.mode,
-            since,
+            since: match req.start {
+                FeedStart::Time(t) => Some(t),
+                _ => None,
+            },
             now: super::now_secs(),
         };
+        let mut logs = self.open_logs(txn, def, &req.start, token.as_ref(), targets)?;
+        for log in logs.iter_mut() {
+            log.advance(txn, &cx)?;
+        }
+        let changes = merge_logs(&mut logs, txn, &cx, req.max_items.max(1))?;
+        self.finish_page(def, req.mode, &logs, changes)
+    }
 
+    /// A log for each range to read, placed where the request starts: at the range's end
+    /// (`Now`), where the continuation left it (ranges it does not cover are skipped), or
+    /// at the beginning.
+    fn open_logs<'t, 'd>(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        start: &FeedStart,
+        token: Option<&FeedToken>,
+        targets: Vec<&'d PkRange>,
+    ) -> Result<Vec<RangeLog<'t, 'd>>> {
         let mut logs = Vec::with_capacity(targets.len());
         for range in targets {
-            let log = match (&req.start, &token) {
+            let log = match (start, token) {
                 (FeedStart::Now, _) => RangeLog::at_end(range, self.range_lsn(txn, def, range.id)?),
                 (_, Some(token)) => match token.position(range) {
                     Some(lsn) => RangeLog::new(range, lsn),
@@ -482,32 +533,22 @@ impl Store {
             };
             logs.push(log);
         }
-        for log in logs.iter_mut() {
-            log.advance(txn, &cx)?;
-        }
+        Ok(logs)
+    }
 
-        // Merge the ranges in commit order, reading each only as far as the page needs.
-        let mut changes = Vec::with_capacity(max_items.min(1024));
-        while changes.len() < max_items {
-            let next = logs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, l)| l.head.as_ref().map(|h| (h.event.seq, i)))
-                .min();
-            let Some((_, i)) = next else { break };
-            let log = &mut logs[i];
-            if let Some(change) = log.head.take() {
-                log.taken_to = Some(change.lsn);
-                log.bytes += change.size();
-                changes.push(change);
-            }
-            log.advance(txn, &cx)?;
-        }
-
+    /// Charges and meters each range read for a page, and writes the continuation: where
+    /// each range resumes.
+    fn finish_page(
+        &self,
+        def: &ContainerDef,
+        mode: FeedMode,
+        logs: &[RangeLog],
+        changes: Vec<FeedChange>,
+    ) -> Result<FeedPage> {
         let mut token_ranges = Vec::with_capacity(logs.len());
         let mut charge_total = 0.0;
         let mut ranges_read = Vec::with_capacity(logs.len());
-        for log in &logs {
+        for log in logs {
             let ru = charge::feed_range_read(log.bytes);
             charge_total += ru;
             self.record_read(def.rid, log.range.id, None, OpKind::Feed, ru);
@@ -521,7 +562,7 @@ impl Store {
         let token = FeedToken {
             version: 1,
             rid: item::rids(def, 0).container,
-            mode: mode_name(req.mode).to_string(),
+            mode: mode_name(mode).to_string(),
             ranges: token_ranges,
         };
         let continuation = serde_json::to_string(&token)

@@ -549,16 +549,60 @@ impl IndexDelta {
     /// Writes the buffered entries in key order (the last operation on a key decides) and
     /// the summed per-path counts.
     pub fn commit(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
+        self.scratch.sort_by_key();
+        self.scratch.write_entries(store, txn)?;
+        self.scratch.give_back(store);
+        self.write_counts(store, txn, cid)
+    }
+
+    /// Adds the summed per-path document counts to the stored ones.
+    fn write_counts(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
+        for ((generation, path), delta) in self.defined.drain() {
+            if delta == 0 {
+                continue;
+            }
+            let key = count_key(cid, generation, path);
+            let current = store
+                .index_counts
+                .get(txn, &key)?
+                .and_then(super::catalog::read_u64)
+                .unwrap_or(0);
+            let next = (current as i64 + delta).max(0) as u64;
+            if next == 0 {
+                store.index_counts.delete(txn, &key)?;
+            } else {
+                store.index_counts.put(txn, &key, &next.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scratch {
+    /// Empties the buffers and hands them back to the store for the next transaction.
+    fn give_back(&mut self, store: &Store) {
+        self.arena.clear();
+        self.ops.clear();
+        self.order.clear();
+        self.puts.clear();
+        std::mem::swap(
+            &mut *store
+                .index_scratch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+            self,
+        );
+    }
+
+    /// Fills `order` with the operations sorted by key, then by the order they were made.
+    fn sort_by_key(&mut self) {
         let Scratch {
-            arena,
-            ops,
-            order,
-            puts,
-        } = &mut self.scratch;
+            arena, ops, order, ..
+        } = self;
         let (arena, ops) = (&*arena, &*ops);
         let key = |start: usize, len: usize| &arena[start..start + len];
-        // Sort by key, then by the order the operations were made; the first 24 key bytes
-        // (container, generation, path and the start of the value) compare as integers.
+        // The first 32 key bytes (container, generation, path and the start of the value)
+        // compare as two integers.
         order.clear();
         order.extend(ops.iter().enumerate().map(|(n, &(start, len, _))| {
             let mut head = [0u8; 32];
@@ -600,8 +644,18 @@ impl IndexDelta {
             }
             at = end;
         }
-        // The last operation on a key decides; keys are then distinct, so deletes and puts
-        // can go in two passes.
+    }
+
+    /// Writes the sorted operations: the last one on a key decides, so keys are distinct
+    /// and deletes and puts can go in two passes.
+    fn write_entries(&mut self, store: &Store, txn: &mut RwTxn) -> Result<()> {
+        let Scratch {
+            arena,
+            ops,
+            order,
+            puts,
+        } = self;
+        let key = |start: usize, len: usize| &arena[start..start + len];
         puts.clear();
         for (n, &(_, _, i)) in order.iter().enumerate() {
             let (start, len, put) = ops[i as usize];
@@ -632,37 +686,6 @@ impl IndexDelta {
                     k,
                     &[],
                 )?;
-            }
-        }
-        drop(cursor);
-        // Keep the buffers (emptied) for the next transaction.
-        let s = &mut self.scratch;
-        s.arena.clear();
-        s.ops.clear();
-        s.order.clear();
-        s.puts.clear();
-        std::mem::swap(
-            &mut *store
-                .index_scratch
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-            s,
-        );
-        for ((generation, path), delta) in self.defined.drain() {
-            if delta == 0 {
-                continue;
-            }
-            let key = count_key(cid, generation, path);
-            let current = store
-                .index_counts
-                .get(txn, &key)?
-                .and_then(super::catalog::read_u64)
-                .unwrap_or(0);
-            let next = (current as i64 + delta).max(0) as u64;
-            if next == 0 {
-                store.index_counts.delete(txn, &key)?;
-            } else {
-                store.index_counts.put(txn, &key, &next.to_le_bytes())?;
             }
         }
         Ok(())

@@ -5,6 +5,10 @@
 //! its LSN sequence; the parent is kept as *retired* so change feed readers can follow a
 //! continuation taken before the split. Items never move: they are keyed by EPK, so a
 //! split only rewrites this table and the per-range statistics.
+//!
+//! This module sits below the catalog and never names it: the catalog's container
+//! definitions hold these ranges, and what a container's settings imply for them (how many
+//! ranges a throughput starts with) the catalog says, from the limits here.
 
 use serde::{Deserialize, Serialize};
 
@@ -60,16 +64,6 @@ pub fn position(e: &Epk) -> f64 {
     }
     // The space ends at 0x40.. because V2 clears the top two bits.
     (u64::from_be_bytes(buf) as f64 / (1u128 << 62) as f64).min(1.0)
-}
-
-/// Number of ranges a new container gets (reference/cosmos.md §2.1).
-pub fn initial_count(throughput: &super::catalog::Throughput) -> usize {
-    use super::catalog::Throughput;
-    let n = match *throughput {
-        Throughput::Manual(ru) => ru.div_ceil(MANUAL_RU_PER_INITIAL_RANGE),
-        Throughput::Autoscale(max) => max.div_ceil(MAX_RU_PER_RANGE),
-    };
-    n.max(1) as usize
 }
 
 /// Ranges needed to serve `ru` RU/s.
@@ -156,17 +150,6 @@ mod hex_epk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::catalog::Throughput;
-
-    #[test]
-    fn initial_counts_follow_the_service() {
-        assert_eq!(initial_count(&Throughput::Manual(400)), 1);
-        assert_eq!(initial_count(&Throughput::Manual(6000)), 1);
-        assert_eq!(initial_count(&Throughput::Manual(6001)), 2);
-        assert_eq!(initial_count(&Throughput::Manual(60_000)), 10);
-        assert_eq!(initial_count(&Throughput::Autoscale(4000)), 1);
-        assert_eq!(initial_count(&Throughput::Autoscale(40_000)), 4);
-    }
 
     #[test]
     fn owner_finds_the_range() {

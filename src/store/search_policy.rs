@@ -30,14 +30,20 @@
 //!
 //! Leaving vector paths in the regular index is allowed: the documentation recommends
 //! excluding them (inserts cost less) but does not require it.
+//!
+//! This module sits above [`super::indexing`]: it uses the indexing policy's types and its
+//! path grammar (where the search path parser lives, since the indexing policy's own vector
+//! and full-text indexes are written in it); the indexing policy never depends on this
+//! module.
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::indexing::{
-    IndexingPolicy, PolicyError, PolicySegment, QUANTIZED_MAX_DIMENSIONS, parse_composite_path,
-};
+use super::indexing::{IndexingPolicy, PolicySegment, QUANTIZED_MAX_DIMENSIONS, same_path};
+/// The search path parser lives with the indexing policy's path grammar (see the module
+/// notes); it is named here too, where its callers look for it.
+pub use super::indexing::{parse_search_path, same_search_path};
 use crate::error::{Error, Result};
 
 /// Smallest number of dimensions a vector path may declare.
@@ -359,52 +365,6 @@ fn check_language(language: &str) -> std::result::Result<(), String> {
             "the language '{language}' is not supported; choose one of {}",
             FULL_TEXT_LANGUAGES.join(", ")
         ))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Paths
-// ---------------------------------------------------------------------------------------
-
-/// Parses a vector or full-text path: a property path such as `/embedding` or
-/// `/content/"body-text"`, without wildcards or array steps. The error says why, for a
-/// message that names the path and the policy it is in.
-pub fn parse_search_path(path: &str) -> std::result::Result<Vec<PolicySegment>, String> {
-    let segments = parse_composite_path(path).map_err(|e| match e {
-        PolicyError::CompositePathTerminal { .. } => {
-            "wildcards and terminals ('*', '?') are not supported; name the property itself, \
-             for example '/embedding'"
-                .to_string()
-        }
-        PolicyError::InvalidPath {
-            position, expected, ..
-        } => format!("failed near position {position}: expected {expected}"),
-        other => other.to_string(),
-    })?;
-    if segments
-        .iter()
-        .any(|s| matches!(s, PolicySegment::AnyIndex | PolicySegment::Index(_)))
-    {
-        return Err(
-            "array steps ('[]', '[n]') are not supported: the path must lead to the property \
-             itself, not into an array"
-                .to_string(),
-        );
-    }
-    Ok(segments)
-}
-
-/// Whether two search paths name the same property (`/a` and `/"a"` do).
-pub fn same_search_path(a: &str, b: &str) -> bool {
-    same_path(a, b, parse_search_path(b).ok().as_deref())
-}
-
-/// Whether the policy path `declared` names the same property as `asked` (parsed when it
-/// parses; compared as text when it does not).
-fn same_path(declared: &str, asked: &str, asked_parsed: Option<&[PolicySegment]>) -> bool {
-    match (asked_parsed, parse_search_path(declared)) {
-        (Some(a), Ok(d)) => a == d.as_slice(),
-        _ => declared == asked,
     }
 }
 

@@ -91,6 +91,67 @@ struct Live {
     existing: Existing,
 }
 
+/// Where a written item goes: its id, partition key and expiry as its document gives them,
+/// and the EPK, range and record key they lead to.
+struct Target {
+    id: String,
+    pk: PartitionKeyValue,
+    /// Unix second at which the new version expires; 0 = never.
+    expires_at: u64,
+    epk: Epk,
+    range: RangeId,
+    key: Vec<u8>,
+}
+
+impl Target {
+    /// Reads the id, partition key and expiry of `doc` (a bad one is refused, charged as
+    /// rejected) and locates the item.
+    fn of(def: &ContainerDef, doc: &Map<String, Value>, now: i64) -> Result<Target> {
+        let id = item::item_id(doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?
+            .to_string();
+        let pk = def
+            .partition_key
+            .extract(doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?;
+        let expires_at =
+            item::expiry(def, doc, now).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&def.partition_key);
+        let range = def.owner(epk.as_bytes())?.id;
+        let key = keys::item(def.rid, &epk, &id);
+        Ok(Target {
+            id,
+            pk,
+            expires_at,
+            epk,
+            range,
+            key,
+        })
+    }
+}
+
+/// The version a write stores, stamped and encoded before anything is mutated.
+struct NewVersion {
+    /// Its place in the container's change sequence and in its range's LSN sequence.
+    seq: u64,
+    lsn: u64,
+    doc_number: u64,
+    /// Bytes it adds to the logical partition (negative when it is smaller than the
+    /// version it replaces).
+    size_change: i64,
+    etag: String,
+    doc: Value,
+    json: Vec<u8>,
+    /// Its index entries in every maintained generation.
+    entries: Vec<DocEntries>,
+}
+
+/// The unique key entries a write removes (the replaced version's) and adds.
+struct UniqueChange {
+    old: Vec<Vec<u8>>,
+    new: Vec<Vec<u8>>,
+}
+
 impl<'s> WriteBatch<'s> {
     /// Opens a write transaction on `db/container` (404 if it does not exist).
     pub fn begin(store: &'s Store, db: &str, container: &str) -> Result<WriteBatch<'s>> {
@@ -239,106 +300,127 @@ impl<'s> WriteBatch<'s> {
     }
 
     /// Creates, replaces or upserts one item given as a parsed JSON object.
+    ///
+    /// Every check comes before the first mutation, so a refused write leaves the
+    /// transaction as it was.
     pub fn write(
         &mut self,
         kind: WriteKind,
-        mut doc: Map<String, Value>,
+        doc: Map<String, Value>,
         if_match: Option<&str>,
     ) -> Result<WriteResult> {
         let def = self.def.clone();
-        let id = item::item_id(&doc)
-            .map_err(|e| e.with_charge(charge::REJECTED))?
-            .to_string();
-        let pk = def
-            .partition_key
-            .extract(&doc)
-            .map_err(|e| e.with_charge(charge::REJECTED))?;
-        let expires_at =
-            item::expiry(&def, &doc, self.now).map_err(|e| e.with_charge(charge::REJECTED))?;
-        let epk = pk.epk(&def.partition_key);
-        let range = def.owner(epk.as_bytes())?.id;
-        let key = keys::item(def.rid, &epk, &id);
+        let target = Target::of(&def, &doc, self.now)?;
+        let stored = self.live_version(&target)?;
+        let existing = stored.as_ref();
+        let lookup_charge = check_preconditions(&def, kind, &target, existing, if_match)?;
+        let version = self.new_version(&def, &target, existing, doc)?;
+        let ru = self.check_limits(&def, kind, &target, existing, &version, lookup_charge)?;
+        let unique = self.unique_changes(&def, &target, existing, &version, ru)?;
 
-        let mut existing = self.existing(&key)?;
+        // Every check passed: mutate.
+        self.store_version(&def, &target, existing, &version, &unique)?;
+        self.log_version(&def, &target, existing, &version)?;
+        self.account_write(kind, &target, existing.is_some(), &version, ru)?;
+        Ok(WriteResult {
+            status: if existing.is_some() {
+                StatusCode::Ok
+            } else {
+                StatusCode::Created
+            },
+            body: Some(version.json),
+            etag: Some(version.etag),
+            request_charge: ru,
+            range: target.range,
+            lsn: version.lsn,
+            epk: target.epk,
+        })
+    }
+
+    /// The stored version of a write's item if it is live. An expired one is already gone
+    /// for readers: it is purged here, before the item is written anew.
+    fn live_version(&mut self, target: &Target) -> Result<Option<Existing>> {
+        let existing = self.existing(&target.key)?;
         if existing
             .as_ref()
             .is_some_and(|e| e.header.is_expired(self.now))
         {
-            // An expired item is already gone for readers; purge it before writing anew.
-            self.expire_at(&key, &epk, &id, &pk)?;
-            existing = None;
+            self.expire_at(&target.key, &target.epk, &target.id, &target.pk)?;
+            return Ok(None);
         }
-        let lookup_charge = existing
-            .as_ref()
-            .map_or(charge::REJECTED, |e| charge::point_read(e.json.len()));
-        match (kind, &existing) {
-            (WriteKind::Create, Some(_)) => {
-                return Err(Error::conflict(format!(
-                    "an item with id {id:?} already exists in logical partition {}; use upsert or \
-                     replace to overwrite it",
-                    pk.to_display_json()
-                ))
-                .with_charge(lookup_charge));
-            }
-            (WriteKind::Replace | WriteKind::Patch, None) => {
-                return Err(Error::not_found(format!(
-                    "no item with id {id:?} in logical partition {} of {}",
-                    pk.to_display_json(),
-                    def.full_name()
-                ))
-                .with_charge(charge::NOT_FOUND_READ));
-            }
-            _ => {}
-        }
-        if let (Some(expected), Some(e)) = (if_match, &existing) {
-            check_etag(expected, &e.json, &id).map_err(|err| err.with_charge(lookup_charge))?;
-        } else if let (Some(_), None) = (if_match, &existing) {
-            // If-Match on a missing item: the condition cannot hold.
-            return Err(Error::precondition_failed(format!(
-                "If-Match was given but item {id:?} does not exist"
-            ))
-            .with_charge(charge::NOT_FOUND_READ));
-        }
+        Ok(existing)
+    }
 
+    /// Stamps the system properties on `doc` and encodes it: the version a write stores,
+    /// with its place in the container's and the range's sequences and its index entries.
+    fn new_version(
+        &mut self,
+        def: &ContainerDef,
+        target: &Target,
+        existing: Option<&Existing>,
+        mut doc: Map<String, Value>,
+    ) -> Result<NewVersion> {
         let seq = self.cstats.seq + 1;
-        let lsn = self.range_stats(range)?.lsn + 1;
-        let doc_number = match &existing {
+        let lsn = self.range_stats(target.range)?.lsn + 1;
+        let doc_number = match existing {
             Some(e) => e.header.doc_number,
             None => self.cstats.doc_counter + 1,
         };
         let etag = item::etag(seq, self.now);
-        item::stamp_system_properties(&mut doc, &def, doc_number, &etag, self.now);
+        item::stamp_system_properties(&mut doc, def, doc_number, &etag, self.now);
         let mut doc = Value::Object(doc);
         item::canonical_numbers(&mut doc);
         let json = serde_json::to_vec(&doc)
             .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
-        let new_entries = self.entries_of(&doc, &epk, &id);
+        let entries = self.entries_of(&doc, &target.epk, &target.id);
+        let old_size = existing.map_or(0, |e| e.json.len() as i64);
+        Ok(NewVersion {
+            seq,
+            lsn,
+            doc_number,
+            size_change: json.len() as i64 - old_size,
+            etag,
+            doc,
+            json,
+            entries,
+        })
+    }
+
+    /// The write's charge, and the limits it must stay within: a patched item's size
+    /// (413), the range's RU budget (429) and the logical partition's size (403).
+    fn check_limits(
+        &mut self,
+        def: &ContainerDef,
+        kind: WriteKind,
+        target: &Target,
+        existing: Option<&Existing>,
+        version: &NewVersion,
+        lookup_charge: f64,
+    ) -> Result<f64> {
         let work = WriteWork {
-            bytes: json.len(),
-            indexed_terms: new_entries.first().map_or(0, |e| e.terms),
+            bytes: version.json.len(),
+            indexed_terms: version.entries.first().map_or(0, |e| e.terms),
             unique_keys: def.unique_key_policy.unique_keys.len(),
         };
-        if kind == WriteKind::Patch && json.len() > item::MAX_ITEM_BYTES {
+        if kind == WriteKind::Patch && version.json.len() > item::MAX_ITEM_BYTES {
             // Other writes were measured as request bodies; a patch grows the item here.
             return Err(Error::too_large(format!(
                 "the patched item would be {} bytes; the service's limit is {} bytes (2 MB)",
-                json.len(),
+                version.json.len(),
                 item::MAX_ITEM_BYTES
             ))
             .with_charge(lookup_charge));
         }
-        let replacing = existing.is_some();
         let ru = match kind {
             WriteKind::Patch => charge::patch(work),
-            _ if replacing => charge::replace(work),
+            _ if existing.is_some() => charge::replace(work),
             _ => charge::create(work),
         };
         self.store
-            .check_budget(&self.txn, &def, range, self.used(range), ru)?;
+            .check_budget(&self.txn, def, target.range, self.used(target.range), ru)?;
 
-        let old_size = existing.as_ref().map_or(0, |e| e.json.len() as i64);
-        let delta_bytes = json.len() as i64 - old_size;
-        let logical_bytes = self.logical_stats(&epk, &pk)?.counters.bytes as i64 + delta_bytes;
+        let logical_bytes = self.logical_stats(&target.epk, &target.pk)?.counters.bytes as i64
+            + version.size_change;
         if logical_bytes > def.max_logical_partition_bytes as i64 {
             return Err(Error::new(
                 StatusCode::Forbidden,
@@ -346,102 +428,152 @@ impl<'s> WriteBatch<'s> {
                     "Partition key reached maximum size of {}: logical partition {} of {} would \
                      hold {logical_bytes} bytes; choose a partition key with more distinct values",
                     format_limit(def.max_logical_partition_bytes),
-                    pk.to_display_json(),
+                    target.pk.to_display_json(),
                     def.full_name()
                 ),
             )
             .with_substatus(substatus::PARTITION_KEY_QUOTA_EXCEEDED)
             .with_charge(ru));
         }
-        let doc_obj = doc
+        Ok(ru)
+    }
+
+    /// The unique key entries a write removes (the replaced version's) and adds; 409,
+    /// charged `ru`, when another item of the logical partition holds the new values.
+    fn unique_changes(
+        &self,
+        def: &ContainerDef,
+        target: &Target,
+        existing: Option<&Existing>,
+        version: &NewVersion,
+        ru: f64,
+    ) -> Result<UniqueChange> {
+        let doc = version
+            .doc
             .as_object()
             .ok_or_else(|| Error::internal("item is not an object"))?;
-        let new_unique = unique_entries(&def, &epk, doc_obj);
-        let old_unique = match &existing {
-            Some(e) if !new_unique.is_empty() => {
+        let new = unique_entries(def, &target.epk, doc);
+        let old = match existing {
+            Some(e) if !new.is_empty() => {
                 let old: Map<String, Value> = serde_json::from_slice(&e.json).unwrap_or_default();
-                unique_entries(&def, &epk, &old)
+                unique_entries(def, &target.epk, &old)
             }
             _ => Vec::new(),
         };
-        for entry in &new_unique {
+        for entry in &new {
             if let Some(owner) = self.store.unique.get(&self.txn, entry)?
-                && owner != id.as_bytes()
+                && owner != target.id.as_bytes()
             {
                 return Err(Error::conflict(format!(
                     "Resource with specified id, name, or unique index already exists: item \
                          {:?} in logical partition {} already has these unique key values",
                     String::from_utf8_lossy(owner),
-                    pk.to_display_json()
+                    target.pk.to_display_json()
                 ))
                 .with_charge(ru));
             }
         }
+        Ok(UniqueChange { old, new })
+    }
 
-        // Every check passed: mutate.
-        if let Some(e) = &existing {
+    /// Stores a checked version: the superseded image moves to its feed event, the index,
+    /// unique keys and TTL entry follow the new version, and its record is written.
+    fn store_version(
+        &mut self,
+        def: &ContainerDef,
+        target: &Target,
+        existing: Option<&Existing>,
+        version: &NewVersion,
+        unique: &UniqueChange,
+    ) -> Result<()> {
+        if let Some(e) = existing {
             self.retire_image(e)?;
         }
-        let old_entries = existing
-            .as_ref()
-            .map(|e| self.stored_entries(&e.json, &epk, &id));
-        self.reindex(&key, old_entries.as_deref(), Some(&new_entries))?;
-        for entry in &old_unique {
+        let old_entries = existing.map(|e| self.stored_entries(&e.json, &target.epk, &target.id));
+        self.reindex(&target.key, old_entries.as_deref(), Some(&version.entries))?;
+        for entry in &unique.old {
             self.store.unique.delete(&mut self.txn, entry)?;
         }
-        for entry in &new_unique {
-            self.store.unique.put(&mut self.txn, entry, id.as_bytes())?;
+        for entry in &unique.new {
+            self.store
+                .unique
+                .put(&mut self.txn, entry, target.id.as_bytes())?;
         }
-        if let Some(e) = &existing
+        if let Some(e) = existing
             && e.header.expires_at != 0
         {
             self.store.ttl.delete(
                 &mut self.txn,
-                &keys::ttl(def.rid, e.header.expires_at, &epk, &id),
+                &keys::ttl(def.rid, e.header.expires_at, &target.epk, &target.id),
             )?;
         }
-        if expires_at != 0 {
+        if target.expires_at != 0 {
             self.store.ttl.put(
                 &mut self.txn,
-                &keys::ttl(def.rid, expires_at, &epk, &id),
+                &keys::ttl(def.rid, target.expires_at, &target.epk, &target.id),
                 &[],
             )?;
         }
         let header = ItemHeader {
-            lsn,
-            range,
-            expires_at,
-            doc_number,
+            lsn: version.lsn,
+            range: target.range,
+            expires_at: target.expires_at,
+            doc_number: version.doc_number,
         };
-        self.store
-            .items
-            .put(&mut self.txn, &key, &item::encode_record(&header, &json))?;
+        self.store.items.put(
+            &mut self.txn,
+            &target.key,
+            &item::encode_record(&header, &version.json),
+        )?;
+        Ok(())
+    }
+
+    /// Logs a stored version in its range's change feed. Its image stays in the item
+    /// record until a later write supersedes it ([`WriteBatch::retire_image`]).
+    fn log_version(
+        &mut self,
+        def: &ContainerDef,
+        target: &Target,
+        existing: Option<&Existing>,
+        version: &NewVersion,
+    ) -> Result<()> {
         let event = FeedEvent {
-            op: if replacing {
+            op: if existing.is_some() {
                 FeedOp::Replace
             } else {
                 FeedOp::Create
             },
             ttl_expired: false,
             crts: self.now,
-            seq,
-            previous_image_lsn: existing.as_ref().map_or(0, |e| e.header.lsn),
-            epk: epk.as_bytes().to_vec(),
-            id: id.clone(),
-            pk: pk.to_json().to_string().into_bytes(),
+            seq: version.seq,
+            previous_image_lsn: existing.map_or(0, |e| e.header.lsn),
+            epk: target.epk.as_bytes().to_vec(),
+            id: target.id.clone(),
+            pk: target.pk.to_json().to_string().into_bytes(),
             current: None,
             image_in_item: true,
             previous: existing
-                .as_ref()
                 .filter(|_| def.feed_previous_images)
                 .map(|e| e.json.clone()),
         };
         self.store.feed.put(
             &mut self.txn,
-            &keys::feed(def.rid, range, lsn),
+            &keys::feed(def.rid, target.range, version.lsn),
             &event.encode(),
         )?;
+        Ok(())
+    }
 
+    /// Counts a stored version in the statistics and the meter, and advances the
+    /// container's sequence and document counter past it.
+    fn account_write(
+        &mut self,
+        kind: WriteKind,
+        target: &Target,
+        replacing: bool,
+        version: &NewVersion,
+        ru: f64,
+    ) -> Result<()> {
         let op = match kind {
             WriteKind::Create => OpKind::Create,
             WriteKind::Replace => OpKind::Replace,
@@ -449,22 +581,19 @@ impl<'s> WriteBatch<'s> {
             WriteKind::Patch => OpKind::Patch,
         };
         let items_delta = if replacing { 0 } else { 1 };
-        self.account(range, &epk, &pk, op, ru, items_delta, delta_bytes, lsn)?;
-        self.cstats.seq = seq;
-        self.cstats.doc_counter = self.cstats.doc_counter.max(doc_number);
-        Ok(WriteResult {
-            status: if replacing {
-                StatusCode::Ok
-            } else {
-                StatusCode::Created
-            },
-            body: Some(json),
-            etag: Some(etag),
-            request_charge: ru,
-            range,
-            lsn,
-            epk,
-        })
+        self.account(
+            target.range,
+            &target.epk,
+            &target.pk,
+            op,
+            ru,
+            items_delta,
+            version.size_change,
+            version.lsn,
+        )?;
+        self.cstats.seq = version.seq;
+        self.cstats.doc_counter = self.cstats.doc_counter.max(version.doc_number);
+        Ok(())
     }
 
     /// Deletes one item.
@@ -791,6 +920,49 @@ impl<'s> WriteBatch<'s> {
         self.txn.commit()?;
         Ok(())
     }
+}
+
+/// A write's conditions on the stored version of its item: a create needs there to be none
+/// (409), a replace or patch needs one (404), and `If-Match` must match it (412). Returns
+/// what looking the item up costs, the charge of a refusal from here on.
+fn check_preconditions(
+    def: &ContainerDef,
+    kind: WriteKind,
+    target: &Target,
+    existing: Option<&Existing>,
+    if_match: Option<&str>,
+) -> Result<f64> {
+    let (id, pk) = (&target.id, &target.pk);
+    let lookup_charge = existing.map_or(charge::REJECTED, |e| charge::point_read(e.json.len()));
+    match (kind, existing) {
+        (WriteKind::Create, Some(_)) => {
+            return Err(Error::conflict(format!(
+                "an item with id {id:?} already exists in logical partition {}; use upsert or \
+                 replace to overwrite it",
+                pk.to_display_json()
+            ))
+            .with_charge(lookup_charge));
+        }
+        (WriteKind::Replace | WriteKind::Patch, None) => {
+            return Err(Error::not_found(format!(
+                "no item with id {id:?} in logical partition {} of {}",
+                pk.to_display_json(),
+                def.full_name()
+            ))
+            .with_charge(charge::NOT_FOUND_READ));
+        }
+        _ => {}
+    }
+    if let (Some(expected), Some(e)) = (if_match, existing) {
+        check_etag(expected, &e.json, id).map_err(|err| err.with_charge(lookup_charge))?;
+    } else if let (Some(_), None) = (if_match, existing) {
+        // If-Match on a missing item: the condition cannot hold.
+        return Err(Error::precondition_failed(format!(
+            "If-Match was given but item {id:?} does not exist"
+        ))
+        .with_charge(charge::NOT_FOUND_READ));
+    }
+    Ok(lookup_charge)
 }
 
 /// `If-Match` compares the caller's etag with the stored `_etag` (quotes optional).
