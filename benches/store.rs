@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use cosmoscope::engine::Engine;
 use cosmoscope::engine::import::Record;
+use cosmoscope::engine::{FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::feed::{FeedMode, FeedRequest, FeedStart};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
@@ -300,7 +300,7 @@ fn drain_feed(engine: &Engine, mode: FeedMode) -> usize {
     };
     let mut delivered = 0;
     loop {
-        let (_, page) = engine.read_feed(DB, CONTAINER, &req).expect("read_feed");
+        let page = engine.read_feed(DB, CONTAINER, &req).expect("read_feed");
         if page.changes.is_empty() {
             return delivered;
         }
@@ -318,11 +318,11 @@ fn drain_feed_per_range(engine: &Engine, mode: FeedMode) -> usize {
         let mut req = FeedRequest {
             start: FeedStart::Beginning,
             mode,
-            range: Some(range),
+            range: Some(range.to_string()),
             max_items: FEED_PAGE,
         };
         loop {
-            let (_, page) = engine.read_feed(DB, CONTAINER, &req).expect("read_feed");
+            let page = engine.read_feed(DB, CONTAINER, &req).expect("read_feed");
             if page.changes.is_empty() {
                 break;
             }

@@ -55,7 +55,7 @@ impl FeedRequest {
 }
 
 /// One change, with where it came from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FeedChange {
     /// The physical partition that logged it.
     pub range: String,

@@ -6,7 +6,7 @@
 use cosmoscope::engine::{
     BatchOperation, BatchResponse, OperationType, PatchOperation, PatchRequest,
 };
-use cosmoscope::store::feed::{FeedMode, FeedOp};
+use cosmoscope::engine::{FeedMode, FeedOp};
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -158,15 +158,15 @@ fn a_committed_batch_applies_every_operation_with_one_timestamp() {
     let changes = fx.drain_feed(C, FeedMode::AllVersions);
     let batch_changes = &changes[feed_before..];
     assert_eq!(batch_changes.len(), 6, "one event per write");
-    let ts = batch_changes[0].event.crts;
+    let ts = batch_changes[0].timestamp;
     assert!(
-        batch_changes.iter().all(|c| c.event.crts == ts),
+        batch_changes.iter().all(|c| c.timestamp == ts),
         "one timestamp for the batch"
     );
     assert_eq!(
         batch_changes
             .iter()
-            .filter(|c| c.event.op == FeedOp::Delete)
+            .filter(|c| c.operation == FeedOp::Delete)
             .count(),
         1
     );

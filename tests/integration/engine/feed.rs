@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use cosmoscope::engine::{FeedChange, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::feed::{FeedChange, FeedMode, FeedRequest, FeedStart};
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -23,13 +23,12 @@ fn req(start: FeedStart, mode: FeedMode, max_items: usize) -> FeedRequest {
 
 /// `(op, id, pk, step)` of a change; `step` comes from the current image (None for deletes).
 fn describe(c: &FeedChange) -> (String, String, Value, Option<u64>) {
-    let pk: Value = serde_json::from_slice(&c.event.pk).unwrap();
+    let pk = c.partition_key.clone();
     let step = c
-        .event
         .current
         .as_ref()
         .map(|_| current(c)["step"].as_u64().unwrap());
-    (c.event.op.name().to_string(), c.event.id.clone(), pk, step)
+    (c.operation.name().to_string(), c.id.clone(), pk, step)
 }
 
 /// A workload step that was written, as the feed should describe it.
@@ -80,16 +79,17 @@ fn latest_version_mode_returns_each_item_once_at_its_newest_version() {
     let c1 = fx.create("c", &json!({"id": "c", "pk": "q", "v": 1}));
     fx.delete("c", "b", &json!("p"));
     let changes = fx.drain_feed("c", LATEST);
-    let ids: Vec<&str> = changes.iter().map(|c| c.event.id.as_str()).collect();
+    let ids: Vec<&str> = changes.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(
         ids,
         vec!["a", "c"],
         "each live item once, deletes absent, in modification order"
     );
-    let (def, _) = fx
+    let def = fx
         .engine
         .read_feed(DB, "c", &FeedRequest::default())
-        .unwrap();
+        .unwrap()
+        .partition_key;
     let a = changes[0].to_json(LATEST, &def);
     assert_eq!(a["v"], 2, "the newest version");
     assert_eq!(a["_etag"].as_str(), a2.etag.as_deref());
@@ -104,7 +104,7 @@ fn latest_version_mode_returns_each_item_once_at_its_newest_version() {
     let changes = fx.drain_feed("c", LATEST);
     let items: Vec<(String, Value)> = changes
         .iter()
-        .map(|c| (c.event.id.clone(), current(c)["v"].clone()))
+        .map(|c| (c.id.clone(), current(c)["v"].clone()))
         .collect();
     assert_eq!(
         items,
@@ -126,10 +126,11 @@ fn all_versions_mode_returns_every_change_with_metadata() {
         fx.delete("c", "u", &json!({}))
     };
     let changes = fx.drain_feed("c", ALL);
-    let (def, _) = fx
+    let def = fx
         .engine
         .read_feed(DB, "c", &FeedRequest::default())
-        .unwrap();
+        .unwrap()
+        .partition_key;
     let json: Vec<Value> = changes.iter().map(|c| c.to_json(ALL, &def)).collect();
     let ops: Vec<&str> = json
         .iter()
@@ -210,10 +211,11 @@ fn previous_images_when_the_container_asks_for_them() {
     fx.replace("c", &json!({"id": "a", "pk": "p", "v": 2}));
     fx.delete("c", "a", &json!("p"));
     let changes = fx.drain_feed("c", ALL);
-    let (def, _) = fx
+    let def = fx
         .engine
         .read_feed(DB, "c", &FeedRequest::default())
-        .unwrap();
+        .unwrap()
+        .partition_key;
     let json: Vec<Value> = changes.iter().map(|c| c.to_json(ALL, &def)).collect();
     assert!(
         json[0].get("previous").is_none(),
@@ -227,10 +229,11 @@ fn previous_images_when_the_container_asks_for_them() {
     fx.create("h", &json!({"id": "a", "tenant": "t", "user": "u"}));
     fx.delete("h", "a", &json!(["t", "u"]));
     let changes = fx.drain_feed("h", ALL);
-    let (def, _) = fx
+    let def = fx
         .engine
         .read_feed(DB, "h", &FeedRequest::default())
-        .unwrap();
+        .unwrap()
+        .partition_key;
     let del = changes[1].to_json(ALL, &def);
     assert_eq!(
         del["metadata"]["partitionKey"],
@@ -256,12 +259,12 @@ fn start_now_time_and_continuation() {
         );
     }
     // Now: nothing yet, and the token picks up only later writes.
-    let (_, page) = e
+    let page = e
         .read_feed(DB, "c", &req(FeedStart::Now, ALL, 100))
         .unwrap();
     assert!(page.changes.is_empty());
     let now_token = page.continuation;
-    let (_, page) = e
+    let page = e
         .read_feed(DB, "c", &req(FeedStart::Now, LATEST, 100))
         .unwrap();
     assert!(page.changes.is_empty());
@@ -274,12 +277,7 @@ fn start_now_time_and_continuation() {
     let ts2 = body(&second)["_ts"].as_i64().unwrap();
     assert!(ts2 > ts);
 
-    let ids = |changes: &[FeedChange]| {
-        changes
-            .iter()
-            .map(|c| c.event.id.clone())
-            .collect::<Vec<_>>()
-    };
+    let ids = |changes: &[FeedChange]| changes.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
     let (from_now, _) = drain(e, "c", FeedStart::Continuation(now_token), ALL, 100);
     assert_eq!(ids(&from_now), vec!["new0", "new1"]);
     let (from_now, _) = drain(
@@ -413,7 +411,7 @@ fn paging_with_writes_between_pages_has_no_gaps_or_duplicates() {
     let mut rng = Rng(42);
     let mut next = 20;
     for _ in 0..200 {
-        let (_, page) = e.read_feed(DB, "c", &req(start.clone(), ALL, 4)).unwrap();
+        let page = e.read_feed(DB, "c", &req(start.clone(), ALL, 4)).unwrap();
         let done = page.changes.is_empty() && next >= 60;
         seen.extend(page.changes.iter().map(describe));
         start = FeedStart::Continuation(page.continuation);
@@ -547,7 +545,7 @@ fn a_continuation_taken_before_splits_resumes_exactly_after_them() {
         .collect();
     let got: BTreeMap<String, u64> = latest
         .iter()
-        .map(|c| (c.event.id.clone(), current(c)["step"].as_u64().unwrap()))
+        .map(|c| (c.id.clone(), current(c)["step"].as_u64().unwrap()))
         .collect();
     assert_eq!(latest.len(), got.len(), "each item once");
     assert_eq!(got, expected);
@@ -595,10 +593,7 @@ fn order_within_a_logical_partition_survives_splits() {
     // Per item, LSNs and versions increase.
     let mut last: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     for c in &all {
-        let key = (
-            c.event.id.clone(),
-            String::from_utf8(c.event.pk.clone()).unwrap(),
-        );
+        let key = (c.id.clone(), c.partition_key.to_string());
         let step = current(c)["step"].as_u64().unwrap();
         if let Some((lsn, s)) = last.get(&key) {
             assert!(
@@ -607,7 +602,7 @@ fn order_within_a_logical_partition_survives_splits() {
                 c.lsn
             );
             assert_eq!(
-                c.event.previous_image_lsn, *lsn,
+                c.previous_image_lsn, *lsn,
                 "previousImageLSN chains the versions of {key:?}"
             );
         }
@@ -672,14 +667,13 @@ fn reading_one_range_and_a_split_away_parent() {
     }
     let parent = e.container(DB, "c").unwrap().partitions.unwrap()[0]
         .id
-        .parse::<u32>()
-        .unwrap();
-    let (_, page) = e
+        .clone();
+    let page = e
         .read_feed(
             DB,
             "c",
             &FeedRequest {
-                range: Some(parent),
+                range: Some(parent.clone()),
                 max_items: 100,
                 ..FeedRequest::default()
             },
@@ -696,7 +690,7 @@ fn reading_one_range_and_a_split_away_parent() {
         DB,
         "c",
         &FeedRequest {
-            range: Some(parent),
+            range: Some(parent.clone()),
             ..FeedRequest::default()
         },
     ));
@@ -706,7 +700,7 @@ fn reading_one_range_and_a_split_away_parent() {
         DB,
         "c",
         &FeedRequest {
-            range: Some(999),
+            range: Some("999".into()),
             ..FeedRequest::default()
         },
     ));
@@ -718,14 +712,14 @@ fn reading_one_range_and_a_split_away_parent() {
     let mut per_child = 0;
     let mut from_token = 0;
     for r in info.partitions.as_ref().unwrap() {
-        let id: u32 = r.id.parse().unwrap();
-        assert_eq!(r.parents, vec![parent.to_string()]);
-        let (_, page) = e
+        let id = r.id.clone();
+        assert_eq!(r.parents, vec![parent.clone()]);
+        let page = e
             .read_feed(
                 DB,
                 "c",
                 &FeedRequest {
-                    range: Some(id),
+                    range: Some(id.clone()),
                     max_items: 1000,
                     ..FeedRequest::default()
                 },
@@ -733,9 +727,7 @@ fn reading_one_range_and_a_split_away_parent() {
             .unwrap();
         for c in &page.changes {
             assert_eq!(c.range, id);
-            let epk = e
-                .epk(DB, "c", &json!(c.event.id.replace('i', "k")))
-                .unwrap();
+            let epk = e.epk(DB, "c", &json!(c.id.replace('i', "k"))).unwrap();
             assert!(
                 range_contains(&r.min_inclusive, &r.max_exclusive, &epk.epk),
                 "the change belongs to range {id}"
@@ -746,14 +738,14 @@ fn reading_one_range_and_a_split_away_parent() {
         let req = FeedRequest {
             start: FeedStart::Continuation(parent_token.clone()),
             mode: LATEST,
-            range: Some(id),
+            range: Some(id.clone()),
             max_items: 1000,
         };
-        let (_, page) = e.read_feed(DB, "c", &req).unwrap();
+        let page = e.read_feed(DB, "c", &req).unwrap();
         assert!(
             page.changes
                 .iter()
-                .all(|c| c.event.id.trim_start_matches('i').parse::<u32>().unwrap() >= 30)
+                .all(|c| c.id.trim_start_matches('i').parse::<u32>().unwrap() >= 30)
         );
         from_token += page.changes.len();
     }
@@ -775,7 +767,7 @@ fn feed_reads_are_charged_per_range_and_by_size() {
             ..pk_settings()
         },
     );
-    let (_, empty) = e
+    let empty = e
         .read_feed(DB, "c", &req(FeedStart::Beginning, ALL, 100))
         .unwrap();
     assert!(empty.changes.is_empty());
@@ -791,7 +783,7 @@ fn feed_reads_are_charged_per_range_and_by_size() {
             &json!({"id": format!("i{i}"), "pk": format!("k{i}"), "pad": "x".repeat(5000)}),
         );
     }
-    let (_, full) = e
+    let full = e
         .read_feed(DB, "c", &req(FeedStart::Beginning, ALL, 100))
         .unwrap();
     assert_eq!(full.changes.len(), 30);
@@ -815,7 +807,7 @@ fn a_continuation_is_read_in_the_mode_that_issued_it() {
         range: None,
         max_items: 10,
     };
-    let (_, page) = fx.engine.read_feed(DB, "c", &req).unwrap();
+    let page = fx.engine.read_feed(DB, "c", &req).unwrap();
     let other = FeedRequest {
         start: FeedStart::Continuation(page.continuation),
         mode: FeedMode::AllVersions,

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use cosmoscope::engine::Engine;
+use cosmoscope::engine::{FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::epk::Epk;
-use cosmoscope::store::feed::{FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::indexing::IndexingPolicy;
 use serde_json::{Value, json};
 
@@ -426,7 +426,7 @@ fn deleting_a_container_removes_items_statistics_and_feed() {
             .logical_partitions(&txn, &old, &Epk::min(), &Epk::max(), None, 1000)
             .unwrap();
         assert!(logical.is_empty(), "logical partition statistics removed");
-        let req = FeedRequest {
+        let req = cosmoscope::store::feed::FeedRequest {
             start: FeedStart::Beginning,
             mode: FeedMode::AllVersions,
             range: None,
@@ -766,7 +766,7 @@ fn storage_split_keeps_every_item_reachable() {
         DB,
         "c",
         &FeedRequest {
-            range: Some(0),
+            range: Some("0".into()),
             ..FeedRequest::default()
         },
     ));
@@ -1366,7 +1366,7 @@ fn reopening_keeps_items_statistics_feed_and_read_metering() {
         FeedMode::AllVersions,
         100,
     );
-    let ids: Vec<&str> = rest.iter().map(|c| c.event.id.as_str()).collect();
+    let ids: Vec<&str> = rest.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, vec!["new"]);
 }
 
@@ -1414,7 +1414,21 @@ fn concurrent_writers_with_splits_lose_nothing() {
     );
     let (all, _) = drain(e, "c", FeedStart::Beginning, FeedMode::AllVersions, 50);
     assert_eq!(all.len(), 288, "every write reached the feed exactly once");
-    let seqs: Vec<u64> = all.iter().map(|c| c.event.seq).collect();
+    // The container's commit sequence, which the store's merged feed follows.
+    let seqs: Vec<u64> = {
+        let store = e.store();
+        let txn = store.read_txn().unwrap();
+        let def = store.container(&txn, DB, "c").unwrap();
+        let req = cosmoscope::store::feed::FeedRequest {
+            start: FeedStart::Beginning,
+            mode: FeedMode::AllVersions,
+            range: None,
+            max_items: 1000,
+        };
+        let page = store.read_feed(&txn, &def, &req).unwrap();
+        assert_eq!(page.changes.len(), all.len(), "one page holds them all");
+        page.changes.iter().map(|c| c.event.seq).collect()
+    };
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "commit order");
     let (latest, _) = drain(e, "c", FeedStart::Beginning, FeedMode::LatestVersion, 50);
     assert_eq!(latest.len(), 240);

@@ -3,8 +3,8 @@
 //! If-Match, charges, and that a failed patch changes nothing.
 
 use cosmoscope::Error;
+use cosmoscope::engine::{FeedMode, FeedOp};
 use cosmoscope::engine::{ItemResponse, PatchRequest};
-use cosmoscope::store::feed::{FeedMode, FeedOp};
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -84,7 +84,7 @@ fn the_documented_example_end_to_end() {
     // The feed sees a replace with the whole item, as the service documents.
     let changes = fx.drain_feed(C, FeedMode::AllVersions);
     let last = changes.last().unwrap();
-    assert_eq!(last.event.op, FeedOp::Replace);
+    assert_eq!(last.operation, FeedOp::Replace);
     assert_eq!(current(last), doc);
 }
 

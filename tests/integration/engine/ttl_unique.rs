@@ -1,7 +1,7 @@
 //! Time to live and unique keys through the engine.
 
+use cosmoscope::engine::{FeedMode, FeedRequest};
 use cosmoscope::store::catalog::ContainerSettings;
-use cosmoscope::store::feed::{FeedMode, FeedRequest};
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -53,7 +53,7 @@ fn default_ttl_expires_items_and_the_purge_logs_a_ttl_delete() {
     );
     let latest = fx.drain_feed("c", FeedMode::LatestVersion);
     assert!(
-        !latest.iter().any(|c| c.event.id == "a"),
+        !latest.iter().any(|c| c.id == "a"),
         "latest-version feed drops expired items"
     );
 
@@ -67,10 +67,13 @@ fn default_ttl_expires_items_and_the_purge_logs_a_ttl_delete() {
         "statistics no longer count the purged item"
     );
     let changes = fx.drain_feed("c", FeedMode::AllVersions);
-    let (def, _) = e.read_feed(DB, "c", &FeedRequest::default()).unwrap();
+    let def = e
+        .read_feed(DB, "c", &FeedRequest::default())
+        .unwrap()
+        .partition_key;
     let deletes: Vec<Value> = changes
         .iter()
-        .filter(|c| c.event.op.name() == "delete")
+        .filter(|c| c.operation.name() == "delete")
         .map(|c| c.to_json(FeedMode::AllVersions, &def))
         .collect();
     assert_eq!(deletes.len(), 1, "one TTL delete: {deletes:?}");
@@ -147,7 +150,7 @@ fn writing_over_an_expired_item_creates_it_anew() {
     let changes = fx.drain_feed("c", FeedMode::AllVersions);
     let ops: Vec<(&str, bool)> = changes
         .iter()
-        .map(|c| (c.event.op.name(), c.event.ttl_expired))
+        .map(|c| (c.operation.name(), c.ttl_expired))
         .collect();
     assert_eq!(
         ops,

@@ -3,8 +3,8 @@
 
 use cosmoscope::Error;
 use cosmoscope::engine::{Engine, ItemResponse};
+use cosmoscope::engine::{FeedChange, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::ContainerSettings;
-use cosmoscope::store::feed::{FeedChange, FeedMode, FeedRequest, FeedStart};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -169,7 +169,7 @@ pub fn drain(
             range: None,
             max_items,
         };
-        let (_, page) = engine
+        let page = engine
             .read_feed(DB, c, &req)
             .unwrap_or_else(|e| panic!("read feed: {e}"));
         assert!(
@@ -188,14 +188,12 @@ pub fn drain(
 
 /// The item JSON a change carries (its current image).
 pub fn current(change: &FeedChange) -> Value {
-    serde_json::from_slice(
-        change
-            .event
-            .current
-            .as_deref()
-            .expect("change has a current image"),
-    )
-    .expect("JSON")
+    change
+        .current
+        .as_ref()
+        .expect("change has a current image")
+        .value()
+        .clone()
 }
 
 /// Sum of container / range statistics as `(items, bytes)`.
