@@ -31,7 +31,7 @@ use common::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use cosmoscope::engine::Engine;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::indexing::IndexingPolicy;
 use criterion::Criterion;

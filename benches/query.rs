@@ -74,9 +74,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cosmoscope::engine::Engine;
 use cosmoscope::engine::QueryOptions;
 use cosmoscope::engine::import::Record;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::epk::Epk;
 use cosmoscope::store::index::{IndexReader, PathHasher};

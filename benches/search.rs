@@ -22,7 +22,7 @@ use common::*;
 
 use std::hint::black_box;
 
-use cosmoscope::engine::Engine;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 use criterion::Criterion;

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use cosmoscope::engine::Engine;
 use cosmoscope::engine::import::Record;
-use cosmoscope::engine::{FeedMode, FeedRequest, FeedStart};
+use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
 use heed::types::Bytes;

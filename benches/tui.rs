@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use cosmoscope::engine::Engine;
 use cosmoscope::engine::import::Record;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::parse_keys;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::Engine;
+use crate::engine::Backend;
 use crate::error::{Error, Result, StatusCode};
 use crate::samples::denormalize::{self, Denormalizer, ProcessorStats};
 use crate::samples::rng::Rng;
@@ -158,7 +158,7 @@ pub struct SimReport {
 
 /// Loads `options.set` unless its database exists; returns whether it loaded.
 pub fn ensure_loaded(
-    engine: &Engine,
+    engine: &dyn Backend,
     options: &SimOptions,
     progress: &mut dyn FnMut(&samples::Progress) -> bool,
 ) -> Result<bool> {
@@ -181,7 +181,7 @@ pub fn ensure_loaded(
 /// Runs the workload until `operations` or `duration` is reached or `stop` is set, then
 /// lets the processors catch up and releases their leases.
 pub fn run(
-    engine: &Engine,
+    engine: &dyn Backend,
     options: &SimOptions,
     stop: &AtomicBool,
     status: &mut dyn FnMut(&SimStatus),
@@ -266,7 +266,7 @@ impl<'s> Workload<'s> {
     /// The workload of the suite's `[simulate]` section for `design_id`, and the parameter
     /// pools it starts drawing from.
     fn new(
-        engine: &Engine,
+        engine: &dyn Backend,
         suite: &'s Suite,
         design_id: &str,
         options: &SimOptions,
@@ -318,7 +318,7 @@ impl<'s> Workload<'s> {
     /// operations in a row fail or the pools cannot be read.
     fn drive(
         &self,
-        engine: &Engine,
+        engine: &dyn Backend,
         options: &SimOptions,
         mut pools: Pools,
         stop: &AtomicBool,

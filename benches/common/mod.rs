@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each bench uses a different part
 
+use cosmoscope::engine::Backend;
 use serde_json::{Value, json};
 
 // ---- deterministic data ----

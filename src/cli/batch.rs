@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::items::{parse_stdin_json, read_stdin};
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
-use crate::engine::{BatchOperation, Engine};
+use crate::engine::{Backend, BatchOperation};
 use crate::error::Error;
 
-pub fn batch(engine: &Engine, target: &str, pk: &str) -> CliResult {
+pub fn batch(engine: &dyn Backend, target: &str, pk: &str) -> CliResult {
     let (db, c) = split_target(target)?;
     let pk = parse_json_arg("--pk", pk)?;
     let ops = operations(parse_stdin_json(&read_stdin()?)?)?;

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use super::args::{FeedArgs, FeedModeArg};
 use super::{CliResult, Failure, print_json, print_line, split_target};
-use crate::engine::{Engine, FeedMode, FeedRequest, FeedStart, json_f64};
+use crate::engine::{Backend, FeedMode, FeedRequest, FeedStart, json_f64};
 
 /// How often a follower checks the container's change sequence.
 const POLL: Duration = Duration::from_millis(25);
 
-pub fn feed(engine: &Engine, args: FeedArgs) -> CliResult {
+pub fn feed(engine: &dyn Backend, args: FeedArgs) -> CliResult {
     let (db, c) = split_target(&args.target)?;
     let mode = match args.mode {
         FeedModeArg::Latest => FeedMode::LatestVersion,
@@ -73,7 +73,7 @@ fn parse_from(from: &str) -> CliResult<FeedStart> {
 
 /// Streams changes until interrupted: polls the container's change sequence and reads
 /// only when it moved, so a write in another process shows up within one poll.
-fn follow(engine: &Engine, db: &str, c: &str, mut req: FeedRequest) -> CliResult {
+fn follow(engine: &dyn Backend, db: &str, c: &str, mut req: FeedRequest) -> CliResult {
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();

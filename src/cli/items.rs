@@ -10,7 +10,7 @@ use super::args::ItemCommand;
 use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
-use crate::engine::{Engine, ImportSummary, PatchRequest, import};
+use crate::engine::{Backend, Engine, ImportSummary, PatchRequest, import};
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
@@ -29,7 +29,7 @@ pub(crate) fn parse_stdin_json(body: &[u8]) -> CliResult<serde_json::Value> {
     })
 }
 
-pub fn item(engine: &Engine, cmd: ItemCommand) -> CliResult {
+pub fn item(engine: &dyn Backend, cmd: ItemCommand) -> CliResult {
     let response = match cmd {
         ItemCommand::Create { target } => {
             let (db, c) = split_target(&target)?;
@@ -160,7 +160,7 @@ fn in_file(e: crate::error::Error, file: &str) -> Failure {
     Failure::Request(crate::error::Error { message, ..e })
 }
 
-pub fn export(engine: &Engine, target: &str, pk: Option<&str>) -> CliResult {
+pub fn export(engine: &dyn Backend, target: &str, pk: Option<&str>) -> CliResult {
     let (db, c) = split_target(target)?;
     let pk = pk.map(|p| parse_json_arg("--pk", p)).transpose()?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
-use crate::engine::{Engine, QueryOptions};
+use crate::engine::{Backend, QueryOptions};
 
 #[allow(clippy::too_many_arguments)]
 pub fn query(
-    engine: &Engine,
+    engine: &dyn Backend,
     target: &str,
     sql: &str,
     params: &[String],

@@ -8,9 +8,8 @@ use serde_json::json;
 
 use super::args::{Cli, ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
-use crate::engine::Engine;
 use crate::engine::IndexingPolicy;
-use crate::engine::{ContainerSettings, Throughput};
+use crate::engine::{Backend, ContainerSettings, Engine, Throughput};
 use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 
 /// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)
@@ -50,7 +49,7 @@ pub fn status(engine: &Engine) -> CliResult {
     Ok(())
 }
 
-pub fn db(engine: &Engine, cmd: DbCommand) -> CliResult {
+pub fn db(engine: &dyn Backend, cmd: DbCommand) -> CliResult {
     match cmd {
         DbCommand::Create { name } => print_json(&engine.create_database(&name)?),
         DbCommand::Delete { name } => {
@@ -195,25 +194,25 @@ fn read_policy(file: &std::path::Path) -> CliResult<IndexingPolicy> {
     })?)
 }
 
-pub fn partitions(engine: &Engine, target: &str, top: usize, window: u64) -> CliResult {
+pub fn partitions(engine: &dyn Backend, target: &str, top: usize, window: u64) -> CliResult {
     let (db, name) = split_target(target)?;
     print_json(&engine.partitions(db, name, top, window)?);
     Ok(())
 }
 
 pub fn logical_partitions(
-    engine: &Engine,
+    engine: &dyn Backend,
     target: &str,
     range: u32,
     after: Option<&str>,
     limit: usize,
 ) -> CliResult {
     let (db, name) = split_target(target)?;
-    print_json(&engine.logical_partitions(db, name, range, after, limit)?);
+    print_json(&engine.logical_partitions(db, name, &range.to_string(), after, limit)?);
     Ok(())
 }
 
-pub fn epk(engine: &Engine, target: &str, value: &str) -> CliResult {
+pub fn epk(engine: &dyn Backend, target: &str, value: &str) -> CliResult {
     let (db, name) = split_target(target)?;
     let pk = parse_json_arg("the partition key value", value)?;
     print_json(&engine.epk(db, name, &pk)?);

@@ -40,7 +40,7 @@ pub fn load(engine: Engine, name: &str, scale: f64, seed: u64) -> CliResult {
 /// stdout; otherwise does nothing. Never asks anything, so it also runs unattended.
 pub fn first_launch(engine: &Engine) -> CliResult {
     let bar = progress_bar(0);
-    let loaded = samples::first_launch(engine, &mut |p| show(&bar, p));
+    let loaded = samples::first_launch(engine, engine.data_dir(), &mut |p| show(&bar, p));
     bar.finish_and_clear();
     if let Some(reports) = loaded? {
         let _ = writeln!(std::io::stdout().lock(), "{}", summary(&reports));

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::args::{SimulateArgs, WorkbenchArgs};
 use super::{CliResult, Failure, print_json, progress_bar, stderr_is_terminal};
-use crate::engine::Engine;
+use crate::engine::Backend;
 use crate::simulate::{self, SimOptions};
 use crate::workbench::{self, RunOptions, RunProgress, Suite};
 
@@ -15,7 +15,7 @@ use crate::workbench::{self, RunOptions, RunProgress, Suite};
 /// left stays in the feed and the next processor run resumes from the checkpoints.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
-pub fn workbench(engine: &Engine, args: WorkbenchArgs) -> CliResult {
+pub fn workbench(engine: &dyn Backend, args: WorkbenchArgs) -> CliResult {
     let suite = Suite::load(&args.suite)?;
     let options = RunOptions {
         scale: args.scale,
@@ -62,7 +62,7 @@ pub fn workbench(engine: &Engine, args: WorkbenchArgs) -> CliResult {
     Ok(())
 }
 
-pub fn simulate(engine: &Engine, args: SimulateArgs) -> CliResult {
+pub fn simulate(engine: &dyn Backend, args: SimulateArgs) -> CliResult {
     let duration = match args.duration {
         Some(s) if !(s.is_finite() && s > 0.0) => {
             return Err(Failure::Usage(format!(

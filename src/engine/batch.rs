@@ -332,12 +332,13 @@ impl BatchResponse {
 }
 
 impl Engine {
-    /// Runs a transactional batch on the logical partition `pk` (JSON, as `--pk` takes it).
+    /// [`Backend::execute_batch`](super::Backend::execute_batch) on the embedded store: runs
+    /// a transactional batch on the logical partition `pk` (JSON, as `--pk` takes it).
     /// Returns `Ok` whether the batch committed or not — look at
     /// [`BatchResponse::is_success`]; `Err` is for a request that could not run at all (no
     /// such container, a bad key, too many operations or bytes, a throttled or faulty
     /// store).
-    pub fn execute_batch(
+    pub(super) fn run_batch(
         &self,
         db: &str,
         name: &str,
@@ -375,9 +376,10 @@ impl Engine {
         })())
     }
 
-    /// Patches one item (`pk` as JSON). `request.condition`, when given, must match the
-    /// item (412 otherwise), as must `if_match`. Charged like a replace of the result.
-    pub fn patch_item(
+    /// [`Backend::patch_item`](super::Backend::patch_item) on the embedded store: patches
+    /// one item (`pk` as JSON). `request.condition`, when given, must match the item (412
+    /// otherwise), as must `if_match`. Charged like a replace of the result.
+    pub(super) fn patch_one(
         &self,
         db: &str,
         name: &str,

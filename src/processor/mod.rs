@@ -19,7 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
 use crate::engine::{
-    Engine, FeedChange, FeedMode, FeedPage, FeedRequest, FeedStart, PartitionKeyDefinition,
+    Backend, FeedChange, FeedMode, FeedPage, FeedRequest, FeedStart, PartitionKeyDefinition,
     PartitionKeyRange,
 };
 use crate::error::{Error, Result, StatusCode};
@@ -251,7 +251,7 @@ enum Step<E> {
 
 /// One instance of a change feed processor over one monitored container.
 pub struct ChangeFeedProcessor<'e> {
-    engine: &'e Engine,
+    engine: &'e dyn Backend,
     db: String,
     container: String,
     options: ProcessorOptions,
@@ -263,7 +263,7 @@ impl<'e> ChangeFeedProcessor<'e> {
     /// Checks the options and that both containers exist; the lease container must be
     /// partitioned by `/id` and differ from the monitored one.
     pub fn new(
-        engine: &'e Engine,
+        engine: &'e dyn Backend,
         db: &str,
         container: &str,
         options: ProcessorOptions,
@@ -814,7 +814,7 @@ mod tests {
     use tempfile::TempDir;
 
     use super::*;
-    use crate::store::catalog::{ContainerSettings, Throughput};
+    use crate::engine::{ContainerSettings, Engine, Throughput};
 
     const DB: &str = "db";
     const MONITORED: &str = "orders";

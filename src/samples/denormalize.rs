@@ -42,7 +42,7 @@ use super::blog::{FEED_SIZE, short_form};
 use super::manifest::Manifest;
 use crate::engine::ContainerSettings;
 use crate::engine::retry::RetryPolicy;
-use crate::engine::{BatchOperation, Engine, PatchOperation, PatchRequest, QueryOptions};
+use crate::engine::{Backend, BatchOperation, PatchOperation, PatchRequest, QueryOptions};
 use crate::error::{Error, Result, StatusCode};
 use crate::processor::{ChangeFeedProcessor, LeaseBatch, ProcessorError, ProcessorOptions};
 
@@ -170,7 +170,7 @@ struct Job<'e> {
 /// ([`Denormalizer::poll`], [`Denormalizer::drain`]) or on a background thread
 /// ([`spawn`]).
 pub struct Denormalizer<'e> {
-    engine: &'e Engine,
+    engine: &'e dyn Backend,
     db: String,
     jobs: Vec<Job<'e>>,
     stats: ProcessorStats,
@@ -180,7 +180,11 @@ pub struct Denormalizer<'e> {
 impl<'e> Denormalizer<'e> {
     /// The processors bundled set `set` needs over database `db`; `None` for designs that
     /// denormalize nothing.
-    pub fn for_set(engine: &'e Engine, set: &str, db: &str) -> Result<Option<Denormalizer<'e>>> {
+    pub fn for_set(
+        engine: &'e dyn Backend,
+        set: &str,
+        db: &str,
+    ) -> Result<Option<Denormalizer<'e>>> {
         let duties = Duty::of_set(set)?;
         if duties.is_empty() {
             return Ok(None);
@@ -191,7 +195,7 @@ impl<'e> Denormalizer<'e> {
     /// Creates the lease container if needed and the processors, and runs a first round
     /// so their leases exist (starting now) before the caller writes anything: changes
     /// made from here on are all delivered.
-    pub fn new(engine: &'e Engine, db: &str, duties: &[Duty]) -> Result<Denormalizer<'e>> {
+    pub fn new(engine: &'e dyn Backend, db: &str, duties: &[Duty]) -> Result<Denormalizer<'e>> {
         ensure_lease_container(engine, db)?;
         let instance = instance_name();
         let jobs = duties
@@ -337,7 +341,7 @@ impl<'e> Denormalizer<'e> {
         let job = &mut jobs[i];
         let duty = job.duty;
         let mut ctx = Ctx {
-            engine,
+            engine: *engine,
             db,
             stats,
             retry: *retry,
@@ -369,7 +373,7 @@ impl<'e> Denormalizer<'e> {
     }
 }
 
-fn ensure_lease_container(engine: &Engine, db: &str) -> Result<()> {
+fn ensure_lease_container(engine: &dyn Backend, db: &str) -> Result<()> {
     match engine.container(db, LEASE_CONTAINER) {
         Ok(_) => Ok(()),
         Err(e) if e.status == StatusCode::NotFound => {
@@ -386,7 +390,7 @@ fn ensure_lease_container(engine: &Engine, db: &str) -> Result<()> {
 
 /// What a handler works with.
 struct Ctx<'a> {
-    engine: &'a Engine,
+    engine: &'a dyn Backend,
     db: &'a str,
     stats: &'a mut ProcessorStats,
     retry: RetryPolicy,

@@ -2,6 +2,8 @@
 //! none of the set's databases exist, create databases and containers, then stream items
 //! through the engine's batched bulk import with progress and cancellation between batches.
 
+use std::path::Path;
+
 use std::time::Instant;
 
 use serde::Serialize;
@@ -9,7 +11,7 @@ use serde::Serialize;
 use super::manifest::Manifest;
 use super::{Generator, Sink, registry};
 use crate::engine::ContainerSettings;
-use crate::engine::{Engine, IMPORT_BATCH_ITEMS, import};
+use crate::engine::{Backend, IMPORT_BATCH_ITEMS, import};
 use crate::error::{Error, Result};
 
 /// File in the data directory recording that first launch offered the samples, so a user
@@ -167,7 +169,7 @@ pub(crate) fn plan(manifest: &Manifest, options: &LoadOptions) -> Result<Plan> {
 
 /// Loads one set. Fails with 409, writing nothing, if any of its databases exists.
 pub fn load(
-    engine: &Engine,
+    engine: &dyn Backend,
     name: &str,
     options: &LoadOptions,
     progress: &mut dyn FnMut(&Progress) -> bool,
@@ -182,7 +184,7 @@ pub fn load(
 /// so a bad name or an existing database fails before anything is written. `progress`
 /// returning false cancels the load (499) after the batch being written.
 pub fn load_many(
-    engine: &Engine,
+    engine: &dyn Backend,
     sets: &[(&str, LoadOptions)],
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Vec<LoadReport>> {
@@ -223,7 +225,7 @@ pub fn load_many(
 
 /// Every set at scale 1 with the default seed.
 pub fn load_all_defaults(
-    engine: &Engine,
+    engine: &dyn Backend,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Vec<LoadReport>> {
     let sets: Vec<(&str, LoadOptions)> = registry::SETS
@@ -235,12 +237,14 @@ pub fn load_all_defaults(
 
 /// First launch: on a store with no databases that was never given the samples, loads
 /// every set at scale 1 and returns the reports; otherwise does nothing and returns `None`.
-/// The marker file [`FIRST_LAUNCH_MARKER`] in the data directory records that it happened.
+/// The marker file [`FIRST_LAUNCH_MARKER`] in the store's data directory `dir` records that
+/// it happened.
 pub fn first_launch(
-    engine: &Engine,
+    engine: &dyn Backend,
+    dir: &Path,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Option<Vec<LoadReport>>> {
-    let marker = engine.data_dir().join(FIRST_LAUNCH_MARKER);
+    let marker = dir.join(FIRST_LAUNCH_MARKER);
     if marker.exists() || !engine.list_databases()?.is_empty() {
         return Ok(None);
     }
@@ -268,7 +272,7 @@ impl Counter<'_> {
     }
 }
 
-fn load_plan(engine: &Engine, plan: &Plan, counter: &mut Counter) -> Result<LoadReport> {
+fn load_plan(engine: &dyn Backend, plan: &Plan, counter: &mut Counter) -> Result<LoadReport> {
     let started = Instant::now();
     let set = plan.manifest.name.as_str();
     for db in &plan.manifest.databases {
@@ -336,7 +340,7 @@ fn load_plan(engine: &Engine, plan: &Plan, counter: &mut Counter) -> Result<Load
 /// Writes records to one container through the engine's bulk import, reporting progress;
 /// stops with 499 after the batch if the callback asked to cancel.
 fn write(
-    engine: &Engine,
+    engine: &dyn Backend,
     set: &str,
     load: &mut ContainerLoad,
     records: &[import::Record],
@@ -361,7 +365,7 @@ fn write(
 
 /// The generator's sink: buffers each stream's items and writes a batch when it is full.
 struct Loader<'a, 'c> {
-    engine: &'a Engine,
+    engine: &'a dyn Backend,
     set: &'a str,
     targets: Vec<Target>,
     loads: &'a mut [ContainerLoad],

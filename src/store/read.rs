@@ -389,6 +389,7 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
 #[cfg(test)]
 mod tests {
     use super::{OrderedLookup, keep_top};
+    use crate::engine::Backend;
     use crate::engine::Engine;
     use crate::store::catalog::ContainerSettings;
 

@@ -20,11 +20,11 @@ use super::keymap::Keymap;
 use super::msg::Msg;
 use super::state::App;
 use super::{ui, update, worker};
-use crate::engine::Engine;
+use crate::engine::Backend;
 
 pub struct Harness {
     pub app: App,
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn Backend>,
     data_dir: PathBuf,
     terminal: Terminal<TestBackend>,
     followers: HashMap<u64, worker::FeedFollower>,
@@ -38,7 +38,7 @@ pub struct Harness {
 
 impl Harness {
     /// A UI on `engine`, `width`×`height`, with the tree loaded.
-    pub fn new(engine: Arc<Engine>, data_dir: PathBuf, width: u16, height: u16) -> Harness {
+    pub fn new(engine: Arc<dyn Backend>, data_dir: PathBuf, width: u16, height: u16) -> Harness {
         let app = App::new("<data-dir>".into(), Arc::new(Keymap::defaults()));
         let terminal = Terminal::new(TestBackend::new(width, height))
             .unwrap_or_else(|e| panic!("test backend: {e}"));
@@ -104,14 +104,14 @@ impl Harness {
                 }
                 Effect::StreamPalette { ticket } => {
                     let injector = self.app.palette.injector();
-                    worker::stream_palette(&self.engine, &injector, &AtomicBool::new(false));
+                    worker::stream_palette(&*self.engine, &injector, &AtomicBool::new(false));
                     drop(injector);
                     vec![Msg::PaletteDone { ticket }]
                 }
                 Effect::StartJob { ticket, job } => {
                     let progress = std::cell::RefCell::new(Vec::new());
                     let done = worker::run_job(
-                        &self.engine,
+                        &*self.engine,
                         ticket,
                         &job,
                         &AtomicBool::new(false),
@@ -146,7 +146,7 @@ impl Harness {
                     }]
                 }
                 other => worker::perform(
-                    &self.engine,
+                    &*self.engine,
                     &self.data_dir,
                     other,
                     &AtomicBool::new(false),
@@ -164,7 +164,7 @@ impl Harness {
         let Some(f) = self.followers.get_mut(&ticket) else {
             return Vec::new();
         };
-        let (msg, ended) = f.poll(&self.engine);
+        let (msg, ended) = f.poll(&*self.engine);
         if ended {
             self.followers.remove(&ticket);
         }

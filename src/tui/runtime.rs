@@ -18,15 +18,14 @@ use super::effect::Effect;
 use super::msg::Msg;
 use super::state::App;
 use super::{platform, terminal, ui, update, worker};
-use crate::engine::Engine;
-use crate::engine::{Progress, RangeProgress};
+use crate::engine::{self, Progress, RangeProgress};
 
 /// Frame interval: draws are coalesced to at most this rate.
 const FRAME: Duration = Duration::from_millis(16);
 
 /// Runs effects off the UI task and keeps the stop flags of running jobs.
 pub struct Executor {
-    engine: Arc<Engine>,
+    engine: Arc<dyn engine::Backend>,
     data_dir: PathBuf,
     tx: UnboundedSender<Msg>,
     /// Cancel/stop flags of queries, subscriptions and palette streams, by ticket.
@@ -34,7 +33,11 @@ pub struct Executor {
 }
 
 impl Executor {
-    pub fn new(engine: Arc<Engine>, data_dir: PathBuf, tx: UnboundedSender<Msg>) -> Executor {
+    pub fn new(
+        engine: Arc<dyn engine::Backend>,
+        data_dir: PathBuf,
+        tx: UnboundedSender<Msg>,
+    ) -> Executor {
         Executor {
             engine,
             data_dir,
@@ -67,7 +70,7 @@ impl Executor {
                     let send = |m| {
                         let _ = tx.send(m);
                     };
-                    let done = worker::run_job(&engine, ticket, &job, &stop, &send);
+                    let done = worker::run_job(&*engine, ticket, &job, &stop, &send);
                     send(done);
                 });
             }
@@ -81,7 +84,7 @@ impl Executor {
                 let (engine, tx) = (self.engine.clone(), self.tx.clone());
                 let follower = worker::FeedFollower::new(ticket, scope, mode, &start);
                 tokio::task::spawn_blocking(move || {
-                    follower.run(&engine, &stop, &|m| {
+                    follower.run(&*engine, &stop, &|m| {
                         let _ = tx.send(m);
                     });
                 });
@@ -91,7 +94,7 @@ impl Executor {
                 let injector = app.palette.injector();
                 let (engine, tx) = (self.engine.clone(), self.tx.clone());
                 tokio::task::spawn_blocking(move || {
-                    worker::stream_palette(&engine, &injector, &stop);
+                    worker::stream_palette(&*engine, &injector, &stop);
                     drop(injector);
                     let _ = tx.send(Msg::PaletteDone { ticket });
                 });
@@ -120,7 +123,7 @@ impl Executor {
                 let (engine, tx, dir) =
                     (self.engine.clone(), self.tx.clone(), self.data_dir.clone());
                 tokio::task::spawn_blocking(move || {
-                    for m in worker::perform(&engine, &dir, other, &cancel, progress) {
+                    for m in worker::perform(&*engine, &dir, other, &cancel, progress) {
                         let _ = tx.send(m);
                     }
                 });
@@ -133,7 +136,7 @@ impl Executor {
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
     mut app: App,
-    engine: Arc<Engine>,
+    engine: Arc<dyn engine::Backend>,
     data_dir: PathBuf,
 ) -> io::Result<()>
 where

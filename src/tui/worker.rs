@@ -13,7 +13,7 @@ use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::Progress;
-use crate::engine::{Document, Engine, FeedMode, FeedRequest, FeedStart, QueryOptions};
+use crate::engine::{Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions};
 use crate::error::{Result, StatusCode};
 use crate::query::syntax::complete::Schema;
 
@@ -25,7 +25,7 @@ pub const SCHEMA_SAMPLE: usize = 500;
 pub const FEED_POLL: Duration = Duration::from_millis(50);
 
 /// The roots of the tree.
-pub fn databases(engine: &Engine) -> Result<(Vec<NodeKind>, Option<String>)> {
+pub fn databases(engine: &dyn Backend) -> Result<(Vec<NodeKind>, Option<String>)> {
     let dbs = engine.list_databases()?;
     Ok((
         dbs.into_iter()
@@ -40,7 +40,7 @@ pub fn databases(engine: &Engine) -> Result<(Vec<NodeKind>, Option<String>)> {
 
 /// One page of a node's children and the cursor of the next page.
 pub fn children(
-    engine: &Engine,
+    engine: &dyn Backend,
     node: &NodeKind,
     cursor: Option<&str>,
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
@@ -54,7 +54,7 @@ pub fn children(
 }
 
 /// A database's containers.
-fn container_nodes(engine: &Engine, db: &str) -> Result<Vec<NodeKind>> {
+fn container_nodes(engine: &dyn Backend, db: &str) -> Result<Vec<NodeKind>> {
     let cs = engine.list_containers(Some(db))?;
     Ok(cs
         .into_iter()
@@ -70,7 +70,7 @@ fn container_nodes(engine: &Engine, db: &str) -> Result<Vec<NodeKind>> {
 }
 
 /// A container's physical partitions, each with the RU it used in the last second.
-fn range_nodes(engine: &Engine, db: &str, c: &str) -> Result<Vec<NodeKind>> {
+fn range_nodes(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>> {
     let report = engine.partitions(db, c, 0, 2)?;
     Ok(report
         .partitions
@@ -97,14 +97,14 @@ fn range_nodes(engine: &Engine, db: &str, c: &str) -> Result<Vec<NodeKind>> {
 
 /// A page of a range's logical partitions, largest first, the hottest of the page marked.
 fn logical_nodes(
-    engine: &Engine,
+    engine: &dyn Backend,
     db: &str,
     c: &str,
     range: u32,
     cursor: Option<&str>,
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
-    let page = engine.largest_logical_partitions(db, c, range, skip, PAGE)?;
+    let page = engine.largest_logical_partitions(db, c, &range.to_string(), skip, PAGE)?;
     // The hottest of the page: the one that has consumed the most RU.
     let hottest = page
         .logical_partitions
@@ -130,7 +130,7 @@ fn logical_nodes(
 /// A page of the ids in a logical partition. What Data Explorer does: a single-partition
 /// query for the ids, paged.
 fn item_nodes(
-    engine: &Engine,
+    engine: &dyn Backend,
     db: &str,
     c: &str,
     pk: &Value,
@@ -166,7 +166,7 @@ fn throughput_label(t: &crate::engine::ThroughputView) -> String {
 }
 
 /// The container's ranges as fractions of the EPK space, for the strip.
-pub fn ranges(engine: &Engine, db: &str, c: &str) -> Vec<RangeSpan> {
+pub fn ranges(engine: &dyn Backend, db: &str, c: &str) -> Vec<RangeSpan> {
     let Ok(report) = engine.partitions(db, c, 0, 0) else {
         return Vec::new();
     };
@@ -231,7 +231,7 @@ impl FeedFollower {
     }
 
     /// Reads what is new; the flag says the subscription ended (the message says why).
-    pub fn poll(&mut self, engine: &Engine) -> (Option<Msg>, bool) {
+    pub fn poll(&mut self, engine: &dyn Backend) -> (Option<Msg>, bool) {
         let ticket = self.ticket;
         // A database scope picks up containers created while it runs.
         if self
@@ -286,7 +286,7 @@ impl FeedFollower {
     }
 
     /// Polls until `stop`, sending batches.
-    pub fn run(mut self, engine: &Engine, stop: &AtomicBool, send: &dyn Fn(Msg)) {
+    pub fn run(mut self, engine: &dyn Backend, stop: &AtomicBool, send: &dyn Fn(Msg)) {
         while !stop.load(Ordering::Acquire) {
             let (msg, ended) = self.poll(engine);
             if let Some(m) = msg {
@@ -302,7 +302,7 @@ impl FeedFollower {
 
 /// Reads everything new in one container, if its change sequence moved.
 fn read_new(
-    engine: &Engine,
+    engine: &dyn Backend,
     db: &str,
     c: &str,
     req: &mut FeedRequest,
@@ -343,7 +343,7 @@ fn read_new(
 }
 
 /// Fills the palette: databases, containers and ranges first, then every item id.
-pub fn stream_palette(engine: &Engine, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
+pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
     let Ok(dbs) = engine.list_databases() else {
         return;
     };
@@ -417,7 +417,7 @@ pub fn stream_palette(engine: &Engine, injector: &nucleo::Injector<Entry>, stop:
 
 /// Saves or creates an item from the edited text.
 pub fn save_item(
-    engine: &Engine,
+    engine: &dyn Backend,
     db: &str,
     c: &str,
     body: &str,
@@ -460,7 +460,7 @@ pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::
 /// (`children`, `load_ranges`, `query_page`, `save_item`, `apply_index`), and what remains
 /// is the destructuring rustfmt spreads over many lines.
 pub fn perform(
-    engine: &Engine,
+    engine: &dyn Backend,
     data_dir: &std::path::Path,
     effect: Effect,
     cancel: &AtomicBool,
@@ -577,7 +577,7 @@ pub fn perform(
 }
 
 /// The container's ranges for the strip, and its partition key paths.
-fn load_ranges(engine: &Engine, ticket: u64, db: String, c: String) -> Msg {
+fn load_ranges(engine: &dyn Backend, ticket: u64, db: String, c: String) -> Msg {
     let pk_paths = engine
         .container(&db, &c)
         .map(|i| i.partition_key.paths)
@@ -593,7 +593,7 @@ fn load_ranges(engine: &Engine, ticket: u64, db: String, c: String) -> Msg {
 
 /// One page of a query, timed.
 fn query_page(
-    engine: &Engine,
+    engine: &dyn Backend,
     ticket: u64,
     db: &str,
     c: &str,
@@ -614,7 +614,7 @@ fn query_page(
 /// Adds one included path or one composite index (`/a ASC` specs) to a container's
 /// policy, through the policy's own parser so the service's validation applies.
 pub fn apply_index(
-    engine: &Engine,
+    engine: &dyn Backend,
     db: &str,
     c: &str,
     single: Option<&str>,
@@ -669,7 +669,7 @@ fn push_array(policy: &mut Value, key: &str, item: Value) {
 
 /// Runs a job to its end, reporting progress; `stop` cancels it (499) between batches.
 pub fn run_job(
-    engine: &Engine,
+    engine: &dyn Backend,
     ticket: u64,
     job: &crate::tui::effect::JobKind,
     stop: &AtomicBool,
@@ -701,7 +701,7 @@ pub fn run_job(
 }
 
 fn run_workbench(
-    engine: &Engine,
+    engine: &dyn Backend,
     ticket: u64,
     suite: &str,
     stop: &AtomicBool,
@@ -742,7 +742,7 @@ fn run_workbench(
 }
 
 fn export(
-    engine: &Engine,
+    engine: &dyn Backend,
     ticket: u64,
     db: &str,
     c: &str,

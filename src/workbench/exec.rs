@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::suite::{Action, Design, Generate, ParamSource, Step, Suite, WriteKind};
 use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
-use crate::engine::{BatchOperation, Engine, ItemResponse, PatchRequest, QueryOptions};
+use crate::engine::{Backend, BatchOperation, ItemResponse, PatchRequest, QueryOptions};
 use crate::error::{Error, Result};
 use crate::samples::rng::Rng;
 use crate::samples::vocab::{Vocabulary, iso_millis, vocabulary};
@@ -54,7 +54,7 @@ impl Pools {
     /// Reads the values of every drawn parameter (the suite's and the design's) from
     /// design `design`'s data. Values are sorted, so designs holding the same data draw the
     /// same values for the same seed.
-    pub fn load(engine: &Engine, suite: &Suite, design: &Design) -> Result<Pools> {
+    pub fn load(engine: &dyn Backend, suite: &Suite, design: &Design) -> Result<Pools> {
         let mut values = HashMap::new();
         for (name, source) in suite.params.iter().chain(&design.params) {
             let mut pool = match source {
@@ -104,22 +104,25 @@ fn sort_key(v: &Value) -> String {
     }
 }
 
-fn partition_keys(engine: &Engine, db: &str, container: &str) -> Result<Vec<Value>> {
+fn partition_keys(engine: &dyn Backend, db: &str, container: &str) -> Result<Vec<Value>> {
     let info = engine.container(db, container)?;
     let ranges = info.partitions.unwrap_or_default();
     let per_range = POOL_SIZE.div_ceil(ranges.len().max(1));
     let mut out = Vec::new();
     for r in ranges {
-        let id: u32 =
-            r.id.parse()
-                .map_err(|_| Error::internal(format!("range id {:?} is not a number", r.id)))?;
-        let page = engine.logical_partitions(db, container, id, None, per_range)?;
+        let page = engine.logical_partitions(db, container, &r.id, None, per_range)?;
         out.extend(page.logical_partitions.into_iter().map(|l| l.partition_key));
     }
     Ok(out)
 }
 
-fn query_pool(engine: &Engine, db: &str, c: &str, sql: &str, limit: usize) -> Result<Vec<Value>> {
+fn query_pool(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    sql: &str,
+    limit: usize,
+) -> Result<Vec<Value>> {
     let mut opts = QueryOptions {
         max_items: Some(limit.min(1000)),
         ..QueryOptions::default()
@@ -289,12 +292,12 @@ impl PatternRun {
 
 /// Sends a pattern's requests through the engine.
 pub struct Executor<'e> {
-    engine: &'e Engine,
+    engine: &'e dyn Backend,
     pub retry: RetryPolicy,
 }
 
 impl<'e> Executor<'e> {
-    pub fn new(engine: &'e Engine) -> Executor<'e> {
+    pub fn new(engine: &'e dyn Backend) -> Executor<'e> {
         Executor {
             engine,
             retry: RetryPolicy::default(),

@@ -5,7 +5,7 @@
 //! ```no_run
 //! use cosmoscope::engine::Engine;
 //! use cosmoscope::workbench::{self, RunOptions, Suite};
-//! # fn demo(engine: &Engine) -> cosmoscope::Result<()> {
+//! # fn demo(engine: &dyn Backend) -> cosmoscope::Result<()> {
 //! let suite = Suite::builtin("blog")?;
 //! let report = workbench::run(engine, &suite, &RunOptions::default(), &mut |_| true)?;
 //! println!("{}", report.to_table());
@@ -32,7 +32,7 @@ pub use exec::{Executor, OpRecord, PatternRun, Pools, Vars};
 pub use report::{DesignInfo, DesignResult, DesignResults, OperationReport, PatternReport, Report};
 pub use suite::{Design, Pattern, Suite};
 
-use crate::engine::Engine;
+use crate::engine::Backend;
 use crate::error::{Error, Result};
 use crate::samples::denormalize::{self, Denormalizer};
 use crate::samples::{self, LoadOptions};
@@ -99,7 +99,7 @@ pub enum RunProgress {
 /// (499) at the next iteration; the processors are stopped and their leases released
 /// either way.
 pub fn run(
-    engine: &Engine,
+    engine: &dyn Backend,
     suite: &Suite,
     options: &RunOptions,
     progress: &mut dyn FnMut(&RunProgress) -> bool,
@@ -271,7 +271,7 @@ fn in_design(e: Error, d: &Design) -> Error {
 
 /// Loads the sample set of every design whose database is missing; returns their names.
 fn load_missing(
-    engine: &Engine,
+    engine: &dyn Backend,
     suite: &Suite,
     options: &RunOptions,
     progress: &mut dyn FnMut(&RunProgress) -> bool,

@@ -4,7 +4,7 @@
 //! the service's limits, If-Match, and charges that add up.
 
 use cosmoscope::engine::{
-    BatchOperation, BatchResponse, OperationType, PatchOperation, PatchRequest,
+    Backend, BatchOperation, BatchResponse, OperationType, PatchOperation, PatchRequest,
 };
 use cosmoscope::engine::{FeedMode, FeedOp};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
 
-use cosmoscope::engine::{Engine, PatchOperation, PatchRequest};
+use cosmoscope::engine::{Backend, Engine, PatchOperation, PatchRequest};
 use cosmoscope::samples::blog::{FEED_SIZE, short_form};
 use cosmoscope::samples::denormalize::{Denormalizer, LEASE_CONTAINER};
 use cosmoscope::samples::{self, LoadOptions};

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cosmoscope::engine::{FeedChange, FeedMode, FeedRequest, FeedStart};
+use cosmoscope::engine::{Backend, FeedChange, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 

@@ -1,6 +1,7 @@
 //! Index maintenance: after any sequence of creates, upserts, replaces, deletes, TTL
 //! purges and container deletes, the stored index equals a rebuild from the items.
 
+use cosmoscope::engine::Backend;
 use cosmoscope::store::catalog::Throughput;
 use cosmoscope::store::index::{IndexLayout, rebuild_from_items, stored_entries};
 use cosmoscope::store::indexing::IndexingPolicy;

@@ -3,7 +3,7 @@
 //! finished index equals a rebuild from the items, and invalid policies get the service's
 //! 400 messages.
 
-use cosmoscope::engine::QueryOptions;
+use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::query::run::QueryResult;
 use cosmoscope::store::index::{IndexLayout, rebuild_from_items, stored_entries};
 use cosmoscope::store::indexing::IndexingPolicy;

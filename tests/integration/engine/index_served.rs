@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use cosmoscope::engine::QueryOptions;
+use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::query::run::QueryResult;
 use cosmoscope::store::catalog::Throughput;
 use cosmoscope::store::indexing::IndexingPolicy;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cosmoscope::engine::Engine;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use cosmoscope::engine::Engine;
-use cosmoscope::engine::{FeedMode, FeedRequest, FeedStart};
+use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::epk::Epk;
 use cosmoscope::store::indexing::IndexingPolicy;

@@ -3,7 +3,7 @@
 //! If-Match, charges, and that a failed patch changes nothing.
 
 use cosmoscope::Error;
-use cosmoscope::engine::{FeedMode, FeedOp};
+use cosmoscope::engine::{Backend, FeedMode, FeedOp};
 use cosmoscope::engine::{ItemResponse, PatchRequest};
 use serde_json::{Value, json};
 

@@ -2,6 +2,7 @@
 //! loads with the documented partition keys, the generators are deterministic and keep the
 //! blog's distribution, and each denormalized design agrees with the data it copies.
 
+use cosmoscope::engine::Backend;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cosmoscope::samples::manifest::GeneratorRef;
@@ -529,7 +530,7 @@ fn a_load_can_be_cancelled_between_batches() {
 fn first_launch_leaves_used_stores_alone() {
     let s = store();
     s.engine.create_database("mine").unwrap();
-    let loaded = samples::first_launch(&s.engine, &mut |_| true).unwrap();
+    let loaded = samples::first_launch(&s.engine, s.engine.data_dir(), &mut |_| true).unwrap();
     assert!(
         loaded.is_none(),
         "a store with databases is not first launch"
@@ -538,7 +539,7 @@ fn first_launch_leaves_used_stores_alone() {
 
     let t = store();
     std::fs::write(t.engine.data_dir().join(samples::FIRST_LAUNCH_MARKER), "").unwrap();
-    let loaded = samples::first_launch(&t.engine, &mut |_| true).unwrap();
+    let loaded = samples::first_launch(&t.engine, t.engine.data_dir(), &mut |_| true).unwrap();
     assert!(
         loaded.is_none(),
         "samples are offered once, not after the user deleted them"

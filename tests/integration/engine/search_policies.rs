@@ -3,7 +3,7 @@
 //! indexing policy's vector and full-text indexes checked against them on creation and
 //! on every replacement.
 
-use cosmoscope::engine::Engine;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::ContainerSettings;
 use cosmoscope::store::indexing::IndexingPolicy;
 use cosmoscope::store::search_policy::{

@@ -3,7 +3,7 @@
 //! is free.
 
 use cosmoscope::engine::import::Record;
-use cosmoscope::engine::{Engine, QueryOptions};
+use cosmoscope::engine::{Backend, Engine, QueryOptions};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::compact::{LOCK_FILE, Outcome, When, compact};
 use serde_json::{Value, json};

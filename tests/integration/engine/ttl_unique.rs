@@ -1,6 +1,6 @@
 //! Time to live and unique keys through the engine.
 
-use cosmoscope::engine::{FeedMode, FeedRequest};
+use cosmoscope::engine::{Backend, FeedMode, FeedRequest};
 use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 

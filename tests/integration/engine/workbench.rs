@@ -2,6 +2,7 @@
 //! for every design with positive charges and the routing each design implies, the JSON
 //! has the documented shape, and bad suites and runs fail with clear errors.
 
+use cosmoscope::engine::Backend;
 use cosmoscope::workbench::{self, Report, RunOptions, RunProgress, Suite};
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! offset-limit-partial, offset-limit; pagination.md): skip and take, with and without
 //! ORDER BY, parameters, and pages of results.
 
-use cosmoscope::engine::QueryOptions;
+use cosmoscope::engine::{Backend, QueryOptions};
 use serde_json::{Value, json};
 
 use crate::support::query_db::{self, DB, Db};

@@ -1,6 +1,7 @@
 //! WHERE (docs: nosql/query/where.md and its samples scripts/where, where-scalar,
 //! where-field; equality-comparison-operators.md): only `true` keeps an item.
 
+use cosmoscope::engine::Backend;
 use serde_json::{Value, json};
 
 use crate::support::query_db::Db;

@@ -57,7 +57,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use cosmoscope::engine::{Engine, QueryOptions};
+use cosmoscope::engine::{Backend, Engine, QueryOptions};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::store::indexing::IndexingPolicy;
 use serde_json::{Map, Value, json};

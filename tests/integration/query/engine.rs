@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use cosmoscope::engine::{Engine, QueryOptions, QueryResult};
+use cosmoscope::engine::{Backend, Engine, QueryOptions, QueryResult};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 

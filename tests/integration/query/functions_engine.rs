@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use cosmoscope::engine::{Engine, QueryOptions};
+use cosmoscope::engine::{Backend, Engine, QueryOptions};
 use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 

@@ -4,6 +4,7 @@
 //! cross-type `undefined`, three-valued logic, IN, BETWEEN, LIKE, `?:`, `??`, `||`, bitwise
 //! operators with JavaScript's 32-bit semantics, and precedence.
 
+use cosmoscope::engine::Backend;
 use serde_json::{Value, json};
 
 use crate::support::query_db::{DB, Db, empty, normalize, value_of};

@@ -5,7 +5,7 @@
 //! and a four-range container, which must agree (vectordistance.md, fulltextcontains*.md,
 //! fulltextscore.md, rrf.md, order-by-rank.md).
 
-use cosmoscope::engine::QueryOptions;
+use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! JSON bodies, error extraction, feed draining and a small deterministic PRNG.
 
 use cosmoscope::Error;
-use cosmoscope::engine::{Engine, ItemResponse};
+use cosmoscope::engine::{Backend, Engine, ItemResponse};
 use cosmoscope::engine::{FeedChange, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::Value;

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use cosmoscope::Error;
-use cosmoscope::engine::{Engine, QueryOptions};
+use cosmoscope::engine::{Backend, Engine, QueryOptions};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 use tempfile::TempDir;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cosmoscope::engine::Engine;
+use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::store::catalog::{ContainerSettings, Throughput};
 use cosmoscope::tui::harness::Harness;
 use serde_json::{Value, json};

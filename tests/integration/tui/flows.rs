@@ -2,7 +2,7 @@
 //! `update`, performs the real effects through the engine and draws real frames, so each
 //! test reads like a person at the keyboard.
 
-use cosmoscope::engine::QueryOptions;
+use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::state::{Focus, Level, View};

@@ -6,6 +6,7 @@
 //! cannot shift the layout; `_ts`, the time part of `_etag`, feed event times and the
 //! config path are replaced by filters. Request charges are deterministic and kept.
 
+use cosmoscope::engine::Backend;
 use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::state::View;
 use serde_json::json;
