@@ -31,9 +31,9 @@ use common::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::indexing::IndexingPolicy;
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use criterion::Criterion;
 use rusqlite::Connection;
 use serde_json::{Value, json};

@@ -23,8 +23,8 @@ use common::*;
 use std::hint::black_box;
 
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
+use cosmoscope::engine::{ContainerSettings, Throughput};
+use cosmoscope::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 use criterion::Criterion;
 use serde_json::{Value, json};
 

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use cosmoscope::engine::Engine;
 use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::parse_keys;
 use cosmoscope::tui::keymap::Keymap;

@@ -217,15 +217,14 @@ pub fn money(cents: u64) -> Value {
 }
 
 /// Closes `engine`, compacts its store as `cosmoscope import` does after a large import
-/// (see `store::compact`), and opens it again; with a line on what was done.
+/// (see `Engine::close_and_compact`), and opens it again; with a line on what was done.
 #[allow(dead_code)]
 pub fn reopen_compacted(
     engine: cosmoscope::engine::Engine,
 ) -> (cosmoscope::engine::Engine, String) {
-    use cosmoscope::store::compact::{Outcome, When, compact};
+    use cosmoscope::engine::{CompactOutcome as Outcome, CompactWhen as When};
     let dir = engine.data_dir().to_path_buf();
-    drop(engine);
-    let note = match compact(&dir, When::Worthwhile).expect("compact") {
+    let note = match engine.close_and_compact(When::Worthwhile).expect("compact") {
         Outcome::Compacted {
             before,
             after,

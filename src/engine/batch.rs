@@ -4,7 +4,7 @@
 //! transaction: all of them commit together (one `_ts`, one commit of the change feed) or
 //! none does. On failure the failing operation reports its own status and every other one
 //! 424 Failed Dependency (reference/cosmos.md §7.4). Patch applies the service's partial
-//! update operations ([`crate::store::patch`]), optionally only when the item matches a
+//! update operations (the store's `patch` module), optionally only when the item matches a
 //! condition in the query dialect, compiled here because the store does not know queries.
 //!
 //! The JSON shapes are the SDKs' (`@azure/cosmos` `OperationInput`/`OperationResponse`):
@@ -13,7 +13,7 @@
 //! operations or `{"operations": [...], "condition": "FROM c WHERE ..."}`.
 //!
 //! ```no_run
-//! use cosmoscope::engine::{BatchOperation, Engine, PatchOperation, PatchRequest};
+//! use cosmoscope::engine::{Backend, BatchOperation, Engine, PatchOperation, PatchRequest};
 //! use serde_json::json;
 //! # fn demo(engine: &Engine) -> cosmoscope::Result<()> {
 //! // Create a comment and count it on its post, atomically.

@@ -43,7 +43,10 @@ pub use crate::store::indexing::{
 };
 pub use crate::store::now_secs;
 pub use crate::store::partition_key::PartitionKeyDefinition;
-pub use crate::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
+pub use crate::store::search_policy::{
+    DistanceFunction, FullTextPath, FullTextPolicy, VectorDataType, VectorEmbedding,
+    VectorEmbeddingPolicy,
+};
 
 /// Environment variable naming the default data directory.
 pub const DATA_DIR_ENV: &str = "COSMOSCOPE_DATA_DIR";
@@ -233,7 +236,13 @@ impl Engine {
     pub fn close_and_compact(self, when: CompactWhen) -> Result<CompactOutcome> {
         let dir = self.data_dir().to_path_buf();
         drop(self);
-        crate::store::compact::compact(&dir, when)
+        Engine::compact(&dir, when)
+    }
+
+    /// Compacts the store in `dir` (see [`Engine::close_and_compact`]) when no process,
+    /// this one included, has it open; [`CompactOutcome::InUse`] otherwise.
+    pub fn compact(dir: &Path, when: CompactWhen) -> Result<CompactOutcome> {
+        crate::store::compact::compact(dir, when)
     }
 
     /// Purges expired items now (the background thread does it every second).

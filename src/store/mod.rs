@@ -21,28 +21,48 @@
 //! - [`stats`], [`keys`], [`codec`]: records and layouts
 //! - [`compact`]: rewriting the file without its free pages and with full ones, and the lock
 //!   that allows it
+//!
+//! The submodules are the crate's own: the engine facade and the query engine, the layers
+//! above, reach into them. Outside the crate the store is [`Store`] and the names below;
+//! white-box tests reach its internals through `testing` (feature `test-harness`).
 
-pub mod catalog;
-pub mod codec;
-pub mod compact;
-pub mod epk;
-pub mod feed;
-pub mod index;
-pub mod indexing;
-pub mod item;
+pub(crate) mod catalog;
+pub(crate) mod codec;
+pub(crate) mod compact;
+pub(crate) mod epk;
+pub(crate) mod feed;
+pub(crate) mod index;
+pub(crate) mod indexing;
+pub(crate) mod item;
 pub(crate) mod json_text;
-pub mod keys;
-pub mod meter;
+pub(crate) mod keys;
+pub(crate) mod meter;
 pub(crate) mod murmur3;
-pub mod partition_key;
-pub mod patch;
-pub mod ranges;
-pub mod read;
-pub mod reindex;
-pub mod search_policy;
-pub mod stats;
-pub mod ttl;
-pub mod write;
+pub(crate) mod partition_key;
+pub(crate) mod patch;
+pub(crate) mod ranges;
+pub(crate) mod read;
+pub(crate) mod reindex;
+pub(crate) mod search_policy;
+pub(crate) mod stats;
+pub(crate) mod ttl;
+pub(crate) mod write;
+
+pub use catalog::{ContainerDef, ContainerSettings, Throughput, UniqueKeyPolicy};
+pub use compact::LOCK_FILE;
+pub use epk::Epk;
+pub use partition_key::PartitionKeyDefinition;
+
+/// Internals for white-box tests of the store (index consistency, record layout, the raw
+/// change feed), outside the crate: never part of the program.
+#[cfg(feature = "test-harness")]
+pub mod testing {
+    pub use super::feed::FeedRequest;
+    pub use super::index::{
+        IndexLayout, IndexReader, PathHasher, rebuild_from_items, stored_entries,
+    };
+    pub use super::item::Record;
+}
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,7 +72,6 @@ use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
 
 use crate::error::{Error, Result};
-use catalog::ContainerDef;
 
 pub type Db = Database<'static, Bytes, Bytes>;
 pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;

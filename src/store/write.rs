@@ -53,7 +53,6 @@ pub struct WriteResult {
     pub request_charge: f64,
     pub range: RangeId,
     pub lsn: u64,
-    pub epk: Epk,
 }
 
 /// One open write transaction on one container.
@@ -333,7 +332,6 @@ impl<'s> WriteBatch<'s> {
             request_charge: ru,
             range: target.range,
             lsn: version.lsn,
-            epk: target.epk,
         })
     }
 
@@ -632,7 +630,6 @@ impl<'s> WriteBatch<'s> {
             request_charge: ru,
             range,
             lsn,
-            epk,
         })
     }
 

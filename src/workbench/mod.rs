@@ -3,7 +3,7 @@
 //! modelling review draws up (RU, latency, requests, partitions touched per pattern).
 //!
 //! ```no_run
-//! use cosmoscope::engine::Engine;
+//! use cosmoscope::engine::Backend;
 //! use cosmoscope::workbench::{self, RunOptions, Suite};
 //! # fn demo(engine: &dyn Backend) -> cosmoscope::Result<()> {
 //! let suite = Suite::builtin("blog")?;

@@ -39,6 +39,7 @@ impl Demand {
         self
     }
 
+    #[cfg(test)]
     pub fn is_all(&self) -> bool {
         matches!(self, Demand::All)
     }

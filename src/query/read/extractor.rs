@@ -25,11 +25,8 @@ impl Extractor {
         Extractor { demand, plan }
     }
 
-    pub fn demand(&self) -> &Demand {
-        &self.demand
-    }
-
     /// The item as the query sees it.
+    #[cfg(test)]
     pub fn extract(&self, json: &[u8]) -> Result<Val, String> {
         self.extract_stored(json, None)
     }

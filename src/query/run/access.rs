@@ -461,25 +461,8 @@ fn compare(path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
 // ---------------------------------------------------------------------------------------
 
 /// The index metrics of `q` under `policy` (paths the queries may rely on) and the
-/// container's composite indexes (`/a ASC`-style spec lists).
-pub fn index_metrics(
-    q: &Query,
-    resolver: &Resolver,
-    env: &Env,
-    policy: &CompiledPolicy,
-    composites: &[Vec<String>],
-) -> IndexMetrics {
-    let probes: Vec<Probe> = match &q.filter {
-        Some(filter) => conjuncts(filter)
-            .into_iter()
-            .filter_map(|c| resolver.probe(c, env))
-            .collect(),
-        None => Vec::new(),
-    };
-    index_metrics_of(q, resolver, &probes, policy, composites)
-}
-
-/// [`index_metrics`] from the probes of the filter's conjuncts, already made.
+/// container's composite indexes (`/a ASC`-style spec lists), from the probes of the
+/// filter's conjuncts.
 pub fn index_metrics_of(
     q: &Query,
     resolver: &Resolver,

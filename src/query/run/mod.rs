@@ -75,7 +75,7 @@ use prepare::Plan;
 pub use request::{Progress, Request};
 pub use result::{
     AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
-    RangePart, RangeProgress, RoutingView,
+    RangeProgress, RoutingView,
 };
 use snapshot::Snapshot;
 use token::query_hash;

@@ -343,23 +343,6 @@ impl Acc {
         }
     }
 
-    /// Merges a partial aggregate (from another range), as the service combines them.
-    pub fn merge(&mut self, other: &Acc) {
-        self.count += other.count;
-        self.sum += other.sum;
-        self.poisoned |= other.poisoned;
-        if let Some(m) = &other.min
-            && self.min.as_ref().is_none_or(|x| total_cmp(m, x).is_lt())
-        {
-            self.min = Some(m.clone());
-        }
-        if let Some(m) = &other.max
-            && self.max.as_ref().is_none_or(|x| total_cmp(m, x).is_gt())
-        {
-            self.max = Some(m.clone());
-        }
-    }
-
     pub fn value(&self, name: &str) -> Val {
         match name {
             "COUNT" => Val::Num(self.count as f64),

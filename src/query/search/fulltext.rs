@@ -188,10 +188,6 @@ pub struct CorpusStats {
 }
 
 impl CorpusStats {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Counts one document given its analyzed terms (the term-list model the tests check
     /// [`Self::add_text`] against).
     #[cfg(test)]
@@ -232,10 +228,12 @@ impl CorpusStats {
         )
     }
 
+    #[cfg(test)]
     pub fn documents(&self) -> u64 {
         self.documents
     }
 
+    #[cfg(test)]
     pub fn total_terms(&self) -> u64 {
         self.total_terms
     }
@@ -417,7 +415,7 @@ mod tests {
             terms(&["bike", "blue", "bike"]),
             terms(&["car"]),
         ];
-        let mut stats = CorpusStats::new();
+        let mut stats = CorpusStats::default();
         for d in &docs {
             stats.add_document(d);
         }
@@ -451,7 +449,7 @@ mod tests {
             analyze("bicycle bicycle shop"),
             analyze("car wash station"),
         ];
-        let mut stats = CorpusStats::new();
+        let mut stats = CorpusStats::default();
         docs.iter().for_each(|d| stats.add_document(d));
         let q = query_terms(["bicycles"]);
         assert!(stats.score(&docs[1], &q) > stats.score(&docs[0], &q));
@@ -471,7 +469,7 @@ mod tests {
         let (stats, [d1, _, d3]) = tiny_corpus();
         assert_eq!(stats.score(&d3, &terms(&["bike", "red"])), 0.0);
         assert_eq!(stats.score(&d1, &[]), 0.0);
-        assert_eq!(CorpusStats::new().score(&d1, &terms(&["bike"])), 0.0);
+        assert_eq!(CorpusStats::default().score(&d1, &terms(&["bike"])), 0.0);
     }
 
     #[test]
@@ -485,7 +483,7 @@ mod tests {
 
     #[test]
     fn bm25_idf_is_never_negative() {
-        let mut stats = CorpusStats::new();
+        let mut stats = CorpusStats::default();
         for _ in 0..10 {
             stats.add_document(&terms(&["everywhere"]));
         }
@@ -508,8 +506,8 @@ mod tests {
             "Bicycles, bicycles: BICYCLES!",
         ];
         let query = query_terms(["bicycle", "red mountain"]);
-        let mut from_lists = CorpusStats::new();
-        let mut from_texts = CorpusStats::new();
+        let mut from_lists = CorpusStats::default();
+        let mut from_texts = CorpusStats::default();
         for t in texts {
             from_lists.add_document(&analyze(t));
             from_texts.add_text(t, &query);

@@ -46,19 +46,12 @@ mod validate;
 mod walk;
 
 pub use compiled::CompiledPolicy;
-pub use error::{PathList, PolicyError, SearchIndexList};
 pub(crate) use path::same_path;
 pub use path::{
-    PathSegment, PathTerminal, PolicyPath, PolicySegment, parse_composite_path, parse_policy_path,
-    parse_search_path, same_search_path,
+    PathSegment, PolicySegment, parse_composite_path, parse_search_path, same_search_path,
 };
 pub use policy::{
-    CompositeOrder, CompositePath, ETAG_PATH, ExcludedPath, FLAT_MAX_DIMENSIONS, FullTextIndex,
-    IncludedPath, IndexingMode, IndexingPolicy, PathSpec, QUANTIZED_MAX_DIMENSIONS, ROOT_PATH,
-    VectorIndex, VectorIndexType,
-};
-pub use validate::{
-    INDEXING_SEARCH_LIST_SIZE, MAX_COMPOSITE_INDEXES, MAX_COMPOSITE_PATHS, MAX_EXCLUDED_PATHS,
-    MAX_INCLUDED_PATHS, MIN_COMPOSITE_PATHS, QUANTIZATION_BYTE_SIZE,
+    CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
+    QUANTIZED_MAX_DIMENSIONS, VectorIndex, VectorIndexType,
 };
 pub use walk::DocStep;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cosmoscope::engine::{Backend, FeedChange, FeedMode, FeedRequest, FeedStart};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;

@@ -2,9 +2,9 @@
 //! purges and container deletes, the stored index equals a rebuild from the items.
 
 use cosmoscope::engine::Backend;
-use cosmoscope::store::catalog::Throughput;
-use cosmoscope::store::index::{IndexLayout, rebuild_from_items, stored_entries};
-use cosmoscope::store::indexing::IndexingPolicy;
+use cosmoscope::engine::IndexingPolicy;
+use cosmoscope::engine::Throughput;
+use cosmoscope::store::testing::{IndexLayout, rebuild_from_items, stored_entries};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, Rng, open, pk_settings};

@@ -2,8 +2,8 @@
 //! missing, single and composite, in the shape of the service's
 //! `x-ms-cosmos-index-utilization` header (reference/cosmos.md §3.5).
 
+use cosmoscope::engine::QueryResult;
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::query::run::QueryResult;
 use serde_json::json;
 
 use crate::support::fixture::{DB, Fixture, open, pk_settings};

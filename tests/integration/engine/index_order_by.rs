@@ -3,9 +3,9 @@
 //! documents whose ORDER BY path is undefined are still returned (order-by.md: "Queries
 //! with ORDER BY return all items, including items where the property ... isn't defined").
 
+use cosmoscope::engine::QueryResult;
+use cosmoscope::engine::Throughput;
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::query::run::QueryResult;
-use cosmoscope::store::catalog::Throughput;
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, Rng, open, pk_settings};

@@ -3,10 +3,10 @@
 //! finished index equals a rebuild from the items, and invalid policies get the service's
 //! 400 messages.
 
+use cosmoscope::engine::IndexingPolicy;
+use cosmoscope::engine::QueryResult;
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::query::run::QueryResult;
-use cosmoscope::store::index::{IndexLayout, rebuild_from_items, stored_entries};
-use cosmoscope::store::indexing::IndexingPolicy;
+use cosmoscope::store::testing::{IndexLayout, rebuild_from_items, stored_entries};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, Rng, open, open_manual, pk_settings};

@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
+use cosmoscope::engine::IndexingPolicy;
+use cosmoscope::engine::QueryResult;
+use cosmoscope::engine::Throughput;
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::query::run::QueryResult;
-use cosmoscope::store::catalog::Throughput;
-use cosmoscope::store::indexing::IndexingPolicy;
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, Rng, open, pk_settings};
@@ -304,7 +304,7 @@ fn excluding_a_filtered_path_turns_the_lookup_into_a_scan() {
     let sql = "SELECT * FROM c WHERE c.customer = 'c7'";
     let on = run(&f, "on", sql);
     let off = run(&f, "off", sql);
-    let values = |docs: &[cosmoscope::query::document::Document]| -> Vec<Value> {
+    let values = |docs: &[cosmoscope::engine::Document]| -> Vec<Value> {
         docs.iter().map(|d| d.value().clone()).collect()
     };
     assert!(sorted(values(&on.documents)) == sorted(values(&off.documents)));

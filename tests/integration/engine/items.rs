@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cosmoscope::engine::ContainerSettings;
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -81,12 +81,12 @@ fn create_read_replace_upsert_delete_round_trip() {
 #[test]
 fn system_properties_are_written() {
     let fx = fixture();
-    let before = cosmoscope::store::now_secs();
+    let before = cosmoscope::engine::now_secs();
     let r = fx.create(
         C,
         &json!({"id": "a", "pk": "p", "_rid": "bogus", "_ts": 5, "_etag": "\"mine\"", "_self": "x", "_attachments": "y"}),
     );
-    let after = cosmoscope::store::now_secs();
+    let after = cosmoscope::engine::now_secs();
     let b = body(&r);
     let rid = b["_rid"].as_str().expect("_rid is a string");
     assert!(

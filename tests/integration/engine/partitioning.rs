@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use cosmoscope::engine::Engine;
+use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::epk::Epk;
-use cosmoscope::store::indexing::IndexingPolicy;
+use cosmoscope::engine::{ContainerSettings, Throughput};
+use cosmoscope::store::Epk;
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;
@@ -426,7 +426,7 @@ fn deleting_a_container_removes_items_statistics_and_feed() {
             .logical_partitions(&txn, &old, &Epk::min(), &Epk::max(), None, 1000)
             .unwrap();
         assert!(logical.is_empty(), "logical partition statistics removed");
-        let req = cosmoscope::store::feed::FeedRequest {
+        let req = cosmoscope::store::testing::FeedRequest {
             start: FeedStart::Beginning,
             mode: FeedMode::AllVersions,
             range: None,
@@ -1419,7 +1419,7 @@ fn concurrent_writers_with_splits_lose_nothing() {
         let store = e.store();
         let txn = store.read_txn().unwrap();
         let def = store.container(&txn, DB, "c").unwrap();
-        let req = cosmoscope::store::feed::FeedRequest {
+        let req = cosmoscope::store::testing::FeedRequest {
             start: FeedStart::Beginning,
             mode: FeedMode::AllVersions,
             range: None,

@@ -280,7 +280,7 @@ fn id_partition_key_and_system_properties_cannot_be_patched() {
     // A nested key path protects its parents too.
     fx.container(
         "nested",
-        cosmoscope::store::catalog::ContainerSettings::new(vec!["/addr/zip".into()]),
+        cosmoscope::engine::ContainerSettings::new(vec!["/addr/zip".into()]),
     );
     fx.create(
         "nested",

@@ -3,12 +3,10 @@
 //! indexing policy's vector and full-text indexes checked against them on creation and
 //! on every replacement.
 
+use cosmoscope::engine::ContainerSettings;
+use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::ContainerSettings;
-use cosmoscope::store::indexing::IndexingPolicy;
-use cosmoscope::store::search_policy::{
-    DistanceFunction, FullTextPolicy, VectorDataType, VectorEmbeddingPolicy,
-};
+use cosmoscope::engine::{DistanceFunction, FullTextPolicy, VectorDataType, VectorEmbeddingPolicy};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, err, open, pk_settings};

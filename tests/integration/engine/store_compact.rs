@@ -4,8 +4,9 @@
 
 use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, Engine, QueryOptions};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::compact::{LOCK_FILE, Outcome, When, compact};
+use cosmoscope::engine::{CompactOutcome as Outcome, CompactWhen as When};
+use cosmoscope::engine::{ContainerSettings, Throughput};
+use cosmoscope::store::LOCK_FILE;
 use serde_json::{Value, json};
 
 fn documents(n: usize) -> Vec<Vec<u8>> {
@@ -74,7 +75,8 @@ fn a_compacted_store_is_smaller_and_holds_the_same_data() {
     };
     assert_eq!(before_items.len(), docs.len());
 
-    let Outcome::Compacted { before, after, .. } = compact(dir.path(), When::Always).unwrap()
+    let Outcome::Compacted { before, after, .. } =
+        Engine::compact(dir.path(), When::Always).unwrap()
     else {
         panic!("not compacted");
     };
@@ -120,14 +122,14 @@ fn compaction_waits_for_no_one_and_skips_what_is_not_worth_it() {
         // Open here (in another process it is the same lock): compaction stands aside.
         let engine = Engine::open(dir.path()).unwrap();
         assert_eq!(
-            compact(dir.path(), When::Always).unwrap(),
+            Engine::compact(dir.path(), When::Always).unwrap(),
             Outcome::InUse { worthwhile: false }
         );
         assert_eq!(count(&engine, "SELECT VALUE COUNT(1) FROM c"), json!(3000));
     }
     assert!(dir.path().join(LOCK_FILE).exists());
     // A few megabytes free are not worth rewriting the file.
-    match compact(dir.path(), When::Worthwhile).unwrap() {
+    match Engine::compact(dir.path(), When::Worthwhile).unwrap() {
         Outcome::NotWorthwhile { file, free } => assert!(free > 0 && free < file),
         other => panic!("{other:?}"),
     }

@@ -1,7 +1,7 @@
 //! Time to live and unique keys through the engine.
 
+use cosmoscope::engine::ContainerSettings;
 use cosmoscope::engine::{Backend, FeedMode, FeedRequest};
-use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 
 use crate::support::fixture::*;

@@ -335,9 +335,9 @@ fn throttled_requests_are_retried_and_counted() {
     // its retry-after (the rest of the second) and goes again.
     let st = store();
     st.engine.create_database("tight").unwrap();
-    let settings = cosmoscope::store::catalog::ContainerSettings {
+    let settings = cosmoscope::engine::ContainerSettings {
         enforce_throughput: true,
-        ..cosmoscope::store::catalog::ContainerSettings::new(vec!["/pk".into()])
+        ..cosmoscope::engine::ContainerSettings::new(vec!["/pk".into()])
     };
     st.engine.create_container("tight", "c", settings).unwrap();
     let suite = Suite::parse(

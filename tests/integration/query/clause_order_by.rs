@@ -2,7 +2,7 @@
 //! order-by-multiple; index-policy.md composite indexes): single and multiple sort keys,
 //! null and undefined sort values, the index requirements.
 
-use cosmoscope::store::catalog::ContainerSettings;
+use cosmoscope::engine::ContainerSettings;
 use serde_json::{Value, json};
 
 use crate::support::query_db::Db;

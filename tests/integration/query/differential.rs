@@ -57,9 +57,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::{Backend, Engine, QueryOptions};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
-use cosmoscope::store::indexing::IndexingPolicy;
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use serde_json::{Map, Value, json};
 
 use crate::support::fixture::Rng;
@@ -992,7 +992,7 @@ fn drain(engine: &Engine, container: &str, case: &Case, page: usize) -> Result<O
 /// computed whole report the ranges' work on the whole, as the first page did it.)
 fn report_consistent(
     case: &Case,
-    r: &cosmoscope::query::run::QueryResult,
+    r: &cosmoscope::engine::QueryResult,
     key_paths: &[&str],
 ) -> Result<(), String> {
     let upper = case.sql.to_uppercase();
@@ -1062,8 +1062,8 @@ fn no_item_twice(sql: &str, rows: &[Value]) -> Result<(), String> {
 
 /// A page's totals are its ranges' sums: the documents retrieved and their size, the index
 /// hits, and the request charge (to rounding).
-fn page_totals_consistent(r: &cosmoscope::query::run::QueryResult) -> Result<(), String> {
-    let sum = |f: fn(&cosmoscope::query::run::QueryMetrics) -> u64| -> u64 {
+fn page_totals_consistent(r: &cosmoscope::engine::QueryResult) -> Result<(), String> {
+    let sum = |f: fn(&cosmoscope::engine::QueryMetrics) -> u64| -> u64 {
         r.partitions.iter().map(|p| f(&p.metrics)).sum()
     };
     let checks = [

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use cosmoscope::engine::{Backend, Engine, QueryOptions, QueryResult};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 
 fn engine() -> (tempfile::TempDir, Engine) {
@@ -476,7 +476,7 @@ fn a_cancelled_query_stops_before_its_next_document() {
         let finished = Arc::new(AtomicUsize::new(0));
         let (flag, count) = (Arc::clone(&cancel), Arc::clone(&finished));
         let opts = QueryOptions {
-            progress: Some(cosmoscope::query::run::Progress(Arc::new(move |_| {
+            progress: Some(cosmoscope::engine::Progress(Arc::new(move |_| {
                 count.fetch_add(1, Ordering::SeqCst);
                 if cancel_after_first {
                     flag.store(true, Ordering::SeqCst);
@@ -508,7 +508,7 @@ fn pages_stop_at_the_service_response_size() {
         .map(|i| json!({"id": format!("b{i}"), "pk": format!("p{i}"), "n": i, "tags": [1, 2], "big": big}))
         .collect();
     load(&e, "big", &docs);
-    let limit = cosmoscope::query::run::MAX_PAGE_BYTES;
+    let limit = cosmoscope::query::MAX_PAGE_BYTES;
     for sql in [
         "SELECT * FROM c",
         "SELECT c.id, c.big FROM c",
@@ -721,7 +721,7 @@ fn cross_range_results_equal_a_single_range_run() {
         )
         .documents;
         if !sql.contains("ORDER BY") {
-            let key = |v: &cosmoscope::query::document::Document| v.to_string();
+            let key = |v: &cosmoscope::engine::Document| v.to_string();
             a.sort_by_key(key);
             b.sort_by_key(key);
         }
@@ -1068,7 +1068,7 @@ fn a_streaming_scan_resumes_where_it_stopped_even_after_a_split() {
     // continue that order after the page's last item, one child after the other, so the
     // rows after the split come in another order but none is lost or repeated.
     assert_eq!(docs[..25], whole.documents[..25]);
-    let sorted = |rows: &[cosmoscope::query::document::Document]| {
+    let sorted = |rows: &[cosmoscope::engine::Document]| {
         let mut rows: Vec<String> = rows.iter().map(|d| d.to_string()).collect();
         rows.sort();
         rows
@@ -1222,7 +1222,7 @@ fn a_large_range_streams_in_key_order() {
     let (_d, e) = engine();
     container(&e, "big", &["/pk"], 400);
     // Enough that both children of the split below stay large.
-    let n = 3 * cosmoscope::query::run::DOCUMENT_ORDER_MAX_ITEMS as usize;
+    let n = 3 * cosmoscope::query::DOCUMENT_ORDER_MAX_ITEMS as usize;
     let lines: Vec<String> = (0..n)
         .map(|i| {
             json!({"id": format!("i{i:05}"), "pk": format!("p{}", i % 97), "g": i % 50}).to_string()
@@ -1298,7 +1298,7 @@ fn a_large_range_streams_in_key_order() {
     let counts = q(&e, "big", "SELECT VALUE COUNT(1) FROM c");
     assert_eq!(counts.partitions.len(), 2);
     for p in &counts.partitions {
-        assert!(p.metrics.output_document_count > cosmoscope::query::run::DOCUMENT_ORDER_MAX_ITEMS);
+        assert!(p.metrics.output_document_count > cosmoscope::query::DOCUMENT_ORDER_MAX_ITEMS);
     }
     assert_eq!(paged.len(), whole.len());
     assert!(paged == whole, "the pages differ from the unpaged result");

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use cosmoscope::engine::ContainerSettings;
 use cosmoscope::engine::{Backend, Engine, QueryOptions};
-use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::{Value, json};
 
 fn setup() -> (tempfile::TempDir, Engine) {

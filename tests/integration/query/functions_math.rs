@@ -3,8 +3,8 @@
 //! calls, items and processes. (The functions' examples are unit tests of the family's
 //! module.)
 
+use cosmoscope::query::Val;
 use cosmoscope::query::functions::{FnContext, FnKind, lookup};
-use cosmoscope::query::value::Val;
 use serde_json::{Value, json};
 
 use crate::support::cli;

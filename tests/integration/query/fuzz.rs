@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use cosmoscope::query::check::check;
-use cosmoscope::query::parser::parse;
+use cosmoscope::query::check;
+use cosmoscope::query::parse;
 
 use crate::support::fixture::Rng;
 

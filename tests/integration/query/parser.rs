@@ -1,5 +1,5 @@
 //! The NoSQL query parser and semantic checks through the public API
-//! (`cosmoscope::query::parser::parse`, `cosmoscope::query::check::check`): every clause and
+//! (`cosmoscope::query::parse`, `cosmoscope::query::check`): every clause and
 //! operator form of the docs' examples, precedence, literal and keyword case rules, string
 //! escapes, and the exact position and wording of typical mistakes.
 
@@ -7,8 +7,8 @@ use cosmoscope::query::ast::{
     BinaryOp, Expr, ExprKind, FromKind, JoinSource, Literal, PathStep, Pos, Query, SelectKind,
     UnaryOp,
 };
-use cosmoscope::query::check::check;
-use cosmoscope::query::parser::parse;
+use cosmoscope::query::check;
+use cosmoscope::query::parse;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -694,7 +694,7 @@ fn literals_and_udf_are_lower_case_only() {
     );
     // NaN and Infinity are number literals (case-sensitive, as in JavaScript); other
     // spellings are plain identifiers.
-    let q = cosmoscope::query::parser::parse("SELECT VALUE [NaN, Infinity, -Infinity]").unwrap();
+    let q = cosmoscope::query::parse("SELECT VALUE [NaN, Infinity, -Infinity]").unwrap();
     let cosmoscope::query::ast::SelectKind::Value(e) = &q.select.kind else {
         panic!()
     };

@@ -6,7 +6,7 @@
 //! fulltextscore.md, rrf.md, order-by-rank.md).
 
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::store::search_policy::{FullTextPolicy, VectorEmbeddingPolicy};
+use cosmoscope::engine::{FullTextPolicy, VectorEmbeddingPolicy};
 use serde_json::{Value, json};
 
 use crate::support::query_db::{DB, Db, empty, value_of};
@@ -359,7 +359,7 @@ fn search_settings(
     distance: &'static str,
     vector_index: bool,
     full_text_index: bool,
-) -> impl Fn(&mut cosmoscope::store::catalog::ContainerSettings) {
+) -> impl Fn(&mut cosmoscope::engine::ContainerSettings) {
     move |s| {
         s.vector_embedding_policy = Some(
             VectorEmbeddingPolicy::from_json(json!({"vectorEmbeddings": [
@@ -533,7 +533,7 @@ fn a_later_page_computed_again_still_ranks() {
             .engine
             .query(DB, container, sql, &QueryOptions::default())
             .expect("whole");
-        let rows = |docs: Vec<cosmoscope::query::document::Document>| -> Vec<Value> {
+        let rows = |docs: Vec<cosmoscope::engine::Document>| -> Vec<Value> {
             docs.into_iter().map(Value::from).collect()
         };
         assert_eq!(

@@ -2,9 +2,9 @@
 //! JSON bodies, error extraction, feed draining and a small deterministic PRNG.
 
 use cosmoscope::Error;
+use cosmoscope::engine::ContainerSettings;
 use cosmoscope::engine::{Backend, Engine, ItemResponse};
 use cosmoscope::engine::{FeedChange, FeedMode, FeedRequest, FeedStart};
-use cosmoscope::store::catalog::ContainerSettings;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -275,7 +275,7 @@ pub fn assert_tiles(bounds: &[(String, String)]) {
 /// Waits (polling) until the wall clock second is past `ts`, at most ~2.5 s.
 pub fn wait_until_after(ts: i64) {
     let start = std::time::Instant::now();
-    while cosmoscope::store::now_secs() <= ts {
+    while cosmoscope::engine::now_secs() <= ts {
         assert!(start.elapsed().as_millis() < 2500, "clock did not advance");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

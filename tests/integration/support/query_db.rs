@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use cosmoscope::Error;
 use cosmoscope::engine::{Backend, Engine, QueryOptions};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

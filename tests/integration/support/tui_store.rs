@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cosmoscope::engine::{Backend, Engine};
-use cosmoscope::store::catalog::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, Throughput};
 use cosmoscope::tui::harness::Harness;
 use serde_json::{Value, json};
 use tempfile::TempDir;

@@ -19,7 +19,7 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 fn freeze(h: &mut Harness) {
     if let Some(run) = h.app.query.run.as_mut() {
         run.elapsed_ms = 0.0;
-        let zero = |m: &mut cosmoscope::query::run::QueryMetrics| {
+        let zero = |m: &mut cosmoscope::engine::QueryMetrics| {
             m.index_lookup_time_in_ms = 0.0;
             m.document_load_time_in_ms = 0.0;
             m.query_engine_execution_time_in_ms = 0.0;
@@ -166,8 +166,8 @@ fn query_parameters_form() {
 /// Waits for the start of a fresh wall-clock second, so writes made right after share
 /// their `_ts`.
 fn fresh_second() {
-    let start = cosmoscope::store::now_secs();
-    while cosmoscope::store::now_secs() == start {
+    let start = cosmoscope::engine::now_secs();
+    while cosmoscope::engine::now_secs() == start {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use cosmoscope::Error;
+use cosmoscope::engine::Document;
+use cosmoscope::engine::{AccessView, PartitionResult, QueryMetrics, RoutingView};
 use cosmoscope::engine::{ItemResponse, QueryResult};
-use cosmoscope::query::document::Document;
-use cosmoscope::query::run::{AccessView, PartitionResult, QueryMetrics, RoutingView};
 use cosmoscope::tui::effect::{Effect, JobKind};
 use cosmoscope::tui::harness::parse_keys;
 use cosmoscope::tui::keymap::{Keymap, Mode};
