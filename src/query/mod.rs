@@ -1,7 +1,7 @@
 //! The NoSQL query dialect: its syntax, evaluation, reading documents, search and running
 //! queries against the store.
 //!
-//! - [`syntax`]: text to a checked tree — lexer, parser, the tree ([`ast`]), the semantic
+//! - `syntax`: text to a checked tree — lexer, parser, the tree ([`ast`]), the semantic
 //!   checks, printing, completion
 //! - `eval`: values, the environment of an execution, the expression evaluator and the
 //!   built-in [`functions`]

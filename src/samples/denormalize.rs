@@ -1,5 +1,5 @@
 //! Denormalization as the sample designs prescribe it, driven by the store's own mechanisms:
-//! change feed processors ([`crate::engine::processor`]) with their leases in a `leases`
+//! change feed processors ([`crate::processor`]) with their leases in a `leases`
 //! container of the design's database, writing through the engine facade.
 //!
 //! - **Usernames** (blog v2 and v3): a processor on `users` reacts to every user item; for

@@ -57,7 +57,7 @@ pub enum When {
     Worthwhile,
 }
 
-/// What [`compact`] did.
+/// What `compact` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Compacted {

@@ -4,22 +4,22 @@
 //! LMDB gives them one writer at a time and snapshot readers. This module owns the
 //! environment and its named databases; the submodules own one concern each:
 //!
-//! - [`catalog`]: databases and containers, their settings and the range table
-//! - [`partition_key`], [`epk`], `murmur3`: key values and V2 effective partition keys
-//! - [`ranges`]: physical partitions and split planning
-//! - [`item`]: item records, system properties and the service's item rules;
+//! - `catalog`: databases and containers, their settings and the range table
+//! - `partition_key`, `epk`, `murmur3`: key values and V2 effective partition keys
+//! - `ranges`: physical partitions and split planning
+//! - `item`: item records, system properties and the service's item rules;
 //!   `json_text`: skipping through JSON text (member directories, lazy reads)
-//! - [`write`](mod@write): the write transaction every mutation goes through (stats, feed, splits)
-//! - [`patch`]: partial document update operations on JSON-pointer paths
-//! - [`read`]: point reads, listings and statistics
-//! - [`feed`]: the change feed log and its readers
-//! - [`meter`]: RU per range per second, throttling, and read accounting
-//! - [`ttl`]: purging expired items
-//! - [`indexing`]: the indexing policy; [`index`]: the index entries it asks for;
-//!   [`reindex`]: replacing the policy and rebuilding the index in the background;
-//!   [`search_policy`]: the vector embedding and full-text policies their indexes rely on
-//! - [`stats`], [`keys`], [`codec`]: records and layouts
-//! - [`compact`]: rewriting the file without its free pages and with full ones, and the lock
+//! - `write`: the write transaction every mutation goes through (stats, feed, splits)
+//! - `patch`: partial document update operations on JSON-pointer paths
+//! - `read`: point reads, listings and statistics
+//! - `feed`: the change feed log and its readers
+//! - `meter`: RU per range per second, throttling, and read accounting
+//! - `ttl`: purging expired items
+//! - `indexing`: the indexing policy; `index`: the index entries it asks for;
+//!   `reindex`: replacing the policy and rebuilding the index in the background;
+//!   `search_policy`: the vector embedding and full-text policies their indexes rely on
+//! - `stats`, `keys`, `codec`: records and layouts
+//! - `compact`: rewriting the file without its free pages and with full ones, and the lock
 //!   that allows it
 //!
 //! The submodules are the crate's own: the engine facade and the query engine, the layers

@@ -177,8 +177,8 @@ impl Store {
         Ok((out, last))
     }
 
-    /// The stored record (header and JSON, see [`super::item::Record`]) under an `items`
-    /// key (`cid ‖ EPK ‖ id`, as [`super::index::IndexReader::item_key`] builds it).
+    /// The stored record (header and JSON, see `super::item::Record`) under an `items`
+    /// key (`cid ‖ EPK ‖ id`, as `super::index::IndexReader::item_key` builds it).
     pub fn read_record<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Option<&'t [u8]>> {
         Ok(self.items.get(txn, key)?)
     }

@@ -23,7 +23,7 @@ pub struct Request {
     pub progress: Option<Progress>,
 }
 
-/// A progress callback (see [`Request::progress`]).
+/// A progress callback (see `Request::progress`).
 #[derive(Clone)]
 pub struct Progress(pub std::sync::Arc<dyn Fn(&RangeProgress) + Send + Sync>);
 

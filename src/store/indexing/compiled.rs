@@ -309,7 +309,7 @@ impl IndexingPolicy {
     }
 
     /// Whether the scalar at `path` is indexed. Compiles the policy on every call; keep a
-    /// [`CompiledPolicy`] when checking many values.
+    /// `CompiledPolicy` when checking many values.
     pub fn is_indexed(&self, path: &[PathSegment]) -> bool {
         self.compile().is_indexed(path)
     }

@@ -110,7 +110,7 @@ struct Frame<'a> {
 
 impl IndexingPolicy {
     /// Number of scalar values of `doc` the policy indexes. Compiles the policy on every
-    /// call; keep a [`CompiledPolicy`] when charging many writes.
+    /// call; keep a `CompiledPolicy` when charging many writes.
     pub fn count_indexed_terms(&self, doc: &Value) -> usize {
         self.compile().count_indexed_terms(doc)
     }
