@@ -42,7 +42,7 @@ use super::epk::Epk;
 use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
 use super::keys::ContainerRid;
 use super::{RoTxn, Store, murmur3};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Strings longer than this are indexed by their first `MAX_STRING_BYTES` bytes.
 pub const MAX_STRING_BYTES: usize = 512;
@@ -998,10 +998,12 @@ fn after_value(mut value_key: Vec<u8>) -> Vec<u8> {
 }
 
 /// Index keys in order, and documents per defined path.
+#[cfg(feature = "test-harness")]
 pub type IndexSnapshot = (Vec<Vec<u8>>, HashMap<PathId, u64>);
 
 /// Entries of every document of a container under `layout`, rebuilt from the items: what
 /// the index must equal after any sequence of writes (tests compare the two).
+#[cfg(feature = "test-harness")]
 pub fn rebuild_from_items(
     store: &Store,
     txn: &RoTxn,
@@ -1019,10 +1021,10 @@ pub fn rebuild_from_items(
     {
         let (k, v) = entry?;
         let (epk, id) = super::keys::split_item(k, epk_len)
-            .ok_or_else(|| Error::internal("corrupt item key"))?;
+            .ok_or_else(|| crate::error::Error::internal("corrupt item key"))?;
         let (_, json) = super::item::decode_record(v)?;
         let doc: Value = serde_json::from_slice(json)
-            .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
+            .map_err(|e| crate::error::Error::internal(format!("corrupt item: {e}")))?;
         let e = layout.entries(&doc, epk, id);
         keys.extend(e.keys);
         for p in e.defined {
@@ -1034,6 +1036,7 @@ pub fn rebuild_from_items(
 }
 
 /// The stored entries and counts of one generation (for the same comparison).
+#[cfg(feature = "test-harness")]
 pub fn stored_entries(
     store: &Store,
     txn: &RoTxn,

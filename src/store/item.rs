@@ -146,10 +146,6 @@ impl<'a> MemberDirectory<'a> {
         self.entries.len() / 3
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The tag of member `k` (`k < len()`).
     #[inline]
     pub fn tag_at(&self, k: usize) -> u8 {
