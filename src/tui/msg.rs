@@ -53,7 +53,7 @@ pub enum Msg {
     Schema {
         db: String,
         c: String,
-        result: Result<crate::query::syntax::complete::Schema, Error>,
+        result: Result<crate::query::complete::Schema, Error>,
     },
     FeedBatch {
         ticket: u64,

@@ -15,7 +15,7 @@ use super::state::tree::{NodeKind, PAGE};
 use crate::engine::Progress;
 use crate::engine::{Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions};
 use crate::error::{Result, StatusCode};
-use crate::query::syntax::complete::Schema;
+use crate::query::complete::Schema;
 
 /// How many documents completion samples from a container (about a millisecond to read
 /// and a few to parse).

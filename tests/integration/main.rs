@@ -5,6 +5,7 @@
 //! Tests that spawn the program use `env!("CARGO_BIN_EXE_cosmoscope")`; fixtures read from
 //! `tests/data`.
 
+mod architecture;
 mod cli;
 mod engine;
 mod query;

@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::query::syntax::complete::is_word_char;
+use crate::query::complete::is_word_char;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextBuffer {

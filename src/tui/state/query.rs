@@ -10,7 +10,7 @@ use super::editor::TextBuffer;
 use crate::engine::PartitionResult;
 use crate::engine::QueryMetrics;
 use crate::engine::QueryResult;
-use crate::query::syntax::complete::{Candidate, Completion, Schema};
+use crate::query::complete::{Candidate, Completion, Schema};
 
 /// How many queries the history keeps.
 pub const HISTORY_LIMIT: usize = 200;
@@ -179,7 +179,7 @@ pub struct QueryState {
 impl QueryState {
     /// The `@names` the query text uses, in order of first appearance.
     pub fn param_names(&self) -> Vec<String> {
-        crate::query::syntax::complete::parameter_names(&self.editor.text())
+        crate::query::complete::parameter_names(&self.editor.text())
     }
 
     /// Adds a query to the history (most recent last, no adjacent duplicates).

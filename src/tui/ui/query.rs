@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::query_stats;
 use super::theme::theme;
 use super::{clip, mark_selected, pane};
-use crate::query::syntax::complete::{Candidate, CandidateKind};
+use crate::query::complete::{Candidate, CandidateKind};
 use crate::tui::state::list::offset_showing;
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryRun, ResultsMode, cell, columns,

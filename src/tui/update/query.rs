@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::prompt::open_params;
 use crate::engine::QueryResult;
 use crate::error::{Error, StatusCode};
-use crate::query::syntax::complete::{Candidate, Completion, Schema};
+use crate::query::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
 use crate::tui::state::document::pk_of;
@@ -91,7 +91,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
 /// The parameter values as JSON, or what is missing or malformed.
 fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
     let mut out = BTreeMap::new();
-    for name in crate::query::syntax::complete::parameter_names(sql) {
+    for name in crate::query::complete::parameter_names(sql) {
         let text = app
             .query
             .params
@@ -342,7 +342,7 @@ fn completion_here(app: &App) -> Option<Completion> {
         .map(|s| s.schema.clone())
         .unwrap_or_default();
     let ed = &app.query.editor;
-    crate::query::syntax::complete::complete(&ed.text(), ed.cursor_offset(), &schema)
+    crate::query::complete::complete(&ed.text(), ed.cursor_offset(), &schema)
 }
 
 /// Worth a list: something to choose that is not just what was typed.
