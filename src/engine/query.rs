@@ -30,13 +30,6 @@ pub struct QueryOptions {
 }
 
 impl QueryOptions {
-    /// These options with parameter `name` (with or without its `@`) set to `value`.
-    pub fn param(mut self, name: &str, value: Value) -> QueryOptions {
-        self.params
-            .insert(name.trim_start_matches('@').to_string(), value);
-        self
-    }
-
     /// The request as the query engine runs it.
     pub(super) fn request(&self) -> Request {
         Request {
