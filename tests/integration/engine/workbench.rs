@@ -330,9 +330,10 @@ fn a_user_suite_runs_against_an_existing_database() {
 
 #[test]
 fn throttled_requests_are_retried_and_counted() {
-    // A container that enforces 400 RU/s: 200 writes of about 6 RU each (1,200 RU) sent as
-    // fast as possible overrun its budget whatever second they start in; each 429 waits
-    // its retry-after (the rest of the second) and goes again.
+    // A container that enforces 400 RU/s, and writes of about 150 items' worth of text
+    // (some 100 KB, over 50 RU each): a dozen of them overrun the budget unless they take
+    // longer than a second apart, however slow the machine. Each 429 waits its retry-after
+    // (the rest of the second) and goes again.
     let st = store();
     st.engine.create_database("tight").unwrap();
     let settings = cosmoscope::engine::ContainerSettings {
@@ -340,21 +341,24 @@ fn throttled_requests_are_retried_and_counted() {
         ..cosmoscope::engine::ContainerSettings::new(vec!["/pk".into()])
     };
     st.engine.create_container("tight", "c", settings).unwrap();
-    let suite = Suite::parse(
-        r#"{"name": "t", "title": "T",
-            "params": {"id": {"generate": "uuid"}, "text": {"generate": "paragraphs"}},
-            "designs": [{"id": "d", "database": "tight"}],
-            "patterns": [{"id": "W", "title": "write", "steps": {"d": [
-                {"create": "c", "body": {"id": "{id}", "pk": "{id}", "text": "{text}"}}]}}]}"#,
-    )
+    let texts: Vec<String> = (0..150).map(|i| format!(r#""t{i}": "{{text}}""#)).collect();
+    let suite = Suite::parse(&format!(
+        r#"{{"name": "t", "title": "T",
+            "params": {{"id": {{"generate": "uuid"}}, "text": {{"generate": "paragraphs"}}}},
+            "designs": [{{"id": "d", "database": "tight"}}],
+            "patterns": [{{"id": "W", "title": "write", "steps": {{"d": [
+                {{"create": "c", "body": {{"id": "{{id}}", "pk": "{{id}}", {}}}}}]}}}}]}}"#,
+        texts.join(", ")
+    ))
     .unwrap();
     let opts = RunOptions {
-        iterations: 200,
+        iterations: 12,
         ..options()
     };
     let report = workbench::run(&st.engine, &suite, &opts, &mut |_| true).unwrap();
     let r = &report.patterns[0].designs.0[0];
-    assert_eq!(r.iterations, 200, "every write went through");
+    assert_eq!(r.iterations, 12, "every write went through");
+    assert!(r.request_charge > 50.0, "each write is a large one: {r:?}");
     assert!(r.throttled > 0, "the budget was exceeded: {r:?}");
     let throttled = st
         .engine
