@@ -1,12 +1,19 @@
 //! The engine: the facade every front end (CLI, TUI, benchmarks) uses.
 //!
 //! It names resources the way users do (`database`, `container`, partition key values as
-//! JSON), opens the right transactions, and returns typed results that carry their RU
-//! charge. It also runs the store's background work — flushing read metering and purging
-//! expired items — on its own thread for as long as it is open.
+//! JSON) and speaks its own vocabulary: query requests and results ([`query`]), change feed
+//! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
+//! batches and patches ([`batch`]), and the container settings and policies re-exported
+//! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
+//! its embedded implementation (`embedded.rs`) on the store of a data directory, which also
+//! offers what only a local store can: opening a directory, compaction, and stepping the
+//! background work by hand for tests.
+//!
+//! An open [`Engine`] runs the store's background work — flushing read metering, purging
+//! expired items, building indexes — on its own thread.
 
 mod backend;
-pub mod background;
+mod background;
 pub mod batch;
 mod embedded;
 pub mod feed;
