@@ -124,7 +124,9 @@ impl Engine {
         self.store.path()
     }
 
-    /// The underlying store, for code in this crate that composes lower-level operations.
+    /// The underlying store, for white-box tests and benchmarks; front ends and the
+    /// facade's clients use the [`Backend`] operations.
+    #[cfg(any(test, feature = "test-harness"))]
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
