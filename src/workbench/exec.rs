@@ -356,166 +356,243 @@ impl<'e> Executor<'e> {
         Ok(run)
     }
 
+    /// Sends one step's requests and returns its result; the 429s they met count in `run`
+    /// only when the step succeeds.
     fn step(&self, db: &str, step: &Step, vars: &Vars, run: &mut PatternRun) -> Result<Value> {
-        let fill = |t: &Template| t.eval(vars).map_err(Error::bad_request);
-        let fill_id = |t: &Template| t.eval_string(vars).map_err(Error::bad_request);
-        let engine = self.engine;
-        let mut rec = Recorder {
-            run: &mut *run,
-            container: step.action.container(),
-            setup: step.setup,
+        let mut call = Call {
+            engine: self.engine,
+            retry: &self.retry,
+            db,
+            vars,
+            rec: Recorder {
+                run: &mut *run,
+                kind: step.action.kind(),
+                container: step.action.container(),
+                setup: step.setup,
+            },
+            throttled: 0,
         };
-        let mut throttled = 0;
         let result = match &step.action {
-            Action::Read { container, id, pk } => {
-                let (id, pk) = (fill_id(id)?, fill(pk)?);
-                let started = Instant::now();
-                let r = self
-                    .retry
-                    .run(&mut throttled, || engine.read_item(db, container, &id, &pk))?;
-                rec.point("read", &r, started, format!("id {id}, partition key {pk}"))
-            }
+            Action::Read { container, id, pk } => call.read(container, id, pk),
             Action::Query {
                 container,
                 sql,
                 params,
                 pk,
-            } => {
-                let mut opts = QueryOptions {
-                    params: params
-                        .iter()
-                        .map(|(n, t)| Ok((n.clone(), fill(t)?)))
-                        .collect::<Result<_>>()?,
-                    partition_key: pk.as_ref().map(fill).transpose()?,
-                    ..QueryOptions::default()
-                };
-                let mut docs = Vec::new();
-                loop {
-                    let started = Instant::now();
-                    let page = self
-                        .retry
-                        .run(&mut throttled, || engine.query(db, container, sql, &opts))?;
-                    rec.op(
-                        "query",
-                        page.routing.kind,
-                        page.partitions.iter().map(|p| p.id.clone()).collect(),
-                        page.request_charge,
-                        started.elapsed(),
-                        sql.clone(),
-                    );
-                    docs.extend(page.documents.into_iter().map(Document::into_value));
-                    match page.continuation {
-                        Some(token) => opts.continuation = Some(token),
-                        None => break,
-                    }
-                }
-                if let Some((field, desc)) = &step.order_by {
-                    docs.sort_by(|a, b| compare(a.get(field), b.get(field)));
-                    if *desc {
-                        docs.reverse();
-                    }
-                }
-                if let Some(n) = step.take {
-                    docs.truncate(n);
-                }
-                Value::Array(docs)
-            }
+            } => call
+                .query(container, sql, params, pk.as_ref())
+                .map(|docs| arrange(docs, step)),
             Action::Write {
                 kind,
                 container,
-                body: template,
-            } => {
-                let doc = fill(template)?;
-                let bytes = serde_json::to_vec(&doc)
-                    .map_err(|e| Error::internal(format!("serializing an item: {e}")))?;
-                let started = Instant::now();
-                let r = self.retry.run(&mut throttled, || match kind {
-                    WriteKind::Create => engine.create_item(db, container, &bytes),
-                    WriteKind::Upsert => engine.upsert_item(db, container, &bytes, None),
-                    WriteKind::Replace => engine.replace_item(db, container, &bytes, None),
-                })?;
-                let detail = format!("id {}", doc.get("id").map_or("?".into(), |v| v.to_string()));
-                rec.point(step.action.kind(), &r, started, detail)
-            }
+                body,
+            } => call.write(*kind, container, body),
             Action::Patch {
                 container,
                 id,
                 pk,
                 operations,
                 condition,
-            } => {
-                let (id, pk) = (fill_id(id)?, fill(pk)?);
-                let mut req = json!({ "operations": fill(operations)? });
-                if let Some(c) = condition {
-                    req["condition"] = Value::String(c.clone());
-                }
-                let req = PatchRequest::from_json(req)?;
-                let started = Instant::now();
-                let r = self.retry.run(&mut throttled, || {
-                    engine.patch_item(db, container, &id, &pk, &req, None)
-                })?;
-                rec.point("patch", &r, started, format!("id {id}, partition key {pk}"))
-            }
-            Action::Delete { container, id, pk } => {
-                let (id, pk) = (fill_id(id)?, fill(pk)?);
-                let started = Instant::now();
-                let r = self.retry.run(&mut throttled, || {
-                    engine.delete_item(db, container, &id, &pk, None)
-                })?;
-                rec.point(
-                    "delete",
-                    &r,
-                    started,
-                    format!("id {id}, partition key {pk}"),
-                );
-                Value::Null
-            }
+            } => call.patch(container, id, pk, operations, condition.as_deref()),
+            Action::Delete { container, id, pk } => call.delete(container, id, pk),
             Action::Batch {
                 container,
                 pk,
                 operations,
-            } => {
-                let pk = fill(pk)?;
-                let ops: Vec<BatchOperation> = serde_json::from_value(fill(operations)?)
-                    .map_err(|e| Error::bad_request(format!("invalid batch operation: {e}")))?;
-                let started = Instant::now();
-                let r = self.retry.run(&mut throttled, || {
-                    engine.execute_batch(db, container, &pk, &ops)
-                })?;
-                rec.op(
-                    "batch",
-                    SINGLE,
-                    vec![r.range.clone()],
-                    r.request_charge,
-                    started.elapsed(),
-                    format!("{} operations, partition key {pk}", ops.len()),
-                );
-                if let Some(f) = r.failure {
-                    return Err(Error {
-                        message: format!(
-                            "the batch failed at operation {}: {}",
-                            f.index + 1,
-                            f.error.message
-                        ),
-                        ..f.error
-                    });
-                }
-                Value::Array(
-                    r.results
-                        .into_iter()
-                        .map(|o| o.resource_body.unwrap_or(Value::Null))
-                        .collect(),
-                )
-            }
-        };
-        run.throttled += throttled;
+            } => call.batch(container, pk, operations),
+        }?;
+        run.throttled += call.throttled;
         Ok(result)
     }
+}
+
+/// One step's requests: the database and variables they are filled from, where they are
+/// recorded, and the 429s they met.
+struct Call<'s, 'r> {
+    engine: &'s dyn Backend,
+    retry: &'s RetryPolicy,
+    db: &'s str,
+    vars: &'s Vars,
+    rec: Recorder<'r>,
+    throttled: u64,
+}
+
+impl Call<'_, '_> {
+    /// A template's value with this iteration's variables.
+    fn fill(&self, t: &Template) -> Result<Value> {
+        t.eval(self.vars).map_err(Error::bad_request)
+    }
+
+    /// An item id's template as text.
+    fn fill_id(&self, t: &Template) -> Result<String> {
+        t.eval_string(self.vars).map_err(Error::bad_request)
+    }
+
+    /// Sends a request addressed to item `id` in partition `pk` (retrying 429s) and
+    /// records it; returns the item it returned.
+    fn addressed(
+        &mut self,
+        id: &str,
+        pk: &Value,
+        mut send: impl FnMut(&dyn Backend, &str) -> Result<ItemResponse>,
+    ) -> Result<Value> {
+        let (engine, db) = (self.engine, self.db);
+        let started = Instant::now();
+        let r = self.retry.run(&mut self.throttled, || send(engine, db))?;
+        Ok(self
+            .rec
+            .point(&r, started, format!("id {id}, partition key {pk}")))
+    }
+
+    /// Reads an item; returns it.
+    fn read(&mut self, container: &str, id: &Template, pk: &Template) -> Result<Value> {
+        let (id, pk) = (self.fill_id(id)?, self.fill(pk)?);
+        self.addressed(&id, &pk, |engine, db| {
+            engine.read_item(db, container, &id, &pk)
+        })
+    }
+
+    /// Runs a query to its last page, recording each page; returns every document.
+    fn query(
+        &mut self,
+        container: &str,
+        sql: &str,
+        params: &[(String, Template)],
+        pk: Option<&Template>,
+    ) -> Result<Vec<Value>> {
+        let mut opts = QueryOptions {
+            params: params
+                .iter()
+                .map(|(n, t)| Ok((n.clone(), self.fill(t)?)))
+                .collect::<Result<_>>()?,
+            partition_key: pk.map(|t| self.fill(t)).transpose()?,
+            ..QueryOptions::default()
+        };
+        let (engine, db) = (self.engine, self.db);
+        let mut docs = Vec::new();
+        loop {
+            let started = Instant::now();
+            let page = self.retry.run(&mut self.throttled, || {
+                engine.query(db, container, sql, &opts)
+            })?;
+            self.rec.op(
+                page.routing.kind,
+                page.partitions.iter().map(|p| p.id.clone()).collect(),
+                page.request_charge,
+                started.elapsed(),
+                sql.to_string(),
+            );
+            docs.extend(page.documents.into_iter().map(Document::into_value));
+            match page.continuation {
+                Some(token) => opts.continuation = Some(token),
+                None => break,
+            }
+        }
+        Ok(docs)
+    }
+
+    /// Creates, upserts or replaces an item; returns what the engine returned.
+    fn write(&mut self, kind: WriteKind, container: &str, body: &Template) -> Result<Value> {
+        let doc = self.fill(body)?;
+        let bytes = serde_json::to_vec(&doc)
+            .map_err(|e| Error::internal(format!("serializing an item: {e}")))?;
+        let (engine, db) = (self.engine, self.db);
+        let started = Instant::now();
+        let r = self.retry.run(&mut self.throttled, || match kind {
+            WriteKind::Create => engine.create_item(db, container, &bytes),
+            WriteKind::Upsert => engine.upsert_item(db, container, &bytes, None),
+            WriteKind::Replace => engine.replace_item(db, container, &bytes, None),
+        })?;
+        let detail = format!("id {}", doc.get("id").map_or("?".into(), |v| v.to_string()));
+        Ok(self.rec.point(&r, started, detail))
+    }
+
+    /// Patches an item, under the step's filter condition if any; returns the item.
+    fn patch(
+        &mut self,
+        container: &str,
+        id: &Template,
+        pk: &Template,
+        operations: &Template,
+        condition: Option<&str>,
+    ) -> Result<Value> {
+        let (id, pk) = (self.fill_id(id)?, self.fill(pk)?);
+        let mut req = json!({ "operations": self.fill(operations)? });
+        if let Some(c) = condition {
+            req["condition"] = Value::String(c.to_string());
+        }
+        let req = PatchRequest::from_json(req)?;
+        self.addressed(&id, &pk, |engine, db| {
+            engine.patch_item(db, container, &id, &pk, &req, None)
+        })
+    }
+
+    /// Deletes an item; the result is null.
+    fn delete(&mut self, container: &str, id: &Template, pk: &Template) -> Result<Value> {
+        let (id, pk) = (self.fill_id(id)?, self.fill(pk)?);
+        self.addressed(&id, &pk, |engine, db| {
+            engine.delete_item(db, container, &id, &pk, None)
+        })?;
+        Ok(Value::Null)
+    }
+
+    /// Runs a transactional batch in one logical partition; returns the operations'
+    /// results, or fails with the operation that failed the batch.
+    fn batch(&mut self, container: &str, pk: &Template, operations: &Template) -> Result<Value> {
+        let pk = self.fill(pk)?;
+        let ops: Vec<BatchOperation> = serde_json::from_value(self.fill(operations)?)
+            .map_err(|e| Error::bad_request(format!("invalid batch operation: {e}")))?;
+        let (engine, db) = (self.engine, self.db);
+        let started = Instant::now();
+        let r = self.retry.run(&mut self.throttled, || {
+            engine.execute_batch(db, container, &pk, &ops)
+        })?;
+        self.rec.op(
+            SINGLE,
+            vec![r.range.clone()],
+            r.request_charge,
+            started.elapsed(),
+            format!("{} operations, partition key {pk}", ops.len()),
+        );
+        if let Some(f) = r.failure {
+            return Err(Error {
+                message: format!(
+                    "the batch failed at operation {}: {}",
+                    f.index + 1,
+                    f.error.message
+                ),
+                ..f.error
+            });
+        }
+        Ok(Value::Array(
+            r.results
+                .into_iter()
+                .map(|o| o.resource_body.unwrap_or(Value::Null))
+                .collect(),
+        ))
+    }
+}
+
+/// A query step's documents as the application would keep them: sorted by the step's
+/// field, then cut to its count (both client-side).
+fn arrange(mut docs: Vec<Value>, step: &Step) -> Value {
+    if let Some((field, desc)) = &step.order_by {
+        docs.sort_by(|a, b| compare(a.get(field), b.get(field)));
+        if *desc {
+            docs.reverse();
+        }
+    }
+    if let Some(n) = step.take {
+        docs.truncate(n);
+    }
+    Value::Array(docs)
 }
 
 /// Appends what a step's requests did to a run.
 struct Recorder<'r> {
     run: &'r mut PatternRun,
+    /// The step's action, which is also the kind of each of its requests.
+    kind: &'static str,
     container: &'r str,
     setup: bool,
 }
@@ -523,7 +600,6 @@ struct Recorder<'r> {
 impl Recorder<'_> {
     fn op(
         &mut self,
-        kind: &'static str,
         routing: &'static str,
         partitions: Vec<String>,
         request_charge: f64,
@@ -531,7 +607,7 @@ impl Recorder<'_> {
         detail: String,
     ) {
         self.run.ops.push(OpRecord {
-            kind,
+            kind: self.kind,
             container: self.container.to_string(),
             routing,
             partitions,
@@ -543,16 +619,9 @@ impl Recorder<'_> {
     }
 
     /// A point operation: one logical partition, one range. Returns the item it returned.
-    fn point(
-        &mut self,
-        kind: &'static str,
-        r: &ItemResponse,
-        started: Instant,
-        detail: String,
-    ) -> Value {
+    fn point(&mut self, r: &ItemResponse, started: Instant, detail: String) -> Value {
         let partitions = vec![r.range.clone()];
         self.op(
-            kind,
             SINGLE,
             partitions,
             r.request_charge,

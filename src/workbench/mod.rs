@@ -36,12 +36,12 @@ use crate::engine::Backend;
 use crate::error::{Error, Result};
 use crate::samples::denormalize::{self, Denormalizer};
 use crate::samples::{self, LoadOptions};
+use suite::Step;
 
 /// Iterations per pattern and design by default: enough for a stable median and a rough
 /// 95th percentile, few enough that the blog suite runs in seconds at scale 1.
 pub const DEFAULT_ITERATIONS: usize = 20;
 
-/// Status of a run cancelled through the progress callback (as for queries and loads).
 /// How long the processors may go on catching up after a run failed or was cancelled.
 const ABANDON_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -108,130 +108,34 @@ pub fn run(
     if options.iterations == 0 {
         return Err(Error::bad_request("--iterations must be at least 1"));
     }
-    let patterns: Vec<&Pattern> = match &options.patterns {
-        None => suite.patterns.iter().filter(|p| p.workbench).collect(),
-        Some(ids) => ids
-            .iter()
-            .map(|id| {
-                suite.pattern(id).ok_or_else(|| {
-                    Error::not_found(format!("suite {} has no pattern {id:?}", suite.name))
-                })
-            })
-            .collect::<Result<_>>()?,
-    };
+    let patterns = chosen_patterns(suite, options)?;
     let loaded = load_missing(engine, suite, options, progress)?;
-
-    let pools = suite
-        .designs
-        .iter()
-        .map(|d| Pools::load(engine, suite, d).map_err(|e| in_design(e, d)))
-        .collect::<Result<Vec<_>>>()?;
-    let mut denormalizers: Vec<Denormalizer> = Vec::new();
-    let mut processor_design = Vec::new();
-    if options.processors {
-        for d in &suite.designs {
-            let Some(set) = &d.sample else { continue };
-            match Denormalizer::for_set(engine, set, &d.database) {
-                Ok(Some(den)) => {
-                    denormalizers.push(den);
-                    processor_design.push(d.id.clone());
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    for den in &mut denormalizers {
-                        let _ = den.release();
-                    }
-                    return Err(in_design(e, d));
-                }
-            }
-        }
-    }
-
-    let total: u64 = patterns
-        .iter()
-        .map(|p| {
-            suite
-                .designs
-                .iter()
-                .filter(|d| p.steps_for(&d.id).is_some())
-                .count() as u64
-        })
-        .sum::<u64>()
-        * options.iterations as u64;
-
-    let executor = Executor::new(engine);
-    let nonce = exec::run_nonce();
+    let pools = load_pools(engine, suite)?;
+    let (denormalizers, processor_design) = if options.processors {
+        start_processors(engine, suite)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut runner = PatternRunner {
+        total: total_iterations(suite, &patterns, options.iterations),
+        executor: Executor::new(engine),
+        nonce: exec::run_nonce(),
+        suite,
+        pools: &pools,
+        options,
+        done: 0,
+        progress: &mut *progress,
+    };
     let (rows, mut denormalizers) = std::thread::scope(|scope| {
         let background = denormalize::spawn(scope, denormalizers);
-        let mut done = 0u64;
-        let mut rows = Vec::with_capacity(patterns.len());
-        let mut outcome = Ok(());
-        'patterns: for p in &patterns {
-            let mut results = Vec::new();
-            for (d, pool) in suite.designs.iter().zip(&pools) {
-                let Some(steps) = p.steps_for(&d.id) else {
-                    continue;
-                };
-                let mut runs = Vec::with_capacity(options.iterations);
-                for i in 0..options.iterations {
-                    let go_on = progress(&RunProgress::Running {
-                        pattern: p.id.clone(),
-                        design: d.id.clone(),
-                        done,
-                        total,
-                    });
-                    if !go_on {
-                        outcome = Err(Error::cancelled("the workbench run was cancelled"));
-                        break 'patterns;
-                    }
-                    let step =
-                        Vars::draw(suite, d, pool, options.seed, nonce, &p.id, i as u64, &[])
-                            .and_then(|mut vars| executor.run(&d.database, steps, &mut vars));
-                    match step {
-                        Ok(run) => runs.push(run),
-                        Err(e) => {
-                            outcome = Err(Error {
-                                message: format!(
-                                    "pattern {} on design {} ({}): {}",
-                                    p.id, d.id, d.database, e.message
-                                ),
-                                ..e
-                            });
-                            break 'patterns;
-                        }
-                    }
-                    done += 1;
-                }
-                results.push(DesignResult::from_runs(&d.id, &runs));
-            }
-            rows.push(PatternReport {
-                id: p.id.clone(),
-                title: p.title.clone(),
-                kind: if p.is_command() { "command" } else { "query" }.to_string(),
-                designs: DesignResults(results),
-            });
-        }
+        let rows = runner.run_all(&patterns);
         let stopped = background.stop();
-        (outcome.map(|()| rows), stopped)
+        (rows, stopped)
     });
-    // Whatever happened, let the processors catch up and hand their leases back; after a
-    // failure or a cancel only briefly (what is left stays in the feed for the next run).
-    let mut drained = Ok(0);
-    if let Ok(dens) = &mut denormalizers {
-        if !dens.is_empty() {
-            progress(&RunProgress::Draining);
-        }
-        for d in dens.iter_mut() {
-            let r = match &rows {
-                Ok(_) => d.drain(),
-                Err(_) => Ok(d.drain_for(ABANDON_DRAIN)),
-            };
-            let _ = d.release();
-            if drained.is_ok() {
-                drained = r;
-            }
-        }
-    }
+    let drained = match &mut denormalizers {
+        Ok(dens) => drain_and_release(dens, rows.is_err(), progress),
+        Err(_) => Ok(0),
+    };
     let rows = rows?;
     let denormalizers = denormalizers?;
     drained?;
@@ -245,16 +149,7 @@ pub fn run(
         title: suite.title.clone(),
         iterations: options.iterations,
         seed: options.seed,
-        designs: suite
-            .designs
-            .iter()
-            .map(|d| DesignInfo {
-                id: d.id.clone(),
-                title: d.title.clone(),
-                database: d.database.clone(),
-                sample: d.sample.clone(),
-            })
-            .collect(),
+        designs: suite.designs.iter().map(design_info).collect(),
         loaded,
         patterns: rows,
         processors,
@@ -262,6 +157,193 @@ pub fn run(
     })
 }
 
+/// The patterns a run runs: those `options` names (each must exist), else every pattern
+/// of the suite the workbench runs.
+fn chosen_patterns<'s>(suite: &'s Suite, options: &RunOptions) -> Result<Vec<&'s Pattern>> {
+    match &options.patterns {
+        None => Ok(suite.patterns.iter().filter(|p| p.workbench).collect()),
+        Some(ids) => ids
+            .iter()
+            .map(|id| {
+                suite.pattern(id).ok_or_else(|| {
+                    Error::not_found(format!("suite {} has no pattern {id:?}", suite.name))
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The parameter pools of every design, in the suite's order.
+fn load_pools(engine: &dyn Backend, suite: &Suite) -> Result<Vec<Pools>> {
+    suite
+        .designs
+        .iter()
+        .map(|d| Pools::load(engine, suite, d).map_err(|e| in_design(e, d)))
+        .collect()
+}
+
+/// Starts the change feed processors of every design whose sample set has any; returns
+/// them with the id of the design each serves. When one fails to start, those already
+/// started hand their leases back before the error is returned.
+fn start_processors<'e>(
+    engine: &'e dyn Backend,
+    suite: &Suite,
+) -> Result<(Vec<Denormalizer<'e>>, Vec<String>)> {
+    let mut denormalizers: Vec<Denormalizer> = Vec::new();
+    let mut processor_design = Vec::new();
+    for d in &suite.designs {
+        let Some(set) = &d.sample else { continue };
+        match Denormalizer::for_set(engine, set, &d.database) {
+            Ok(Some(den)) => {
+                denormalizers.push(den);
+                processor_design.push(d.id.clone());
+            }
+            Ok(None) => {}
+            Err(e) => {
+                for den in &mut denormalizers {
+                    let _ = den.release();
+                }
+                return Err(in_design(e, d));
+            }
+        }
+    }
+    Ok((denormalizers, processor_design))
+}
+
+/// Iterations the whole run makes: `iterations` per chosen pattern and design that has
+/// steps for it (the progress total).
+fn total_iterations(suite: &Suite, patterns: &[&Pattern], iterations: usize) -> u64 {
+    patterns
+        .iter()
+        .map(|p| {
+            suite
+                .designs
+                .iter()
+                .filter(|d| p.steps_for(&d.id).is_some())
+                .count() as u64
+        })
+        .sum::<u64>()
+        * iterations as u64
+}
+
+/// Runs the chosen patterns on the designs and counts the iterations done, for progress.
+struct PatternRunner<'a, 'e> {
+    executor: Executor<'e>,
+    suite: &'a Suite,
+    /// Per design, in the suite's order.
+    pools: &'a [Pools],
+    options: &'a RunOptions,
+    /// [`Vars::draw`]'s `run`.
+    nonce: u64,
+    done: u64,
+    total: u64,
+    progress: &'a mut dyn FnMut(&RunProgress) -> bool,
+}
+
+impl PatternRunner<'_, '_> {
+    /// Every pattern in turn; the first failure or a cancel ends the run.
+    fn run_all(&mut self, patterns: &[&Pattern]) -> Result<Vec<PatternReport>> {
+        let mut rows = Vec::with_capacity(patterns.len());
+        for p in patterns {
+            rows.push(self.pattern(p)?);
+        }
+        Ok(rows)
+    }
+
+    /// One pattern's row: its iterations on each design that has steps for it.
+    fn pattern(&mut self, p: &Pattern) -> Result<PatternReport> {
+        let (suite, pools) = (self.suite, self.pools);
+        let mut results = Vec::new();
+        for (d, pool) in suite.designs.iter().zip(pools) {
+            let Some(steps) = p.steps_for(&d.id) else {
+                continue;
+            };
+            let runs = self.iterations(p, d, pool, steps)?;
+            results.push(DesignResult::from_runs(&d.id, &runs));
+        }
+        Ok(PatternReport {
+            id: p.id.clone(),
+            title: p.title.clone(),
+            kind: if p.is_command() { "command" } else { "query" }.to_string(),
+            designs: DesignResults(results),
+        })
+    }
+
+    /// Pattern `p`'s iterations on design `d`, each with parameters of its own; asks
+    /// `progress` before each whether to go on. A failure names the pattern and design.
+    fn iterations(
+        &mut self,
+        p: &Pattern,
+        d: &Design,
+        pool: &Pools,
+        steps: &[Step],
+    ) -> Result<Vec<PatternRun>> {
+        let iterations = self.options.iterations;
+        let mut runs = Vec::with_capacity(iterations);
+        for i in 0..iterations {
+            let go_on = (self.progress)(&RunProgress::Running {
+                pattern: p.id.clone(),
+                design: d.id.clone(),
+                done: self.done,
+                total: self.total,
+            });
+            if !go_on {
+                return Err(Error::cancelled("the workbench run was cancelled"));
+            }
+            let (seed, nonce) = (self.options.seed, self.nonce);
+            let run = Vars::draw(self.suite, d, pool, seed, nonce, &p.id, i as u64, &[])
+                .and_then(|mut vars| self.executor.run(&d.database, steps, &mut vars))
+                .map_err(|e| Error {
+                    message: format!(
+                        "pattern {} on design {} ({}): {}",
+                        p.id, d.id, d.database, e.message
+                    ),
+                    ..e
+                })?;
+            runs.push(run);
+            self.done += 1;
+        }
+        Ok(runs)
+    }
+}
+
+/// Lets the processors catch up and hands their leases back, whatever happened; after a
+/// failure or a cancel (`abandoned`) only briefly, as what is left stays in the feed for
+/// the next run. Returns the first drain's error, after releasing every processor.
+fn drain_and_release(
+    denormalizers: &mut [Denormalizer],
+    abandoned: bool,
+    progress: &mut dyn FnMut(&RunProgress) -> bool,
+) -> Result<u64> {
+    if !denormalizers.is_empty() {
+        progress(&RunProgress::Draining);
+    }
+    let mut drained = Ok(0);
+    for d in denormalizers.iter_mut() {
+        let r = if abandoned {
+            Ok(d.drain_for(ABANDON_DRAIN))
+        } else {
+            d.drain()
+        };
+        let _ = d.release();
+        if drained.is_ok() {
+            drained = r;
+        }
+    }
+    drained
+}
+
+/// What the report says of a design.
+fn design_info(d: &Design) -> DesignInfo {
+    DesignInfo {
+        id: d.id.clone(),
+        title: d.title.clone(),
+        database: d.database.clone(),
+        sample: d.sample.clone(),
+    }
+}
+
+/// Puts the design `d` a failure happened in before its message.
 fn in_design(e: Error, d: &Design) -> Error {
     Error {
         message: format!("design {} ({}): {}", d.id, d.database, e.message),

@@ -505,145 +505,17 @@ fn is_identifier(s: &str) -> bool {
 }
 
 impl RawSuite {
+    /// Checks every part of the suite in the file's order, and builds it.
     fn check(self) -> Result<Suite> {
         if self.name.trim().is_empty() {
             return Err(bad("the suite needs a name".into()));
         }
         let params = check_params(self.params, "[params]")?;
-        if self.designs.is_empty() {
-            return Err(bad("the suite has no [[designs]]".into()));
-        }
-        let mut designs = Vec::new();
-        for d in self.designs {
-            let at = format!("design {:?}", d.id);
-            if !is_identifier(&d.id) {
-                return Err(bad(format!(
-                    "{at}: ids are letters, digits and underscores"
-                )));
-            }
-            if designs.iter().any(|x: &Design| x.id == d.id) {
-                return Err(bad(format!("{at} is defined twice")));
-            }
-            if let Some(s) = &d.sample
-                && !registry::SETS.contains(&s.as_str())
-            {
-                return Err(bad(format!(
-                    "{at}: there is no sample set {s:?}; the bundled sets are {}",
-                    registry::SETS.join(", ")
-                )));
-            }
-            let database = match (d.database, &d.sample) {
-                (Some(db), _) => db,
-                (None, Some(s)) => s.clone(),
-                (None, None) => {
-                    return Err(bad(format!("{at} names neither a database nor a sample")));
-                }
-            };
-            let dparams = check_params(d.params, &format!("{at} params"))?;
-            if let Some((n, _)) = dparams
-                .iter()
-                .find(|(n, _)| params.iter().any(|(p, _)| p == n))
-            {
-                return Err(bad(format!(
-                    "{at}: parameter {n:?} is also a suite-wide [params] entry"
-                )));
-            }
-            designs.push(Design {
-                title: d.title.unwrap_or_else(|| d.id.clone()),
-                id: d.id,
-                sample: d.sample,
-                database,
-                params: dparams,
-            });
-        }
-        if self.patterns.is_empty() {
-            return Err(bad("the suite has no [[patterns]]".into()));
-        }
-        let mut patterns: Vec<Pattern> = Vec::new();
-        for p in self.patterns {
-            if patterns.iter().any(|x| x.id == p.id) {
-                return Err(bad(format!("pattern {:?} is defined twice", p.id)));
-            }
-            let mut steps: BTreeMap<String, Vec<Step>> = BTreeMap::new();
-            for (key, raw_steps) in p.steps {
-                for design in key.split(',').map(str::trim) {
-                    let at = format!("pattern {:?}, design {design:?}", p.id);
-                    let Some(d) = designs.iter().find(|d| d.id == design) else {
-                        return Err(bad(format!(
-                            "{at}: the suite has no such design (it has {})",
-                            designs
-                                .iter()
-                                .map(|d| d.id.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )));
-                    };
-                    let list = steps.entry(design.to_string()).or_default();
-                    let mut known: BTreeSet<String> = params
-                        .iter()
-                        .chain(&d.params)
-                        .map(|(n, _)| n.clone())
-                        .collect();
-                    // Steps listed under several keys for one design (`v1` and `"v1,v2"`)
-                    // run in the keys' alphabetical order; the names they bind carry over.
-                    for s in list.iter() {
-                        known.extend(s.bind.clone());
-                    }
-                    for raw in &raw_steps {
-                        let at = format!("{at}, step {}", list.len() + 1);
-                        let step = raw.check(&at, &known)?;
-                        known.extend(step.bind.clone());
-                        list.push(step);
-                    }
-                }
-            }
-            if steps.is_empty() {
-                return Err(bad(format!("pattern {:?} has no steps", p.id)));
-            }
-            if let Some((d, _)) = steps.iter().find(|(_, s)| s.is_empty()) {
-                return Err(bad(format!(
-                    "pattern {:?}, design {d:?} has no steps",
-                    p.id
-                )));
-            }
-            patterns.push(Pattern {
-                id: p.id,
-                title: p.title,
-                workbench: p.workbench,
-                steps,
-            });
-        }
+        let designs = check_designs(self.designs, &params)?;
+        let patterns = check_patterns(self.patterns, &params, &designs)?;
         let simulate = self
             .simulate
-            .map(|s| -> Result<SimulateSpec> {
-                for (id, w) in &s.mix {
-                    if !patterns.iter().any(|p| &p.id == id) {
-                        return Err(bad(format!("[simulate] mix names no pattern {id:?}")));
-                    }
-                    if !(w.is_finite() && *w >= 0.0) {
-                        return Err(bad(format!(
-                            "[simulate] mix: the weight of {id} must be a number ≥ 0"
-                        )));
-                    }
-                }
-                if s.mix.values().sum::<f64>() <= 0.0 {
-                    return Err(bad("[simulate] mix has no positive weight".into()));
-                }
-                if let Some(h) = &s.hot_param {
-                    let everywhere = designs
-                        .iter()
-                        .all(|d| params.iter().chain(&d.params).any(|(n, _)| n == h));
-                    if !everywhere {
-                        return Err(bad(format!(
-                            "[simulate] hotParam {h:?} is not a parameter of every design"
-                        )));
-                    }
-                }
-                Ok(SimulateSpec {
-                    mix: s.mix.into_iter().collect(),
-                    hot_param: s.hot_param,
-                })
-            })
+            .map(|s| s.check(&params, &designs, &patterns))
             .transpose()?;
         Ok(Suite {
             name: self.name,
@@ -653,6 +525,191 @@ impl RawSuite {
             designs,
             patterns,
             simulate,
+        })
+    }
+}
+
+/// Checks the designs: at least one, each valid and defined once.
+fn check_designs(raw: Vec<RawDesign>, params: &[(String, ParamSource)]) -> Result<Vec<Design>> {
+    if raw.is_empty() {
+        return Err(bad("the suite has no [[designs]]".into()));
+    }
+    let mut designs = Vec::new();
+    for d in raw {
+        let design = d.check(params, &designs)?;
+        designs.push(design);
+    }
+    Ok(designs)
+}
+
+impl RawDesign {
+    /// Checks a design's id (against the `earlier` designs), sample set, database and
+    /// parameters (against the suite-wide `params`).
+    fn check(self, params: &[(String, ParamSource)], earlier: &[Design]) -> Result<Design> {
+        let at = format!("design {:?}", self.id);
+        if !is_identifier(&self.id) {
+            return Err(bad(format!(
+                "{at}: ids are letters, digits and underscores"
+            )));
+        }
+        if earlier.iter().any(|x| x.id == self.id) {
+            return Err(bad(format!("{at} is defined twice")));
+        }
+        if let Some(s) = &self.sample
+            && !registry::SETS.contains(&s.as_str())
+        {
+            return Err(bad(format!(
+                "{at}: there is no sample set {s:?}; the bundled sets are {}",
+                registry::SETS.join(", ")
+            )));
+        }
+        let database = match (self.database, &self.sample) {
+            (Some(db), _) => db,
+            (None, Some(s)) => s.clone(),
+            (None, None) => {
+                return Err(bad(format!("{at} names neither a database nor a sample")));
+            }
+        };
+        let dparams = check_params(self.params, &format!("{at} params"))?;
+        if let Some((n, _)) = dparams
+            .iter()
+            .find(|(n, _)| params.iter().any(|(p, _)| p == n))
+        {
+            return Err(bad(format!(
+                "{at}: parameter {n:?} is also a suite-wide [params] entry"
+            )));
+        }
+        Ok(Design {
+            title: self.title.unwrap_or_else(|| self.id.clone()),
+            id: self.id,
+            sample: self.sample,
+            database,
+            params: dparams,
+        })
+    }
+}
+
+/// Checks the patterns: at least one, each defined once and with valid steps.
+fn check_patterns(
+    raw: Vec<RawPattern>,
+    params: &[(String, ParamSource)],
+    designs: &[Design],
+) -> Result<Vec<Pattern>> {
+    if raw.is_empty() {
+        return Err(bad("the suite has no [[patterns]]".into()));
+    }
+    let mut patterns: Vec<Pattern> = Vec::new();
+    for p in raw {
+        if patterns.iter().any(|x| x.id == p.id) {
+            return Err(bad(format!("pattern {:?} is defined twice", p.id)));
+        }
+        let pattern = p.check(params, designs)?;
+        patterns.push(pattern);
+    }
+    Ok(patterns)
+}
+
+impl RawPattern {
+    /// Checks the steps under each key, for every design the key names; each design of
+    /// the pattern needs steps.
+    fn check(self, params: &[(String, ParamSource)], designs: &[Design]) -> Result<Pattern> {
+        let mut steps: BTreeMap<String, Vec<Step>> = BTreeMap::new();
+        for (key, raw_steps) in &self.steps {
+            for design in key.split(',').map(str::trim) {
+                let at = format!("pattern {:?}, design {design:?}", self.id);
+                let Some(d) = designs.iter().find(|d| d.id == design) else {
+                    return Err(bad(format!(
+                        "{at}: the suite has no such design (it has {})",
+                        designs
+                            .iter()
+                            .map(|d| d.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                };
+                let list = steps.entry(design.to_string()).or_default();
+                let mut known = names_in_scope(params, d, list);
+                for raw in raw_steps {
+                    let at = format!("{at}, step {}", list.len() + 1);
+                    let step = raw.check(&at, &known)?;
+                    known.extend(step.bind.clone());
+                    list.push(step);
+                }
+            }
+        }
+        if steps.is_empty() {
+            return Err(bad(format!("pattern {:?} has no steps", self.id)));
+        }
+        if let Some((d, _)) = steps.iter().find(|(_, s)| s.is_empty()) {
+            return Err(bad(format!(
+                "pattern {:?}, design {d:?} has no steps",
+                self.id
+            )));
+        }
+        Ok(Pattern {
+            id: self.id,
+            title: self.title,
+            workbench: self.workbench,
+            steps,
+        })
+    }
+}
+
+/// The names design `d`'s next step may use: the suite's and the design's parameters, and
+/// what its `earlier` steps bind.
+fn names_in_scope(
+    params: &[(String, ParamSource)],
+    d: &Design,
+    earlier: &[Step],
+) -> BTreeSet<String> {
+    let mut known: BTreeSet<String> = params
+        .iter()
+        .chain(&d.params)
+        .map(|(n, _)| n.clone())
+        .collect();
+    // Steps listed under several keys for one design (`v1` and `"v1,v2"`) run in the
+    // keys' alphabetical order; the names they bind carry over.
+    for s in earlier {
+        known.extend(s.bind.clone());
+    }
+    known
+}
+
+impl RawSimulate {
+    /// Checks the simulator's mix (known patterns, weights ≥ 0, one positive) and that its
+    /// hot parameter exists in every design.
+    fn check(
+        self,
+        params: &[(String, ParamSource)],
+        designs: &[Design],
+        patterns: &[Pattern],
+    ) -> Result<SimulateSpec> {
+        for (id, w) in &self.mix {
+            if !patterns.iter().any(|p| &p.id == id) {
+                return Err(bad(format!("[simulate] mix names no pattern {id:?}")));
+            }
+            if !(w.is_finite() && *w >= 0.0) {
+                return Err(bad(format!(
+                    "[simulate] mix: the weight of {id} must be a number ≥ 0"
+                )));
+            }
+        }
+        if self.mix.values().sum::<f64>() <= 0.0 {
+            return Err(bad("[simulate] mix has no positive weight".into()));
+        }
+        if let Some(h) = &self.hot_param {
+            let everywhere = designs
+                .iter()
+                .all(|d| params.iter().chain(&d.params).any(|(n, _)| n == h));
+            if !everywhere {
+                return Err(bad(format!(
+                    "[simulate] hotParam {h:?} is not a parameter of every design"
+                )));
+            }
+        }
+        Ok(SimulateSpec {
+            mix: self.mix.into_iter().collect(),
+            hot_param: self.hot_param,
         })
     }
 }
@@ -739,155 +796,14 @@ fn check_params(raw: BTreeMap<String, RawParam>, at: &str) -> Result<Vec<(String
 }
 
 impl RawStep {
+    /// Checks a step and builds it: one action, only the fields it takes, templates that
+    /// parse and name only what is `known` (parameters and earlier steps' `as`), and valid
+    /// `as`, `forEach` and `orderBy`.
     fn check(&self, at: &str, known: &BTreeSet<String>) -> Result<Step> {
-        let actions = [
-            ("read", &self.read),
-            ("query", &self.query),
-            ("create", &self.create),
-            ("upsert", &self.upsert),
-            ("replace", &self.replace),
-            ("patch", &self.patch),
-            ("delete", &self.delete),
-            ("batch", &self.batch),
-        ];
-        let named: Vec<(&str, &String)> = actions
-            .iter()
-            .filter_map(|(k, v)| v.as_ref().map(|c| (*k, c)))
-            .collect();
-        let (kind, container) = match named.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(bad(format!(
-                    "{at}: a step names one action with its container: read, query, create, \
-                     upsert, replace, patch, delete or batch (e.g. read = \"users\")"
-                )));
-            }
-            several => {
-                return Err(bad(format!(
-                    "{at}: a step does one thing; this one names {}",
-                    several
-                        .iter()
-                        .map(|(k, _)| *k)
-                        .collect::<Vec<_>>()
-                        .join(" and ")
-                )));
-            }
-        };
-        // Which fields each action takes.
-        let allowed: &[&str] = match kind {
-            "read" | "delete" => &["id", "pk"],
-            "query" => &["sql", "params", "pk", "orderBy", "take"],
-            "create" | "upsert" | "replace" => &["body"],
-            "patch" => &["id", "pk", "operations", "condition"],
-            _ => &["pk", "operations"],
-        };
-        let given = [
-            ("id", self.id.is_some()),
-            ("pk", self.pk.is_some()),
-            ("sql", self.sql.is_some()),
-            ("params", self.params.is_some()),
-            ("body", self.body.is_some()),
-            ("operations", self.operations.is_some()),
-            ("condition", self.condition.is_some()),
-            ("orderBy", self.order_by.is_some()),
-            ("take", self.take.is_some()),
-        ];
-        if let Some((f, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
-            return Err(bad(format!(
-                "{at}: {f} does not apply to a {kind} step (it takes {})",
-                allowed.join(", ")
-            )));
-        }
-        let tpl = |field: &str, v: &Option<Value>| -> Result<Template> {
-            let v = v
-                .as_ref()
-                .ok_or_else(|| bad(format!("{at}: a {kind} step needs {field}")))?;
-            Template::parse(v).map_err(|why| bad(format!("{at}, {field}: {why}")))
-        };
-        let container = container.clone();
-        let action = match kind {
-            "read" => Action::Read {
-                container,
-                id: tpl("id", &self.id)?,
-                pk: tpl("pk", &self.pk)?,
-            },
-            "delete" => Action::Delete {
-                container,
-                id: tpl("id", &self.id)?,
-                pk: tpl("pk", &self.pk)?,
-            },
-            "query" => {
-                let sql = self
-                    .sql
-                    .clone()
-                    .ok_or_else(|| bad(format!("{at}: a query step needs sql")))?;
-                let params = self
-                    .params
-                    .iter()
-                    .flatten()
-                    .map(|(n, v)| {
-                        let t = Template::parse(v)
-                            .map_err(|why| bad(format!("{at}, params.{n}: {why}")))?;
-                        Ok((n.trim_start_matches('@').to_string(), t))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let pk = self.pk.as_ref().map(|_| tpl("pk", &self.pk)).transpose()?;
-                Action::Query {
-                    container,
-                    sql,
-                    params,
-                    pk,
-                }
-            }
-            "create" | "upsert" | "replace" => Action::Write {
-                kind: match kind {
-                    "create" => WriteKind::Create,
-                    "upsert" => WriteKind::Upsert,
-                    _ => WriteKind::Replace,
-                },
-                container,
-                body: tpl("body", &self.body)?,
-            },
-            "patch" => Action::Patch {
-                container,
-                id: tpl("id", &self.id)?,
-                pk: tpl("pk", &self.pk)?,
-                operations: tpl("operations", &self.operations)?,
-                condition: self.condition.clone(),
-            },
-            _ => Action::Batch {
-                container,
-                pk: tpl("pk", &self.pk)?,
-                operations: tpl("operations", &self.operations)?,
-            },
-        };
-        if matches!(kind, "patch" | "batch") && !matches!(self.operations, Some(Value::Array(_))) {
-            return Err(bad(format!("{at}: operations must be a list")));
-        }
-        if let Some(f) = &self.for_each
-            && !known.contains(f)
-        {
-            return Err(bad(format!(
-                "{at}: forEach names {f:?}, which no parameter or earlier step (as = ...) defines"
-            )));
-        }
-        let mut scope = known.clone();
-        if self.for_each.is_some() {
-            scope.insert("item".into());
-        }
-        for t in action.templates() {
-            if let Some(v) = t.vars().into_iter().find(|v| !scope.contains(*v)) {
-                let hint = if v == "item" {
-                    " ({item} exists only in forEach steps)"
-                } else {
-                    ""
-                };
-                return Err(bad(format!(
-                    "{at}: {{{v}}} is not defined: no parameter or earlier step (as = ...) \
-                     has that name{hint}"
-                )));
-            }
-        }
+        let (kind, container) = self.named_action(at)?;
+        self.check_fields(at, kind)?;
+        let action = self.action(at, kind, container.clone())?;
+        self.check_scope(at, &action, known)?;
         if let Some(b) = &self.bind
             && (!is_identifier(b) || b == "item")
         {
@@ -913,6 +829,177 @@ impl RawStep {
             take: self.take,
         })
     }
+
+    /// The one action the step names, with its container.
+    fn named_action(&self, at: &str) -> Result<(&'static str, &String)> {
+        let actions = [
+            ("read", &self.read),
+            ("query", &self.query),
+            ("create", &self.create),
+            ("upsert", &self.upsert),
+            ("replace", &self.replace),
+            ("patch", &self.patch),
+            ("delete", &self.delete),
+            ("batch", &self.batch),
+        ];
+        let named: Vec<(&str, &String)> = actions
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|c| (*k, c)))
+            .collect();
+        match named.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(bad(format!(
+                "{at}: a step names one action with its container: read, query, create, \
+                 upsert, replace, patch, delete or batch (e.g. read = \"users\")"
+            ))),
+            several => Err(bad(format!(
+                "{at}: a step does one thing; this one names {}",
+                several
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ))),
+        }
+    }
+
+    /// Fails on a field that a `kind` step does not take.
+    fn check_fields(&self, at: &str, kind: &str) -> Result<()> {
+        // Which fields each action takes.
+        let allowed: &[&str] = match kind {
+            "read" | "delete" => &["id", "pk"],
+            "query" => &["sql", "params", "pk", "orderBy", "take"],
+            "create" | "upsert" | "replace" => &["body"],
+            "patch" => &["id", "pk", "operations", "condition"],
+            _ => &["pk", "operations"],
+        };
+        let given = [
+            ("id", self.id.is_some()),
+            ("pk", self.pk.is_some()),
+            ("sql", self.sql.is_some()),
+            ("params", self.params.is_some()),
+            ("body", self.body.is_some()),
+            ("operations", self.operations.is_some()),
+            ("condition", self.condition.is_some()),
+            ("orderBy", self.order_by.is_some()),
+            ("take", self.take.is_some()),
+        ];
+        if let Some((f, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
+            return Err(bad(format!(
+                "{at}: {f} does not apply to a {kind} step (it takes {})",
+                allowed.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `kind` action on `container`, from the fields it needs.
+    fn action(&self, at: &str, kind: &str, container: String) -> Result<Action> {
+        let tpl = |field: &str, v: &Option<Value>| required(at, kind, field, v.as_ref());
+        let action = match kind {
+            "read" => Action::Read {
+                container,
+                id: tpl("id", &self.id)?,
+                pk: tpl("pk", &self.pk)?,
+            },
+            "delete" => Action::Delete {
+                container,
+                id: tpl("id", &self.id)?,
+                pk: tpl("pk", &self.pk)?,
+            },
+            "query" => self.query_action(at, container)?,
+            "create" | "upsert" | "replace" => Action::Write {
+                kind: match kind {
+                    "create" => WriteKind::Create,
+                    "upsert" => WriteKind::Upsert,
+                    _ => WriteKind::Replace,
+                },
+                container,
+                body: tpl("body", &self.body)?,
+            },
+            "patch" => Action::Patch {
+                container,
+                id: tpl("id", &self.id)?,
+                pk: tpl("pk", &self.pk)?,
+                operations: tpl("operations", &self.operations)?,
+                condition: self.condition.clone(),
+            },
+            _ => Action::Batch {
+                container,
+                pk: tpl("pk", &self.pk)?,
+                operations: tpl("operations", &self.operations)?,
+            },
+        };
+        if matches!(kind, "patch" | "batch") && !matches!(self.operations, Some(Value::Array(_))) {
+            return Err(bad(format!("{at}: operations must be a list")));
+        }
+        Ok(action)
+    }
+
+    /// A query action: its sql, its parameters (`@` optional) and its partition key if any.
+    fn query_action(&self, at: &str, container: String) -> Result<Action> {
+        let sql = self
+            .sql
+            .clone()
+            .ok_or_else(|| bad(format!("{at}: a query step needs sql")))?;
+        let params = self
+            .params
+            .iter()
+            .flatten()
+            .map(|(n, v)| {
+                let t =
+                    Template::parse(v).map_err(|why| bad(format!("{at}, params.{n}: {why}")))?;
+                Ok((n.trim_start_matches('@').to_string(), t))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let pk = self
+            .pk
+            .as_ref()
+            .map(|pk| required(at, "query", "pk", Some(pk)))
+            .transpose()?;
+        Ok(Action::Query {
+            container,
+            sql,
+            params,
+            pk,
+        })
+    }
+
+    /// Fails when `forEach` or a template of `action` names a variable not in scope:
+    /// the `known` names, and `item` in a forEach step.
+    fn check_scope(&self, at: &str, action: &Action, known: &BTreeSet<String>) -> Result<()> {
+        if let Some(f) = &self.for_each
+            && !known.contains(f)
+        {
+            return Err(bad(format!(
+                "{at}: forEach names {f:?}, which no parameter or earlier step (as = ...) defines"
+            )));
+        }
+        let mut scope = known.clone();
+        if self.for_each.is_some() {
+            scope.insert("item".into());
+        }
+        for t in action.templates() {
+            if let Some(v) = t.vars().into_iter().find(|v| !scope.contains(*v)) {
+                let hint = if v == "item" {
+                    " ({item} exists only in forEach steps)"
+                } else {
+                    ""
+                };
+                return Err(bad(format!(
+                    "{at}: {{{v}}} is not defined: no parameter or earlier step (as = ...) \
+                     has that name{hint}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Field `field` of a `kind` step as a template: it must be there and parse.
+fn required(at: &str, kind: &str, field: &str, v: Option<&Value>) -> Result<Template> {
+    let v = v.ok_or_else(|| bad(format!("{at}: a {kind} step needs {field}")))?;
+    Template::parse(v).map_err(|why| bad(format!("{at}, {field}: {why}")))
 }
 
 #[cfg(test)]
