@@ -8,6 +8,7 @@
 mod architecture;
 mod cli;
 mod engine;
+mod gateway;
 mod query;
 mod support;
 mod tui;
