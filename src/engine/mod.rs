@@ -17,6 +17,7 @@ mod background;
 pub mod batch;
 mod embedded;
 pub mod feed;
+mod group_commit;
 pub mod import;
 pub mod query;
 pub mod retry;
@@ -79,6 +80,8 @@ pub struct Engine {
         std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::syntax::ast::Query>>>,
     /// Complete results of queries that cannot stream, for their later pages.
     results: crate::query::run::cache::ResultCache,
+    /// Concurrent single-item writes share a durable commit.
+    group_commit: group_commit::GroupCommit,
 }
 
 /// Query texts the statement cache keeps (it starts over when full).
@@ -94,6 +97,7 @@ impl Engine {
             _background: Some(worker),
             queries: Default::default(),
             results: Default::default(),
+            group_commit: Default::default(),
         })
     }
 
@@ -107,6 +111,7 @@ impl Engine {
             _background: None,
             queries: Default::default(),
             results: Default::default(),
+            group_commit: Default::default(),
         })
     }
 
@@ -150,13 +155,9 @@ impl Engine {
         body: &[u8],
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        charged((|| {
-            let doc = item::parse_body(body)?;
-            let mut batch = WriteBatch::begin(&self.store, db, name)?;
-            let result = batch.write(kind, doc, if_match)?;
-            batch.commit()?;
-            Ok(response(result))
-        })())
+        let doc = charged(item::parse_body(body))?;
+        self.group_commit
+            .write(&self.store, db, name, kind, doc, if_match)
     }
 
     /// [`Engine::import_records`] with at most `batch_items` items per transaction.
