@@ -19,6 +19,7 @@ use super::request::Request;
 use super::result::IndexMetrics;
 use super::routing::{self, Routing, RoutingKind};
 use super::rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
+use super::scope;
 use super::token::Token;
 use crate::error::{Error, Result};
 use crate::query::eval::env::Env;
@@ -105,8 +106,8 @@ pub(super) struct Plan<'a> {
     /// continuation tokens are bound to.
     pub(super) rid: String,
     pub(super) hash: u64,
-    /// What the result cache knows the query by: its hash and the partition key the request
-    /// gave.
+    /// What the result cache knows the query by: its hash, and the partition key and the
+    /// range the request gave.
     pub(super) cache_id: u64,
     /// Results per page.
     pub(super) max_items: usize,
@@ -169,7 +170,10 @@ impl<'a> Plan<'a> {
             None => target,
         };
         check_counts(q, &opts.params)?;
-        let routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+        let mut routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+        if let Some(id) = &opts.range {
+            routing = routing.scoped(scope::resolve(def, id)?);
+        }
         let rid = crate::store::item::rids(def, 0).container;
         let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
         check_grouped_aggregates(q, &routing)?;
@@ -214,10 +218,7 @@ impl<'a> Plan<'a> {
             token,
             rid,
             hash,
-            cache_id: match &opts.partition_key {
-                Some(pk) => hash ^ crate::store::murmur3::hash128(pk.to_string().as_bytes(), 1).0,
-                None => hash,
-            },
+            cache_id: cache_id(hash, opts),
             max_items: opts.max_items.unwrap_or(100).max(1),
             reverse_ties: reverse_scan(q, def, root),
             served,
@@ -345,6 +346,19 @@ fn indexed_probes(q: &Query, root: &str, probes: &[Probe], policy: &CompiledPoli
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// What the result cache knows a query by: its hash, and the partition key and the range
+/// the request scopes it to, which change what it reads.
+fn cache_id(hash: u64, opts: &Request) -> u64 {
+    let mut id = hash;
+    if let Some(pk) = &opts.partition_key {
+        id ^= crate::store::murmur3::hash128(pk.to_string().as_bytes(), 1).0;
+    }
+    if let Some(range) = &opts.range {
+        id ^= crate::store::murmur3::hash128(range.as_bytes(), 2).0;
+    }
+    id
 }
 
 /// A cross-partition GROUP BY computes at most [`MAX_GROUPED_AGGREGATES`] aggregates.
