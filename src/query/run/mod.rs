@@ -75,6 +75,7 @@ pub use compute::DOCUMENT_ORDER_MAX_ITEMS;
 use compute::Hooks;
 use prepare::Plan;
 pub use request::{Progress, Request};
+pub(crate) use rules::check_counts;
 pub use result::{
     AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
     RangeProgress, RoutingView,
