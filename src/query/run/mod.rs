@@ -75,11 +75,11 @@ pub use compute::DOCUMENT_ORDER_MAX_ITEMS;
 use compute::Hooks;
 use prepare::Plan;
 pub use request::{Progress, Request};
-pub(crate) use rules::check_counts;
 pub use result::{
     AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
     RangeProgress, RoutingView,
 };
+pub(crate) use rules::check_counts;
 use snapshot::Snapshot;
 use token::query_hash;
 
@@ -109,6 +109,8 @@ pub fn run(
     // gathered before the result is computed; charged on the first page.
     let full_text = OnceCell::new();
     let env = pipeline::env(&params, &ctx, Some(&full_text));
+    let without_true = prepare::without_true_conjuncts(q);
+    let q = without_true.as_ref().unwrap_or(q);
     let root = doc_alias(q).unwrap_or_default();
     let with_policy = rank::with_vector_policy(q, def, &root);
     let q = with_policy.as_ref().unwrap_or(q);

@@ -3,6 +3,9 @@
 //! resumes, what it reads of each item, the conjuncts an index answers, and the flags that
 //! decide whether it streams and where it may stop early.
 //!
+//! Before preparing, constant `true` conjuncts leave the filter
+//! ([`without_true_conjuncts`]), as the range-by-range queries of the SDKs carry one.
+//!
 //! Preparing reads nothing from the store: a [`Plan`] is a function of the query, the
 //! container's definition and the request (parameters, partition key, continuation), so it
 //! can be tested on its own and is what an EXPLAIN would show. Its [`Shape`] depends on the
@@ -27,7 +30,7 @@ use crate::query::eval::value::Val;
 use crate::query::read::demand;
 use crate::query::read::extractor::Extractor;
 use crate::query::search::rank;
-use crate::query::syntax::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, FromKind, Literal, Query, SelectKind};
 use crate::store::catalog::ContainerDef;
 use crate::store::indexing::{CompiledPolicy, CompositeOrder, IndexingPolicy};
 
@@ -391,4 +394,31 @@ fn count_only(q: &Query) -> bool {
             SelectKind::Items(items) => items.iter().all(|i| is_count(&i.expr)),
             SelectKind::Star => false,
         }
+}
+
+/// `q` without the conjuncts of its filter that are the constant `true` (and without a
+/// filter that is nothing else); `None` when it has none. A WHERE keeps exactly the rows
+/// whose filter is true, and `x AND true` is `x` in three-valued logic, so the result is
+/// the same; but the query then plans as if it had been written without them: an ORDER BY
+/// walks its index, TOP bounds the loads, and it is charged as the service charges the
+/// query without them. The SDKs' range-by-range ORDER BY puts `true` in the rewritten
+/// query's formattable filter (`{documentdb-formattableorderbyquery-filter}`, see
+/// `query::plan`), so every such query meets this.
+pub(super) fn without_true_conjuncts(q: &Query) -> Option<Query> {
+    let filter = q.filter.as_ref()?;
+    let all = access::conjuncts(filter);
+    let kept: Vec<&Expr> = all
+        .iter()
+        .copied()
+        .filter(|c| !matches!(c.kind, ExprKind::Literal(Literal::Bool(true))))
+        .collect();
+    if kept.len() == all.len() {
+        return None;
+    }
+    let mut out = q.clone();
+    out.filter = kept.into_iter().cloned().reduce(|a, b| Expr {
+        pos: a.pos,
+        kind: ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+    });
+    Some(out)
 }

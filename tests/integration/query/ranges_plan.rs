@@ -708,3 +708,39 @@ fn a_bad_query_gets_no_plan() {
         404
     );
 }
+
+#[test]
+fn the_placeholder_made_true_plans_and_costs_as_if_absent() {
+    // Both SDKs send the ORDER BY rewrite with its filter placeholder made `true`: the
+    // range's query must walk its index and be charged as the query without it.
+    let fx = store();
+    let e = &fx.engine;
+    let range = ranges(e).remove(0);
+    let run = |sql: &str| {
+        let opts = QueryOptions {
+            range: Some(range.clone()),
+            ..options(&[])
+        };
+        e.query(DB, "c", sql, &opts)
+            .unwrap_or_else(|err| panic!("{sql}: {err}"))
+    };
+    let pairs = [
+        (
+            "SELECT TOP 3 c.id FROM c WHERE (true) ORDER BY c.n",
+            "SELECT TOP 3 c.id FROM c ORDER BY c.n",
+        ),
+        (
+            "SELECT c.id FROM c WHERE ((c.g = 1) AND (true)) ORDER BY c.n",
+            "SELECT c.id FROM c WHERE c.g = 1 ORDER BY c.n",
+        ),
+    ];
+    for (with, without) in pairs {
+        let (a, b) = (run(with), run(without));
+        assert_eq!(a.request_charge, b.request_charge, "{with}");
+        assert_eq!(a.access.kind, b.access.kind, "{with}");
+        let docs = |r: &cosmoscope::engine::QueryResult| -> Vec<Value> {
+            r.documents.iter().map(|d| d.value().clone()).collect()
+        };
+        assert_eq!(docs(&a), docs(&b), "{with}");
+    }
+}
