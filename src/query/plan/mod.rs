@@ -27,7 +27,7 @@ use crate::query::eval::value::Val;
 use crate::query::run::pipeline;
 use crate::query::run::routing::{self, Targets};
 use crate::query::search::rank::{self, Ranking};
-use crate::query::syntax::ast::{Expr, ExprKind, Query};
+use crate::query::syntax::ast::{Expr, ExprKind, FromKind, Query};
 use crate::query::syntax::names::doc_alias;
 use crate::store::catalog::ContainerDef;
 use crate::store::keys::RangeId;
@@ -49,7 +49,8 @@ pub struct PartitionedPlan {
 /// Plans `q` (parsed and checked) with `params` on `def`; `partition_key` is one given with
 /// the request. Fails as the service's planner does: a bad TOP/OFFSET/LIMIT count, a
 /// composition of aggregates across ranges, a partition key that does not fit the
-/// container, and (here) a ranked search.
+/// container, and (here) a ranked search or a FROM subquery whose result depends on
+/// every range.
 pub fn plan(
     q: &Query,
     def: &ContainerDef,
@@ -77,6 +78,7 @@ pub fn plan(
             routing.ranges(def).iter().map(|r| r.id).collect(),
         )
     };
+    check_from_subquery(q, physical.len())?;
     let (order, non_streaming) = sort_orders(q, def, params);
     let cx = Context {
         counts: counts(q, params),
@@ -90,6 +92,28 @@ pub fn plan(
         ranges,
         physical,
     })
+}
+
+/// A FROM subquery whose results are not each item's own (it orders, groups, aggregates,
+/// deduplicates, skips or takes the first n) gives a different result on each range than
+/// over the whole container, and no merge of the ranges' results recovers it (the service
+/// plans one such shape, `COUNT` over `SELECT DISTINCT`, with a `dCountInfo` the SDKs here
+/// do not read). Across several ranges it is refused rather than planned wrong; the engine
+/// still runs it whole.
+fn check_from_subquery(q: &Query, ranges: usize) -> Result<()> {
+    match q.from.as_ref().map(|f| (&f.kind, f.pos)) {
+        Some((FromKind::Subquery { query, .. }, pos))
+            if ranges > 1 && !pipeline::works_item_by_item(query) =>
+        {
+            Err(Error::bad_request(
+                "a FROM subquery that orders, groups, aggregates, deduplicates or takes the \
+                 first results can't be run range by range: its result over each partition \
+                 key range is not a part of its result over the container",
+            )
+            .at(pos.line, pos.column))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// TOP, OFFSET and LIMIT with parameters resolved (already checked to be counts).

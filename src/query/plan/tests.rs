@@ -557,3 +557,31 @@ fn bad_counts_are_refused_with_their_position() {
     assert_eq!(e.status, crate::error::StatusCode::BadRequest);
     assert!(e.line.is_some());
 }
+
+#[test]
+fn a_from_subquery_that_needs_every_range_is_refused_across_ranges() {
+    for sql in [
+        "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.n FROM c) d",
+        "SELECT * FROM (SELECT TOP 5 * FROM c) t",
+        "SELECT t.g FROM (SELECT c.g, COUNT(1) AS n FROM c GROUP BY c.g) t",
+    ] {
+        let e = plan(
+            &parsed(sql),
+            &container(&["/key"], 4),
+            &HashMap::new(),
+            None,
+        )
+        .expect_err(sql);
+        assert_eq!(e.status, crate::error::StatusCode::BadRequest, "{sql}");
+        assert!(e.line.is_some(), "{sql}");
+        // On one range its result is the container's.
+        plan_on(sql, &container(&["/key"], 1), &[]);
+    }
+    // A subquery that works item by item splits like the container.
+    let p = plan_of("SELECT VALUE COUNT(1) FROM (SELECT c.n FROM c WHERE c.n > 1) t");
+    assert_eq!(p.info.aggregates, vec![AggregateKind::Count]);
+    assert_eq!(
+        p.info.rewritten_query,
+        "SELECT VALUE [{\"item\": COUNT(1)}]\nFROM (SELECT c.n FROM c WHERE c.n > 1) AS t"
+    );
+}
