@@ -1,7 +1,8 @@
 //! The engine: the facade every front end (CLI, TUI, benchmarks) uses.
 //!
 //! It names resources the way users do (`database`, `container`, partition key values as
-//! JSON) and speaks its own vocabulary: query requests and results ([`query`]), change feed
+//! JSON) and speaks its own vocabulary: query requests and results ([`query`]), query plans
+//! for clients that run a query range by range ([`plan`]), change feed
 //! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
 //! batches and patches ([`batch`]), and the container settings and policies re-exported
 //! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
@@ -19,6 +20,7 @@ mod embedded;
 pub mod feed;
 mod group_commit;
 pub mod import;
+pub mod plan;
 pub mod query;
 pub mod retry;
 pub mod views;
@@ -37,6 +39,7 @@ pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
+pub use plan::QueryPlan;
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView, query_values,
