@@ -478,3 +478,102 @@ fn every_exchange_is_logged_for_the_explorer_without_its_key() {
     );
     assert!(create.request_body.contains("\"pk\""));
 }
+
+#[test]
+fn merging_queries_are_answered_with_their_plan_and_run_range_by_range() {
+    let s = Server::start();
+    s.container("d", "c", 40_000);
+    let path = docs("d", "c");
+    for i in 0..30 {
+        let pk = format!(r#"["k{i}"]"#);
+        s.send(
+            "POST",
+            &path,
+            &[(PK, &pk)],
+            &format!(r#"{{"id":"{i}","pk":"k{i}","n":{i}}}"#),
+        );
+    }
+    let query = [
+        ("content-type", "application/query+json"),
+        ("x-ms-documentdb-isquery", "True"),
+        ("x-ms-documentdb-query-enablecrosspartition", "True"),
+    ];
+    let body = r#"{"query":"SELECT c.n FROM c ORDER BY c.n DESC"}"#;
+    // Directly: 400/1004 with the plan, as the service's gateway answers.
+    let r = s.send("POST", &path, &query, body);
+    assert_eq!(
+        (r.status, r.header("x-ms-substatus")),
+        (400, Some("1004")),
+        "{r:?}"
+    );
+    let info: Value =
+        serde_json::from_str(r.json()["additionalErrorInfo"].as_str().unwrap()).unwrap();
+    assert_eq!(info["queryInfo"]["orderBy"], json!(["Descending"]));
+    // The plan on request.
+    let mut plan_headers = query.to_vec();
+    plan_headers.push(("x-ms-cosmos-is-query-plan-request", "True"));
+    plan_headers.push(("x-ms-cosmos-supported-query-features", "Aggregate, Distinct, MultipleOrderBy, OffsetAndLimit, OrderBy, Top, CompositeAggregate, GroupBy, MultipleAggregates, NonValueAggregate"));
+    let plan = s.send("POST", &path, &plan_headers, body).json();
+    assert_eq!(plan["queryInfo"], info["queryInfo"]);
+    assert_eq!(
+        plan["queryRanges"],
+        json!([{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}])
+    );
+    let rewritten = plan["queryInfo"]["rewrittenQuery"]
+        .as_str()
+        .unwrap()
+        .replace("{documentdb-formattableorderbyquery-filter}", "true");
+    // Each range runs the rewritten query; the client merges by orderByItems.
+    let ranges =
+        s.send("GET", "/dbs/d/colls/c/pkranges", &[], "").json()["PartitionKeyRanges"].clone();
+    let mut merged: Vec<i64> = Vec::new();
+    for range in ranges.as_array().unwrap() {
+        let id = range["id"].as_str().unwrap();
+        let r = s.send(
+            "POST",
+            &path,
+            &[
+                query[0],
+                query[1],
+                ("x-ms-documentdb-partitionkeyrangeid", id),
+            ],
+            &json!({"query": rewritten}).to_string(),
+        );
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(r.header("x-ms-documentdb-partitionkeyrangeid"), Some(id));
+        for row in r.json()["Documents"].as_array().unwrap() {
+            assert_eq!(row["orderByItems"][0]["item"], row["payload"]["n"]);
+            merged.push(row["payload"]["n"].as_i64().unwrap());
+        }
+    }
+    merged.sort_by(|a, b| b.cmp(a));
+    assert_eq!(merged, (0..30).rev().collect::<Vec<_>>());
+    // A range id the container does not have (any more) is gone: clients re-read pkranges.
+    let r = s.send(
+        "POST",
+        &path,
+        &[
+            query[0],
+            query[1],
+            ("x-ms-documentdb-partitionkeyrangeid", "99"),
+        ],
+        body,
+    );
+    assert_eq!(
+        (r.status, r.header("x-ms-substatus")),
+        (410, Some("1002")),
+        "{r:?}"
+    );
+    // A streaming query is served across the container directly.
+    let r = s.send(
+        "POST",
+        &path,
+        &query,
+        r#"{"query":"SELECT VALUE c.id FROM c WHERE c.n < 5"}"#,
+    );
+    assert_eq!(
+        (r.status, r.json()["_count"].clone()),
+        (200, json!(5)),
+        "{r:?}"
+    );
+}
