@@ -577,3 +577,111 @@ fn merging_queries_are_answered_with_their_plan_and_run_range_by_range() {
         "{r:?}"
     );
 }
+
+#[test]
+fn https_offers_http2_by_alpn_with_a_certificate_kept_in_the_data_directory() {
+    use std::sync::Arc as StdArc;
+
+    use cosmoscope::engine::Engine;
+    use cosmoscope::gateway::{Gateway, Options};
+    use http_body_util::{BodyExt, Empty};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine: StdArc<dyn Backend> = StdArc::new(Engine::open(dir.path()).unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = Options {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        key: None,
+        tls: true,
+        data_dir: dir.path().to_path_buf(),
+        enforce_throughput: false,
+    };
+    let gateway = rt
+        .block_on(Gateway::start(engine.clone(), options.clone()))
+        .unwrap();
+    let cert = gateway.certificate().unwrap().to_path_buf();
+    assert!(cert.starts_with(dir.path()));
+    assert!(gateway.endpoint().starts_with("https://"));
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(&cert).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = StdArc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(StdArc::new(config));
+    let addr = gateway.local_addr();
+    let key = MasterKey::emulator();
+    let (status, alpn) = rt.block_on(async move {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .expect("the certificate is valid for localhost");
+        let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        let (mut send, conn) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tls),
+        )
+        .await
+        .expect("HTTP/2");
+        tokio::spawn(conn);
+        let date = Server::now();
+        let req = hyper::Request::get(format!("https://localhost:{}/dbs", addr.port()))
+            .header("x-ms-date", &date)
+            .header(
+                "authorization",
+                Server::signature(&key, "GET", "/dbs", &date),
+            )
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let resp = send.send_request(req).await.unwrap();
+        let status = resp.status().as_u16();
+        let _ = resp.into_body().collect().await;
+        (status, alpn)
+    });
+    assert_eq!((status, alpn.as_deref()), (200, Some(&b"h2"[..])));
+    rt.block_on(gateway.stop());
+    // The next start keeps the certificate clients already trust.
+    let before = std::fs::read(&cert).unwrap();
+    let again = rt.block_on(Gateway::start(engine, options)).unwrap();
+    assert_eq!(std::fs::read(again.certificate().unwrap()).unwrap(), before);
+    rt.block_on(again.stop());
+}
+
+#[test]
+fn a_public_key_is_refused_off_loopback() {
+    use cosmoscope::engine::Engine;
+    use cosmoscope::gateway::{Gateway, Options};
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine: std::sync::Arc<dyn Backend> =
+        std::sync::Arc::new(Engine::open(dir.path()).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(Gateway::start(
+            engine,
+            Options {
+                addr: "0.0.0.0:0".parse().unwrap(),
+                key: None,
+                tls: false,
+                data_dir: dir.path().to_path_buf(),
+                enforce_throughput: false,
+            },
+        ))
+        .err()
+        .expect("refused");
+    assert!(err.message.contains("--key"), "{err}");
+}
