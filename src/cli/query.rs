@@ -45,10 +45,9 @@ pub fn query(
     let mut opts = QueryOptions {
         params: values,
         partition_key,
-        range: None,
         max_items: Some(max_items),
         continuation,
-        progress: None,
+        ..QueryOptions::default()
     };
     let mut result = engine.query(db, c, sql, &opts)?;
     if all {

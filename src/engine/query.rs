@@ -28,6 +28,10 @@ pub struct QueryOptions {
     /// away (or that the container never had) fails with 410 Gone, substatus 1002, so a
     /// client re-reads the ranges and queries the children.
     pub range: Option<String>,
+    /// Within `range`, only the EPK span `[start, end)` (upper-case hex): the service's
+    /// `x-ms-start-epk` and `x-ms-end-epk`, with which the Python SDK runs a hierarchical
+    /// prefix or a feed range smaller than a physical partition.
+    pub epk_range: Option<(String, String)>,
     /// Results per page (default 100).
     pub max_items: Option<usize>,
     pub continuation: Option<String>,
@@ -47,6 +51,7 @@ impl QueryOptions {
                 .collect(),
             partition_key: self.partition_key.clone(),
             range: self.range.clone(),
+            epk_range: self.epk_range.clone(),
             max_items: self.max_items,
             continuation: self.continuation.clone(),
             progress: self.progress.clone(),

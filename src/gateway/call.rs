@@ -15,6 +15,8 @@ pub mod header {
     pub const IS_QUERY: &str = "x-ms-documentdb-isquery";
     pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
     pub const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
+    pub const START_EPK: &str = "x-ms-start-epk";
+    pub const END_EPK: &str = "x-ms-end-epk";
     pub const ENABLE_CROSS_PARTITION: &str = "x-ms-documentdb-query-enablecrosspartition";
     pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
     pub const CONTINUATION: &str = "x-ms-continuation";
@@ -105,6 +107,13 @@ impl Call {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .map(str::to_string)
+    }
+
+    /// `x-ms-start-epk` and `x-ms-end-epk`: an EPK span within the scoped range.
+    pub fn epk_range(&self) -> Option<(String, String)> {
+        let start = self.header(header::START_EPK)?.trim();
+        let end = self.header(header::END_EPK)?.trim();
+        Some((start.to_ascii_uppercase(), end.to_ascii_uppercase()))
     }
 
     /// An etag header value, as clients send it (quoted).

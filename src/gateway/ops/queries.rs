@@ -59,6 +59,7 @@ fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> 
         params,
         partition_key: call.partition_key()?,
         range: call.range_id(),
+        epk_range: call.epk_range(),
         max_items: call.max_items()?,
         continuation: call.continuation(),
         ..QueryOptions::default()
@@ -67,19 +68,22 @@ fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> 
 
 pub fn query(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
     let (sql, params) = query_spec(call)?;
-    run(ctx, call, db, container, &sql, options(call, params)?)
+    let opts = options(call, params)?;
+    if opts.partition_key.is_none()
+        && opts.range.is_none()
+        && let Some(refusal) = check_cross_partition(ctx, call, db, container, &sql, &opts)?
+    {
+        return Ok(refusal);
+    }
+    run(ctx, call, db, container, &sql, opts)
 }
 
-/// `GET .../docs`: every document, paged like a query (and charged like one).
+/// `GET .../docs`: every document (of one logical or physical partition, or of the whole
+/// container: a read feed needs no cross-partition permission), paged like a query and
+/// charged like one.
 pub fn read_feed(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
-    run(
-        ctx,
-        call,
-        db,
-        container,
-        "SELECT * FROM root",
-        options(call, HashMap::new())?,
-    )
+    let opts = options(call, HashMap::new())?;
+    run(ctx, call, db, container, "SELECT * FROM root", opts)
 }
 
 /// `x-ms-cosmos-is-query-plan-request`: the plan, once the client's supported features
@@ -102,12 +106,6 @@ fn run(
     sql: &str,
     opts: QueryOptions,
 ) -> Result<Reply> {
-    if opts.partition_key.is_none()
-        && opts.range.is_none()
-        && let Some(refusal) = check_cross_partition(ctx, call, db, container, sql, &opts)?
-    {
-        return Ok(refusal);
-    }
     let result = ctx.backend.query(db, container, sql, &opts)?;
     let rid = ctx.backend.container(db, container)?.rid;
     Ok(result_reply(call, &rid, result))

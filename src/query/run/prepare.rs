@@ -175,7 +175,11 @@ impl<'a> Plan<'a> {
         check_counts(q, &opts.params)?;
         let mut routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
         if let Some(id) = &opts.range {
-            routing = routing.scoped(scope::resolve(def, id)?);
+            let mut range = scope::resolve(def, id)?;
+            if let Some((start, end)) = &opts.epk_range {
+                range = scope::narrow(range, start, end)?;
+            }
+            routing = routing.scoped(range);
         }
         let rid = crate::store::item::rids(def, 0).container;
         let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;

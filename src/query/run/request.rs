@@ -21,6 +21,9 @@ pub struct Request {
     /// read (and of it, only what the partition key or the filter routes to), and the
     /// continuation continues on it. See `run::scope` for ids that are not live.
     pub range: Option<String>,
+    /// Within `range`, only this EPK span `[start, end)` (hex), as the service's
+    /// `x-ms-start-epk` and `x-ms-end-epk` give it.
+    pub epk_range: Option<(String, String)>,
     /// Results per page (default 100).
     pub max_items: Option<usize>,
     pub continuation: Option<String>,

@@ -13,6 +13,7 @@
 //! is not a range id at all (not a number) is a 400.
 
 use crate::error::{Error, Result, StatusCode, substatus};
+use crate::store::Epk;
 use crate::store::catalog::ContainerDef;
 use crate::store::keys::RangeId;
 use crate::store::ranges::PkRange;
@@ -47,4 +48,26 @@ pub fn resolve(def: &ContainerDef, id: &str) -> Result<PkRange> {
         )
     };
     Err(Error::new(StatusCode::Gone, message).with_substatus(substatus::PARTITION_KEY_RANGE_GONE))
+}
+
+/// The scope narrowed to the EPK span `[start, end)` a request gives with it (the
+/// service's `x-ms-start-epk` and `x-ms-end-epk`, as hex): what the Python SDK sends to run
+/// a hierarchical-key prefix, or a feed range smaller than a physical partition, on the
+/// range holding it. Only that span of the range is read.
+pub fn narrow(mut range: PkRange, start: &str, end: &str) -> Result<PkRange> {
+    let parse = |hex: &str| {
+        Epk::from_hex(hex).ok_or_else(|| {
+            Error::bad_request(format!(
+                "{hex:?} is not an effective partition key (upper-case hex)"
+            ))
+        })
+    };
+    let (start, end) = (parse(start)?, parse(end)?);
+    if start > range.min_inclusive {
+        range.min_inclusive = start;
+    }
+    if end < range.max_exclusive {
+        range.max_exclusive = end;
+    }
+    Ok(range)
 }

@@ -685,3 +685,70 @@ fn a_public_key_is_refused_off_loopback() {
         .expect("refused");
     assert!(err.message.contains("--key"), "{err}");
 }
+
+#[test]
+fn a_range_scoped_query_reads_only_the_epk_span_it_is_given_and_a_read_feed_needs_no_permission() {
+    let s = Server::start();
+    let r = s.send("POST", "/dbs", &[], r#"{"id":"d"}"#);
+    assert_eq!(r.status, 201);
+    let def = r#"{"id":"h","partitionKey":{"paths":["/t","/u"],"kind":"MultiHash","version":2}}"#;
+    let r = s.send(
+        "POST",
+        "/dbs/d/colls",
+        &[("x-ms-offer-throughput", "40000")],
+        def,
+    );
+    assert_eq!(r.status, 201, "{r:?}");
+    let path = docs("d", "h");
+    for i in 0..60 {
+        let (t, u) = (format!("t{}", i % 6), format!("u{i}"));
+        let pk = json!([t, u]).to_string();
+        let r = s.send(
+            "POST",
+            &path,
+            &[(PK, &pk)],
+            &json!({"id": i.to_string(), "t": t, "u": u}).to_string(),
+        );
+        assert_eq!(r.status, 201, "{r:?}");
+    }
+    // The prefix t1's EPK span and the range holding it, as the Python SDK sends them.
+    let info = s.engine.epk("d", "h", &json!(["t1"])).unwrap();
+    let (start, end) = info.epk_range.clone().expect("a prefix spans a range");
+    let range = info.partitions[0].clone();
+    let r = s.send(
+        "POST",
+        &path,
+        &[
+            ("content-type", "application/query+json"),
+            ("x-ms-documentdb-partitionkeyrangeid", &range),
+            ("x-ms-start-epk", &start),
+            ("x-ms-end-epk", &end),
+            ("x-ms-read-key-type", "EffectivePartitionKeyRange"),
+        ],
+        r#"{"query":"SELECT VALUE c.t FROM c"}"#,
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let tenants = r.json()["Documents"].clone();
+    assert_eq!(tenants.as_array().unwrap().len(), 10, "{tenants}");
+    assert!(
+        tenants.as_array().unwrap().iter().all(|t| t == "t1"),
+        "{tenants}"
+    );
+    // A read feed across every range, without x-ms-documentdb-query-enablecrosspartition.
+    let mut seen = 0;
+    let mut continuation: Option<String> = None;
+    loop {
+        let mut headers = vec![("x-ms-max-item-count", "7")];
+        if let Some(c) = &continuation {
+            headers.push(("x-ms-continuation", c));
+        }
+        let r = s.send("GET", &path, &headers, "");
+        assert_eq!(r.status, 200, "{r:?}");
+        seen += r.json()["_count"].as_u64().unwrap();
+        continuation = r.header("x-ms-continuation").map(str::to_string);
+        if continuation.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, 60);
+}
