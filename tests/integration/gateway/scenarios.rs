@@ -156,13 +156,18 @@ fn check_charges(dir: &Path, db: &str, operations: &Value) {
         let mut stdin: Option<String> = None;
         match kind.as_str() {
             "create" | "upsert" | "replace" => {
-                args.extend(["item".into(), kind.clone(), target.clone()]);
+                args.extend(["item".to_string(), kind.clone(), target.clone()]);
                 stdin = Some(body);
             }
-            "read" => args.extend(["item", "read", &target, &id, "--pk", &pk].map(String::from)),
-            "delete" => args.extend(["item", "delete", &target, &id, "--pk", &pk].map(String::from)),
+            "read" | "delete" => args.extend(
+                ["item", kind.as_str(), target.as_str(), id.as_str(), "--pk", pk.as_str()]
+                    .map(String::from),
+            ),
             "patch" => {
-                args.extend(["item", "patch", &target, &id, "--pk", &pk].map(String::from));
+                args.extend(
+                    ["item", "patch", target.as_str(), id.as_str(), "--pk", pk.as_str()]
+                        .map(String::from),
+                );
                 let mut request = json!({"operations": op["operations"]});
                 if let Some(c) = op["condition"].as_str() {
                     request["condition"] = c.into();
@@ -170,14 +175,15 @@ fn check_charges(dir: &Path, db: &str, operations: &Value) {
                 stdin = Some(request.to_string());
             }
             "batch" => {
-                args.extend(["batch", &target, "--pk", &pk].map(String::from));
+                args.extend(["batch", target.as_str(), "--pk", pk.as_str()].map(String::from));
                 stdin = Some(op["operations"].to_string());
             }
             "query" => {
+                let sql = str_of(&op["query"]);
                 args.extend(
-                    ["query", &target, &str_of(&op["query"]), "--pk", &pk, "--max-items", "100"]
-                        .map(String::from),
+                    ["query", target.as_str(), sql.as_str(), "--pk", pk.as_str()].map(String::from),
                 );
+                args.extend(["--max-items".to_string(), "100".to_string()]);
                 for (name, value) in op["parameters"].as_object().expect("parameters") {
                     args.push("--param".into());
                     args.push(format!("{name}={value}"));
