@@ -29,23 +29,28 @@ fn sdk_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk")
 }
 
+fn python() -> PathBuf {
+    sdk_dir().join("python/.venv/bin/python")
+}
+
 const SETUP: &str = "run `tests/sdk/setup` (it installs the SDKs: pip into \
                      tests/sdk/python/.venv, npm ci in tests/sdk/node), then run the tests again";
 
 impl Sdk {
-    /// The command that runs this SDK's scenario script, after checking it is installed.
-    fn command(self) -> Command {
+    /// Fails the test, saying how to install it, unless this SDK and its runtime are there.
+    pub fn require(self) {
         match self {
             Sdk::Python => {
-                let python = sdk_dir().join("python/.venv/bin/python");
+                let python = python();
+                let runs = Command::new(&python)
+                    .args(["-c", "import azure.cosmos"])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
                 assert!(
-                    python.exists(),
-                    "the Python SDK's virtual environment {} is missing: {SETUP}",
+                    runs,
+                    "the Python SDK is not installed ({} cannot import azure.cosmos): {SETUP}",
                     python.display()
                 );
-                let mut cmd = Command::new(python);
-                cmd.arg(sdk_dir().join("python/scenario.py"));
-                cmd
             }
             Sdk::Node => {
                 let node_ok = Command::new("node")
@@ -59,11 +64,19 @@ impl Sdk {
                     "the Node SDK is not installed ({} is missing): {SETUP}",
                     package.display()
                 );
-                let mut cmd = Command::new("node");
-                cmd.arg(sdk_dir().join("node/scenario.js"));
-                cmd
             }
         }
+    }
+
+    /// The command that runs this SDK's scenario script.
+    fn command(self) -> Command {
+        self.require();
+        let (mut cmd, script) = match self {
+            Sdk::Python => (Command::new(python()), "python/scenario.py"),
+            Sdk::Node => (Command::new("node"), "node/scenario.js"),
+        };
+        cmd.arg(sdk_dir().join(script));
+        cmd
     }
 
     pub fn name(self) -> &'static str {
@@ -149,7 +162,10 @@ impl Scenario {
                         return v;
                     }
                 }
-                Err(_) => self.fail(&format!("ended or hung before its `{event}` event"), gateway),
+                Err(_) => self.fail(
+                    &format!("ended or hung before its `{event}` event"),
+                    gateway,
+                ),
             }
         }
     }
@@ -185,9 +201,8 @@ impl Scenario {
             self.fail(&format!("exited with {status}"), gateway);
         }
         let last = self.stdout.last().cloned().unwrap_or_default();
-        serde_json::from_str(&last).unwrap_or_else(|e| {
-            self.fail(&format!("printed no JSON result last ({e})"), gateway)
-        })
+        serde_json::from_str(&last)
+            .unwrap_or_else(|e| self.fail(&format!("printed no JSON result last ({e})"), gateway))
     }
 
     /// Kills the scenario and panics with everything it and the server printed.

@@ -25,6 +25,7 @@ fn node_sdk_scenario() {
 }
 
 fn scenario(sdk: Sdk) {
+    sdk.require();
     let mut gateway = Gateway::start();
     let db = sdk.name();
     let out = run(sdk, "main", &gateway, db, None);
@@ -146,8 +147,17 @@ fn check_charges(dir: &Path, db: &str, operations: &Value) {
         let body = serde_json::to_string(&op["body"]).unwrap();
         let if_match = match op["ifMatch"].as_str() {
             Some("current") => {
-                let key = if id.is_empty() { str_of(&op["body"]["id"]) } else { id.clone() };
-                Some(etags.get(&key).cloned().expect("an etag from an earlier write"))
+                let key = if id.is_empty() {
+                    str_of(&op["body"]["id"])
+                } else {
+                    id.clone()
+                };
+                Some(
+                    etags
+                        .get(&key)
+                        .cloned()
+                        .expect("an etag from an earlier write"),
+                )
             }
             Some(_) => Some(STALE_ETAG.to_string()),
             None => None,
@@ -160,13 +170,27 @@ fn check_charges(dir: &Path, db: &str, operations: &Value) {
                 stdin = Some(body);
             }
             "read" | "delete" => args.extend(
-                ["item", kind.as_str(), target.as_str(), id.as_str(), "--pk", pk.as_str()]
-                    .map(String::from),
+                [
+                    "item",
+                    kind.as_str(),
+                    target.as_str(),
+                    id.as_str(),
+                    "--pk",
+                    pk.as_str(),
+                ]
+                .map(String::from),
             ),
             "patch" => {
                 args.extend(
-                    ["item", "patch", target.as_str(), id.as_str(), "--pk", pk.as_str()]
-                        .map(String::from),
+                    [
+                        "item",
+                        "patch",
+                        target.as_str(),
+                        id.as_str(),
+                        "--pk",
+                        pk.as_str(),
+                    ]
+                    .map(String::from),
                 );
                 let mut request = json!({"operations": op["operations"]});
                 if let Some(c) = op["condition"].as_str() {
@@ -229,7 +253,11 @@ fn check_charges(dir: &Path, db: &str, operations: &Value) {
              RU for the same operation ({argv:?}: {printed})"
         );
         if let Some(etag) = printed["etag"].as_str() {
-            let key = if id.is_empty() { str_of(&op["body"]["id"]) } else { id.clone() };
+            let key = if id.is_empty() {
+                str_of(&op["body"]["id"])
+            } else {
+                id.clone()
+            };
             etags.insert(key, etag.to_string());
         }
     }

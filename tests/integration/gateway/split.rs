@@ -22,6 +22,7 @@ fn node_sdk_across_a_split() {
 }
 
 fn split(sdk: Sdk) {
+    sdk.require();
     let mut gateway = Gateway::start();
     let db = sdk.name();
     let target = format!("{db}/split");
@@ -36,7 +37,13 @@ fn split(sdk: Sdk) {
     // 40,000 RU/s needs four ranges of at most 10,000: both ranges split.
     ok(
         &dir,
-        &["container", "set-throughput", &target, "--throughput", "40000"],
+        &[
+            "container",
+            "set-throughput",
+            &target,
+            "--throughput",
+            "40000",
+        ],
     );
     let after = cli_ranges(&dir, &target);
     assert_eq!(after.len(), 4, "{after:?}");
