@@ -16,6 +16,9 @@ pub enum StatusCode {
     Ok = 200,
     Created = 201,
     NoContent = 204,
+    /// A transactional batch in which an operation failed: the body holds each operation's
+    /// own status.
+    MultiStatus = 207,
     NotModified = 304,
     BadRequest = 400,
     Unauthorized = 401,
@@ -52,6 +55,7 @@ impl StatusCode {
             StatusCode::Ok => "Ok",
             StatusCode::Created => "Created",
             StatusCode::NoContent => "NoContent",
+            StatusCode::MultiStatus => "MultiStatus",
             StatusCode::NotModified => "NotModified",
             StatusCode::BadRequest => "BadRequest",
             StatusCode::Unauthorized => "Unauthorized",

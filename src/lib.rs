@@ -10,6 +10,7 @@
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
 //! - [`workbench`]: access-pattern suites run against data models, compared pattern by pattern
 //! - [`simulate`]: live mixed workloads against a design, with its change feed processors
+//! - [`gateway`]: the Cosmos DB REST API over the engine, for applications on the official SDKs
 //! - [`cli`]: the headless subcommands
 //! - [`tui`]: the terminal UI
 
@@ -17,6 +18,7 @@ pub mod charge;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod gateway;
 pub mod processor;
 pub mod query;
 pub mod samples;

@@ -149,6 +149,32 @@ pub enum Command {
     /// Rewrite the data file without its free pages and with full ones, a third smaller
     /// after a bulk load (needs no other process to have the store open)
     Compact,
+    /// Serve the Azure Cosmos DB for NoSQL REST API (gateway mode) on this store, for
+    /// applications using the official SDKs; runs until Ctrl-C
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free one. Anything but a loopback address needs
+    /// --key
+    #[arg(long, default_value = "127.0.0.1:8081", value_name = "ADDR")]
+    pub addr: std::net::SocketAddr,
+    /// Account key clients sign requests with (base64) [default: the emulator's well-known key]
+    #[arg(
+        long,
+        env = "COSMOSCOPE_GATEWAY_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub key: Option<String>,
+    /// Serve HTTPS with a self-signed certificate for localhost, kept in the data directory
+    #[arg(long)]
+    pub tls: bool,
+    /// Containers created through the gateway enforce their throughput with 429s, as the
+    /// service does (off by default, as in the emulator)
+    #[arg(long)]
+    pub enforce_throughput: bool,
 }
 
 #[derive(Debug, Args)]

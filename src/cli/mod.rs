@@ -13,6 +13,7 @@ mod items;
 mod query;
 mod resources;
 mod samples;
+mod serve;
 mod workbench;
 
 use std::io::Write;
@@ -121,6 +122,7 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Compact) => compact::compact(engine),
+        Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import {

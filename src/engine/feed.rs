@@ -3,8 +3,6 @@
 //! from, its LSN, operation, timestamp, key and images, and the continuation to resume after
 //! it. A change renders itself in the service's wire shape for either mode.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::query::Document;
@@ -78,7 +76,6 @@ pub struct FeedChange {
 
 impl FeedChange {
     pub(super) fn from_store(c: crate::store::feed::FeedChange) -> FeedChange {
-        let image = |b: Vec<u8>| Document::from_stored(Arc::from(b));
         let e = c.event;
         FeedChange {
             range: c.range.to_string(),
@@ -89,8 +86,8 @@ impl FeedChange {
             ttl_expired: e.ttl_expired,
             partition_key: serde_json::from_slice(&e.pk).unwrap_or(Value::Null),
             id: e.id,
-            current: e.current.map(image),
-            previous: e.previous.map(image),
+            current: e.current.map(Document::from_stored),
+            previous: e.previous.map(Document::from_stored),
         }
     }
 

@@ -38,7 +38,7 @@ pub use batch::{
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
-    QueryResult, RangeProgress, RoutingView,
+    QueryResult, RangeProgress, RoutingView, query_values,
 };
 pub use views::*;
 

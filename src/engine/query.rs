@@ -45,3 +45,13 @@ impl QueryOptions {
         }
     }
 }
+
+/// Runs a query over JSON documents held in memory (a resource feed: databases, containers,
+/// offers), with the same dialect as a container's queries but no index, paging or charge.
+pub fn query_values(
+    sql: &str,
+    params: &HashMap<String, Value>,
+    docs: &[Value],
+) -> crate::error::Result<Vec<Value>> {
+    crate::query::run::over_values(sql, params, docs)
+}

@@ -8,6 +8,8 @@
 //! continuation token records, per EPK range, the last LSN delivered; after a split each
 //! child finds the token entry that covers it and resumes from that LSN.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -58,18 +60,19 @@ pub struct FeedEvent {
     /// The new image (absent for deletes). While this version is the item's current one the
     /// log does not copy it (`image_in_item`): readers take it from the item record, and a
     /// write that supersedes the version moves the image here. Each image is stored once.
-    pub current: Option<Vec<u8>>,
+    /// Shared, not copied, as it travels out to readers.
+    pub current: Option<Arc<[u8]>>,
     pub image_in_item: bool,
     /// The prior image, when the container keeps previous images.
-    pub previous: Option<Vec<u8>>,
+    pub previous: Option<Arc<[u8]>>,
 }
 
 impl FeedEvent {
     pub fn encode(&self) -> Vec<u8> {
         let size = 64 + self.epk.len() + self.id.len() + self.pk.len();
         let size = size
-            + self.current.as_ref().map_or(0, Vec::len)
-            + self.previous.as_ref().map_or(0, Vec::len);
+            + self.current.as_ref().map_or(0, |c| c.len())
+            + self.previous.as_ref().map_or(0, |p| p.len());
         let mut w = Writer::with_capacity(size);
         let flags = (self.ttl_expired as u8)
             | ((self.current.is_some() as u8) << 1)
@@ -112,8 +115,8 @@ impl FeedEvent {
             epk,
             id,
             pk,
-            current: (flags & 2 != 0).then(|| current.to_vec()),
-            previous: (flags & 4 != 0).then(|| previous.to_vec()),
+            current: (flags & 2 != 0).then(|| Arc::from(current)),
+            previous: (flags & 4 != 0).then(|| Arc::from(previous)),
             image_in_item: flags & 8 != 0,
         })
     }
@@ -213,8 +216,8 @@ impl FeedChange {
 
     /// Bytes of the images delivered.
     pub fn size(&self) -> usize {
-        self.event.current.as_ref().map_or(0, Vec::len)
-            + self.event.previous.as_ref().map_or(0, Vec::len)
+        self.event.current.as_ref().map_or(0, |c| c.len())
+            + self.event.previous.as_ref().map_or(0, |p| p.len())
     }
 }
 
@@ -584,7 +587,7 @@ impl Store {
         event: &FeedEvent,
         lsn: u64,
         live_at: Option<i64>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<Arc<[u8]>>> {
         let mut key = keys::epk_bound_bytes(def.rid, &event.epk);
         key.extend_from_slice(event.id.as_bytes());
         let Some(record) = self.items.get(txn, &key)? else {
@@ -592,7 +595,7 @@ impl Store {
         };
         let (header, json) = item::decode_record(record)?;
         let expired = live_at.is_some_and(|now| header.is_expired(now));
-        Ok((header.lsn == lsn && !expired).then(|| json.to_vec()))
+        Ok((header.lsn == lsn && !expired).then(|| Arc::from(json)))
     }
 
     /// The container-wide change sequence: followers poll it and read only when it moves.
@@ -621,7 +624,7 @@ mod tests {
             epk: vec![1; 16],
             id: "a".into(),
             pk: b"[\"x\"]".to_vec(),
-            current: Some(b"{}".to_vec()),
+            current: Some(Arc::from(&b"{}"[..])),
             previous: None,
             image_in_item: false,
         };
@@ -630,7 +633,7 @@ mod tests {
             op: FeedOp::Delete,
             current: None,
             ttl_expired: true,
-            previous: Some(b"{}".to_vec()),
+            previous: Some(Arc::from(&b"{}"[..])),
             ..e
         };
         assert_eq!(FeedEvent::decode(&d.encode()), Some(d));

@@ -552,7 +552,7 @@ impl<'s> WriteBatch<'s> {
             image_in_item: true,
             previous: existing
                 .filter(|_| def.feed_previous_images)
-                .map(|e| e.json.clone()),
+                .map(|e| Arc::from(&e.json[..])),
         };
         self.store.feed.put(
             &mut self.txn,
@@ -795,7 +795,9 @@ impl<'s> WriteBatch<'s> {
             pk: pk.to_json().to_string().into_bytes(),
             current: None,
             image_in_item: false,
-            previous: def.feed_previous_images.then(|| existing.json.clone()),
+            previous: def
+                .feed_previous_images
+                .then(|| Arc::from(&existing.json[..])),
         };
         self.store.feed.put(
             &mut self.txn,
@@ -821,7 +823,7 @@ impl<'s> WriteBatch<'s> {
             .ok_or_else(|| Error::internal("corrupt change feed record"))?;
         if event.image_in_item {
             event.image_in_item = false;
-            event.current = Some(existing.json.clone());
+            event.current = Some(Arc::from(&existing.json[..]));
             self.store.feed.put(&mut self.txn, &key, &event.encode())?;
         }
         Ok(())

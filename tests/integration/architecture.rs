@@ -36,9 +36,18 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workbench",
         ],
     ),
+    ("gateway", &["error", "charge", "engine"]),
     (
         "tui",
-        &["error", "charge", "engine", "samples", "workbench", "query"],
+        &[
+            "error",
+            "charge",
+            "engine",
+            "samples",
+            "workbench",
+            "query",
+            "gateway",
+        ],
     ),
     (
         "cli",
@@ -50,6 +59,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "samples",
             "workbench",
             "simulate",
+            "gateway",
             "tui",
         ],
     ),
@@ -70,6 +80,7 @@ const ABOVE_THE_FACADE: &[&str] = &[
     "samples",
     "workbench",
     "simulate",
+    "gateway",
     "tui",
     "cli",
 ];

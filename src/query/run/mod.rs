@@ -55,6 +55,7 @@ mod snapshot;
 mod statistics;
 pub mod timing;
 mod token;
+mod values;
 
 use std::cell::OnceCell;
 use std::sync::atomic::AtomicBool;
@@ -79,6 +80,7 @@ pub use result::{
 };
 use snapshot::Snapshot;
 use token::query_hash;
+pub use values::over_values;
 
 /// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
 /// documents and ranges; `cache` keeps complete results for the later pages of queries

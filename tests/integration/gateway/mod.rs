@@ -1,10 +1,8 @@
-//! The gateway (`cosmoscope serve`) with the official SDKs as its clients: the Python SDK
-//! (`azure-cosmos`) and the Node SDK (`@azure/cosmos`) run the scenarios in `tests/sdk/`
-//! against a server started on a free loopback port over a temporary data directory, and
-//! what they report (EPKs, feed ranges, charges) is checked against the CLI on the same
-//! store. The SDKs are installed by `tests/sdk/setup`; without them these tests fail.
+//! The gateway over HTTP: the protocol as a client on the wire sees it (signatures, limits,
+//! headers, status codes), against a gateway started in the test process on a free
+//! loopback port; and (`sdk`) the official Python and Node SDKs as its clients, against
+//! `cosmoscope serve` run as a process.
 
-mod clients;
-mod scenarios;
-mod server;
-mod split;
+mod client;
+mod protocol;
+mod sdk;

@@ -1,5 +1,5 @@
 """The gateway's scenario for the official Python SDK (azure-cosmos), run by
-tests/integration/gateway against `cosmoscope serve`.
+tests/integration/gateway/sdk against `cosmoscope serve`.
 
     scenario.py PHASE ENDPOINT KEY DATABASE [STATE_FILE]
 

@@ -1,0 +1,177 @@
+//! Point operations on documents — create (and upsert), read, replace, delete, patch — and
+//! transactional batches. The partition key travels in `x-ms-documentdb-partitionkey`; on
+//! writes it must equal the key in the body, as the service checks (400, substatus 1001).
+
+use serde_json::Value;
+
+use super::Context;
+use crate::engine::{BatchOperation, ItemResponse, PatchRequest};
+use crate::error::{Error, Result, StatusCode, substatus};
+use crate::gateway::call::{Call, header};
+use crate::gateway::reply::{Reply, header as out};
+
+/// The service's answer to a point operation: the item (unless the client asked for a
+/// minimal response), its etag and LSN, the session token of its partition, the charge.
+fn item_reply(call: &Call, r: ItemResponse) -> Reply {
+    let minimal = call
+        .header("prefer")
+        .is_some_and(|p| p.contains("return=minimal"));
+    let mut reply = match r.body {
+        Some(body) if !minimal => Reply::raw(r.status, body),
+        _ => Reply::new(r.status),
+    }
+    .charge(r.request_charge)
+    .header(out::RANGE_ID, r.range.clone());
+    if let Some(etag) = r.etag {
+        reply = reply.header(out::ETAG, etag);
+    }
+    if let Some(lsn) = r.lsn {
+        reply = reply
+            .header(out::LSN, lsn.to_string())
+            .header(out::ITEM_LSN, lsn.to_string())
+            .header(out::SESSION_TOKEN, format!("{}:-1#{lsn}", r.range));
+    }
+    reply.ranges(vec![r.range])
+}
+
+/// The request's partition key, which point reads and deletes cannot do without.
+fn required_key(call: &Call) -> Result<Value> {
+    call.partition_key()?.ok_or_else(|| {
+        Error::bad_request(format!(
+            "PartitionKey value must be supplied for this operation: send the {} header",
+            header::PARTITION_KEY
+        ))
+    })
+}
+
+/// A write's body, checked against the partition key header when there is one.
+fn write_body(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Value> {
+    let body = call.json()?;
+    let Value::Object(doc) = &body else {
+        return Err(Error::bad_request("a document must be a JSON object"));
+    };
+    if let Some(given) = call.partition_key()? {
+        let def = ctx.backend.container(db, container)?.partition_key;
+        let in_body = def.extract(doc)?;
+        if def.parse_request_value(&given)? != in_body {
+            return Err(Error::bad_request(
+                "PartitionKey extracted from the document doesn't match the one specified in \
+                 the header",
+            )
+            .with_substatus(substatus::PARTITION_KEY_MISMATCH));
+        }
+    }
+    Ok(body)
+}
+
+pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
+    let body = write_body(ctx, call, db, container)?;
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let r = if call.flag(header::IS_UPSERT) {
+        ctx.backend
+            .upsert_item(db, container, &bytes, call.etag(header::IF_MATCH))?
+    } else {
+        ctx.backend.create_item(db, container, &bytes)?
+    };
+    Ok(item_reply(call, r))
+}
+
+pub fn read(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {
+    let pk = required_key(call)?;
+    let r = ctx.backend.read_item(db, container, id, &pk)?;
+    if let (Some(etag), Some(given)) = (&r.etag, call.etag(header::IF_NONE_MATCH))
+        && etag == given
+    {
+        let mut reply = item_reply(call, r);
+        reply.status = StatusCode::NotModified;
+        reply.body = Default::default();
+        return Ok(reply);
+    }
+    Ok(item_reply(call, r))
+}
+
+pub fn replace(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {
+    let body = write_body(ctx, call, db, container)?;
+    if body.get("id").and_then(Value::as_str) != Some(id) {
+        return Err(Error::bad_request(format!(
+            "the document's id must be the one in the URL ({id:?}) to replace it"
+        )));
+    }
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let r = ctx
+        .backend
+        .replace_item(db, container, &bytes, call.etag(header::IF_MATCH))?;
+    Ok(item_reply(call, r))
+}
+
+pub fn delete(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {
+    let pk = required_key(call)?;
+    let r = ctx
+        .backend
+        .delete_item(db, container, id, &pk, call.etag(header::IF_MATCH))?;
+    Ok(item_reply(call, r))
+}
+
+pub fn patch(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {
+    let pk = required_key(call)?;
+    let request = PatchRequest::from_json(call.json()?)?;
+    let r = ctx.backend.patch_item(
+        db,
+        container,
+        id,
+        &pk,
+        &request,
+        call.etag(header::IF_MATCH),
+    )?;
+    Ok(item_reply(call, r))
+}
+
+/// A transactional batch: 200 with every operation's result when it committed; when an
+/// operation failed, 207 Multi-Status with the failing operation's status and 424 for the
+/// others, which the SDKs turn into their batch errors.
+pub fn batch(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
+    let pk = required_key(call)?;
+    let ops = batch_operations(call.json()?)?;
+    let r = ctx.backend.execute_batch(db, container, &pk, &ops)?;
+    let status = if r.is_success() {
+        StatusCode::Ok
+    } else {
+        StatusCode::MultiStatus
+    };
+    let mut reply = Reply::json(status, &r.results)
+        .charge(r.request_charge)
+        .header(out::RANGE_ID, r.range.clone())
+        .with_items(r.results.len());
+    if let Some(f) = &r.failure {
+        reply.substatus = f.error.substatus;
+    }
+    Ok(reply.ranges(vec![r.range]))
+}
+
+/// The operations of a batch body. SDKs send each operation's partition key as JSON text
+/// (`"[\"a\"]"`); the engine takes it as JSON.
+fn batch_operations(body: Value) -> Result<Vec<BatchOperation>> {
+    let Value::Array(items) = body else {
+        return Err(Error::bad_request(
+            "a batch body is a JSON array of operations",
+        ));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut op)| {
+            if let Some(Value::String(text)) = op.get("partitionKey")
+                && let Ok(parsed) = serde_json::from_str::<Value>(text)
+                && let Some(o) = op.as_object_mut()
+            {
+                let key = match parsed {
+                    Value::Array(mut a) if a.len() == 1 => a.pop().unwrap_or(Value::Null),
+                    other => other,
+                };
+                o.insert("partitionKey".into(), key);
+            }
+            serde_json::from_value(op)
+                .map_err(|e| Error::bad_request(format!("batch operation {i}: {e}")))
+        })
+        .collect()
+}

@@ -1,0 +1,176 @@
+//! Queries over documents (`POST .../docs` with `application/query+json`), and the
+//! document read feed (`GET .../docs`), which is a query for everything.
+//!
+//! A query carries a partition key (one logical partition), a partition key range id (one
+//! physical partition: how SDKs run each range of a cross-partition query), or neither, in
+//! which case the gateway runs it across the container itself, as the service's gateway
+//! does, provided the client allowed a cross-partition query.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+
+use super::Context;
+use crate::engine::{QueryMetrics, QueryOptions, QueryResult};
+use crate::error::{Error, Result};
+use crate::gateway::call::{Call, header};
+use crate::gateway::reply::{Reply, header as out};
+
+/// The query text and parameters of a query body: `{"query": "...", "parameters":
+/// [{"name": "@n", "value": ...}]}` (names keep their `@` on the wire; the engine takes them
+/// without).
+pub fn query_spec(call: &Call) -> Result<(String, HashMap<String, Value>)> {
+    let body = call.json_object()?;
+    let sql = match body.get("query") {
+        Some(Value::String(q)) => q.clone(),
+        _ => return Err(Error::bad_request("a query body needs a string \"query\"")),
+    };
+    let mut params = HashMap::new();
+    if let Some(list) = body.get("parameters").filter(|p| !p.is_null()) {
+        let Value::Array(list) = list else {
+            return Err(Error::bad_request(
+                "\"parameters\" must be an array of {name, value}",
+            ));
+        };
+        for p in list {
+            let name = p.get("name").and_then(Value::as_str).ok_or_else(|| {
+                Error::bad_request("each query parameter needs a string \"name\" such as \"@id\"")
+            })?;
+            let name = name.strip_prefix('@').unwrap_or(name);
+            // A parameter without a value is undefined in the query, which the engine's
+            // parameter map expresses by leaving it out.
+            if let Some(v) = p.get("value") {
+                params.insert(name.to_string(), v.clone());
+            }
+        }
+    }
+    Ok((sql, params))
+}
+
+/// The options every document query and read feed takes from the headers.
+fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> {
+    Ok(QueryOptions {
+        params,
+        partition_key: call.partition_key()?,
+        max_items: call.max_items()?,
+        continuation: call.continuation(),
+        ..QueryOptions::default()
+    })
+}
+
+pub fn query(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
+    let (sql, params) = query_spec(call)?;
+    run(ctx, call, db, container, &sql, options(call, params)?)
+}
+
+/// `GET .../docs`: every document, paged like a query (and charged like one).
+pub fn read_feed(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
+    run(
+        ctx,
+        call,
+        db,
+        container,
+        "SELECT * FROM root",
+        options(call, HashMap::new())?,
+    )
+}
+
+fn run(
+    ctx: &Context,
+    call: &Call,
+    db: &str,
+    container: &str,
+    sql: &str,
+    opts: QueryOptions,
+) -> Result<Reply> {
+    let scoped = opts.partition_key.is_some();
+    let result = ctx.backend.query(db, container, sql, &opts)?;
+    if !scoped && result.partitions.len() > 1 && !call.flag(header::ENABLE_CROSS_PARTITION) {
+        return Err(Error::bad_request(format!(
+            "Cross partition query is required but disabled. Please set {}: True, specify {}, \
+             or revise your query to avoid this exception.",
+            header::ENABLE_CROSS_PARTITION,
+            header::PARTITION_KEY
+        ))
+        .with_charge(result.request_charge));
+    }
+    let rid = ctx.backend.container(db, container)?.rid;
+    Ok(result_reply(call, &rid, result))
+}
+
+/// A page of results in the service's shape, with its continuation, charge, metrics.
+fn result_reply(call: &Call, rid: &str, mut r: QueryResult) -> Reply {
+    let documents = std::mem::take(&mut r.documents);
+    let docs: Vec<&[u8]> = documents.iter().map(|d| d.json_bytes()).collect();
+    let mut reply = Reply::feed(rid, "Documents", &docs)
+        .charge(r.request_charge)
+        .header(out::ITEM_COUNT, docs.len().to_string());
+    if let Some(c) = &r.continuation {
+        reply = reply.header(out::CONTINUATION, c.clone());
+    }
+    if let [only] = r.partitions.as_slice() {
+        reply = reply.header(out::RANGE_ID, only.id.clone());
+    }
+    if call.flag(header::POPULATE_QUERY_METRICS) {
+        reply = reply.header(out::QUERY_METRICS, metrics_header(&r.metrics));
+    }
+    if call.flag(header::POPULATE_INDEX_METRICS) {
+        let json = serde_json::to_vec(&r.index_metrics).unwrap_or_default();
+        reply = reply.header(out::INDEX_UTILIZATION, STANDARD.encode(json));
+    }
+    reply.ranges = r.partitions.iter().map(|p| p.id.clone()).collect();
+    reply.query = Some(Box::new(r));
+    reply
+}
+
+/// `x-ms-documentdb-query-metrics`: `name=value` pairs joined by `;`, the service's names.
+/// Phases this engine does not time separately (compilation, plan building) are 0.
+fn metrics_header(m: &QueryMetrics) -> String {
+    let total = m.index_lookup_time_in_ms
+        + m.document_load_time_in_ms
+        + m.query_engine_execution_time_in_ms;
+    let ratio = if m.retrieved_document_count == 0 {
+        0.0
+    } else {
+        m.index_hit_document_count as f64 / m.retrieved_document_count as f64
+    };
+    [
+        ("totalExecutionTimeInMs", format!("{total:.2}")),
+        ("queryCompileTimeInMs", "0.00".into()),
+        ("queryLogicalPlanBuildTimeInMs", "0.00".into()),
+        ("queryPhysicalPlanBuildTimeInMs", "0.00".into()),
+        ("queryOptimizationTimeInMs", "0.00".into()),
+        (
+            "VMExecutionTimeInMs",
+            format!("{:.2}", m.query_engine_execution_time_in_ms),
+        ),
+        (
+            "indexLookupTimeInMs",
+            format!("{:.2}", m.index_lookup_time_in_ms),
+        ),
+        (
+            "documentLoadTimeInMs",
+            format!("{:.2}", m.document_load_time_in_ms),
+        ),
+        ("systemFunctionExecuteTimeInMs", "0.00".into()),
+        ("userFunctionExecuteTimeInMs", "0.00".into()),
+        (
+            "retrievedDocumentCount",
+            m.retrieved_document_count.to_string(),
+        ),
+        (
+            "retrievedDocumentSize",
+            m.retrieved_document_size.to_string(),
+        ),
+        ("outputDocumentCount", m.output_document_count.to_string()),
+        ("outputDocumentSize", m.output_document_size.to_string()),
+        ("writeOutputTimeInMs", "0.00".into()),
+        ("indexUtilizationRatio", format!("{ratio:.2}")),
+    ]
+    .iter()
+    .map(|(k, v)| format!("{k}={v}"))
+    .collect::<Vec<_>>()
+    .join(";")
+}

@@ -1,0 +1,480 @@
+//! The wire contract of reference/gateway.md, checked from the client's side: signatures,
+//! body limits, error shapes, point operations with their headers, partition key ranges,
+//! queries and the change feed, and that one stalled client holds up nobody.
+
+use std::io::Write;
+use std::time::Duration;
+
+use cosmoscope::engine::Backend;
+use cosmoscope::gateway::MasterKey;
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+
+use super::client::Server;
+
+const PK: &str = "x-ms-documentdb-partitionkey";
+
+fn docs(db: &str, c: &str) -> String {
+    format!("/dbs/{db}/colls/{c}/docs")
+}
+
+#[test]
+fn the_account_document_advertises_the_gateways_own_endpoint() {
+    let s = Server::start();
+    let r = s.send("GET", "/", &[], "");
+    assert_eq!(r.status, 200, "{r:?}");
+    let account = r.json();
+    let host = s.base.trim_start_matches("http://");
+    assert_eq!(
+        account["writableLocations"][0]["databaseAccountEndpoint"],
+        json!(format!("http://{host}/"))
+    );
+    assert_eq!(account["readableLocations"], account["writableLocations"]);
+    assert_eq!(
+        account["userConsistencyPolicy"]["defaultConsistencyLevel"],
+        "Session"
+    );
+    assert!(r.header("x-ms-activity-id").is_some());
+}
+
+#[test]
+fn requests_without_a_valid_signature_get_401_and_change_nothing() {
+    let s = Server::start();
+    let body = Bytes::from_static(br#"{"id":"sneaky"}"#);
+    let date = Server::now();
+    // No authorization at all.
+    let r = s.send_raw("POST", "/dbs", &[("x-ms-date", &date)], body.clone());
+    assert_eq!(r.status, 401, "{r:?}");
+    assert_eq!(r.json()["code"], "Unauthorized");
+    // Signed with another key.
+    let other = MasterKey::parse(&base64_key(9)).unwrap();
+    let auth = Server::signature(&other, "POST", "/dbs", &date);
+    let r = s.send_raw(
+        "POST",
+        "/dbs",
+        &[("x-ms-date", &date), ("authorization", &auth)],
+        body.clone(),
+    );
+    assert_eq!(r.status, 401);
+    // The right key, but a date twenty minutes old.
+    let old = (chrono::Utc::now() - chrono::Duration::minutes(20))
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    let auth = Server::signature(&s.key, "POST", "/dbs", &old);
+    let r = s.send_raw(
+        "POST",
+        "/dbs",
+        &[("x-ms-date", &old), ("authorization", &auth)],
+        body.clone(),
+    );
+    assert_eq!(r.status, 401);
+    assert!(
+        r.json()["message"].as_str().unwrap().contains("away"),
+        "{r:?}"
+    );
+    // A signature for another resource.
+    let auth = Server::signature(&s.key, "POST", "/dbs/x", &date);
+    let r = s.send_raw(
+        "POST",
+        "/dbs",
+        &[("x-ms-date", &date), ("authorization", &auth)],
+        body,
+    );
+    assert_eq!(r.status, 401);
+    let list = s.send("GET", "/dbs", &[], "").json();
+    assert_eq!(list["_count"], 0, "{list}");
+}
+
+fn base64_key(seed: u8) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode([seed; 64])
+}
+
+#[test]
+fn bad_bodies_and_unknown_resources_get_clear_errors() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    let r = s.send("POST", &path, &[(PK, r#"["a"]"#)], "{not json");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{r:?}"
+    );
+    let binary = Bytes::from_static(&[0x80, 0x01, 0x02]);
+    let date = Server::now();
+    let auth = Server::signature(&s.key, "POST", &path, &date);
+    let r = s.send_raw(
+        "POST",
+        &path,
+        &[
+            ("x-ms-date", &date),
+            ("authorization", &auth),
+            (PK, r#"["a"]"#),
+        ],
+        binary,
+    );
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["message"].as_str().unwrap().contains("binary"),
+        "{r:?}"
+    );
+    let r = s.send("GET", "/dbs/d/colls/c/nothing/here", &[], "");
+    assert_eq!(r.status, 404, "{r:?}");
+    let r = s.send("GET", "/dbs/d/colls/c/sprocs", &[], "");
+    assert_eq!(r.status, 400, "{r:?}");
+    let r = s.send("GET", "/dbs/nope/colls/c", &[], "");
+    assert_eq!(
+        (r.status, r.json()["code"].clone()),
+        (404, json!("NotFound"))
+    );
+    // The partition key header must be the body's.
+    let r = s.send("POST", &path, &[(PK, r#"["b"]"#)], r#"{"id":"1","pk":"a"}"#);
+    assert_eq!(
+        (r.status, r.header("x-ms-substatus")),
+        (400, Some("1001")),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn an_oversized_body_is_refused_before_it_is_read() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    let big = format!(
+        r#"{{"id":"1","pk":"a","x":"{}"}}"#,
+        "y".repeat(3 * 1024 * 1024)
+    );
+    let r = s.send("POST", &path, &[(PK, r#"["a"]"#)], &big);
+    assert_eq!(r.status, 413, "{:?}", r.header("x-ms-substatus"));
+    assert_eq!(r.json()["code"], "RequestEntityTooLarge");
+    // Nothing was written.
+    let q = s.send(
+        "POST",
+        &path,
+        &[
+            ("content-type", "application/query+json"),
+            ("x-ms-documentdb-query-enablecrosspartition", "True"),
+        ],
+        r#"{"query":"SELECT VALUE COUNT(1) FROM c"}"#,
+    );
+    assert_eq!(q.json()["Documents"], json!([0]), "{q:?}");
+}
+
+#[test]
+fn point_operations_answer_with_the_services_statuses_and_headers() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    let pk = [(PK, r#"["a"]"#)];
+    let r = s.send("POST", &path, &pk, r#"{"id":"1","pk":"a","n":1}"#);
+    assert_eq!(r.status, 201, "{r:?}");
+    let etag = r.header("etag").unwrap().to_string();
+    assert_eq!(r.json()["_etag"], json!(etag));
+    assert!(r.charge() > 0.0);
+    assert!(r.header("x-ms-session-token").unwrap().contains('#'));
+    let range = r
+        .header("x-ms-documentdb-partitionkeyrangeid")
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        s.send("POST", &path, &pk, r#"{"id":"1","pk":"a"}"#).status,
+        409
+    );
+    let item = format!("{path}/1");
+    let r = s.send("GET", &item, &pk, "");
+    assert_eq!((r.status, r.json()["n"].clone()), (200, json!(1)));
+    assert_eq!(
+        r.header("x-ms-documentdb-partitionkeyrangeid"),
+        Some(range.as_str())
+    );
+    let r = s.send("GET", &item, &[pk[0], ("if-none-match", &etag)], "");
+    assert_eq!(r.status, 304);
+    let r = s.send(
+        "PUT",
+        &item,
+        &[pk[0], ("if-match", "\"stale\"")],
+        r#"{"id":"1","pk":"a","n":2}"#,
+    );
+    assert_eq!(r.status, 412);
+    let r = s.send(
+        "PUT",
+        &item,
+        &[pk[0], ("if-match", &etag)],
+        r#"{"id":"1","pk":"a","n":2}"#,
+    );
+    assert_eq!((r.status, r.json()["n"].clone()), (200, json!(2)));
+    let r = s.send(
+        "POST",
+        &path,
+        &[pk[0], ("x-ms-documentdb-is-upsert", "True")],
+        r#"{"id":"1","pk":"a","n":3}"#,
+    );
+    assert_eq!((r.status, r.json()["n"].clone()), (200, json!(3)));
+    let r = s.send(
+        "PATCH",
+        &item,
+        &[pk[0], ("content-type", "application/json_patch+json")],
+        r#"{"operations":[{"op":"incr","path":"/n","value":10}],"condition":"FROM c WHERE c.n = 3"}"#,
+    );
+    assert_eq!((r.status, r.json()["n"].clone()), (200, json!(13)), "{r:?}");
+    let r = s.send(
+        "PATCH",
+        &item,
+        &pk,
+        r#"{"operations":[{"op":"incr","path":"/n","value":1}],"condition":"FROM c WHERE c.n = 3"}"#,
+    );
+    assert_eq!(r.status, 412);
+    let r = s.send("DELETE", &item, &pk, "");
+    assert_eq!((r.status, r.body.len()), (204, 0));
+    let r = s.send("GET", &item, &pk, "");
+    assert_eq!(
+        (r.status, r.json()["code"].clone()),
+        (404, json!("NotFound"))
+    );
+    assert!(r.charge() > 0.0, "a 404 is charged too");
+    // Without a partition key a point read cannot be routed.
+    assert_eq!(s.send("GET", &item, &[], "").status, 400);
+}
+
+#[test]
+fn a_failed_batch_is_a_multi_status_with_each_operations_result() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    let batch = [
+        (PK, r#"["a"]"#),
+        ("x-ms-cosmos-is-batch-request", "True"),
+        ("x-ms-cosmos-batch-atomic", "True"),
+    ];
+    let ok = json!([
+        {"operationType": "Create", "resourceBody": {"id": "1", "pk": "a"}},
+        {"operationType": "Upsert", "resourceBody": {"id": "2", "pk": "a"}, "partitionKey": "[\"a\"]"},
+    ]);
+    let r = s.send("POST", &path, &batch, &ok.to_string());
+    assert_eq!(r.status, 200, "{r:?}");
+    let results = r.json();
+    assert_eq!(results[0]["statusCode"], 201);
+    assert_eq!(results[1]["statusCode"], 201);
+    let failing = json!([
+        {"operationType": "Create", "resourceBody": {"id": "3", "pk": "a"}},
+        {"operationType": "Create", "resourceBody": {"id": "1", "pk": "a"}},
+    ]);
+    let r = s.send("POST", &path, &batch, &failing.to_string());
+    assert_eq!(r.status, 207, "{r:?}");
+    let results = r.json();
+    assert_eq!(
+        (
+            results[0]["statusCode"].clone(),
+            results[1]["statusCode"].clone()
+        ),
+        (json!(424), json!(409))
+    );
+    assert_eq!(
+        s.send("GET", &format!("{path}/3"), &batch[..1], "").status,
+        404,
+        "nothing committed"
+    );
+}
+
+#[test]
+fn partition_key_ranges_tile_the_key_space_and_answer_304_while_unchanged() {
+    let s = Server::start();
+    s.container("d", "c", 40_000);
+    let r = s.send(
+        "GET",
+        "/dbs/d/colls/c/pkranges",
+        &[("a-im", "Incremental feed")],
+        "",
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let ranges = r.json()["PartitionKeyRanges"].as_array().unwrap().clone();
+    let engine = s.engine.partition_key_ranges("d", "c").unwrap();
+    assert!(engine.len() > 1);
+    assert_eq!(ranges.len(), engine.len());
+    assert_eq!(ranges[0]["minInclusive"], "");
+    assert_eq!(ranges[ranges.len() - 1]["maxExclusive"], "FF");
+    for pair in ranges.windows(2) {
+        assert_eq!(pair[0]["maxExclusive"], pair[1]["minInclusive"]);
+    }
+    assert!(
+        ranges.iter().all(|r| r["id"].is_string()),
+        "ids are strings"
+    );
+    let etag = r.header("etag").unwrap().to_string();
+    let r = s.send(
+        "GET",
+        "/dbs/d/colls/c/pkranges",
+        &[("a-im", "Incremental feed"), ("if-none-match", &etag)],
+        "",
+    );
+    assert_eq!(r.status, 304);
+}
+
+#[test]
+fn queries_run_in_one_partition_or_across_them_when_the_client_allows_it() {
+    let s = Server::start();
+    s.container("d", "c", 40_000);
+    let path = docs("d", "c");
+    for i in 0..40 {
+        let pk = format!(r#"["k{}"]"#, i % 8);
+        let r = s.send(
+            "POST",
+            &path,
+            &[(PK, &pk)],
+            &format!(r#"{{"id":"{i}","pk":"k{}","n":{i}}}"#, i % 8),
+        );
+        assert_eq!(r.status, 201);
+    }
+    let query = [
+        ("content-type", "application/query+json"),
+        ("x-ms-documentdb-isquery", "True"),
+    ];
+    let body = r#"{"query":"SELECT VALUE c.n FROM c WHERE c.n >= @min","parameters":[{"name":"@min","value":10}]}"#;
+    let r = s.send(
+        "POST",
+        &path,
+        &[query[0], query[1], (PK, r#"["k1"]"#)],
+        body,
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let mut got: Vec<i64> = r.json()["Documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    got.sort();
+    assert_eq!(got, [17, 25, 33]);
+    assert_eq!(r.header("x-ms-item-count"), Some("3"));
+    // Across partitions only when allowed.
+    let r = s.send("POST", &path, &query, body);
+    assert_eq!(r.status, 400, "{r:?}");
+    let cross = [
+        query[0],
+        query[1],
+        ("x-ms-documentdb-query-enablecrosspartition", "True"),
+        ("x-ms-max-item-count", "7"),
+    ];
+    let mut seen = Vec::new();
+    let mut continuation: Option<String> = None;
+    loop {
+        let mut headers = cross.to_vec();
+        if let Some(c) = &continuation {
+            headers.push(("x-ms-continuation", c));
+        }
+        let r = s.send("POST", &path, &headers, body);
+        assert_eq!(r.status, 200, "{r:?}");
+        let page = r.json()["Documents"].as_array().unwrap().clone();
+        assert!(page.len() <= 7);
+        seen.extend(page.iter().map(|v| v.as_i64().unwrap()));
+        continuation = r.header("x-ms-continuation").map(str::to_string);
+        if continuation.is_none() {
+            break;
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, (10..40).collect::<Vec<_>>());
+    let r = s.send(
+        "POST",
+        &path,
+        &[query[0], (PK, r#"["k1"]"#)],
+        r#"{"query":"SELECT * FROM c WHERE"}"#,
+    );
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["message"].as_str().unwrap().contains("line 1"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn the_change_feed_resumes_from_its_etag_and_answers_304_when_nothing_is_new() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    for i in 0..3 {
+        s.send(
+            "POST",
+            &path,
+            &[(PK, r#"["a"]"#)],
+            &format!(r#"{{"id":"{i}","pk":"a"}}"#),
+        );
+    }
+    let feed = [
+        ("a-im", "Incremental feed"),
+        ("x-ms-documentdb-partitionkeyrangeid", "0"),
+    ];
+    let r = s.send("GET", &path, &feed, "");
+    assert_eq!(r.status, 200, "{r:?}");
+    let ids: Vec<Value> = r.json()["Documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("0"), json!("1"), json!("2")]);
+    let etag = r.header("etag").unwrap().to_string();
+    let again = [feed[0], feed[1], ("if-none-match", etag.as_str())];
+    let r = s.send("GET", &path, &again, "");
+    assert_eq!(r.status, 304);
+    assert!(
+        r.header("etag").is_some(),
+        "a 304 still says where to resume"
+    );
+    s.send("POST", &path, &[(PK, r#"["a"]"#)], r#"{"id":"3","pk":"a"}"#);
+    let r = s.send("GET", &path, &again, "");
+    assert_eq!(r.json()["Documents"][0]["id"], "3");
+    // From now: nothing until the next write.
+    let now = [feed[0], feed[1], ("if-none-match", "*")];
+    assert_eq!(s.send("GET", &path, &now, "").status, 304);
+}
+
+#[test]
+fn a_stalled_client_holds_up_nobody() {
+    let s = Server::start();
+    let addr = s.base.trim_start_matches("http://").to_string();
+    // Half a request line and headers, then silence.
+    let mut stalled = std::net::TcpStream::connect(&addr).unwrap();
+    stalled
+        .write_all(b"POST /dbs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"id\"")
+        .unwrap();
+    let mut idle = std::net::TcpStream::connect(&addr).unwrap();
+    idle.write_all(b"GET / HT").unwrap();
+    for _ in 0..20 {
+        assert_eq!(s.send("GET", "/dbs", &[], "").status, 200);
+    }
+    std::thread::sleep(Duration::from_millis(10));
+    drop((stalled, idle));
+}
+
+#[test]
+fn every_exchange_is_logged_for_the_explorer_without_its_key() {
+    let s = Server::start();
+    s.container("d", "c", 400);
+    s.send(
+        "POST",
+        &docs("d", "c"),
+        &[(PK, r#"["a"]"#)],
+        r#"{"id":"1","pk":"a"}"#,
+    );
+    let traffic = s.gateway.as_ref().unwrap().traffic();
+    let log = traffic.since(0);
+    let ops: Vec<&str> = log.iter().map(|e| e.operation).collect();
+    assert_eq!(ops, ["CreateDatabase", "CreateContainer", "Create"]);
+    let create = &log[2];
+    assert_eq!(create.status.as_u16(), 201);
+    assert!(create.request_charge > 0.0);
+    assert_eq!(create.ranges, ["0"]);
+    assert!(
+        create
+            .request_headers
+            .iter()
+            .all(|(k, _)| k != "authorization")
+    );
+    assert!(create.request_body.contains("\"pk\""));
+}
