@@ -303,9 +303,12 @@ class Scenario {
     this.out.operations = log;
   }
 
-  // Every page of a query iterator, each checked against the page size; the items in order.
+  // Every page of a query iterator, each checked against the page size; the items in order
+  // and the partition key range ids the SDK's requests named (it names one when it runs a
+  // query range by range), from each page's diagnostics.
   async paged(what, iterator, pageSize) {
     const items = [];
+    const ranges = new Set();
     let pages = 0;
     while (iterator.hasMoreResults()) {
       const page = await iterator.fetchNext();
@@ -313,21 +316,32 @@ class Scenario {
         page.resources.length <= pageSize,
         `${what}: a page of ${page.resources.length} items, over maxItemCount ${pageSize}`,
       );
+      for (const g of page.diagnostics.clientSideRequestStatistics.gatewayStatistics) {
+        if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
+      }
       items.push(...page.resources);
       pages++;
     }
     this.checks++;
-    return { items, pages };
+    return { items, pages, ranges: sorted(ranges) };
   }
 
-  async query(what, sql, pageSize, { params, pk, expected, key } = {}) {
+  // Runs `sql` on orders to its last page and compares the result with `expected` (both
+  // through `key` when given). A `pipeline` query (ORDER BY, TOP, OFFSET, an aggregate,
+  // DISTINCT, GROUP BY across partitions) must have run in the SDK's own pipeline: the
+  // query plan, then one query per physical partition, merged here.
+  async query(what, sql, pageSize, { params, pk, expected, key, pipeline } = {}) {
     const spec = { query: sql, parameters: Object.entries(params || {}).map(([name, value]) => ({ name, value })) };
     const options = { maxItemCount: pageSize };
     if (pk !== undefined) options.partitionKey = pk;
-    const { items, pages } = await this.paged(what, this.orders.items.query(spec, options), pageSize);
+    const { items, pages, ranges } = await this.paged(what, this.orders.items.query(spec, options), pageSize);
     const k = key || ((v) => v);
     this.eq(k(items), k(expected), what);
-    (this.out.queries = this.out.queries || []).push({ name: what, pages, count: items.length });
+    if (pipeline) {
+      this.eq(ranges.length, this.out.feedRanges.orders.length,
+        `${what}: physical partitions the SDK queried one by one (${ranges})`);
+    }
+    (this.out.queries = this.out.queries || []).push({ name: what, pages, count: items.length, rangesQueried: ranges });
     return { items, pages };
   }
 
@@ -346,38 +360,45 @@ class Scenario {
     const byN = sorted(data, (a, b) => a.n - b.n);
     await this.query("order by n", "SELECT c.id, c.n FROM c ORDER BY c.n", 5, {
       expected: byN.map((d) => ({ id: d.id, n: d.n })),
+      pipeline: true,
     });
     const paid = sorted(data.filter((d) => d.status === "paid"), (a, b) => b.total - a.total);
     await this.query("order by total desc with a parameter", "SELECT * FROM c WHERE c.status = @s ORDER BY c.total DESC", 4, {
       params: { "@s": "paid" },
       expected: paid,
       key: ids,
+      pipeline: true,
     });
     const byTotal = sorted(data, (a, b) => b.total - a.total);
     await this.query("top", "SELECT TOP 7 VALUE c.n FROM c ORDER BY c.total DESC", 3, {
       expected: byTotal.slice(0, 7).map((d) => d.n),
+      pipeline: true,
     });
     await this.query("offset limit", "SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 9 LIMIT 13", 4, {
       expected: Array.from({ length: 13 }, (_, i) => i + 9),
+      pipeline: true,
     });
     const totals = data.map((d) => d.total);
     const sum = totals.reduce((a, b) => a + b, 0);
-    await this.query("count", "SELECT VALUE COUNT(1) FROM c", 5, { expected: [ORDER_COUNT] });
-    await this.query("sum", "SELECT VALUE SUM(c.total) FROM c", 5, { expected: [sum] });
-    await this.query("min", "SELECT VALUE MIN(c.total) FROM c", 5, { expected: [Math.min(...totals)] });
-    await this.query("max", "SELECT VALUE MAX(c.n) FROM c", 5, { expected: [ORDER_COUNT - 1] });
+    await this.query("count", "SELECT VALUE COUNT(1) FROM c", 5, { expected: [ORDER_COUNT], pipeline: true });
+    await this.query("sum", "SELECT VALUE SUM(c.total) FROM c", 5, { expected: [sum], pipeline: true });
+    await this.query("min", "SELECT VALUE MIN(c.total) FROM c", 5, { expected: [Math.min(...totals)], pipeline: true });
+    await this.query("max", "SELECT VALUE MAX(c.n) FROM c", 5, { expected: [ORDER_COUNT - 1], pipeline: true });
     await this.query("avg", "SELECT VALUE AVG(c.total) FROM c", 5, {
       expected: [sum / ORDER_COUNT],
       key: (v) => v.map((x) => Number(x.toFixed(9))),
+      pipeline: true,
     });
     await this.query("count with a parameter", "SELECT VALUE COUNT(1) FROM c WHERE c.region = @r", 3, {
       params: { "@r": "north" },
       expected: [data.filter((d) => d.region === "north").length],
+      pipeline: true,
     });
-    await this.query("distinct value", "SELECT DISTINCT VALUE c.status FROM c", 3, { expected: STATUSES, key: sorted });
+    await this.query("distinct value", "SELECT DISTINCT VALUE c.status FROM c", 3, { expected: STATUSES, key: sorted, pipeline: true });
     await this.query("distinct object", "SELECT DISTINCT c.region FROM c", 3, {
       expected: REGIONS.map((region) => ({ region })),
       key: (v) => sorted(v.map((x) => x.region)),
+      pipeline: true,
     });
     const groups = new Map();
     for (const d of data) {
@@ -392,7 +413,7 @@ class Scenario {
       "group by",
       "SELECT c.status, COUNT(1) AS count, SUM(c.n) AS sum, MIN(c.total) AS lo FROM c GROUP BY c.status",
       3,
-      { expected: [...groups.values()], key: byStatus },
+      { expected: [...groups.values()], key: byStatus, pipeline: true },
     );
 
     // Single partition (the partition key given): the server runs the whole query.
@@ -432,6 +453,8 @@ class Scenario {
       3,
     );
     this.eq(got.items, sorted(ids(data.filter((d) => d.userId === "u3"))).reverse(), "hierarchical fan-out");
+    this.eq(got.ranges.length, this.out.feedRanges.people.length,
+      `hierarchical fan-out: physical partitions the SDK queried one by one (${got.ranges})`);
   }
 
   async changeFeed() {
@@ -501,8 +524,11 @@ class Scenario {
     const fanout = c.items.query(PRE_QUERY, { maxItemCount: 6 });
     const fanoutSeen = await takePages(fanout, 2);
     const fanoutToken = fanoutSeen.token;
+    // ORDER BY runs in the SDK's pipeline, one query per range: after the split, those
+    // ranges answer 410 and the SDK must move to their children.
     const ordered = c.items.query(ORDERED_QUERY, { maxItemCount: 5 });
     const orderedSeen = await takePages(ordered, 2);
+    this.eq(orderedSeen.ranges.length, 2, `ORDER BY: physical partitions the SDK queried one by one (${orderedSeen.ranges})`);
     const single = c.items.query(PRE_QUERY, { partitionKey: SINGLE_KEY, maxItemCount: 1 });
     const singleSeen = await takePages(single, 1);
     expect(singleSeen.token, "a single-partition query page before the last has a continuation token");
@@ -598,20 +624,25 @@ const singleIds = () =>
 const feedRange = (r) => ({ min: r.minInclusive, max: r.maxExclusive, isMinInclusive: true, isMaxInclusive: false });
 const save = (file, state) => fs.writeFileSync(file, JSON.stringify(state));
 
-// The items of the next `n` non-empty pages, and the continuation token after them.
+// The items of the next `n` non-empty pages, the continuation token after them, and the
+// partition key range ids the SDK's requests named.
 async function takePages(iterator, n) {
   const items = [];
+  const ranges = new Set();
   let token;
   while (n > 0) {
     expect(iterator.hasMoreResults(), "the query ended early");
     const page = await iterator.fetchNext();
+    for (const g of page.diagnostics.clientSideRequestStatistics.gatewayStatistics) {
+      if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
+    }
     token = page.continuationToken;
     if (page.resources.length > 0) {
       items.push(...page.resources);
       n--;
     }
   }
-  return { items, token };
+  return { items, token, ranges: sorted(ranges) };
 }
 
 async function drainQuery(iterator) {

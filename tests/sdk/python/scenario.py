@@ -286,8 +286,13 @@ class Scenario:
         self.checks += 1
         return items, pages
 
-    def query(self, what, sql, page_size, params=None, pk=None, expected=None, key=None):
-        kwargs = {"max_item_count": page_size}
+    def query(self, what, sql, page_size, params=None, pk=None, expected=None, key=None, pipeline=False):
+        """Runs `sql` on orders to its last page and compares the result with `expected`
+        (both through `key` when given). A `pipeline` query (ORDER BY, TOP, OFFSET, an
+        aggregate, DISTINCT across partitions) must have run in the SDK's own pipeline: the
+        query plan, then one query per physical partition, merged here."""
+        ranges = set()
+        kwargs = {"max_item_count": page_size, "raw_response_hook": range_recorder(ranges)}
         if params:
             kwargs["parameters"] = [{"name": k, "value": v} for k, v in params.items()]
         if pk is not None:
@@ -298,7 +303,11 @@ class Scenario:
         got = items if key is None else key(items)
         want = expected if key is None else key(expected)
         self.eq(got, want, what)
-        self.out.setdefault("queries", []).append({"name": what, "pages": pages, "count": len(items)})
+        if pipeline:
+            self.eq(len(ranges), len(self.out["feedRanges"]["orders"]),
+                    what + ": physical partitions the SDK queried one by one (%s)" % sorted(ranges))
+        self.out.setdefault("queries", []).append(
+            {"name": what, "pages": pages, "count": len(items), "rangesQueried": sorted(ranges)})
         return items, pages
 
     def queries(self):
@@ -318,30 +327,30 @@ class Scenario:
         self.eq(sorted(d["id"] for d in got), ids, "read all items")
 
         self.query("order by n", "SELECT c.id, c.n FROM c ORDER BY c.n", 5,
-                   expected=[{"id": d["id"], "n": d["n"]} for d in by_n])
+                   expected=[{"id": d["id"], "n": d["n"]} for d in by_n], pipeline=True)
         paid = sorted((d for d in data if d["status"] == "paid"), key=lambda d: -d["total"])
         self.query("order by total desc with a parameter",
                    "SELECT * FROM c WHERE c.status = @s ORDER BY c.total DESC", 4, params={"@s": "paid"},
-                   expected=paid, key=lambda docs: [d["id"] for d in docs])
+                   expected=paid, key=lambda docs: [d["id"] for d in docs], pipeline=True)
         by_total = sorted(data, key=lambda d: -d["total"])
         self.query("top", "SELECT TOP 7 VALUE c.n FROM c ORDER BY c.total DESC", 3,
-                   expected=[d["n"] for d in by_total[:7]])
+                   expected=[d["n"] for d in by_total[:7]], pipeline=True)
         self.query("offset limit", "SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 9 LIMIT 13", 4,
-                   expected=list(range(9, 22)))
-        self.query("count", "SELECT VALUE COUNT(1) FROM c", 5, expected=[ORDER_COUNT])
-        self.query("sum", "SELECT VALUE SUM(c.total) FROM c", 5, expected=[sum(d["total"] for d in data)])
-        self.query("min", "SELECT VALUE MIN(c.total) FROM c", 5, expected=[min(d["total"] for d in data)])
-        self.query("max", "SELECT VALUE MAX(c.n) FROM c", 5, expected=[ORDER_COUNT - 1])
+                   expected=list(range(9, 22)), pipeline=True)
+        self.query("count", "SELECT VALUE COUNT(1) FROM c", 5, expected=[ORDER_COUNT], pipeline=True)
+        self.query("sum", "SELECT VALUE SUM(c.total) FROM c", 5, expected=[sum(d["total"] for d in data)], pipeline=True)
+        self.query("min", "SELECT VALUE MIN(c.total) FROM c", 5, expected=[min(d["total"] for d in data)], pipeline=True)
+        self.query("max", "SELECT VALUE MAX(c.n) FROM c", 5, expected=[ORDER_COUNT - 1], pipeline=True)
         avg = sum(d["total"] for d in data) / ORDER_COUNT
         got, _ = self.query("avg", "SELECT VALUE AVG(c.total) FROM c", 5, expected=[avg],
-                            key=lambda v: [round(x, 9) for x in v])
+                            key=lambda v: [round(x, 9) for x in v], pipeline=True)
         north = [d for d in data if d["region"] == "north"]
         self.query("count with a parameter", "SELECT VALUE COUNT(1) FROM c WHERE c.region = @r", 3,
-                   params={"@r": "north"}, expected=[len(north)])
+                   params={"@r": "north"}, expected=[len(north)], pipeline=True)
         self.query("distinct value", "SELECT DISTINCT VALUE c.status FROM c", 3,
-                   expected=STATUSES, key=sorted)
+                   expected=STATUSES, key=sorted, pipeline=True)
         self.query("distinct object", "SELECT DISTINCT c.region FROM c", 3,
-                   expected=[{"region": r} for r in REGIONS], key=lambda v: sorted(x["region"] for x in v))
+                   expected=[{"region": r} for r in REGIONS], key=lambda v: sorted(x["region"] for x in v), pipeline=True)
         # This SDK does not support GROUP BY across partitions (its README's "Limitations"):
         # it leaves GroupBy and NonValueAggregate out of x-ms-cosmos-supported-query-features,
         # and the service refuses such a query with 400.
@@ -379,10 +388,13 @@ class Scenario:
         got, _ = self.paged("prefix", self.people.query_items("SELECT * FROM c", partition_key=["t1"],
                                                                max_item_count=4), 4)
         self.eq(ids(got), sorted(d["id"] for d in data if d["tenantId"] == "t1"), "query by a key prefix")
+        ranges = set()
         got, _ = self.paged("people fan-out", self.people.query_items(
             "SELECT VALUE c.id FROM c WHERE c.userId = 'u3' ORDER BY c.id DESC",
-            enable_cross_partition_query=True, max_item_count=3), 3)
+            enable_cross_partition_query=True, max_item_count=3, raw_response_hook=range_recorder(ranges)), 3)
         self.eq(got, sorted((d["id"] for d in data if d["userId"] == "u3"), reverse=True), "hierarchical fan-out")
+        self.eq(len(ranges), len(self.out["feedRanges"]["people"]),
+                "hierarchical fan-out: physical partitions the SDK queried one by one (%s)" % sorted(ranges))
 
     def change_feed(self):
         c = self.orders
@@ -447,8 +459,14 @@ class Scenario:
         # The SDK resumes streaming cross-partition queries from a token (its README).
         fanout_token = fanout.continuation_token
         expect(fanout_token, "a fan-out query page before the last has a continuation token")
-        ordered = c.query_items(ORDERED_QUERY, enable_cross_partition_query=True, max_item_count=5).by_page()
+        # ORDER BY runs in the SDK's pipeline, one query per range: after the split, those
+        # ranges answer 410 and the SDK must move to their children.
+        ordered_ranges = set()
+        ordered = c.query_items(ORDERED_QUERY, enable_cross_partition_query=True, max_item_count=5,
+                                raw_response_hook=range_recorder(ordered_ranges)).by_page()
         ordered_seen = take_pages(ordered, 2)
+        self.eq(len(ordered_ranges), 2, "ORDER BY: physical partitions the SDK queried one by one (%s)"
+                % sorted(ordered_ranges))
         single = c.query_items(PRE_QUERY, partition_key=SINGLE_KEY, max_item_count=1).by_page()
         single_seen = take_pages(single, 1)
         single_token = single.continuation_token
@@ -524,6 +542,16 @@ def split_item(i, kind):
 
 def single_ids():
     return sorted(split_item(i, "pre")["id"] for i in range(SPLIT_ITEMS) if "k-%d" % (i % 40) == SINGLE_KEY)
+
+
+def range_recorder(ranges):
+    """A raw_response_hook that adds the partition key range id each request named (the
+    SDK names one when it runs a query range by range) to `ranges`."""
+    def hook(response):
+        rid = response.http_request.headers.get("x-ms-documentdb-partitionkeyrangeid")
+        if rid is not None:
+            ranges.add(rid)
+    return hook
 
 
 def ids(docs):
