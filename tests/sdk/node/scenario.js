@@ -655,8 +655,8 @@ function readLine() {
   return new Promise((resolve) => {
     const rl = readline.createInterface({ input: process.stdin });
     rl.once("line", (line) => {
+      resolve(line); // before close(), whose "close" event would resolve with ""
       rl.close();
-      resolve(line);
     });
     rl.once("close", () => resolve(""));
   });
@@ -693,4 +693,7 @@ async function main(argv) {
   return 0;
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}
+module.exports = { Scenario, ScenarioError };
