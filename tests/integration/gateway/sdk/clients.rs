@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::server::{EMULATOR_KEY, Gateway};
 
 /// Far above a scenario's few seconds, so only a hang reaches it.
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(180);
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sdk {
