@@ -559,8 +559,14 @@ class Scenario {
     const preIds = sorted(ids(pre));
     let rest = await drainQuery(fanout);
     this.eq(sorted(ids([...fanoutSeen.items, ...rest])), preIds, "fan-out query across the split: every item once");
-    rest = await drainQuery(ordered);
+    const orderedRanges = new Set();
+    rest = await drainQuery(ordered, orderedRanges);
     this.eq([...orderedSeen.items, ...rest].map((d) => d.n), range(0, SPLIT_ITEMS), "ORDER BY query across the split");
+    const children = [...orderedRanges].filter((id) => !orderedSeen.ranges.includes(id));
+    this.ok(
+      children.length > 0,
+      `ORDER BY: the SDK moved on to the split's children (queried ${orderedSeen.ranges}, then ${[...orderedRanges]})`,
+    );
     rest = await drainQuery(single);
     this.eq(sorted(ids([...singleSeen.items, ...rest])), singleIds(), "single-partition query across the split");
     const post = range(SPLIT_ITEMS, SPLIT_ITEMS + POST_ITEMS).map((i) => splitItem(i, "post"));
@@ -645,9 +651,16 @@ async function takePages(iterator, n) {
   return { items, token, ranges: sorted(ranges) };
 }
 
-async function drainQuery(iterator) {
+// Every remaining item of a query; the range ids its requests named are added to `ranges`.
+async function drainQuery(iterator, ranges = new Set()) {
   const items = [];
-  while (iterator.hasMoreResults()) items.push(...(await iterator.fetchNext()).resources);
+  while (iterator.hasMoreResults()) {
+    const page = await iterator.fetchNext();
+    for (const g of page.diagnostics.clientSideRequestStatistics.gatewayStatistics) {
+      if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
+    }
+    items.push(...page.resources);
+  }
   return items;
 }
 

@@ -491,8 +491,11 @@ class Scenario:
         pre_ids = sorted(ids(pre))
         rest = drain(fanout)
         self.eq(sorted(ids(fanout_seen + rest)), pre_ids, "fan-out query across the split: every item once")
+        before_split = set(ordered_ranges)
         rest = drain(ordered)
         self.eq([d["n"] for d in ordered_seen + rest], list(range(SPLIT_ITEMS)), "ORDER BY query across the split")
+        self.ok(ordered_ranges - before_split, "ORDER BY: the SDK moved on to the split's children (queried %s, then %s)"
+                % (sorted(before_split), sorted(ordered_ranges - before_split)))
         rest = drain(single)
         self.eq(sorted(ids(single_seen + rest)), single_ids(), "single-partition query across the split")
         post = [split_item(i, "post") for i in range(SPLIT_ITEMS, SPLIT_ITEMS + POST_ITEMS)]
