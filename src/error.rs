@@ -107,6 +107,11 @@ pub mod substatus {
     pub const PARTITION_KEY_MISMATCH: u32 = 1001;
     /// 410: the partition key range was split; read its children.
     pub const PARTITION_KEY_RANGE_GONE: u32 = 1002;
+    /// 400: a cross-partition query the gateway can't serve in one pass (ORDER BY,
+    /// aggregates, DISTINCT, GROUP BY, TOP, OFFSET/LIMIT over several ranges): the client
+    /// runs it range by range with the query plan, which the error body carries as
+    /// `additionalErrorInfo`.
+    pub const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
     /// 403: the logical partition reached its storage limit.
     pub const PARTITION_KEY_QUOTA_EXCEEDED: u32 = 1014;
     /// 429: the partition's RU budget for this second is spent.

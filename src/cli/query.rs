@@ -45,6 +45,7 @@ pub fn query(
     let mut opts = QueryOptions {
         params: values,
         partition_key,
+        range: None,
         max_items: Some(max_items),
         continuation,
         progress: None,

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::batch::{BatchOperation, BatchResponse, PatchRequest};
 use super::feed::{FeedPage, FeedRequest};
 use super::import::Record;
+use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
 use super::views::{
     ContainerInfo, DatabaseInfo, EpkInfo, ImportSummary, ItemResponse, LogicalPartitionPage,
@@ -237,6 +238,13 @@ pub trait Backend: Send + Sync {
     fn query(&self, db: &str, name: &str, sql: &str, opts: &QueryOptions) -> Result<QueryResult> {
         self.query_cancellable(db, name, sql, opts, &AtomicBool::new(false))
     }
+
+    /// The query plan a client needs to run `sql` range by range (the service's answer to
+    /// a query-plan request): the EPK ranges it reads, the query each range runs and how
+    /// the ranges' results merge. Of `opts`, the parameters and the partition key count.
+    /// Syntax and semantic errors are 400s with line and column, as for [`Backend::query`].
+    fn query_plan(&self, db: &str, name: &str, sql: &str, opts: &QueryOptions)
+    -> Result<QueryPlan>;
 
     // ---- change feed ----
 

@@ -7,6 +7,7 @@ use super::backend::{Backend, Capabilities, KeyPage};
 use super::batch::{BatchOperation, BatchResponse, PatchRequest};
 use super::feed::{FeedChange, FeedPage, FeedRequest};
 use super::import::{self};
+use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
 use super::views::*;
 use super::{Engine, IMPORT_BATCH_ITEMS, charge_round, charged, response};
@@ -535,6 +536,23 @@ impl Backend for Engine {
             cancel,
             &self.results,
         )
+    }
+
+    /// The plan of `sql` on the container's partition key and ranges; it reads no item and
+    /// costs nothing.
+    fn query_plan(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+    ) -> Result<QueryPlan> {
+        let q = self.parsed(sql)?;
+        let def = self.def(db, name)?;
+        let request = opts.request();
+        let plan =
+            crate::query::plan::plan(&q, &def, &request.params, request.partition_key.as_ref())?;
+        Ok(QueryPlan::new(plan))
     }
 
     /// A page of the container's change feed.

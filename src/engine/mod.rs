@@ -1,7 +1,8 @@
 //! The engine: the facade every front end (CLI, TUI, benchmarks) uses.
 //!
 //! It names resources the way users do (`database`, `container`, partition key values as
-//! JSON) and speaks its own vocabulary: query requests and results ([`query`]), change feed
+//! JSON) and speaks its own vocabulary: query requests and results ([`query`]), query plans
+//! for clients that run a query range by range ([`plan`]), change feed
 //! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
 //! batches and patches ([`batch`]), and the container settings and policies re-exported
 //! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
@@ -17,7 +18,9 @@ mod background;
 pub mod batch;
 mod embedded;
 pub mod feed;
+mod group_commit;
 pub mod import;
+pub mod plan;
 pub mod query;
 pub mod retry;
 pub mod views;
@@ -36,6 +39,7 @@ pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
+pub use plan::QueryPlan;
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView, query_values,
@@ -79,6 +83,8 @@ pub struct Engine {
         std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::syntax::ast::Query>>>,
     /// Complete results of queries that cannot stream, for their later pages.
     results: crate::query::run::cache::ResultCache,
+    /// Concurrent single-item writes share a durable commit.
+    group_commit: group_commit::GroupCommit,
 }
 
 /// Query texts the statement cache keeps (it starts over when full).
@@ -94,6 +100,7 @@ impl Engine {
             _background: Some(worker),
             queries: Default::default(),
             results: Default::default(),
+            group_commit: Default::default(),
         })
     }
 
@@ -107,6 +114,7 @@ impl Engine {
             _background: None,
             queries: Default::default(),
             results: Default::default(),
+            group_commit: Default::default(),
         })
     }
 
@@ -150,13 +158,9 @@ impl Engine {
         body: &[u8],
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        charged((|| {
-            let doc = item::parse_body(body)?;
-            let mut batch = WriteBatch::begin(&self.store, db, name)?;
-            let result = batch.write(kind, doc, if_match)?;
-            batch.commit()?;
-            Ok(response(result))
-        })())
+        let doc = charged(item::parse_body(body))?;
+        self.group_commit
+            .write(&self.store, db, name, kind, doc, if_match)
     }
 
     /// [`Engine::import_records`] with at most `batch_items` items per transaction.

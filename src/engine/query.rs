@@ -21,6 +21,13 @@ pub struct QueryOptions {
     pub params: HashMap<String, Value>,
     /// Partition key (or hierarchical prefix) given with the request.
     pub partition_key: Option<Value>,
+    /// Run on this physical partition only: a partition key range id as
+    /// [`super::PartitionKeyRange::id`] gives it (the REST API's
+    /// `x-ms-documentdb-partitionkeyrangeid`). Intersected with the partition key and the
+    /// filter's routing; the continuation continues on the same range. A range that split
+    /// away (or that the container never had) fails with 410 Gone, substatus 1002, so a
+    /// client re-reads the ranges and queries the children.
+    pub range: Option<String>,
     /// Results per page (default 100).
     pub max_items: Option<usize>,
     pub continuation: Option<String>,
@@ -39,6 +46,7 @@ impl QueryOptions {
                 .map(|(k, v)| (k.clone(), Val::from_json(v)))
                 .collect(),
             partition_key: self.partition_key.clone(),
+            range: self.range.clone(),
             max_items: self.max_items,
             continuation: self.continuation.clone(),
             progress: self.progress.clone(),

@@ -14,6 +14,7 @@ pub mod header {
     pub const PARTITION_KEY_RANGE_ID: &str = "x-ms-documentdb-partitionkeyrangeid";
     pub const IS_QUERY: &str = "x-ms-documentdb-isquery";
     pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
+    pub const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
     pub const ENABLE_CROSS_PARTITION: &str = "x-ms-documentdb-query-enablecrosspartition";
     pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
     pub const CONTINUATION: &str = "x-ms-continuation";

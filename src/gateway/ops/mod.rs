@@ -117,7 +117,9 @@ fn dispatch(ctx: &Context, call: &Call) -> Result<Reply> {
             ranges::list(ctx, call, db, container)
         }
         Resource::Documents { db, container } if *m == Method::POST => {
-            if call.flag(header::IS_QUERY) || is_query_content(call) {
+            if call.flag(header::IS_QUERY_PLAN) {
+                queries::plan(ctx, call, db, container)
+            } else if call.flag(header::IS_QUERY) || is_query_content(call) {
                 queries::query(ctx, call, db, container)
             } else if call.flag(header::IS_BATCH) {
                 items::batch(ctx, call, db, container)

@@ -2,9 +2,13 @@
 //! document read feed (`GET .../docs`), which is a query for everything.
 //!
 //! A query carries a partition key (one logical partition), a partition key range id (one
-//! physical partition: how SDKs run each range of a cross-partition query), or neither, in
-//! which case the gateway runs it across the container itself, as the service's gateway
-//! does, provided the client allowed a cross-partition query.
+//! physical partition: how SDKs run each range of a cross-partition query), or neither. In
+//! the last case the gateway behaves as the service's does: it runs a query across the
+//! container itself when the client allowed a cross-partition query and the query streams
+//! (filters and projections), and answers one that needs merging across ranges (ORDER BY,
+//! aggregates, GROUP BY, DISTINCT, TOP, OFFSET/LIMIT) with 400, substatus 1004 and the
+//! query plan, which the SDKs then run range by range. The plan itself is also served on
+//! request (`x-ms-cosmos-is-query-plan-request`).
 
 use std::collections::HashMap;
 
@@ -14,7 +18,7 @@ use serde_json::Value;
 
 use super::Context;
 use crate::engine::{QueryMetrics, QueryOptions, QueryResult};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 use crate::gateway::call::{Call, header};
 use crate::gateway::reply::{Reply, header as out};
 
@@ -54,6 +58,7 @@ fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> 
     Ok(QueryOptions {
         params,
         partition_key: call.partition_key()?,
+        range: call.range_id(),
         max_items: call.max_items()?,
         continuation: call.continuation(),
         ..QueryOptions::default()
@@ -77,6 +82,18 @@ pub fn read_feed(ctx: &Context, call: &Call, db: &str, container: &str) -> Resul
     )
 }
 
+/// `x-ms-cosmos-is-query-plan-request`: the plan, once the client's supported features
+/// (`x-ms-cosmos-supported-query-features`) cover what the query needs.
+pub fn plan(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
+    let (sql, params) = query_spec(call)?;
+    let opts = options(call, params)?;
+    let plan = ctx.backend.query_plan(db, container, &sql, &opts)?;
+    if let Some(features) = call.header(header::SUPPORTED_QUERY_FEATURES) {
+        plan.check_features(features)?;
+    }
+    Ok(Reply::json(StatusCode::Ok, &plan.to_json()))
+}
+
 fn run(
     ctx: &Context,
     call: &Call,
@@ -85,19 +102,51 @@ fn run(
     sql: &str,
     opts: QueryOptions,
 ) -> Result<Reply> {
-    let scoped = opts.partition_key.is_some();
+    if opts.partition_key.is_none()
+        && opts.range.is_none()
+        && let Some(refusal) = check_cross_partition(ctx, call, db, container, sql, &opts)?
+    {
+        return Ok(refusal);
+    }
     let result = ctx.backend.query(db, container, sql, &opts)?;
-    if !scoped && result.partitions.len() > 1 && !call.flag(header::ENABLE_CROSS_PARTITION) {
+    let rid = ctx.backend.container(db, container)?.rid;
+    Ok(result_reply(call, &rid, result))
+}
+
+/// A query with neither a partition key nor a range: refused when it reads several ranges
+/// and the client did not allow that, and answered with its plan (400, substatus 1004, the
+/// plan in `additionalErrorInfo`) when those ranges' results need merging on the client.
+/// A query the planner refuses (one no per-range merge can answer) is run here whole, as
+/// the engine can.
+fn check_cross_partition(
+    ctx: &Context,
+    call: &Call,
+    db: &str,
+    container: &str,
+    sql: &str,
+    opts: &QueryOptions,
+) -> Result<Option<Reply>> {
+    let Ok(plan) = ctx.backend.query_plan(db, container, sql, opts) else {
+        return Ok(None);
+    };
+    if plan.ranges.len() > 1 && !call.flag(header::ENABLE_CROSS_PARTITION) {
         return Err(Error::bad_request(format!(
             "Cross partition query is required but disabled. Please set {}: True, specify {}, \
              or revise your query to avoid this exception.",
             header::ENABLE_CROSS_PARTITION,
             header::PARTITION_KEY
-        ))
-        .with_charge(result.request_charge));
+        )));
     }
-    let rid = ctx.backend.container(db, container)?.rid;
-    Ok(result_reply(call, &rid, result))
+    if !plan.needs_client_pipeline() {
+        return Ok(None);
+    }
+    let e = plan.not_servable();
+    let body = serde_json::json!({
+        "code": e.code(),
+        "message": e.message,
+        "additionalErrorInfo": plan.to_json().to_string(),
+    });
+    Ok(Some(Reply::error_body(&e, body)))
 }
 
 /// A page of results in the service's shape, with its continuation, charge, metrics.

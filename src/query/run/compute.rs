@@ -16,7 +16,6 @@ use super::pipeline::{Output, Run, rows_of, works_item_by_item};
 use super::prepare::Plan;
 use super::request::Progress;
 use super::result::{RangePart, RangeProgress};
-use super::routing::{self, Routing};
 use super::rules::reverse_scan;
 use super::scan::{
     InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
@@ -25,7 +24,7 @@ use super::scan::{
 use super::snapshot::Snapshot;
 use super::statistics::{RangeCounts, fold_children, range_items, scope_counts};
 use super::token::OrderedSpan;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::query::eval::env::Env;
 use crate::query::read::document::Document;
 use crate::query::search::fulltext::FullTextScores;
@@ -95,6 +94,7 @@ pub(super) fn compute(
     } else {
         Vec::new()
     };
+    check_scoped_layout(plan)?;
     // A computed result continues over the ranges of its first page, which a split since
     // has divided: each is read whole again (see `Token::layout`), with its children's counts.
     let first_layout = match &plan.token {
@@ -154,6 +154,30 @@ pub(super) fn compute(
     })
 }
 
+/// A request scoped to one range can continue a computed result only on the range it was
+/// computed on. After a split, a client that continues a parent's token on a child would
+/// get the parent's remaining results, the sibling's among them, and the child's own
+/// position in them is unknown: 400, so the query starts over rather than repeat or lose
+/// results. (A streamed scan's token resumes at an item key, which a child continues
+/// correctly, so it is not refused.)
+fn check_scoped_layout(plan: &Plan) -> Result<()> {
+    let (Some(scope), Some(token)) = (&plan.routing.scope, &plan.token) else {
+        return Ok(());
+    };
+    let layout = token.layout();
+    if plan.shape.paged_scan || layout.is_empty() || layout == [scope.id] {
+        return Ok(());
+    }
+    let issued: Vec<String> = layout.iter().map(RangeId::to_string).collect();
+    Err(Error::bad_request(format!(
+        "the continuation token was issued on partition key range {} and can't continue on \
+         range {}: the range split since; run the query on range {} again from the start",
+        issued.join(", "),
+        scope.id,
+        scope.id
+    )))
+}
+
 /// The ranges a computed result's first page ran over (`layout`), each as one range
 /// spanning its children among today's routed `ranges`, with their ids; `None` when the
 /// layout is today's (or does not describe it, as it would after a change of routing).
@@ -208,7 +232,7 @@ fn compute_result(
             pipeline.push(row);
         }
     }
-    let spans = target_spans(&plan.routing, snap);
+    let spans = plan.routing.spans(&def.partition_key);
     let byte_spans = crate::store::index::normalize_spans(
         spans
             .iter()
@@ -308,19 +332,6 @@ fn inner_from<'q, 'e>(
             })
         }
         _ => None,
-    }
-}
-
-/// The EPK spans the routing reads: each key's logical partition, each hierarchical
-/// prefix's range, or the whole key space.
-fn target_spans(routing: &Routing, snap: &Snapshot) -> Vec<(Epk, Epk)> {
-    match &routing.targets {
-        routing::Targets::Keys(keys) => keys
-            .iter()
-            .map(|k| routing::point_span(k.epk(&snap.def.partition_key)))
-            .collect(),
-        routing::Targets::Ranges(spans) => spans.clone(),
-        routing::Targets::All => vec![(Epk::min(), Epk::max())],
     }
 }
 

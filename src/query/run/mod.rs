@@ -27,11 +27,12 @@
 //! its documents would pass 4 MB ([`MAX_PAGE_BYTES`]), whichever comes first.
 //!
 //! The phases' parts hold the rules each step applies: [`routing`] (which partitions a
-//! query reads), [`access`] (which conjuncts an index answers), `rules` (what the indexing
-//! policy serves and allows), `candidates` (index lookups for a filter), `ordered` (ORDER BY
-//! from an index walk), `scan` (items through the pipeline), `statistics` (answers from the
-//! exact counts), `partition_key` (a result's logical partition), `charges` (a page's RU)
-//! and `token` (the continuation). [`pipeline`] evaluates the query over rows; [`condition`]
+//! query reads), [`scope`] (the one physical partition a request may name), [`access`]
+//! (which conjuncts an index answers), `rules` (what the indexing policy serves and allows),
+//! `candidates` (index lookups for a filter), `ordered` (ORDER BY from an index walk), `scan`
+//! (items through the pipeline), `statistics` (answers from the exact counts),
+//! `partition_key` (a result's logical partition), `charges` (a page's RU) and `token` (the
+//! continuation). [`pipeline`] evaluates the query over rows; [`condition`]
 //! runs a filter against one document.
 
 pub mod access;
@@ -51,6 +52,7 @@ pub mod result;
 pub mod routing;
 mod rules;
 mod scan;
+pub mod scope;
 mod snapshot;
 mod statistics;
 pub mod timing;
@@ -78,6 +80,7 @@ pub use result::{
     AccessView, IndexMetrics, MAX_PAGE_BYTES, PartitionResult, QueryMetrics, QueryResult,
     RangeProgress, RoutingView,
 };
+pub(crate) use rules::check_counts;
 use snapshot::Snapshot;
 use token::query_hash;
 pub use values::over_values;
@@ -108,6 +111,8 @@ pub fn run(
     // gathered before the result is computed; charged on the first page.
     let full_text = OnceCell::new();
     let env = pipeline::env(&params, &ctx, Some(&full_text));
+    let without_true = prepare::without_true_conjuncts(q);
+    let q = without_true.as_ref().unwrap_or(q);
     let root = doc_alias(q).unwrap_or_default();
     let with_policy = rank::with_vector_policy(q, def, &root);
     let q = with_policy.as_ref().unwrap_or(q);

@@ -3,6 +3,9 @@
 //! resumes, what it reads of each item, the conjuncts an index answers, and the flags that
 //! decide whether it streams and where it may stop early.
 //!
+//! Before preparing, constant `true` conjuncts leave the filter
+//! ([`without_true_conjuncts`]), as the range-by-range queries of the SDKs carry one.
+//!
 //! Preparing reads nothing from the store: a [`Plan`] is a function of the query, the
 //! container's definition and the request (parameters, partition key, continuation), so it
 //! can be tested on its own and is what an EXPLAIN would show. Its [`Shape`] depends on the
@@ -19,6 +22,7 @@ use super::request::Request;
 use super::result::IndexMetrics;
 use super::routing::{self, Routing, RoutingKind};
 use super::rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
+use super::scope;
 use super::token::Token;
 use crate::error::{Error, Result};
 use crate::query::eval::env::Env;
@@ -26,7 +30,7 @@ use crate::query::eval::value::Val;
 use crate::query::read::demand;
 use crate::query::read::extractor::Extractor;
 use crate::query::search::rank;
-use crate::query::syntax::ast::{Expr, ExprKind, FromKind, Query, SelectKind};
+use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, FromKind, Literal, Query, SelectKind};
 use crate::store::catalog::ContainerDef;
 use crate::store::indexing::{CompiledPolicy, CompositeOrder, IndexingPolicy};
 
@@ -105,8 +109,8 @@ pub(super) struct Plan<'a> {
     /// continuation tokens are bound to.
     pub(super) rid: String,
     pub(super) hash: u64,
-    /// What the result cache knows the query by: its hash and the partition key the request
-    /// gave.
+    /// What the result cache knows the query by: its hash, and the partition key and the
+    /// range the request gave.
     pub(super) cache_id: u64,
     /// Results per page.
     pub(super) max_items: usize,
@@ -169,7 +173,10 @@ impl<'a> Plan<'a> {
             None => target,
         };
         check_counts(q, &opts.params)?;
-        let routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+        let mut routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
+        if let Some(id) = &opts.range {
+            routing = routing.scoped(scope::resolve(def, id)?);
+        }
         let rid = crate::store::item::rids(def, 0).container;
         let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
         check_grouped_aggregates(q, &routing)?;
@@ -214,10 +221,7 @@ impl<'a> Plan<'a> {
             token,
             rid,
             hash,
-            cache_id: match &opts.partition_key {
-                Some(pk) => hash ^ crate::store::murmur3::hash128(pk.to_string().as_bytes(), 1).0,
-                None => hash,
-            },
+            cache_id: cache_id(hash, opts),
             max_items: opts.max_items.unwrap_or(100).max(1),
             reverse_ties: reverse_scan(q, def, root),
             served,
@@ -347,6 +351,19 @@ fn indexed_probes(q: &Query, root: &str, probes: &[Probe], policy: &CompiledPoli
     }
 }
 
+/// What the result cache knows a query by: its hash, and the partition key and the range
+/// the request scopes it to, which change what it reads.
+fn cache_id(hash: u64, opts: &Request) -> u64 {
+    let mut id = hash;
+    if let Some(pk) = &opts.partition_key {
+        id ^= crate::store::murmur3::hash128(pk.to_string().as_bytes(), 1).0;
+    }
+    if let Some(range) = &opts.range {
+        id ^= crate::store::murmur3::hash128(range.as_bytes(), 2).0;
+    }
+    id
+}
+
 /// A cross-partition GROUP BY computes at most [`MAX_GROUPED_AGGREGATES`] aggregates.
 fn check_grouped_aggregates(q: &Query, routing: &Routing) -> Result<()> {
     if routing.kind == RoutingKind::SinglePartition || q.group_by.is_empty() {
@@ -377,4 +394,31 @@ fn count_only(q: &Query) -> bool {
             SelectKind::Items(items) => items.iter().all(|i| is_count(&i.expr)),
             SelectKind::Star => false,
         }
+}
+
+/// `q` without the conjuncts of its filter that are the constant `true` (and without a
+/// filter that is nothing else); `None` when it has none. A WHERE keeps exactly the rows
+/// whose filter is true, and `x AND true` is `x` in three-valued logic, so the result is
+/// the same; but the query then plans as if it had been written without them: an ORDER BY
+/// walks its index, TOP bounds the loads, and it is charged as the service charges the
+/// query without them. The SDKs' range-by-range ORDER BY puts `true` in the rewritten
+/// query's formattable filter (`{documentdb-formattableorderbyquery-filter}`, see
+/// `query::plan`), so every such query meets this.
+pub(super) fn without_true_conjuncts(q: &Query) -> Option<Query> {
+    let filter = q.filter.as_ref()?;
+    let all = access::conjuncts(filter);
+    let kept: Vec<&Expr> = all
+        .iter()
+        .copied()
+        .filter(|c| !matches!(c.kind, ExprKind::Literal(Literal::Bool(true))))
+        .collect();
+    if kept.len() == all.len() {
+        return None;
+    }
+    let mut out = q.clone();
+    out.filter = kept.into_iter().cloned().reduce(|a, b| Expr {
+        pos: a.pos,
+        kind: ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+    });
+    Some(out)
 }

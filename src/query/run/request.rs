@@ -1,5 +1,6 @@
-//! What a query request asks for besides its text: parameters, a partition key, the page
-//! size, where to continue, and whom to tell as each range finishes.
+//! What a query request asks for besides its text: parameters, a partition key, the one
+//! physical partition to run on, the page size, where to continue, and whom to tell as
+//! each range finishes.
 
 use std::collections::HashMap;
 
@@ -15,6 +16,11 @@ pub struct Request {
     pub params: HashMap<String, Val>,
     /// Partition key (or hierarchical prefix) given with the request.
     pub partition_key: Option<Value>,
+    /// The id of the one physical partition (partition key range) to run on, as the
+    /// service's `x-ms-documentdb-partitionkeyrangeid` scopes a query: only that range is
+    /// read (and of it, only what the partition key or the filter routes to), and the
+    /// continuation continues on it. See `run::scope` for ids that are not live.
+    pub range: Option<String>,
     /// Results per page (default 100).
     pub max_items: Option<usize>,
     pub continuation: Option<String>,

@@ -54,11 +54,56 @@ pub struct Routing {
     pub kind: RoutingKind,
     pub reason: String,
     pub targets: Targets,
+    /// The one physical partition the request scopes the query to (the service's
+    /// `x-ms-documentdb-partitionkeyrangeid`): only its part of the targets is read.
+    pub scope: Option<PkRange>,
 }
 
 impl Routing {
     /// The live ranges this routing reads, in EPK order.
     pub fn ranges<'d>(&self, def: &'d ContainerDef) -> Vec<&'d PkRange> {
+        let mut ranges = self.targeted_ranges(def);
+        if let Some(scope) = &self.scope {
+            ranges.retain(|r| r.id == scope.id);
+        }
+        ranges
+    }
+
+    /// The EPK spans this routing reads: each key's logical partition, each hierarchical
+    /// prefix's range, or the whole key space; within the scope, if the request gives one.
+    pub fn spans(&self, pkdef: &PartitionKeyDefinition) -> Vec<(Epk, Epk)> {
+        let spans: Vec<(Epk, Epk)> = match &self.targets {
+            Targets::Keys(keys) => keys.iter().map(|k| point_span(k.epk(pkdef))).collect(),
+            Targets::Ranges(spans) => spans.clone(),
+            Targets::All => vec![(Epk::min(), Epk::max())],
+        };
+        match &self.scope {
+            None => spans,
+            Some(scope) => spans
+                .into_iter()
+                .filter_map(|(min, max)| {
+                    let lo = std::cmp::max(min, scope.min_inclusive.clone());
+                    let hi = std::cmp::min(max, scope.max_exclusive.clone());
+                    (lo < hi).then_some((lo, hi))
+                })
+                .collect(),
+        }
+    }
+
+    /// This routing within the physical partition `range` only (see [`Routing::scope`]).
+    pub fn scoped(self, range: PkRange) -> Routing {
+        Routing {
+            reason: format!(
+                "{}; the request scopes it to partition key range {}",
+                self.reason, range.id
+            ),
+            scope: Some(range),
+            ..self
+        }
+    }
+
+    /// The live ranges the targets overlap, whatever the scope.
+    fn targeted_ranges<'d>(&self, def: &'d ContainerDef) -> Vec<&'d PkRange> {
         match &self.targets {
             Targets::All => def.ranges.iter().collect(),
             Targets::Keys(keys) => {
@@ -94,6 +139,7 @@ pub fn route(
         kind: RoutingKind::FanOut,
         reason: why,
         targets: Targets::All,
+        scope: None,
     };
     let alias = match q.from.as_ref().map(|f| &f.kind) {
         Some(FromKind::Container { name, path, alias }) if path.is_empty() => {
@@ -149,6 +195,7 @@ fn route_explicit(def: &ContainerDef, pk: &Value) -> Result<Routing> {
                 value.to_display_json()
             ),
             targets: Targets::Keys(vec![value]),
+            scope: None,
         });
     }
     let span = epk::prefix_range(&components, pkdef.paths.len()).map_err(|e| {
@@ -158,6 +205,7 @@ fn route_explicit(def: &ContainerDef, pk: &Value) -> Result<Routing> {
         kind: RoutingKind::Targeted,
         reason: String::new(),
         targets: Targets::Ranges(vec![span]),
+        scope: None,
     };
     let k = routing.ranges(def).len();
     let n = def.ranges.len();
@@ -216,6 +264,7 @@ fn route_keys(def: &ContainerDef, full: Vec<PartitionKeyValue>, reason: &str) ->
         },
         reason: String::new(),
         targets: Targets::Keys(full),
+        scope: None,
     };
     let (k, n) = (routing.ranges(def).len(), def.ranges.len());
     let reason = if count == 1 {
@@ -244,6 +293,7 @@ fn route_prefixes(
         kind: RoutingKind::Targeted,
         reason: String::new(),
         targets: Targets::Ranges(crate::store::index::normalize_spans(spans)),
+        scope: None,
     };
     let (k, n) = (routing.ranges(def).len(), def.ranges.len());
     let levels = prefixes.iter().map(Vec::len).max().unwrap_or(0);

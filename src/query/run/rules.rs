@@ -139,7 +139,7 @@ pub(super) fn reverse_scan(q: &Query, def: &ContainerDef, root: &str) -> bool {
 
 /// TOP, OFFSET and LIMIT take non-negative integers; parameters are checked here because
 /// their values arrive with the request.
-pub(super) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
+pub(crate) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
     let exprs = q.select.top.iter().map(|e| (e, "TOP")).chain(
         q.offset_limit
             .iter()

@@ -88,6 +88,20 @@ impl<'q> Ranking<'q> {
         })
     }
 
+    /// For an order by one vector distance: whether its best (most similar) values are the
+    /// highest, so it sorts descending (cosine and dot product) rather than ascending
+    /// (euclidean). `None` for a full-text or fused ranking.
+    pub fn vector_descending(&self) -> Option<bool> {
+        match self.components.as_slice() {
+            [
+                Component::Vector {
+                    higher_is_better, ..
+                },
+            ] if !self.fused => Some(*higher_is_better),
+            _ => None,
+        }
+    }
+
     /// Whether every row must be seen before any can be placed (RRF ranks are relative).
     pub fn fused(&self) -> bool {
         self.fused

@@ -478,3 +478,210 @@ fn every_exchange_is_logged_for_the_explorer_without_its_key() {
     );
     assert!(create.request_body.contains("\"pk\""));
 }
+
+#[test]
+fn merging_queries_are_answered_with_their_plan_and_run_range_by_range() {
+    let s = Server::start();
+    s.container("d", "c", 40_000);
+    let path = docs("d", "c");
+    for i in 0..30 {
+        let pk = format!(r#"["k{i}"]"#);
+        s.send(
+            "POST",
+            &path,
+            &[(PK, &pk)],
+            &format!(r#"{{"id":"{i}","pk":"k{i}","n":{i}}}"#),
+        );
+    }
+    let query = [
+        ("content-type", "application/query+json"),
+        ("x-ms-documentdb-isquery", "True"),
+        ("x-ms-documentdb-query-enablecrosspartition", "True"),
+    ];
+    let body = r#"{"query":"SELECT c.n FROM c ORDER BY c.n DESC"}"#;
+    // Directly: 400/1004 with the plan, as the service's gateway answers.
+    let r = s.send("POST", &path, &query, body);
+    assert_eq!(
+        (r.status, r.header("x-ms-substatus")),
+        (400, Some("1004")),
+        "{r:?}"
+    );
+    let info: Value =
+        serde_json::from_str(r.json()["additionalErrorInfo"].as_str().unwrap()).unwrap();
+    assert_eq!(info["queryInfo"]["orderBy"], json!(["Descending"]));
+    // The plan on request.
+    let mut plan_headers = query.to_vec();
+    plan_headers.push(("x-ms-cosmos-is-query-plan-request", "True"));
+    plan_headers.push(("x-ms-cosmos-supported-query-features", "Aggregate, Distinct, MultipleOrderBy, OffsetAndLimit, OrderBy, Top, CompositeAggregate, GroupBy, MultipleAggregates, NonValueAggregate"));
+    let plan = s.send("POST", &path, &plan_headers, body).json();
+    assert_eq!(plan["queryInfo"], info["queryInfo"]);
+    assert_eq!(
+        plan["queryRanges"],
+        json!([{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}])
+    );
+    let rewritten = plan["queryInfo"]["rewrittenQuery"]
+        .as_str()
+        .unwrap()
+        .replace("{documentdb-formattableorderbyquery-filter}", "true");
+    // Each range runs the rewritten query; the client merges by orderByItems.
+    let ranges =
+        s.send("GET", "/dbs/d/colls/c/pkranges", &[], "").json()["PartitionKeyRanges"].clone();
+    let mut merged: Vec<i64> = Vec::new();
+    for range in ranges.as_array().unwrap() {
+        let id = range["id"].as_str().unwrap();
+        let r = s.send(
+            "POST",
+            &path,
+            &[
+                query[0],
+                query[1],
+                ("x-ms-documentdb-partitionkeyrangeid", id),
+            ],
+            &json!({"query": rewritten}).to_string(),
+        );
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(r.header("x-ms-documentdb-partitionkeyrangeid"), Some(id));
+        for row in r.json()["Documents"].as_array().unwrap() {
+            assert_eq!(row["orderByItems"][0]["item"], row["payload"]["n"]);
+            merged.push(row["payload"]["n"].as_i64().unwrap());
+        }
+    }
+    merged.sort_by(|a, b| b.cmp(a));
+    assert_eq!(merged, (0..30).rev().collect::<Vec<_>>());
+    // A range id the container does not have (any more) is gone: clients re-read pkranges.
+    let r = s.send(
+        "POST",
+        &path,
+        &[
+            query[0],
+            query[1],
+            ("x-ms-documentdb-partitionkeyrangeid", "99"),
+        ],
+        body,
+    );
+    assert_eq!(
+        (r.status, r.header("x-ms-substatus")),
+        (410, Some("1002")),
+        "{r:?}"
+    );
+    // A streaming query is served across the container directly.
+    let r = s.send(
+        "POST",
+        &path,
+        &query,
+        r#"{"query":"SELECT VALUE c.id FROM c WHERE c.n < 5"}"#,
+    );
+    assert_eq!(
+        (r.status, r.json()["_count"].clone()),
+        (200, json!(5)),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn https_offers_http2_by_alpn_with_a_certificate_kept_in_the_data_directory() {
+    use std::sync::Arc as StdArc;
+
+    use cosmoscope::engine::Engine;
+    use cosmoscope::gateway::{Gateway, Options};
+    use http_body_util::{BodyExt, Empty};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine: StdArc<dyn Backend> = StdArc::new(Engine::open(dir.path()).unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = Options {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        key: None,
+        tls: true,
+        data_dir: dir.path().to_path_buf(),
+        enforce_throughput: false,
+    };
+    let gateway = rt
+        .block_on(Gateway::start(engine.clone(), options.clone()))
+        .unwrap();
+    let cert = gateway.certificate().unwrap().to_path_buf();
+    assert!(cert.starts_with(dir.path()));
+    assert!(gateway.endpoint().starts_with("https://"));
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(&cert).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = StdArc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(StdArc::new(config));
+    let addr = gateway.local_addr();
+    let key = MasterKey::emulator();
+    let (status, alpn) = rt.block_on(async move {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .expect("the certificate is valid for localhost");
+        let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        let (mut send, conn) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tls),
+        )
+        .await
+        .expect("HTTP/2");
+        tokio::spawn(conn);
+        let date = Server::now();
+        let req = hyper::Request::get(format!("https://localhost:{}/dbs", addr.port()))
+            .header("x-ms-date", &date)
+            .header(
+                "authorization",
+                Server::signature(&key, "GET", "/dbs", &date),
+            )
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let resp = send.send_request(req).await.unwrap();
+        let status = resp.status().as_u16();
+        let _ = resp.into_body().collect().await;
+        (status, alpn)
+    });
+    assert_eq!((status, alpn.as_deref()), (200, Some(&b"h2"[..])));
+    rt.block_on(gateway.stop());
+    // The next start keeps the certificate clients already trust.
+    let before = std::fs::read(&cert).unwrap();
+    let again = rt.block_on(Gateway::start(engine, options)).unwrap();
+    assert_eq!(std::fs::read(again.certificate().unwrap()).unwrap(), before);
+    rt.block_on(again.stop());
+}
+
+#[test]
+fn a_public_key_is_refused_off_loopback() {
+    use cosmoscope::engine::Engine;
+    use cosmoscope::gateway::{Gateway, Options};
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine: std::sync::Arc<dyn Backend> =
+        std::sync::Arc::new(Engine::open(dir.path()).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(Gateway::start(
+            engine,
+            Options {
+                addr: "0.0.0.0:0".parse().unwrap(),
+                key: None,
+                tls: false,
+                data_dir: dir.path().to_path_buf(),
+                enforce_throughput: false,
+            },
+        ))
+        .err()
+        .expect("refused");
+    assert!(err.message.contains("--key"), "{err}");
+}

@@ -1,6 +1,7 @@
 //! The query language through its public API and through `Engine::query`: each clause,
 //! operator and constant form of the documentation, the built-in functions, subqueries,
-//! vector and full-text search, and fuzzing of the parser and of execution.
+//! vector and full-text search, queries run range by range with the query plan, and
+//! fuzzing of the parser and of execution.
 
 mod clause_from;
 mod clause_group_by;
@@ -20,5 +21,6 @@ mod functions_types;
 mod fuzz;
 mod operators;
 mod parser;
+mod ranges_plan;
 mod search;
 mod subqueries;
