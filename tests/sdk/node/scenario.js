@@ -71,6 +71,9 @@ function canonical(v) {
 }
 
 const ids = (docs) => docs.map((d) => d.id);
+// A query page's items: the SDK's pipeline hands back a page without `resources` when a
+// fetch produced nothing for the caller (an OFFSET skipping a whole range page, say).
+const pageItems = (page) => page.resources ?? [];
 const sorted = (xs, cmp) => [...xs].sort(cmp);
 const byNumber = (a, b) => a - b;
 const charge = (headers) => Number(headers["x-ms-request-charge"]);
@@ -312,14 +315,15 @@ class Scenario {
     let pages = 0;
     while (iterator.hasMoreResults()) {
       const page = await iterator.fetchNext();
+      const resources = pageItems(page);
       expect(
-        page.resources.length <= pageSize,
-        `${what}: a page of ${page.resources.length} items, over maxItemCount ${pageSize}`,
+        resources.length <= pageSize,
+        `${what}: a page of ${resources.length} items, over maxItemCount ${pageSize}`,
       );
       for (const g of page.diagnostics.clientSideRequestStatistics.gatewayStatistics) {
         if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
       }
-      items.push(...page.resources);
+      items.push(...resources);
       pages++;
     }
     this.checks++;
@@ -524,11 +528,16 @@ class Scenario {
     const fanout = c.items.query(PRE_QUERY, { maxItemCount: 6 });
     const fanoutSeen = await takePages(fanout, 2);
     const fanoutToken = fanoutSeen.token;
-    // ORDER BY runs in the SDK's pipeline, one query per range: after the split, those
-    // ranges answer 410 and the SDK must move to their children.
-    const ordered = c.items.query(ORDERED_QUERY, { maxItemCount: 5 });
-    const orderedSeen = await takePages(ordered, 2);
-    this.eq(orderedSeen.ranges.length, 2, `ORDER BY: physical partitions the SDK queried one by one (${orderedSeen.ranges})`);
+    // An ORDER BY query runs in the SDK's pipeline, range by range. (None is held across the
+    // split: when a range a pipelined query reads answers 410/1002, this SDK's document
+    // producer buffers the error, its parallel context puts the producer back in the queue
+    // instead of replacing it, and the query asks the gone range again forever:
+    // queryExecutionContext/documentProducer.js bufferMore and peakNextItem,
+    // parallelQueryExecutionContextBase.js bufferDocumentProducer.)
+    const orderedRanges = new Set();
+    let got = await drainQuery(c.items.query(ORDERED_QUERY, { maxItemCount: 5 }), orderedRanges);
+    this.eq(got.map((d) => d.n), range(0, SPLIT_ITEMS), "ORDER BY query before the split");
+    this.eq(orderedRanges.size, 2, `ORDER BY: physical partitions the SDK queried one by one (${[...orderedRanges]})`);
     const single = c.items.query(PRE_QUERY, { partitionKey: SINGLE_KEY, maxItemCount: 1 });
     const singleSeen = await takePages(single, 1);
     expect(singleSeen.token, "a single-partition query page before the last has a continuation token");
@@ -559,14 +568,12 @@ class Scenario {
     const preIds = sorted(ids(pre));
     let rest = await drainQuery(fanout);
     this.eq(sorted(ids([...fanoutSeen.items, ...rest])), preIds, "fan-out query across the split: every item once");
-    const orderedRanges = new Set();
-    rest = await drainQuery(ordered, orderedRanges);
-    this.eq([...orderedSeen.items, ...rest].map((d) => d.n), range(0, SPLIT_ITEMS), "ORDER BY query across the split");
-    const children = [...orderedRanges].filter((id) => !orderedSeen.ranges.includes(id));
-    this.ok(
-      children.length > 0,
-      `ORDER BY: the SDK moved on to the split's children (queried ${orderedSeen.ranges}, then ${[...orderedRanges]})`,
-    );
+    // The same ORDER BY query again on this client: it plans again and queries the children.
+    const orderedAfter = new Set();
+    got = await drainQuery(c.items.query(ORDERED_QUERY, { maxItemCount: 5 }), orderedAfter);
+    this.eq(got.map((d) => d.n), range(0, SPLIT_ITEMS), "ORDER BY query after the split");
+    const children = [...orderedAfter].filter((id) => !orderedRanges.has(id));
+    this.eq(children.length, 4, `ORDER BY after the split: the SDK queried the children (${[...orderedAfter]})`);
     rest = await drainQuery(single);
     this.eq(sorted(ids([...singleSeen.items, ...rest])), singleIds(), "single-partition query across the split");
     const post = range(SPLIT_ITEMS, SPLIT_ITEMS + POST_ITEMS).map((i) => splitItem(i, "post"));
@@ -643,8 +650,8 @@ async function takePages(iterator, n) {
       if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
     }
     token = page.continuationToken;
-    if (page.resources.length > 0) {
-      items.push(...page.resources);
+    if (pageItems(page).length > 0) {
+      items.push(...pageItems(page));
       n--;
     }
   }
@@ -659,7 +666,7 @@ async function drainQuery(iterator, ranges = new Set()) {
     for (const g of page.diagnostics.clientSideRequestStatistics.gatewayStatistics) {
       if (g.partitionKeyRangeId) ranges.add(g.partitionKeyRangeId);
     }
-    items.push(...page.resources);
+    items.push(...pageItems(page));
   }
   return items;
 }
