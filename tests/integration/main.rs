@@ -3,7 +3,7 @@
 //! query::`, one file with `cargo test --test integration engine::feed::`.
 //!
 //! Tests that spawn the program use `env!("CARGO_BIN_EXE_cosmoscope")`; fixtures read from
-//! `tests/data`.
+//! `tests/data`. The gateway tests run the official SDKs (installed by `tests/sdk/setup`).
 
 mod architecture;
 mod cli;

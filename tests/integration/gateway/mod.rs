@@ -1,6 +1,8 @@
 //! The gateway over HTTP: the protocol as a client on the wire sees it (signatures, limits,
 //! headers, status codes), against a gateway started in the test process on a free
-//! loopback port.
+//! loopback port; and (`sdk`) the official Python and Node SDKs as its clients, against
+//! `cosmoscope serve` run as a process.
 
 mod client;
 mod protocol;
+mod sdk;
