@@ -1,5 +1,5 @@
-//! The change feed view's state: a bounded buffer of events, pause, filters and the
-//! events-per-second history.
+//! The change feed view's state: the events as a live [`Tail`], the subscription, filters
+//! and the events-per-second history.
 //!
 //! Pausing freezes what is shown, not the subscription: events keep arriving into the
 //! buffer, and when it is full the oldest are dropped and counted.
@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-/// Events the view keeps; older ones are dropped and counted.
-pub const BUFFER: usize = 10_000;
+use super::tail::Tail;
+pub use super::tail::BUFFER;
 /// Seconds of the events-per-second sparkline.
 pub const RATE_WINDOW: usize = 60;
 
@@ -113,17 +113,9 @@ pub struct FeedState {
     pub scope: Option<FeedScope>,
     pub mode: FeedModeChoice,
     pub start: StartChoice,
-    /// Everything received, oldest first.
-    pub events: VecDeque<FeedRow>,
-    /// Events dropped because the buffer was full.
-    pub dropped: u64,
-    pub received: u64,
-    pub paused: bool,
-    /// While paused, how many events are in `events` beyond what is shown.
-    pub shown: usize,
+    /// The events received, oldest first, with the view's pause and selection.
+    pub tail: Tail<FeedRow>,
     pub filter: FeedFilter,
-    pub selected: usize,
-    pub offset: usize,
     /// Events per second, oldest first, one slot per second.
     pub rate: VecDeque<u64>,
     pub rate_second: i64,
@@ -140,19 +132,8 @@ impl FeedState {
         if let Some(last) = self.rate.back_mut() {
             *last += rows.len() as u64;
         }
-        self.received += rows.len() as u64;
-        for r in rows {
-            if self.events.len() == BUFFER {
-                self.events.pop_front();
-                self.dropped += 1;
-                self.shown = self.shown.saturating_sub(1);
-                self.selected = self.selected.saturating_sub(1);
-            }
-            self.events.push_back(r);
-        }
-        if !self.paused {
-            self.shown = self.events.len();
-        }
+        let filter = &self.filter;
+        self.tail.push(rows, |r| filter.matches(r));
     }
 
     /// Advances the rate window to `now`.
@@ -171,32 +152,28 @@ impl FeedState {
     }
 
     pub fn set_paused(&mut self, paused: bool) {
-        self.paused = paused;
-        if !paused {
-            self.shown = self.events.len();
-        }
+        let filter = &self.filter;
+        self.tail.set_paused(paused, |r| filter.matches(r));
     }
 
-    /// The rows the list shows (filtered, paused view), as indices into `events`.
+    /// Filters the view with `text` (the `/` prompt's syntax).
+    pub fn set_filter(&mut self, text: &str) {
+        self.filter = FeedFilter::parse(text);
+        let filter = &self.filter;
+        self.tail.refiltered(|r| filter.matches(r));
+    }
+
+    /// The rows the list shows (filtered, paused view), as indices into the tail's rows.
     pub fn visible(&self) -> Vec<usize> {
-        (0..self.shown.min(self.events.len()))
-            .filter(|&i| self.filter.matches(&self.events[i]))
-            .collect()
+        self.tail.visible(|r| self.filter.matches(r))
     }
 
     pub fn clear(&mut self) {
-        self.events.clear();
-        self.shown = 0;
-        self.selected = 0;
-        self.offset = 0;
-        self.dropped = 0;
-        self.received = 0;
+        self.tail.clear();
     }
 
     pub fn selected_row(&self) -> Option<&FeedRow> {
-        self.visible()
-            .get(self.selected)
-            .and_then(|&i| self.events.get(i))
+        self.tail.selected_row(|r| self.filter.matches(r))
     }
 }
 
@@ -233,15 +210,13 @@ mod tests {
     }
 
     #[test]
-    fn a_full_buffer_drops_the_oldest_and_counts() {
+    fn the_selection_follows_the_newest_event_that_passes_the_filter() {
         let mut f = FeedState::default();
-        let rows: Vec<FeedRow> = (0..BUFFER + 5)
-            .map(|i| row(&i.to_string(), "create", 0))
-            .collect();
-        f.push(rows, 1);
-        assert_eq!(f.events.len(), BUFFER);
-        assert_eq!(f.dropped, 5);
-        assert_eq!(f.events.front().map(|r| r.id.as_str()), Some("5"));
+        f.set_filter("op:create");
+        f.push(vec![row("a", "create", 0), row("b", "delete", 0)], 1);
+        assert_eq!(f.selected_row().map(|r| r.id.as_str()), Some("a"));
+        f.set_filter("");
+        assert_eq!(f.selected_row().map(|r| r.id.as_str()), Some("b"));
     }
 
     #[test]

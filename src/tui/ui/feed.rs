@@ -25,10 +25,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         FeedModeChoice::Latest => "latest version",
         FeedModeChoice::AllVersions => "all versions",
     };
-    let state = if feed.paused {
+    let state = if feed.tail.paused {
         format!(
             " · PAUSED ({} buffered)",
-            feed.events.len().saturating_sub(feed.shown)
+            feed.tail.rows.len().saturating_sub(feed.tail.shown)
         )
     } else {
         String::new()
@@ -115,7 +115,7 @@ impl Columns {
 fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usize {
     let visible = feed.visible();
     let height = area.height.saturating_sub(1) as usize;
-    let offset = offset_showing(feed.selected, feed.offset, height);
+    let offset = offset_showing(feed.tail.selected, feed.tail.offset, height);
     let cols = Columns::new(area.width, feed.scope.as_ref());
     let mut lines = vec![Line::styled(
         format!(
@@ -127,8 +127,8 @@ fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usiz
         theme().header,
     )];
     for (row, &i) in visible.iter().enumerate().skip(offset).take(height) {
-        let line = event_line(&cols, &feed.events[i]);
-        lines.push(mark_selected(line, row == feed.selected, focused));
+        let line = event_line(&cols, &feed.tail.rows[i]);
+        lines.push(mark_selected(line, row == feed.tail.selected, focused));
     }
     if visible.is_empty() {
         lines.push(Line::styled(
@@ -185,7 +185,7 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
             Line::styled(
                 format!(
                     "{now} ev/s · {} received · {} dropped",
-                    feed.received, feed.dropped
+                    feed.tail.received, feed.tail.dropped
                 ),
                 theme().title,
             ),

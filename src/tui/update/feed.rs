@@ -82,7 +82,7 @@ pub fn on_error(app: &mut App, ticket: u64, error: Error) -> Vec<Effect> {
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::FeedPause => {
-            let paused = !app.feed.paused;
+            let paused = !app.feed.tail.paused;
             app.feed.set_paused(paused);
             Vec::new()
         }
@@ -161,17 +161,10 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
             );
         }
         Action::Refresh => return resubscribe(app),
-        Action::Select => app.feed.set_paused(!app.feed.paused),
+        Action::Select => app.feed.set_paused(!app.feed.tail.paused),
         _ => {
             let len = app.feed.visible().len();
-            let page = app.page_rows;
-            move_selection(
-                &mut app.feed.selected,
-                &mut app.feed.offset,
-                len,
-                page,
-                action,
-            );
+            app.feed.tail.navigate(len, app.page_rows, action);
         }
     }
     Vec::new()

@@ -188,8 +188,13 @@ fn change_feed_with_events_and_detail() {
             .expect("replace");
         create(&s.engine, ORDERS, &order(14));
         s.h.poll_feeds();
-        // The first row is the replace (the latest version of o-13), with its previous
-        // image.
+        // The selection follows the newest event; the first row is the replace (the
+        // latest version of o-13), with its previous image.
+        assert_eq!(
+            s.h.app.feed.selected_row().map(|r| r.op.as_str()),
+            Some("create")
+        );
+        s.h.keys("g");
         assert_eq!(
             s.h.app.feed.selected_row().map(|r| r.op.as_str()),
             Some("replace")

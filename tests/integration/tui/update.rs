@@ -567,7 +567,7 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
     assert_eq!(a.feed.visible().len(), 2);
 
     assert!(keys(&mut a, "p").is_empty());
-    assert!(a.feed.paused);
+    assert!(a.feed.tail.paused);
     update(
         &mut a,
         batch(
@@ -575,16 +575,16 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
             vec![feed_row("c", 3), feed_row("d", 4), feed_row("e", 5)],
         ),
     );
-    assert_eq!(a.feed.events.len(), 5, "events keep arriving while paused");
+    assert_eq!(a.feed.tail.rows.len(), 5, "events keep arriving while paused");
     assert_eq!(a.feed.visible().len(), 2, "the view is frozen");
-    assert_eq!(a.feed.received, 5);
+    assert_eq!(a.feed.tail.received, 5);
 
     // A batch from an older subscription is not ours.
     update(&mut a, batch(tf + 100, vec![feed_row("x", 9)]));
-    assert_eq!(a.feed.events.len(), 5);
+    assert_eq!(a.feed.tail.rows.len(), 5);
 
     keys(&mut a, "<space>");
-    assert!(!a.feed.paused);
+    assert!(!a.feed.tail.paused);
     assert_eq!(a.feed.visible().len(), 5);
     assert_eq!(a.feed.request_charge, 2.0);
 
@@ -603,7 +603,7 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
         }
         other => panic!("expected Unsubscribe + Subscribe, got {other:?}"),
     }
-    assert!(a.feed.events.is_empty(), "a new subscription starts empty");
+    assert!(a.feed.tail.rows.is_empty(), "a new subscription starts empty");
 }
 
 #[test]
