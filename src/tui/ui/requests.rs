@@ -238,7 +238,7 @@ impl Columns {
             s.push_str(&format!(" {:>w$}", "items", w = Columns::ITEMS));
         }
         if self.latency {
-            s.push_str(&format!(" {:>w$}", "time", w = Columns::LATENCY));
+            s.push_str(&format!(" {:>w$}", "latency", w = Columns::LATENCY));
         }
         Line::styled(s, theme().header)
     }
