@@ -242,9 +242,7 @@ impl Action {
             Action::Gateway => {
                 "Start the gateway (the Cosmos DB REST API, for applications on the SDKs) in this process, or stop it"
             }
-            Action::RequestsPause => {
-                "Pause or resume the requests view (requests keep buffering)"
-            }
+            Action::RequestsPause => "Pause or resume the requests view (requests keep buffering)",
             Action::RequestsClear => "Clear the requests view",
             Action::ApplyIndex => {
                 "Add the index the last query was missing to the container's policy (asks first)"

@@ -17,8 +17,8 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::effect::Effect;
 use super::msg::Msg;
-use super::state::App;
 use super::serving::Serving;
+use super::state::App;
 use super::{platform, terminal, ui, update, worker};
 use crate::engine::{self, Progress, RangeProgress};
 

@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use super::tail::Tail;
 pub use super::tail::BUFFER;
+use super::tail::Tail;
 /// Seconds of the events-per-second sparkline.
 pub const RATE_WINDOW: usize = 60;
 

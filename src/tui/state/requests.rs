@@ -245,7 +245,7 @@ pub struct RequestsState {
     pub ranges: HashMap<(String, String), KnownRanges>,
     pub ranges_loading: Option<RangesLoading>,
     /// The Unix second the application's writes last reloaded the tree.
-    pub tree_reloaded_at: i64,
+    pub tree_reloaded_at: Option<i64>,
 }
 
 impl RequestsState {
@@ -338,12 +338,7 @@ mod tests {
 
     #[test]
     fn filters_combine() {
-        let q = exchange(
-            "Query",
-            "/dbs/shop/colls/orders/docs",
-            StatusCode::Ok,
-            0,
-        );
+        let q = exchange("Query", "/dbs/shop/colls/orders/docs", StatusCode::Ok, 0);
         let gone = exchange(
             "Read",
             "/dbs/shop/colls/orders/docs/o1",

@@ -66,10 +66,7 @@ impl<'a> Panel<'a> {
             pages: run.pages,
             elapsed_ms: run.elapsed_ms,
             running,
-            routing: run
-                .routing
-                .as_ref()
-                .map(|(k, r)| (k.as_str(), r.as_str())),
+            routing: run.routing.as_ref().map(|(k, r)| (k.as_str(), r.as_str())),
             access: run.access.as_ref(),
             ranges: &q.ranges,
             touched: run
@@ -109,11 +106,8 @@ impl<'a> Panel<'a> {
             .flat_map(|p| &p.logical_partitions)
             .take(NAMED_LOGICAL)
             .collect();
-        let by_id: BTreeMap<&str, &PartitionResult> = page
-            .partitions
-            .iter()
-            .map(|p| (p.id.as_str(), p))
-            .collect();
+        let by_id: BTreeMap<&str, &PartitionResult> =
+            page.partitions.iter().map(|p| (p.id.as_str(), p)).collect();
         Panel {
             request_charge: page.request_charge,
             documents,
@@ -137,8 +131,8 @@ impl Panel<'_> {
     /// The rows the panel takes to show everything, borders included.
     pub fn height(&self) -> u16 {
         let index = self.index_metrics.map_or(0, |im| {
-            let used = !im.utilized_single_indexes.is_empty()
-                || !im.utilized_composite_indexes.is_empty();
+            let used =
+                !im.utilized_single_indexes.is_empty() || !im.utilized_composite_indexes.is_empty();
             let missing = !im.potential_single_indexes.is_empty()
                 || !im.potential_composite_indexes.is_empty();
             usize::from(used) + usize::from(missing)

@@ -146,10 +146,7 @@ fn explain(app: &App) -> Vec<Line<'static>> {
             ]),
             Line::from(vec![
                 Span::styled(format!("{:<10}", key(Action::Palette)), theme().hint_key),
-                Span::raw(format!(
-                    "palette: gateway — {}",
-                    app.gateway.action_title()
-                )),
+                Span::raw(format!("palette: gateway — {}", app.gateway.action_title())),
             ]),
             Line::from(vec![
                 Span::styled("cosmoscope --serve [ADDR]", theme().hint_key),
@@ -339,8 +336,8 @@ fn draw_detail(f: &mut Frame, app: &App, e: &Exchange, area: Rect) {
         (r, s)
     } else {
         let stats_height = panel.height().min(area.height.saturating_sub(3));
-        let [r, s] = Layout::vertical([Constraint::Min(3), Constraint::Length(stats_height)])
-            .areas(area);
+        let [r, s] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(stats_height)]).areas(area);
         (r, s)
     };
     draw_request(f, e, request);
@@ -364,11 +361,7 @@ fn draw_request(f: &mut Frame, e: &Exchange, area: Rect) {
 
 /// `POST shop/orders/docs · Query · 200 · 2.9 RU · 3 items · 1.2 ms · 127.0.0.1:5301 · ranges 0,1`
 fn summary(e: &Exchange) -> Line<'static> {
-    let mut rest = format!(
-        " · {} · {} RU",
-        e.operation,
-        fmt_ru(e.request_charge)
-    );
+    let mut rest = format!(" · {} · {} RU", e.operation, fmt_ru(e.request_charge));
     if let Some(n) = e.item_count {
         rest.push_str(&format!(" · {n} item{}", if n == 1 { "" } else { "s" }));
     }

@@ -31,9 +31,7 @@ const STRUCTURAL: &[&str] = &[
 /// [`ITEM_RELOAD_SECONDS`], while the tree is not the focused pane (a reload returns every
 /// expanded level to its first page, which would pull the rows from under someone
 /// browsing it).
-const ITEM_WRITES: &[&str] = &[
-    "Create", "Upsert", "Replace", "Delete", "Patch", "Batch",
-];
+const ITEM_WRITES: &[&str] = &["Create", "Upsert", "Replace", "Delete", "Patch", "Batch"];
 const ITEM_RELOAD_SECONDS: i64 = 5;
 
 /// The palette's action: start the gateway, or stop it.
@@ -121,9 +119,12 @@ pub fn on_traffic(app: &mut App, exchanges: Vec<Arc<Exchange>>, rate: f64) -> Re
     let effects = ensure_ranges(app);
     let reload_items = items_written
         && app.focus != Focus::Tree
-        && app.now - app.requests.tree_reloaded_at >= ITEM_RELOAD_SECONDS;
+        && app
+            .requests
+            .tree_reloaded_at
+            .is_none_or(|at| app.now - at >= ITEM_RELOAD_SECONDS);
     if structural || reload_items {
-        app.requests.tree_reloaded_at = app.now;
+        app.requests.tree_reloaded_at = Some(app.now);
         Reaction::then(effects, Request::ReloadTree)
     } else {
         effects.into()

@@ -2,5 +2,5 @@
 //! headers, status codes), against a gateway started in the test process on a free
 //! loopback port.
 
-mod client;
+pub(crate) mod client;
 mod protocol;

@@ -323,7 +323,12 @@ fn exchange(second: i64, operation: &'static str, method: &str, path: &str) -> E
 /// read that misses, a conflict, and a cross-partition query last (so it is selected).
 fn traffic(s: &crate::support::tui_store::Store) -> Vec<Exchange> {
     let docs = "/dbs/shop/colls/orders/docs";
-    let pk = |v: &str| ("x-ms-documentdb-partitionkey".to_string(), format!("[\"{v}\"]"));
+    let pk = |v: &str| {
+        (
+            "x-ms-documentdb-partitionkey".to_string(),
+            format!("[\"{v}\"]"),
+        )
+    };
     let mut create = exchange(1, "Create", "POST", docs);
     create.status = StatusCode::Created;
     create.request_charge = 7.62;
