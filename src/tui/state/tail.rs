@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn the_filter_decides_which_row_is_the_newest() {
-        let even = |n: &u32| n % 2 == 0;
+        let even = |n: &u32| n.is_multiple_of(2);
         let mut t = Tail::default();
         t.push([1, 2, 3, 4, 5], even);
         assert_eq!(t.selected_row(even), Some(&4));

@@ -389,26 +389,27 @@ fn body_lines(e: &Exchange) -> Vec<Line<'static>> {
         return Vec::new();
     }
     let json: Option<Value> = serde_json::from_str(&e.request_body).ok();
-    if e.query.is_some() || e.operation.starts_with("Query") {
-        if let Some(text) = json.as_ref().and_then(|v| v.get("query")?.as_str()) {
-            let mut lines: Vec<Line> = text
-                .lines()
-                .map(|l| Line::styled(l.to_string(), theme().string))
-                .collect();
-            let params = json
-                .as_ref()
-                .and_then(|v| v.get("parameters")?.as_array().cloned())
-                .unwrap_or_default();
-            for p in params {
-                let name = p.get("name").and_then(Value::as_str).unwrap_or("?");
-                let value = p.get("value").map(Value::to_string).unwrap_or_default();
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {name}"), theme().param),
-                    Span::raw(format!(" = {value}")),
-                ]));
-            }
-            return lines;
+    let query_text = (e.query.is_some() || e.operation.starts_with("Query"))
+        .then(|| json.as_ref().and_then(|v| v.get("query")?.as_str()))
+        .flatten();
+    if let Some(text) = query_text {
+        let mut lines: Vec<Line> = text
+            .lines()
+            .map(|l| Line::styled(l.to_string(), theme().string))
+            .collect();
+        let params = json
+            .as_ref()
+            .and_then(|v| v.get("parameters")?.as_array().cloned())
+            .unwrap_or_default();
+        for p in params {
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("?");
+            let value = p.get("value").map(Value::to_string).unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {name}"), theme().param),
+                Span::raw(format!(" = {value}")),
+            ]));
         }
+        return lines;
     }
     let text = json
         .as_ref()
