@@ -112,8 +112,25 @@ impl RequestFilter {
         f
     }
 
+    /// Whether the filter lets every request through.
+    pub fn is_empty(&self) -> bool {
+        self.status.is_none()
+            && self.op.is_none()
+            && self.range.is_none()
+            && self.client.is_none()
+            && self.method.is_none()
+            && self.words.is_empty()
+    }
+
     pub fn matches(&self, e: &Exchange) -> bool {
-        let resource = resource_label(&e.path).to_lowercase();
+        if self.is_empty() {
+            return true;
+        }
+        let resource = if self.words.is_empty() {
+            String::new()
+        } else {
+            resource_label(&e.path).to_lowercase()
+        };
         let op = e.operation.to_lowercase();
         self.status
             .as_ref()
@@ -213,11 +230,11 @@ fn decode(segment: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A container's physical partitions for the strip, as of a position in the request log.
+/// A container's physical partitions for the strip, as of a moment of the request log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KnownRanges {
-    /// The last request seen when they were asked for.
-    pub as_of: u64,
+    /// When the newest request seen when they were asked for arrived (Unix milliseconds).
+    pub as_of_ms: i64,
     pub spans: Vec<RangeSpan>,
 }
 
@@ -227,7 +244,7 @@ pub struct RangesLoading {
     pub ticket: u64,
     pub db: String,
     pub c: String,
-    pub as_of: u64,
+    pub as_of_ms: i64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -239,20 +256,17 @@ pub struct RequestsState {
     pub expanded: bool,
     /// The charge of every request received.
     pub request_charge: f64,
-    /// The number of the last request received.
-    pub last_seq: u64,
     /// Physical partitions of the containers whose queries were looked at, by container.
     pub ranges: HashMap<(String, String), KnownRanges>,
     pub ranges_loading: Option<RangesLoading>,
     /// The Unix second the application's writes last reloaded the tree.
     pub tree_reloaded_at: Option<i64>,
+    /// The application wrote items since the tree last reloaded.
+    pub tree_stale: bool,
 }
 
 impl RequestsState {
     pub fn push(&mut self, exchanges: Vec<Arc<Exchange>>) {
-        if let Some(last) = exchanges.last() {
-            self.last_seq = last.seq;
-        }
         let charge: f64 = exchanges.iter().map(|e| e.request_charge).sum();
         self.request_charge = crate::charge::round(self.request_charge + charge);
         let filter = &self.filter;
@@ -278,6 +292,11 @@ impl RequestsState {
 
     pub fn selected(&self) -> Option<&Arc<Exchange>> {
         self.tail.selected_row(|e| self.filter.matches(e))
+    }
+
+    /// When the newest request kept arrived (Unix milliseconds; 0 before any).
+    pub fn newest_ms(&self) -> i64 {
+        self.tail.rows.back().map_or(0, |e| e.at_ms)
     }
 
     pub fn clear(&mut self) {

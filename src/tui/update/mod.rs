@@ -155,6 +155,10 @@ fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
     let mut effects = Vec::new();
     let new_second = now != app.now;
     app.now = now;
+    // The application's last item writes reach the tree once a reload is due.
+    if let Some(request) = requests::reload_tree(app, false) {
+        effects.extend(carry_out(app, request));
+    }
     app.feed.tick(now);
     // The partitions view follows load and splits live, once a second.
     if new_second && app.view == View::Partitions && app.partitions.loading.is_none() {

@@ -74,8 +74,6 @@ pub fn on_started(app: &mut App, ticket: u64, result: Result<GatewayInfo, Error>
     match result {
         Ok(info) => {
             app.info(format!("gateway serving on {}", info.endpoint));
-            // Requests of an earlier gateway are numbered from 1 again.
-            app.requests.last_seq = 0;
             app.requests.ranges.clear();
             app.gateway.addr = info.addr;
             app.gateway.status = GatewayStatus::Serving { info };
@@ -97,9 +95,11 @@ pub fn on_stopped(app: &mut App, ticket: u64) -> Vec<Effect> {
     Vec::new()
 }
 
-/// New requests from the gateway's log (and its rate).
+/// New requests from the gateway's log (and its rate). The log is read only while a
+/// gateway runs, which may be a moment before its start is reported: only a gateway known
+/// to be off has no traffic to show.
 pub fn on_traffic(app: &mut App, exchanges: Vec<Arc<Exchange>>, rate: f64) -> Reaction {
-    if app.gateway.serving().is_none() {
+    if app.gateway.status == GatewayStatus::Off {
         return Reaction::default();
     }
     app.gateway.rate = rate;
@@ -111,24 +111,37 @@ pub fn on_traffic(app: &mut App, exchanges: Vec<Arc<Exchange>>, rate: f64) -> Re
         .iter()
         .filter(succeeded)
         .any(|e| STRUCTURAL.contains(&e.operation));
-    let items_written = exchanges
+    if exchanges
         .iter()
         .filter(succeeded)
-        .any(|e| ITEM_WRITES.contains(&e.operation));
+        .any(|e| ITEM_WRITES.contains(&e.operation))
+    {
+        app.requests.tree_stale = true;
+    }
     app.requests.push(exchanges);
     let effects = ensure_ranges(app);
-    let reload_items = items_written
+    match reload_tree(app, structural) {
+        Some(request) => Reaction::then(effects, request),
+        None => effects.into(),
+    }
+}
+
+/// The tree reload the application's writes call for, if one is due: at once for
+/// databases and containers, and for items at most every [`ITEM_RELOAD_SECONDS`] while
+/// the tree does not have focus (so the last writes of a burst show too, on a later tick).
+pub fn reload_tree(app: &mut App, structural: bool) -> Option<Request> {
+    let items_due = app.requests.tree_stale
         && app.focus != Focus::Tree
         && app
             .requests
             .tree_reloaded_at
             .is_none_or(|at| app.now - at >= ITEM_RELOAD_SECONDS);
-    if structural || reload_items {
-        app.requests.tree_reloaded_at = Some(app.now);
-        Reaction::then(effects, Request::ReloadTree)
-    } else {
-        effects.into()
+    if !(structural || items_due) {
+        return None;
     }
+    app.requests.tree_reloaded_at = Some(app.now);
+    app.requests.tree_stale = false;
+    Some(Request::ReloadTree)
 }
 
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
@@ -188,12 +201,12 @@ pub fn ensure_ranges(app: &mut App) -> Vec<Effect> {
     let Some((db, c)) = container_of(&e.path) else {
         return Vec::new();
     };
-    let as_of = app.requests.last_seq;
+    let as_of = app.requests.newest_ms();
     let known = app.requests.ranges.get(&(db.clone(), c.clone()));
     let covered = known.is_some_and(|k| {
         // Ranges read after this request are as good as it gets: a range it touched that
         // they lack has split since.
-        k.as_of >= e.seq
+        k.as_of_ms >= e.at_ms
             || result
                 .partitions
                 .iter()
@@ -212,7 +225,7 @@ pub fn ensure_ranges(app: &mut App) -> Vec<Effect> {
         ticket,
         db: db.clone(),
         c: c.clone(),
-        as_of,
+        as_of_ms: as_of,
     });
     vec![Effect::LoadRanges { ticket, db, c }]
 }
@@ -239,7 +252,7 @@ pub fn on_ranges(
     app.requests.ranges.insert(
         (db, c),
         KnownRanges {
-            as_of: loading.as_of,
+            as_of_ms: loading.as_of_ms,
             spans,
         },
     );

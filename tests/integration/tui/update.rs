@@ -1247,3 +1247,44 @@ fn databases_and_containers_an_application_changes_reload_the_tree() {
     );
     assert!(effects.is_empty(), "{effects:?}");
 }
+
+#[test]
+fn item_writes_reload_the_tree_at_most_every_few_seconds_and_after_the_last() {
+    let mut a = serving();
+    let reloads = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::LoadDatabases { .. }))
+            .count()
+    };
+    update(&mut a, Msg::Tick { now: 100 });
+    let write = |seq| Msg::Traffic {
+        exchanges: vec![exchange(seq, "Create", 201)],
+        rate: 1.0,
+    };
+    assert_eq!(reloads(&update(&mut a, write(1))), 1);
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 101 })), 0);
+    assert_eq!(reloads(&update(&mut a, write(2))), 0, "too soon");
+    // The write that came too soon shows once a reload is due, without another write.
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 105 })), 1);
+    assert_eq!(
+        reloads(&update(&mut a, Msg::Tick { now: 111 })),
+        0,
+        "nothing new"
+    );
+    // Reads reload nothing, and neither do writes while the tree has focus.
+    assert_eq!(
+        reloads(&update(
+            &mut a,
+            Msg::Traffic {
+                exchanges: vec![exchange(3, "Read", 200)],
+                rate: 1.0,
+            }
+        )),
+        0
+    );
+    keys(&mut a, "<esc>");
+    assert_eq!(a.focus, Focus::Tree);
+    assert_eq!(reloads(&update(&mut a, write(4))), 0);
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 120 })), 0);
+}
