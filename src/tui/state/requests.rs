@@ -48,6 +48,8 @@ pub struct GatewayState {
     pub status: GatewayStatus,
     /// Requests per second over the last few seconds.
     pub rate: f64,
+    /// Why the last start failed (a port in use), until one succeeds.
+    pub failed: Option<String>,
 }
 
 impl Default for GatewayState {
@@ -57,6 +59,7 @@ impl Default for GatewayState {
             at_launch: false,
             status: GatewayStatus::Off,
             rate: 0.0,
+            failed: None,
         }
     }
 }

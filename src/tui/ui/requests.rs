@@ -133,8 +133,15 @@ fn explain(app: &App) -> Vec<Line<'static>> {
             format!("Starting the gateway on {}…", app.gateway.addr),
             theme().dim,
         )],
-        GatewayStatus::Off | GatewayStatus::Stopping { .. } => vec![
-            Line::styled("The gateway is not running.", theme().title),
+        GatewayStatus::Off | GatewayStatus::Stopping { .. } => {
+            let mut lines = vec![Line::styled("The gateway is not running.", theme().title)];
+            if let Some(why) = &app.gateway.failed {
+                lines.push(Line::styled(
+                    format!("It did not start: {why}"),
+                    theme().error,
+                ));
+            }
+            lines.extend([
             Line::styled(
                 "It serves the Cosmos DB REST API on this store, so applications on the official SDKs run against it; their requests show here as they happen.",
                 theme().dim,
@@ -156,7 +163,9 @@ fn explain(app: &App) -> Vec<Line<'static>> {
                 Span::styled("cosmoscope serve [--addr ADDR]", theme().hint_key),
                 Span::raw(" runs it alone, without the explorer (its requests are not shown here)"),
             ]),
-        ],
+            ]);
+            lines
+        }
     }
 }
 

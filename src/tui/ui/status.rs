@@ -1,8 +1,8 @@
 //! The status line: the data directory, the container, the view tabs, the gateway with
 //! its request rate, a running job, the last charge and the message. The tabs shorten
 //! (full titles, short ones, then numbers with only the current view named) so that the
-//! container, the gateway and the job always fit with room for a message, and the data
-//! directory takes only the room left.
+//! container, the gateway and the job fit with room for the message (up to a point), and
+//! the data directory takes only the room left.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,8 +14,8 @@ use super::{clip, fmt_count, fmt_rate, fmt_ru};
 use crate::tui::state::requests::GatewayStatus;
 use crate::tui::state::{App, Level, View};
 
-/// Room kept for the charge and the message.
-const MESSAGE_ROOM: usize = 16;
+/// Room kept for the charge and the message: what they need, within these bounds.
+const MESSAGE_ROOM: (usize, usize) = (16, 64);
 
 #[derive(Clone, Copy)]
 enum Tabs {
@@ -47,18 +47,33 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             theme().charge,
         )
     });
+    let message = app.message.as_ref().map(|(level, text)| {
+        let style = match level {
+            Level::Info => theme().info,
+            Level::Error => theme().error,
+        };
+        Span::styled(format!(" {text}"), style)
+    });
+    let charge = app
+        .last_charge
+        .map(|ru| Span::styled(format!(" {} RU ", fmt_ru(ru)), theme().charge));
+    let wanted = [&charge, &message]
+        .iter()
+        .filter_map(|s| s.as_ref().map(Span::width))
+        .sum::<usize>()
+        .clamp(MESSAGE_ROOM.0, MESSAGE_ROOM.1);
     let fixed: usize = [&container, &gateway, &job]
         .iter()
         .filter_map(|s| s.as_ref().map(Span::width))
         .sum();
-    let fits = |tabs: &[Span]| fixed + width_of(tabs) + MESSAGE_ROOM <= width;
+    let fits = |tabs: &[Span]| fixed + width_of(tabs) + wanted <= width;
     let tabs = [Tabs::Full, Tabs::Short]
         .into_iter()
         .map(|t| tabs(app, t))
         .find(|t| fits(t))
         .unwrap_or_else(|| tabs(app, Tabs::Numbers));
     let mut spans = Vec::new();
-    let dir_room = width.saturating_sub(fixed + width_of(&tabs) + MESSAGE_ROOM);
+    let dir_room = width.saturating_sub(fixed + width_of(&tabs) + wanted);
     if dir_room >= 8 {
         spans.push(Span::styled(
             format!(" {} ", clip(&app.data_dir, dir_room - 2)),
@@ -69,16 +84,8 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     spans.extend(tabs);
     spans.extend(gateway);
     spans.extend(job);
-    if let Some(ru) = app.last_charge {
-        spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), theme().charge));
-    }
-    if let Some((level, text)) = &app.message {
-        let style = match level {
-            Level::Info => theme().info,
-            Level::Error => theme().error,
-        };
-        spans.push(Span::styled(format!(" {text}"), style));
-    }
+    spans.extend(charge);
+    spans.extend(message);
     f.render_widget(
         Paragraph::new(Line::from(spans)).style(theme().status),
         area,

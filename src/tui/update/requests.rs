@@ -73,14 +73,16 @@ pub fn on_started(app: &mut App, ticket: u64, result: Result<GatewayInfo, Error>
     }
     match result {
         Ok(info) => {
-            app.info(format!("gateway serving on {}", info.endpoint));
+            app.info(format!("gateway serving on {}", info.addr));
             app.requests.ranges.clear();
+            app.gateway.failed = None;
             app.gateway.addr = info.addr;
             app.gateway.status = GatewayStatus::Serving { info };
         }
         Err(e) => {
             app.gateway.status = GatewayStatus::Off;
             app.error(format!("gateway not started: {}", e.message));
+            app.gateway.failed = Some(e.message);
         }
     }
     Vec::new()

@@ -249,6 +249,10 @@ fn a_port_in_use_is_an_error_message_not_a_crash() {
     );
     let frame = s.h.render();
     assert!(frame.contains("The gateway is not running."), "{frame}");
+    assert!(
+        frame.contains("It did not start: cannot listen on"),
+        "{frame}"
+    );
 }
 
 #[test]

@@ -74,6 +74,8 @@ fn check(h: &mut Harness, name: &str) {
             (r"(-0000-0000-0000-)[0-9a-f]{8}(0000)", "${1}tttttttt${2}"),
             (r"\b\d\d:\d\d:\d\d\b", "hh:mm:ss"),
             (r"Rebind keys in [^│]*", "Rebind keys in [config]"),
+            // The gateway's confirmation (at a line's end) names the port it got.
+            (r"(?m)(gateway serving on 127\.0\.0\.1:)\d+$", "${1}[port]"),
         ],
         omit_expression => true,
         // insta looks next to the asserting file by default; the snapshots stay in
