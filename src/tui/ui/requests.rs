@@ -177,6 +177,8 @@ struct Columns {
     resource: usize,
     latency: bool,
     ranges: bool,
+    /// Room for the range ids (more on a wide screen, for a fan-out's list).
+    ranges_w: usize,
     items: bool,
     client: bool,
 }
@@ -190,6 +192,8 @@ impl Columns {
     const ITEMS: usize = 5;
     const CLIENT: usize = 15;
     const MIN_RESOURCE: usize = 16;
+    const WIDE_RESOURCE: usize = 48;
+    const RANGES_MORE: usize = 18;
 
     fn new(width: u16) -> Columns {
         let width = width as usize;
@@ -198,6 +202,7 @@ impl Columns {
             resource: 0,
             latency: false,
             ranges: false,
+            ranges_w: Columns::RANGES,
             items: false,
             client: false,
         };
@@ -216,6 +221,12 @@ impl Columns {
                 *on = true;
                 left -= w + 1;
             }
+        }
+        // A resource wider than paths get lends the ranges room for a dozen ids.
+        if cols.ranges && left > Columns::WIDE_RESOURCE {
+            let extra = (left - Columns::WIDE_RESOURCE).min(Columns::RANGES_MORE);
+            cols.ranges_w += extra;
+            left -= extra;
         }
         cols.resource = left;
         cols
@@ -238,7 +249,7 @@ impl Columns {
             ru = Columns::RU
         ));
         if self.ranges {
-            s.push_str(&format!(" {:>w$}", "ranges", w = Columns::RANGES));
+            s.push_str(&format!(" {:>w$}", "ranges", w = self.ranges_w));
         }
         if self.items {
             s.push_str(&format!(" {:>w$}", "items", w = Columns::ITEMS));
@@ -285,8 +296,8 @@ impl Columns {
         if self.ranges {
             spans.push(Span::raw(format!(
                 " {:>w$}",
-                ranges_text(&e.ranges, Columns::RANGES),
-                w = Columns::RANGES
+                ranges_text(&e.ranges, self.ranges_w),
+                w = self.ranges_w
             )));
         }
         if self.items {
