@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 pub use super::tail::BUFFER;
-use super::tail::Tail;
+use super::tail::{RowFilter, Tail};
+
 /// Seconds of the events-per-second sparkline.
 pub const RATE_WINDOW: usize = 60;
 
@@ -73,8 +74,8 @@ pub struct FeedFilter {
     words: Vec<String>,
 }
 
-impl FeedFilter {
-    pub fn parse(text: &str) -> FeedFilter {
+impl RowFilter<FeedRow> for FeedFilter {
+    fn parse(text: &str) -> FeedFilter {
         let mut f = FeedFilter {
             text: text.to_string(),
             ..Default::default()
@@ -91,7 +92,7 @@ impl FeedFilter {
         f
     }
 
-    pub fn matches(&self, row: &FeedRow) -> bool {
+    fn matches(&self, row: &FeedRow) -> bool {
         self.op
             .as_ref()
             .is_none_or(|op| row.op.to_ascii_lowercase().starts_with(op.as_str()))
@@ -106,6 +107,10 @@ impl FeedFilter {
                 .iter()
                 .all(|w| row.id.to_lowercase().contains(w.as_str()))
     }
+
+    fn text(&self) -> &str {
+        &self.text
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -113,9 +118,8 @@ pub struct FeedState {
     pub scope: Option<FeedScope>,
     pub mode: FeedModeChoice,
     pub start: StartChoice,
-    /// The events received, oldest first, with the view's pause and selection.
-    pub tail: Tail<FeedRow>,
-    pub filter: FeedFilter,
+    /// The events received, oldest first, with the view's filter, pause and selection.
+    pub tail: Tail<FeedRow, FeedFilter>,
     /// Events per second, oldest first, one slot per second.
     pub rate: VecDeque<u64>,
     pub rate_second: i64,
@@ -132,8 +136,7 @@ impl FeedState {
         if let Some(last) = self.rate.back_mut() {
             *last += rows.len() as u64;
         }
-        let filter = &self.filter;
-        self.tail.push(rows, |r| filter.matches(r));
+        self.tail.push(rows);
     }
 
     /// Advances the rate window to `now`.
@@ -149,31 +152,6 @@ impl FeedState {
                 self.rate.pop_front();
             }
         }
-    }
-
-    pub fn set_paused(&mut self, paused: bool) {
-        let filter = &self.filter;
-        self.tail.set_paused(paused, |r| filter.matches(r));
-    }
-
-    /// Filters the view with `text` (the `/` prompt's syntax).
-    pub fn set_filter(&mut self, text: &str) {
-        self.filter = FeedFilter::parse(text);
-        let filter = &self.filter;
-        self.tail.refiltered(|r| filter.matches(r));
-    }
-
-    /// The rows the list shows (filtered, paused view), as indices into the tail's rows.
-    pub fn visible(&self) -> Vec<usize> {
-        self.tail.visible(|r| self.filter.matches(r))
-    }
-
-    pub fn clear(&mut self) {
-        self.tail.clear();
-    }
-
-    pub fn selected_row(&self) -> Option<&FeedRow> {
-        self.tail.selected_row(|r| self.filter.matches(r))
     }
 }
 
@@ -201,22 +179,22 @@ mod tests {
     fn pause_keeps_receiving_and_resume_shows_everything() {
         let mut f = FeedState::default();
         f.push(vec![row("a", "create", 0)], 100);
-        f.set_paused(true);
+        f.tail.set_paused(true);
         f.push(vec![row("b", "create", 0), row("c", "replace", 1)], 100);
-        assert_eq!(f.visible().len(), 1);
-        f.set_paused(false);
-        assert_eq!(f.visible().len(), 3);
+        assert_eq!(f.tail.visible().len(), 1);
+        f.tail.set_paused(false);
+        assert_eq!(f.tail.visible().len(), 3);
         assert_eq!(f.rate.back(), Some(&3));
     }
 
     #[test]
     fn the_selection_follows_the_newest_event_that_passes_the_filter() {
         let mut f = FeedState::default();
-        f.set_filter("op:create");
+        f.tail.set_filter("op:create");
         f.push(vec![row("a", "create", 0), row("b", "delete", 0)], 1);
-        assert_eq!(f.selected_row().map(|r| r.id.as_str()), Some("a"));
-        f.set_filter("");
-        assert_eq!(f.selected_row().map(|r| r.id.as_str()), Some("b"));
+        assert_eq!(f.tail.selected_row().map(|r| r.id.as_str()), Some("a"));
+        f.tail.set_filter("");
+        assert_eq!(f.tail.selected_row().map(|r| r.id.as_str()), Some("b"));
     }
 
     #[test]

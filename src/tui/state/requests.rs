@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::query::RangeSpan;
-use super::tail::Tail;
+use super::tail::{RowFilter, Tail};
 use crate::gateway::{DEFAULT_PORT, Exchange};
 
 /// A gateway that is serving, as the explorer shows it.
@@ -97,7 +97,19 @@ pub struct RequestFilter {
 }
 
 impl RequestFilter {
-    pub fn parse(text: &str) -> RequestFilter {
+    /// Whether the filter lets every request through.
+    pub fn is_empty(&self) -> bool {
+        self.status.is_none()
+            && self.op.is_none()
+            && self.range.is_none()
+            && self.client.is_none()
+            && self.method.is_none()
+            && self.words.is_empty()
+    }
+}
+
+impl RowFilter<Arc<Exchange>> for RequestFilter {
+    fn parse(text: &str) -> RequestFilter {
         let mut f = RequestFilter {
             text: text.to_string(),
             ..Default::default()
@@ -115,17 +127,7 @@ impl RequestFilter {
         f
     }
 
-    /// Whether the filter lets every request through.
-    pub fn is_empty(&self) -> bool {
-        self.status.is_none()
-            && self.op.is_none()
-            && self.range.is_none()
-            && self.client.is_none()
-            && self.method.is_none()
-            && self.words.is_empty()
-    }
-
-    pub fn matches(&self, e: &Exchange) -> bool {
+    fn matches(&self, e: &Arc<Exchange>) -> bool {
         if self.is_empty() {
             return true;
         }
@@ -149,6 +151,10 @@ impl RequestFilter {
                 .words
                 .iter()
                 .all(|w| resource.contains(w.as_str()) || op.contains(w.as_str()))
+    }
+
+    fn text(&self) -> &str {
+        &self.text
     }
 }
 
@@ -252,9 +258,8 @@ pub struct RangesLoading {
 
 #[derive(Debug, Clone, Default)]
 pub struct RequestsState {
-    /// Every request served, oldest first, with the view's pause and selection.
-    pub tail: Tail<Arc<Exchange>>,
-    pub filter: RequestFilter,
+    /// Every request served, oldest first, with the view's filter, pause and selection.
+    pub tail: Tail<Arc<Exchange>, RequestFilter>,
     /// The selected request's detail takes most of the view.
     pub expanded: bool,
     /// The charge of every request received.
@@ -272,29 +277,7 @@ impl RequestsState {
     pub fn push(&mut self, exchanges: Vec<Arc<Exchange>>) {
         let charge: f64 = exchanges.iter().map(|e| e.request_charge).sum();
         self.request_charge = crate::charge::round(self.request_charge + charge);
-        let filter = &self.filter;
-        self.tail.push(exchanges, |e| filter.matches(e));
-    }
-
-    pub fn set_paused(&mut self, paused: bool) {
-        let filter = &self.filter;
-        self.tail.set_paused(paused, |e| filter.matches(e));
-    }
-
-    /// Filters the view with `text` (the `/` prompt's syntax).
-    pub fn set_filter(&mut self, text: &str) {
-        self.filter = RequestFilter::parse(text);
-        let filter = &self.filter;
-        self.tail.refiltered(|e| filter.matches(e));
-    }
-
-    /// The rows the list shows, as indices into the tail's rows.
-    pub fn visible(&self) -> Vec<usize> {
-        self.tail.visible(|e| self.filter.matches(e))
-    }
-
-    pub fn selected(&self) -> Option<&Arc<Exchange>> {
-        self.tail.selected_row(|e| self.filter.matches(e))
+        self.tail.push(exchanges);
     }
 
     /// When the newest request kept arrived (Unix milliseconds; 0 before any).
@@ -321,8 +304,8 @@ mod tests {
     use crate::error::StatusCode;
     use std::time::Duration;
 
-    fn exchange(op: &'static str, path: &str, status: StatusCode, substatus: u32) -> Exchange {
-        Exchange {
+    fn exchange(op: &'static str, path: &str, status: StatusCode, substatus: u32) -> Arc<Exchange> {
+        Arc::new(Exchange {
             seq: 1,
             at_ms: 0,
             client: "127.0.0.1:50000".parse().unwrap(),
@@ -338,7 +321,7 @@ mod tests {
             request_headers: Vec::new(),
             request_body: String::new(),
             query: None,
-        }
+        })
     }
 
     #[test]

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
-use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane};
+use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane, paused_note};
 use crate::tui::state::App;
 use crate::tui::state::document::item_diff;
 use crate::tui::state::feed::{FeedModeChoice, FeedRow, FeedScope, FeedState};
@@ -25,14 +25,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         FeedModeChoice::Latest => "latest version",
         FeedModeChoice::AllVersions => "all versions",
     };
-    let state = if feed.tail.paused {
-        format!(
-            " · PAUSED ({} buffered)",
-            feed.tail.rows.len().saturating_sub(feed.tail.shown)
-        )
-    } else {
-        String::new()
-    };
+    let state = paused_note(feed.tail.held_back());
     let block = pane(format!("Change feed · {scope} · {mode}{state}"), focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
@@ -113,7 +106,7 @@ impl Columns {
 /// The events that pass the filter, a row each under a header, or why there are none;
 /// returns how many event rows fit.
 fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usize {
-    let visible = feed.visible();
+    let visible = feed.tail.visible();
     let height = area.height.saturating_sub(1) as usize;
     let offset = offset_showing(feed.tail.selected, feed.tail.offset, height);
     let cols = Columns::new(area.width, feed.scope.as_ref());
@@ -175,10 +168,10 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
     let [text, spark] =
         Layout::horizontal([Constraint::Length(44), Constraint::Min(4)]).areas(area);
     let now = feed.rate.iter().rev().nth(1).copied().unwrap_or(0);
-    let filter = if feed.filter.text.is_empty() {
+    let filter = if feed.tail.filter.text.is_empty() {
         String::new()
     } else {
-        format!(" · filter {}", feed.filter.text)
+        format!(" · filter {}", feed.tail.filter.text)
     };
     f.render_widget(
         Paragraph::new(vec![
@@ -201,7 +194,7 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
-    let Some(e) = app.feed.selected_row() else {
+    let Some(e) = app.feed.tail.selected_row() else {
         return;
     };
     let mut lines = vec![Line::styled(

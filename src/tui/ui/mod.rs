@@ -156,6 +156,11 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
     }
 }
 
+/// ` · PAUSED (12 buffered)` in a live list's title while it is paused.
+pub fn paused_note(held_back: Option<usize>) -> String {
+    held_back.map_or_else(String::new, |n| format!(" · PAUSED ({n} buffered)"))
+}
+
 /// RU as the service reports it, without noise digits.
 pub fn fmt_ru(ru: f64) -> String {
     let r = crate::charge::round(ru);

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::query_stats::{self, Panel};
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, mark_selected, pane};
+use super::{clip, fmt_ru, is_focused, mark_selected, pane, paused_note};
 use crate::gateway::{EMULATOR_KEY, Exchange};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
@@ -37,14 +37,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         ),
         GatewayStatus::Stopping { .. } => "stopping…".to_string(),
     };
-    let paused = if r.tail.paused {
-        format!(
-            " · PAUSED ({} buffered)",
-            r.tail.rows.len().saturating_sub(r.tail.shown)
-        )
-    } else {
-        String::new()
-    };
+    let paused = paused_note(r.tail.held_back());
     let block = pane(format!("Requests · {gateway}{paused}"), focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
@@ -55,7 +48,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         );
         return inner.height.saturating_sub(2) as usize;
     }
-    let selected = r.selected();
+    let selected = r.tail.selected_row();
     let detail_height = match selected {
         None => 0,
         Some(_) if r.expanded => inner.height.saturating_sub(5),
@@ -67,10 +60,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         Constraint::Length(detail_height),
     ])
     .areas(inner);
-    let filter = if r.filter.text.is_empty() {
+    let filter = if r.tail.filter.text.is_empty() {
         String::new()
     } else {
-        format!(" · filter {}", r.filter.text)
+        format!(" · filter {}", r.tail.filter.text)
     };
     f.render_widget(
         Paragraph::new(Line::styled(
@@ -318,7 +311,7 @@ impl Columns {
 /// fit.
 fn draw_list(f: &mut Frame, app: &App, focused: bool, area: Rect) -> usize {
     let r = &app.requests;
-    let visible = r.visible();
+    let visible = r.tail.visible();
     let height = area.height.saturating_sub(1) as usize;
     let offset = offset_showing(r.tail.selected, r.tail.offset, height);
     let cols = Columns::new(area.width);

@@ -116,11 +116,11 @@ fn submit_prompt(app: &mut App) -> Reaction {
             Reaction::default()
         }
         PromptFor::FeedFilter => {
-            app.feed.set_filter(&text);
+            app.feed.tail.set_filter(&text);
             Reaction::default()
         }
         PromptFor::RequestsFilter => {
-            app.requests.set_filter(&text);
+            app.requests.tail.set_filter(&text);
             Reaction::default()
         }
         PromptFor::FeedStartTime => Request::RestartFeed { from: text }.into(),
@@ -151,8 +151,8 @@ fn cancel_prompt(app: &mut App) {
                 app.tree.filter = None;
                 app.tree.refilter();
             }
-            PromptFor::FeedFilter => app.feed.set_filter(""),
-            PromptFor::RequestsFilter => app.requests.set_filter(""),
+            PromptFor::FeedFilter => app.feed.tail.set_filter(""),
+            PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
             PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
         }
     }

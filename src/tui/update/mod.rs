@@ -402,6 +402,7 @@ fn copy(app: &mut App, action: Action) -> Vec<Effect> {
             .and_then(|d| serde_json::to_string_pretty(d).ok()),
         (Focus::View, View::Feed) => app
             .feed
+            .tail
             .selected_row()
             .and_then(|r| r.current.as_ref())
             .and_then(|d| serde_json::to_string_pretty(d).ok()),

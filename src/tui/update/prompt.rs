@@ -10,8 +10,8 @@ use crate::tui::state::{App, Layer, PromptFor};
 pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
     let initial = match &purpose {
         PromptFor::TreeFilter => app.tree.filter.clone().unwrap_or_default(),
-        PromptFor::FeedFilter => app.feed.filter.text.clone(),
-        PromptFor::RequestsFilter => app.requests.filter.text.clone(),
+        PromptFor::FeedFilter => app.feed.tail.filter.text.clone(),
+        PromptFor::RequestsFilter => app.requests.tail.filter.text.clone(),
         PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
     };
@@ -70,7 +70,7 @@ pub fn after_text_edit(app: &mut App, appended: bool) {
             ..
         }) => {
             let text = input.text();
-            app.feed.set_filter(&text);
+            app.feed.tail.set_filter(&text);
         }
         Some(Layer::Prompt {
             input,
@@ -78,7 +78,7 @@ pub fn after_text_edit(app: &mut App, appended: bool) {
             ..
         }) => {
             let text = input.text();
-            app.requests.set_filter(&text);
+            app.requests.tail.set_filter(&text);
         }
         Some(Layer::Palette) => app.palette.pattern_changed(appended),
         _ => {}

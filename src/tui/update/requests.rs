@@ -151,7 +151,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Gateway => toggle(app),
         Action::RequestsPause => {
             let paused = !app.requests.tail.paused;
-            app.requests.set_paused(paused);
+            app.requests.tail.set_paused(paused);
             ensure_ranges(app)
         }
         Action::RequestsClear => {
@@ -183,8 +183,7 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
             ensure_ranges(app)
         }
         _ => {
-            let len = app.requests.visible().len();
-            app.requests.tail.navigate(len, app.page_rows, action);
+            app.requests.tail.navigate(action, app.page_rows);
             ensure_ranges(app)
         }
     }
@@ -194,7 +193,7 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
 /// strip, unless they are known and cover every range the query touched, or already asked
 /// for.
 pub fn ensure_ranges(app: &mut App) -> Vec<Effect> {
-    let Some(e) = app.requests.selected() else {
+    let Some(e) = app.requests.tail.selected_row() else {
         return Vec::new();
     };
     let Some(result) = &e.query else {
@@ -264,7 +263,7 @@ pub fn on_ranges(
 
 /// The selected request's body (its query text for a query), for the clipboard.
 pub fn copy_text(app: &App) -> Option<String> {
-    let e = app.requests.selected()?;
+    let e = app.requests.tail.selected_row()?;
     if e.request_body.is_empty() {
         return None;
     }

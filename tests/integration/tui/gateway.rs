@@ -178,7 +178,7 @@ fn an_applications_requests_show_live_and_its_writes_reach_the_other_views() {
         ]
     );
     // The query is selected (the newest) with its statistics and all four ranges.
-    let q = r.selected().expect("a selection");
+    let q = r.tail.selected_row().expect("a selection");
     assert_eq!(q.item_count, Some(returned));
     assert_eq!(q.ranges.len(), 4);
     assert!(q.query.is_some());

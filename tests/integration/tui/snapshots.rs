@@ -206,12 +206,12 @@ fn change_feed_with_events_and_detail() {
         // The selection follows the newest event; the first row is the replace (the
         // latest version of o-13), with its previous image.
         assert_eq!(
-            s.h.app.feed.selected_row().map(|r| r.op.as_str()),
+            s.h.app.feed.tail.selected_row().map(|r| r.op.as_str()),
             Some("create")
         );
         s.h.keys("g");
         assert_eq!(
-            s.h.app.feed.selected_row().map(|r| r.op.as_str()),
+            s.h.app.feed.tail.selected_row().map(|r| r.op.as_str()),
             Some("replace")
         );
         check(&mut s.h, &format!("feed_{w}x{ht}"));
@@ -404,42 +404,45 @@ fn with_traffic(width: u16, height: u16) -> crate::support::tui_store::Store {
     s
 }
 
-#[test]
-fn requests_live_with_a_query_and_its_stats() {
+/// Checks `name` at both sizes on the store with the gateway's traffic, after `build`.
+fn each_size_with_traffic(name: &str, build: impl Fn(&mut Harness)) {
     for (w, ht) in SIZES {
         let mut s = with_traffic(w, ht);
-        assert_eq!(s.h.app.requests.tail.received, 5);
-        // The newest request is selected: the query, whose strip knows the ranges.
-        let selected = s.h.app.requests.selected().expect("a selection");
-        assert_eq!(selected.operation, "Query");
-        assert_eq!(s.h.app.requests.ranges_of(DB, ORDERS).len(), 4);
-        check(&mut s.h, &format!("requests_{w}x{ht}"));
+        build(&mut s.h);
+        check(&mut s.h, &format!("{name}_{w}x{ht}"));
     }
+}
+
+#[test]
+fn requests_live_with_a_query_and_its_stats() {
+    each_size_with_traffic("requests", |h| {
+        assert_eq!(h.app.requests.tail.received, 5);
+        // The newest request is selected: the query, whose strip knows the ranges.
+        let selected = h.app.requests.tail.selected_row().expect("a selection");
+        assert_eq!(selected.operation, "Query");
+        assert_eq!(h.app.requests.ranges_of(DB, ORDERS).len(), 4);
+    });
 }
 
 #[test]
 fn requests_filtered_to_client_errors() {
-    for (w, ht) in SIZES {
-        let mut s = with_traffic(w, ht);
-        s.h.keys("/");
-        s.h.type_text("status:4xx");
-        s.h.keys("<enter>");
-        assert_eq!(s.h.app.requests.visible().len(), 2);
+    each_size_with_traffic("requests_filtered", |h| {
+        h.keys("/");
+        h.type_text("status:4xx");
+        h.keys("<enter>");
+        assert_eq!(h.app.requests.tail.visible().len(), 2);
         // Still following: the newest that passes, the conflict, with its body.
         assert_eq!(
-            s.h.app.requests.selected().map(|e| e.status),
+            h.app.requests.tail.selected_row().map(|e| e.status),
             Some(StatusCode::Conflict)
         );
-        check(&mut s.h, &format!("requests_filtered_{w}x{ht}"));
-    }
+    });
 }
 
 #[test]
 fn requests_detail_expanded() {
-    for (w, ht) in SIZES {
-        let mut s = with_traffic(w, ht);
-        s.h.keys("<enter>");
-        assert!(s.h.app.requests.expanded);
-        check(&mut s.h, &format!("requests_expanded_{w}x{ht}"));
-    }
+    each_size_with_traffic("requests_expanded", |h| {
+        h.keys("<enter>");
+        assert!(h.app.requests.expanded);
+    });
 }

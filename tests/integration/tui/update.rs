@@ -564,7 +564,7 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
         request_charge: 1.0,
     };
     update(&mut a, batch(tf, vec![feed_row("a", 1), feed_row("b", 2)]));
-    assert_eq!(a.feed.visible().len(), 2);
+    assert_eq!(a.feed.tail.visible().len(), 2);
 
     assert!(keys(&mut a, "p").is_empty());
     assert!(a.feed.tail.paused);
@@ -580,7 +580,7 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
         5,
         "events keep arriving while paused"
     );
-    assert_eq!(a.feed.visible().len(), 2, "the view is frozen");
+    assert_eq!(a.feed.tail.visible().len(), 2, "the view is frozen");
     assert_eq!(a.feed.tail.received, 5);
 
     // A batch from an older subscription is not ours.
@@ -589,7 +589,7 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
 
     keys(&mut a, "<space>");
     assert!(!a.feed.tail.paused);
-    assert_eq!(a.feed.visible().len(), 5);
+    assert_eq!(a.feed.tail.visible().len(), 5);
     assert_eq!(a.feed.request_charge, 2.0);
 
     // Switching the mode restarts the subscription in the other mode.
@@ -1188,28 +1188,28 @@ fn requests_follow_pause_filter_and_stop() {
         &mut a,
         vec![exchange(1, "Create", 201), exchange(2, "Read", 404)],
     );
-    assert_eq!(a.requests.selected().map(|e| e.seq), Some(2));
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(2));
     assert_eq!(a.gateway.rate, 2.0);
     // Moving up stops following; new requests do not move the selection.
     keys(&mut a, "k");
     traffic(&mut a, vec![exchange(3, "Read", 200)]);
-    assert_eq!(a.requests.selected().map(|e| e.seq), Some(1));
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(1));
     // Paused: requests keep arriving but the view is frozen.
     keys(&mut a, "G p");
     traffic(&mut a, vec![exchange(4, "Read", 200)]);
-    assert_eq!(a.requests.visible().len(), 3);
+    assert_eq!(a.requests.tail.visible().len(), 3);
     assert_eq!(a.requests.tail.rows.len(), 4);
     keys(&mut a, "<space>");
-    assert_eq!(a.requests.visible().len(), 4);
-    assert_eq!(a.requests.selected().map(|e| e.seq), Some(4));
+    assert_eq!(a.requests.tail.visible().len(), 4);
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(4));
     // The filter applies as it is typed.
     keys(&mut a, "/");
     for key in parse_keys("status:4xx") {
         update(&mut a, Msg::Key(key));
     }
-    assert_eq!(a.requests.visible().len(), 1);
+    assert_eq!(a.requests.tail.visible().len(), 1);
     keys(&mut a, "<esc>");
-    assert_eq!(a.requests.visible().len(), 4);
+    assert_eq!(a.requests.tail.visible().len(), 4);
     // Stopping: an effect, then off once it stopped; traffic after that is ignored.
     let ticket = match keys(&mut a, "s").as_slice() {
         [Effect::StopGateway { ticket }] => *ticket,
