@@ -370,7 +370,7 @@ fn main() {
                 draw(&mut t, &app);
             })
         });
-        assert!(app.feed.dropped > 0, "the buffer was full");
+        assert!(app.feed.tail.dropped > 0, "the buffer was full");
         g.finish();
     }
     c.final_summary();

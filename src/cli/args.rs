@@ -22,6 +22,18 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// Open the explorer with the gateway (the Cosmos DB REST API, for applications on the
+    /// SDKs) serving on ADDR in the same process, its requests live in view 6
+    /// [default ADDR: 127.0.0.1:8081]. Clients sign with $COSMOSCOPE_GATEWAY_KEY, or else
+    /// the emulator's well-known key (loopback addresses only)
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8081"
+    )]
+    pub serve: Option<std::net::SocketAddr>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -92,13 +92,19 @@ fn execute(cli: Cli) -> CliResult {
     if let Some(Command::Sample(SampleCommand::List)) = cli.command {
         return samples::list();
     }
+    if cli.serve.is_some() && cli.command.is_some() {
+        return Err(Failure::Usage(
+            "--serve opens the explorer with the gateway; `cosmoscope serve` runs the gateway alone"
+                .into(),
+        ));
+    }
     let dir = cli
         .data_dir
         .clone()
         .unwrap_or_else(Engine::default_data_dir);
     let engine = Engine::open(&dir)?;
     match cli.command {
-        None => launch(engine, &dir),
+        None => launch(engine, &dir, cli.serve),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
         Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
             samples::load(engine, &name, scale, seed)
@@ -155,15 +161,30 @@ fn execute(cli: Cli) -> CliResult {
 }
 
 /// No subcommand: the terminal UI on a terminal, the store's status otherwise (so a
-/// script or a pipe gets JSON, never a screen takeover).
-fn launch(engine: Engine, dir: &std::path::Path) -> CliResult {
+/// script or a pipe gets JSON, never a screen takeover). `serve` runs the gateway in the
+/// explorer's process, its clients signing with `$COSMOSCOPE_GATEWAY_KEY` (as
+/// `cosmoscope serve --key` reads it) or the emulator's key.
+fn launch(engine: Engine, dir: &std::path::Path, serve: Option<std::net::SocketAddr>) -> CliResult {
     use std::io::IsTerminal;
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if serve.is_some() && !terminal {
+        return Err(Failure::Usage(
+            "--serve opens the explorer, which needs a terminal; `cosmoscope serve` runs the gateway alone"
+                .into(),
+        ));
+    }
     // A new store gets the bundled samples first, so there is something to explore.
     samples::first_launch(&engine)?;
-    if !(std::io::stdout().is_terminal() && std::io::stdin().is_terminal()) {
+    if !terminal {
         return resources::status(&engine);
     }
-    crate::tui::run(engine, dir)
+    let gateway = crate::tui::GatewayOptions {
+        serve,
+        key: std::env::var("COSMOSCOPE_GATEWAY_KEY")
+            .ok()
+            .filter(|k| !k.is_empty()),
+    };
+    crate::tui::run(engine, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }
 

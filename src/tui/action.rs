@@ -21,6 +21,7 @@ pub enum Action {
     ShowFeed,
     ShowPartitions,
     ShowWorkbench,
+    ShowRequests,
     Up,
     Down,
     PageUp,
@@ -61,6 +62,10 @@ pub enum Action {
     Export,
     ApplyIndex,
     WorkbenchSuite,
+    /// Starts the gateway in this process, or stops it.
+    Gateway,
+    RequestsPause,
+    RequestsClear,
 }
 
 impl Action {
@@ -77,6 +82,7 @@ impl Action {
         Action::ShowFeed,
         Action::ShowPartitions,
         Action::ShowWorkbench,
+        Action::ShowRequests,
         Action::Up,
         Action::Down,
         Action::PageUp,
@@ -115,6 +121,9 @@ impl Action {
         Action::Export,
         Action::ApplyIndex,
         Action::WorkbenchSuite,
+        Action::Gateway,
+        Action::RequestsPause,
+        Action::RequestsClear,
     ];
 
     /// The short label the hint bar shows.
@@ -131,6 +140,7 @@ impl Action {
             Action::ShowFeed => "feed",
             Action::ShowPartitions => "partitions",
             Action::ShowWorkbench => "workbench",
+            Action::ShowRequests => "requests",
             Action::Up => "up",
             Action::Down => "down",
             Action::PageUp => "page up",
@@ -169,6 +179,9 @@ impl Action {
             Action::Export => "export",
             Action::ApplyIndex => "add index",
             Action::WorkbenchSuite => "suite",
+            Action::Gateway => "gateway",
+            Action::RequestsPause => "pause",
+            Action::RequestsClear => "clear",
         }
     }
 
@@ -186,6 +199,7 @@ impl Action {
             Action::ShowFeed => "Show the live change feed",
             Action::ShowPartitions => "Show the partitions of the selected container",
             Action::ShowWorkbench => "Show the access-pattern workbench (r runs the suite)",
+            Action::ShowRequests => "Show the requests the gateway serves, live",
             Action::Up => "Move the selection up",
             Action::Down => "Move the selection down",
             Action::PageUp => "Move up one page",
@@ -225,6 +239,11 @@ impl Action {
             Action::LoadSample => "Load a bundled sample data set (with progress; cancellable)",
             Action::Export => "Export the selected container to an NDJSON file",
             Action::WorkbenchSuite => "Switch the workbench between the bundled suites",
+            Action::Gateway => {
+                "Start the gateway (the Cosmos DB REST API, for applications on the SDKs) in this process, or stop it"
+            }
+            Action::RequestsPause => "Pause or resume the requests view (requests keep buffering)",
+            Action::RequestsClear => "Clear the requests view",
             Action::ApplyIndex => {
                 "Add the index the last query was missing to the container's policy (asks first)"
             }

@@ -132,4 +132,13 @@ pub enum Effect {
     SaveHistory {
         entries: Vec<String>,
     },
+    /// Start the gateway on `addr` over the explorer's engine (`Msg::GatewayStarted`).
+    StartGateway {
+        ticket: u64,
+        addr: std::net::SocketAddr,
+    },
+    /// Stop the gateway, letting requests under way finish (`Msg::GatewayStopped`).
+    StopGateway {
+        ticket: u64,
+    },
 }

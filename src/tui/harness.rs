@@ -1,6 +1,8 @@
 //! A headless driver for the UI: the real `update`, the real effects against a real
 //! engine, and frames drawn on ratatui's `TestBackend`. Effects run synchronously, so a
-//! test reads like a person at the keyboard: keys, then what the screen shows.
+//! test reads like a person at the keyboard: keys, then what the screen shows. A gateway
+//! the UI starts runs for real, on a runtime of the harness's own, and its request log is
+//! read when the test says so ([`Harness::poll_traffic`]), as the runtime's tick would.
 //!
 //! Test support only, so it panics where a test should fail: built with the `test-harness`
 //! feature, which the integration tests and the benchmarks turn on and the program never
@@ -18,9 +20,11 @@ use ratatui::backend::TestBackend;
 use super::effect::Effect;
 use super::keymap::Keymap;
 use super::msg::Msg;
+use super::serving::Serving;
 use super::state::App;
 use super::{ui, update, worker};
 use crate::engine::Backend;
+use crate::gateway::Traffic;
 
 pub struct Harness {
     pub app: App,
@@ -34,6 +38,9 @@ pub struct Harness {
     pub editor_results: VecDeque<Result<String, String>>,
     /// Every effect performed, for assertions.
     pub log: Vec<Effect>,
+    serving: Serving,
+    /// The runtime a started gateway runs on, made when the first one starts.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Harness {
@@ -42,8 +49,11 @@ impl Harness {
         let app = App::new("<data-dir>".into(), Arc::new(Keymap::defaults()));
         let terminal = Terminal::new(TestBackend::new(width, height))
             .unwrap_or_else(|e| panic!("test backend: {e}"));
+        let serving = Serving::new(engine.clone(), data_dir.clone(), None);
         let mut h = Harness {
             app,
+            serving,
+            runtime: None,
             engine,
             data_dir,
             terminal,
@@ -55,6 +65,39 @@ impl Harness {
         let effects = update::start(&mut h.app);
         h.run(effects);
         h
+    }
+
+    /// Gateways started from now on take clients signed with `key` instead of the
+    /// emulator's.
+    pub fn set_gateway_key(&mut self, key: &str) {
+        self.serving = Serving::new(
+            self.engine.clone(),
+            self.data_dir.clone(),
+            Some(key.to_string()),
+        );
+    }
+
+    /// The running gateway's request log (a test may record exchanges of its own in it).
+    pub fn gateway_traffic(&self) -> Option<Arc<Traffic>> {
+        self.serving.traffic()
+    }
+
+    /// Reads the gateway's log as the runtime does on every tick.
+    pub fn poll_traffic(&mut self) {
+        if let Some(m) = self.serving.poll() {
+            self.send(m);
+        }
+    }
+
+    fn block_on<T>(&mut self, work: impl std::future::Future<Output = T>) -> T {
+        let rt = self.runtime.get_or_insert_with(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("runtime: {e}"))
+        });
+        rt.block_on(work)
     }
 
     /// Sends keys written like `j j <enter> <c-p> <f5>`: `<...>` names a key, anything
@@ -120,6 +163,14 @@ impl Harness {
                     let mut msgs = progress.into_inner();
                     msgs.push(done);
                     msgs
+                }
+                Effect::StartGateway { ticket, addr } => {
+                    let start = self.serving.start(ticket, addr);
+                    vec![self.block_on(start)]
+                }
+                Effect::StopGateway { ticket } => {
+                    let stop = self.serving.stop(ticket);
+                    vec![self.block_on(stop)]
                 }
                 Effect::Copy { text } => {
                     self.copied.push(text);
@@ -227,6 +278,16 @@ impl Harness {
         let _ = self
             .terminal
             .resize(ratatui::layout::Rect::new(0, 0, width, height));
+    }
+}
+
+impl Drop for Harness {
+    /// A gateway still serving stops with the harness, before its runtime goes.
+    fn drop(&mut self) {
+        if self.runtime.is_some() {
+            let stop = self.serving.shutdown();
+            self.block_on(stop);
+        }
     }
 }
 

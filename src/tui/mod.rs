@@ -1,11 +1,13 @@
 //! The terminal UI: a resource tree, the item view, the query console, the live change
-//! feed, partitions, the palette and help.
+//! feed, partitions, the workbench, the gateway's requests, the palette and help.
 //!
 //! The shape follows reference/tui.md B8: keys are resolved by the [`keymap`] into
 //! [`action::Action`]s; [`update::update`] changes the [`state::App`] and returns
 //! [`effect::Effect`]s; the [`runtime`] performs effects on blocking threads through the
 //! engine facade and feeds their results back as [`msg::Msg`]s tagged with a ticket, so
-//! stale results are dropped; [`ui`] draws from the state alone.
+//! stale results are dropped; [`ui`] draws from the state alone. The gateway can run in
+//! the same process, on the same runtime and engine ([`serving`]), so the Requests view
+//! shows an application's requests as they happen.
 
 pub mod action;
 pub mod effect;
@@ -15,6 +17,7 @@ pub mod keymap;
 pub mod msg;
 pub mod platform;
 pub mod runtime;
+pub mod serving;
 pub mod state;
 pub mod terminal;
 pub mod ui;
@@ -22,6 +25,7 @@ pub mod update;
 pub mod worker;
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -32,8 +36,18 @@ use crate::engine::Engine;
 use keymap::Keymap;
 use state::App;
 
+/// The gateway the explorer may run in its process.
+#[derive(Debug, Clone, Default)]
+pub struct GatewayOptions {
+    /// Start it with the session, on this address (`--serve [ADDR]`); without it the
+    /// palette's action starts it on 127.0.0.1:8081.
+    pub serve: Option<SocketAddr>,
+    /// The key its clients sign with (`None`: the emulator's public key). Never shown.
+    pub key: Option<String>,
+}
+
 /// Runs the terminal UI on `engine` until the user quits.
-pub fn run(engine: Engine, data_dir: &Path) -> io::Result<()> {
+pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Result<()> {
     let config = platform::config_dir();
     let keymap_file = config.as_ref().map(|d| d.join("keymap.toml"));
     let (keymap, keymap_problems) = Keymap::load(keymap_file.as_deref());
@@ -41,6 +55,10 @@ pub fn run(engine: Engine, data_dir: &Path) -> io::Result<()> {
     let (theme, theme_problems) = ui::theme::Theme::load(theme_file.as_deref());
     ui::theme::install(theme);
     let mut app = App::new(data_dir.display().to_string(), Arc::new(keymap));
+    if let Some(addr) = gateway.serve {
+        app.gateway.addr = addr;
+        app.gateway.at_launch = true;
+    }
     let problems: Vec<String> = keymap_problems
         .into_iter()
         .map(|p| p.0)
@@ -67,7 +85,7 @@ pub fn run(engine: Engine, data_dir: &Path) -> io::Result<()> {
     term.clear()?;
     let engine = Arc::new(engine);
     let dir = data_dir.to_path_buf();
-    let result = rt.block_on(runtime::run(&mut term, app, engine, dir));
+    let result = rt.block_on(runtime::run(&mut term, app, engine, dir, gateway.key));
     // Blocking jobs (a feed subscription) notice their stop flags within one poll.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     result

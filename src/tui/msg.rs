@@ -5,6 +5,7 @@ use crossterm::event::KeyEvent;
 
 use super::state::feed::FeedRow;
 use super::state::query::RangeSpan;
+use super::state::requests::GatewayInfo;
 use super::state::tree::NodeKind;
 use crate::engine::{ItemResponse, PartitionsReport, QueryResult};
 use crate::error::Error;
@@ -106,4 +107,17 @@ pub enum Msg {
         result: Result<String, Error>,
     },
     History(Vec<String>),
+    /// The gateway is serving, or why it could not start (a port in use).
+    GatewayStarted {
+        ticket: u64,
+        result: Result<GatewayInfo, Error>,
+    },
+    GatewayStopped {
+        ticket: u64,
+    },
+    /// What the gateway served since the last poll, and its request rate.
+    Traffic {
+        exchanges: Vec<std::sync::Arc<crate::gateway::Exchange>>,
+        rate: f64,
+    },
 }

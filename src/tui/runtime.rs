@@ -1,5 +1,6 @@
 //! The event loop: terminal events and effect results in, `update`, effects out to
-//! blocking threads, and a coalesced redraw at most every frame interval.
+//! blocking threads, and a coalesced redraw at most every frame interval. Each tick also
+//! reads the in-process gateway's request log (see `serving`).
 
 use std::collections::HashMap;
 use std::io;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::effect::Effect;
 use super::msg::Msg;
+use super::serving::Serving;
 use super::state::App;
 use super::{platform, terminal, ui, update, worker};
 use crate::engine::{self, Progress, RangeProgress};
@@ -30,15 +32,20 @@ pub struct Executor {
     tx: UnboundedSender<Msg>,
     /// Cancel/stop flags of queries, subscriptions and palette streams, by ticket.
     flags: HashMap<u64, Arc<AtomicBool>>,
+    /// The gateway run in this process.
+    serving: Serving,
 }
 
 impl Executor {
+    /// `gateway_key` is the key the gateway's clients sign with (`None`: the emulator's).
     pub fn new(
         engine: Arc<dyn engine::Backend>,
         data_dir: PathBuf,
         tx: UnboundedSender<Msg>,
+        gateway_key: Option<String>,
     ) -> Executor {
         Executor {
+            serving: Serving::new(engine.clone(), data_dir.clone(), gateway_key),
             engine,
             data_dir,
             tx,
@@ -105,6 +112,18 @@ impl Executor {
                     let _ = tx.send(Msg::Copied(platform::copy(&text)));
                 });
             }
+            Effect::StartGateway { ticket, addr } => {
+                let (start, tx) = (self.serving.start(ticket, addr), self.tx.clone());
+                tokio::spawn(async move {
+                    let _ = tx.send(start.await);
+                });
+            }
+            Effect::StopGateway { ticket } => {
+                let (stop, tx) = (self.serving.stop(ticket), self.tx.clone());
+                tokio::spawn(async move {
+                    let _ = tx.send(stop.await);
+                });
+            }
             Effect::Edit { .. } => {}
             other => {
                 let (cancel, progress) = match &other {
@@ -132,18 +151,20 @@ impl Executor {
     }
 }
 
-/// Runs the UI until the user quits.
+/// Runs the UI until the user quits; a gateway it runs (with clients signing with
+/// `gateway_key`) stops with it.
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
     mut app: App,
     engine: Arc<dyn engine::Backend>,
     data_dir: PathBuf,
+    gateway_key: Option<String>,
 ) -> io::Result<()>
 where
     B::Error: Into<io::Error>,
 {
     let (tx, mut rx) = unbounded_channel::<Msg>();
-    let mut exec = Executor::new(engine, data_dir.clone(), tx.clone());
+    let mut exec = Executor::new(engine, data_dir.clone(), tx.clone(), gateway_key);
     {
         let tx = tx.clone();
         let dir = data_dir.clone();
@@ -174,7 +195,10 @@ where
                 if n == 0 { break; }
                 std::mem::take(&mut batch)
             },
-            _ = second.tick() => vec![Msg::Tick { now: crate::engine::now_secs() }],
+            _ = second.tick() => {
+                let tick = Msg::Tick { now: crate::engine::now_secs() };
+                std::iter::once(tick).chain(exec.serving.poll()).collect()
+            },
             _ = frame.tick() => {
                 if app.palette.dirty.swap(false, Ordering::AcqRel) || app.palette.running {
                     app.palette.tick(5);
@@ -198,6 +222,7 @@ where
     for (_, f) in exec.flags.drain() {
         f.store(true, Ordering::Release);
     }
+    exec.serving.shutdown().await;
     Ok(())
 }
 

@@ -452,7 +452,7 @@ pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::
 }
 
 /// Performs a one-shot effect and returns the messages it produces. Effects that need the
-/// runtime (subscriptions, the palette stream, the terminal, the clipboard) are not
+/// runtime (subscriptions, the palette stream, the terminal, the clipboard, the gateway) are not
 /// handled here and produce nothing.
 ///
 /// One piece on purpose: it is the table from effect to engine call to message, an arm
@@ -572,7 +572,9 @@ pub fn perform(
         | Effect::Edit { .. }
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
-        | Effect::CancelJob { .. } => Vec::new(),
+        | Effect::CancelJob { .. }
+        | Effect::StartGateway { .. }
+        | Effect::StopGateway { .. } => Vec::new(),
     }
 }
 

@@ -1,5 +1,5 @@
-//! The change feed view's state: a bounded buffer of events, pause, filters and the
-//! events-per-second history.
+//! The change feed view's state: the events as a live [`Tail`], the subscription, filters
+//! and the events-per-second history.
 //!
 //! Pausing freezes what is shown, not the subscription: events keep arriving into the
 //! buffer, and when it is full the oldest are dropped and counted.
@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-/// Events the view keeps; older ones are dropped and counted.
-pub const BUFFER: usize = 10_000;
+pub use super::tail::BUFFER;
+use super::tail::{RowFilter, Tail};
+
 /// Seconds of the events-per-second sparkline.
 pub const RATE_WINDOW: usize = 60;
 
@@ -73,8 +74,8 @@ pub struct FeedFilter {
     words: Vec<String>,
 }
 
-impl FeedFilter {
-    pub fn parse(text: &str) -> FeedFilter {
+impl RowFilter<FeedRow> for FeedFilter {
+    fn parse(text: &str) -> FeedFilter {
         let mut f = FeedFilter {
             text: text.to_string(),
             ..Default::default()
@@ -91,7 +92,7 @@ impl FeedFilter {
         f
     }
 
-    pub fn matches(&self, row: &FeedRow) -> bool {
+    fn matches(&self, row: &FeedRow) -> bool {
         self.op
             .as_ref()
             .is_none_or(|op| row.op.to_ascii_lowercase().starts_with(op.as_str()))
@@ -106,6 +107,10 @@ impl FeedFilter {
                 .iter()
                 .all(|w| row.id.to_lowercase().contains(w.as_str()))
     }
+
+    fn text(&self) -> &str {
+        &self.text
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -113,17 +118,8 @@ pub struct FeedState {
     pub scope: Option<FeedScope>,
     pub mode: FeedModeChoice,
     pub start: StartChoice,
-    /// Everything received, oldest first.
-    pub events: VecDeque<FeedRow>,
-    /// Events dropped because the buffer was full.
-    pub dropped: u64,
-    pub received: u64,
-    pub paused: bool,
-    /// While paused, how many events are in `events` beyond what is shown.
-    pub shown: usize,
-    pub filter: FeedFilter,
-    pub selected: usize,
-    pub offset: usize,
+    /// The events received, oldest first, with the view's filter, pause and selection.
+    pub tail: Tail<FeedRow, FeedFilter>,
     /// Events per second, oldest first, one slot per second.
     pub rate: VecDeque<u64>,
     pub rate_second: i64,
@@ -140,19 +136,7 @@ impl FeedState {
         if let Some(last) = self.rate.back_mut() {
             *last += rows.len() as u64;
         }
-        self.received += rows.len() as u64;
-        for r in rows {
-            if self.events.len() == BUFFER {
-                self.events.pop_front();
-                self.dropped += 1;
-                self.shown = self.shown.saturating_sub(1);
-                self.selected = self.selected.saturating_sub(1);
-            }
-            self.events.push_back(r);
-        }
-        if !self.paused {
-            self.shown = self.events.len();
-        }
+        self.tail.push(rows);
     }
 
     /// Advances the rate window to `now`.
@@ -168,35 +152,6 @@ impl FeedState {
                 self.rate.pop_front();
             }
         }
-    }
-
-    pub fn set_paused(&mut self, paused: bool) {
-        self.paused = paused;
-        if !paused {
-            self.shown = self.events.len();
-        }
-    }
-
-    /// The rows the list shows (filtered, paused view), as indices into `events`.
-    pub fn visible(&self) -> Vec<usize> {
-        (0..self.shown.min(self.events.len()))
-            .filter(|&i| self.filter.matches(&self.events[i]))
-            .collect()
-    }
-
-    pub fn clear(&mut self) {
-        self.events.clear();
-        self.shown = 0;
-        self.selected = 0;
-        self.offset = 0;
-        self.dropped = 0;
-        self.received = 0;
-    }
-
-    pub fn selected_row(&self) -> Option<&FeedRow> {
-        self.visible()
-            .get(self.selected)
-            .and_then(|&i| self.events.get(i))
     }
 }
 
@@ -224,24 +179,22 @@ mod tests {
     fn pause_keeps_receiving_and_resume_shows_everything() {
         let mut f = FeedState::default();
         f.push(vec![row("a", "create", 0)], 100);
-        f.set_paused(true);
+        f.tail.set_paused(true);
         f.push(vec![row("b", "create", 0), row("c", "replace", 1)], 100);
-        assert_eq!(f.visible().len(), 1);
-        f.set_paused(false);
-        assert_eq!(f.visible().len(), 3);
+        assert_eq!(f.tail.visible().len(), 1);
+        f.tail.set_paused(false);
+        assert_eq!(f.tail.visible().len(), 3);
         assert_eq!(f.rate.back(), Some(&3));
     }
 
     #[test]
-    fn a_full_buffer_drops_the_oldest_and_counts() {
+    fn the_selection_follows_the_newest_event_that_passes_the_filter() {
         let mut f = FeedState::default();
-        let rows: Vec<FeedRow> = (0..BUFFER + 5)
-            .map(|i| row(&i.to_string(), "create", 0))
-            .collect();
-        f.push(rows, 1);
-        assert_eq!(f.events.len(), BUFFER);
-        assert_eq!(f.dropped, 5);
-        assert_eq!(f.events.front().map(|r| r.id.as_str()), Some("5"));
+        f.tail.set_filter("op:create");
+        f.push(vec![row("a", "create", 0), row("b", "delete", 0)], 1);
+        assert_eq!(f.tail.selected_row().map(|r| r.id.as_str()), Some("a"));
+        f.tail.set_filter("");
+        assert_eq!(f.tail.selected_row().map(|r| r.id.as_str()), Some("b"));
     }
 
     #[test]

@@ -7,6 +7,8 @@ pub mod json_tree;
 pub mod list;
 pub mod palette;
 pub mod query;
+pub mod requests;
+pub mod tail;
 pub mod tree;
 
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use feed::FeedState;
 use json_tree::JsonTree;
 use palette::PaletteState;
 use query::QueryState;
+use requests::{GatewayState, RequestsState};
 use tree::TreeState;
 
 /// The view on the right.
@@ -31,15 +34,18 @@ pub enum View {
     Feed,
     Partitions,
     Workbench,
+    /// The gateway's requests, live.
+    Requests,
 }
 
 impl View {
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Item,
         View::Query,
         View::Feed,
         View::Partitions,
         View::Workbench,
+        View::Requests,
     ];
 
     pub fn title(self) -> &'static str {
@@ -49,6 +55,7 @@ impl View {
             View::Feed => "Change feed",
             View::Partitions => "Partitions",
             View::Workbench => "Workbench",
+            View::Requests => "Requests",
         }
     }
 
@@ -60,6 +67,7 @@ impl View {
             View::Feed => "Feed",
             View::Partitions => "Parts",
             View::Workbench => "Bench",
+            View::Requests => "Reqs",
         }
     }
 }
@@ -131,6 +139,7 @@ pub enum PromptFor {
     TreeFilter,
     FeedFilter,
     FeedStartTime,
+    RequestsFilter,
     SampleName,
     ExportPath { db: String, c: String },
 }
@@ -227,6 +236,9 @@ pub struct App {
     pub feed: FeedState,
     pub partitions: PartitionsState,
     pub workbench: WorkbenchState,
+    /// The gateway run in this process, and the requests it served.
+    pub gateway: GatewayState,
+    pub requests: RequestsState,
     pub palette: PaletteState,
     /// The container the last selection belongs to.
     pub container: Option<(String, String)>,
@@ -259,6 +271,8 @@ impl App {
             feed: FeedState::default(),
             partitions: PartitionsState::default(),
             workbench: WorkbenchState::default(),
+            gateway: GatewayState::default(),
+            requests: RequestsState::default(),
             palette: PaletteState::new(),
             container: None,
             last_charge: None,
@@ -298,6 +312,7 @@ impl App {
             (Focus::View, View::Feed) => Mode::Feed,
             (Focus::View, View::Partitions) => Mode::Partitions,
             (Focus::View, View::Workbench) => Mode::Workbench,
+            (Focus::View, View::Requests) => Mode::Requests,
         }
     }
 

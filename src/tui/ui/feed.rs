@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
-use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane};
+use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane, paused_note};
 use crate::tui::state::App;
 use crate::tui::state::document::item_diff;
 use crate::tui::state::feed::{FeedModeChoice, FeedRow, FeedScope, FeedState};
@@ -25,14 +25,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         FeedModeChoice::Latest => "latest version",
         FeedModeChoice::AllVersions => "all versions",
     };
-    let state = if feed.paused {
-        format!(
-            " · PAUSED ({} buffered)",
-            feed.events.len().saturating_sub(feed.shown)
-        )
-    } else {
-        String::new()
-    };
+    let state = paused_note(feed.tail.held_back());
     let block = pane(format!("Change feed · {scope} · {mode}{state}"), focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
@@ -113,9 +106,9 @@ impl Columns {
 /// The events that pass the filter, a row each under a header, or why there are none;
 /// returns how many event rows fit.
 fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usize {
-    let visible = feed.visible();
+    let visible = feed.tail.visible();
     let height = area.height.saturating_sub(1) as usize;
-    let offset = offset_showing(feed.selected, feed.offset, height);
+    let offset = offset_showing(feed.tail.selected, feed.tail.offset, height);
     let cols = Columns::new(area.width, feed.scope.as_ref());
     let mut lines = vec![Line::styled(
         format!(
@@ -127,8 +120,8 @@ fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usiz
         theme().header,
     )];
     for (row, &i) in visible.iter().enumerate().skip(offset).take(height) {
-        let line = event_line(&cols, &feed.events[i]);
-        lines.push(mark_selected(line, row == feed.selected, focused));
+        let line = event_line(&cols, &feed.tail.rows[i]);
+        lines.push(mark_selected(line, row == feed.tail.selected, focused));
     }
     if visible.is_empty() {
         lines.push(Line::styled(
@@ -175,17 +168,17 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
     let [text, spark] =
         Layout::horizontal([Constraint::Length(44), Constraint::Min(4)]).areas(area);
     let now = feed.rate.iter().rev().nth(1).copied().unwrap_or(0);
-    let filter = if feed.filter.text.is_empty() {
+    let filter = if feed.tail.filter.text.is_empty() {
         String::new()
     } else {
-        format!(" · filter {}", feed.filter.text)
+        format!(" · filter {}", feed.tail.filter.text)
     };
     f.render_widget(
         Paragraph::new(vec![
             Line::styled(
                 format!(
                     "{now} ev/s · {} received · {} dropped",
-                    feed.received, feed.dropped
+                    feed.tail.received, feed.tail.dropped
                 ),
                 theme().title,
             ),
@@ -201,7 +194,7 @@ fn draw_rate(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
-    let Some(e) = app.feed.selected_row() else {
+    let Some(e) = app.feed.tail.selected_row() else {
         return;
     };
     let mut lines = vec![Line::styled(

@@ -7,6 +7,8 @@ mod overlays;
 mod partitions;
 mod query;
 mod query_stats;
+mod requests;
+mod status;
 pub mod theme;
 mod tree;
 mod workbench;
@@ -17,7 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::keymap::Mode;
-use super::state::{App, Focus, Level, View};
+use super::state::{App, Focus, View};
 use theme::theme;
 
 /// Draws a frame and returns how many list rows the main view shows (for paging keys).
@@ -39,8 +41,9 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         View::Feed => feed::draw(f, app, right),
         View::Partitions => partitions::draw(f, app, right),
         View::Workbench => workbench::draw(f, app, right),
+        View::Requests => requests::draw(f, app, right),
     };
-    draw_status(f, app, status);
+    status::draw(f, app, status);
     draw_hints(f, app, hints);
     overlays::draw(f, app, area);
     rows.max(1)
@@ -63,67 +66,6 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
                 theme().title
             },
         ))
-}
-
-fn draw_status(f: &mut Frame, app: &App, area: Rect) {
-    let mut spans = vec![Span::styled(
-        format!(" {} ", app.data_dir),
-        theme().status_dir,
-    )];
-    if let Some((db, c)) = &app.container {
-        spans.push(Span::styled(
-            format!(" {db}/{c} "),
-            theme().status_container,
-        ));
-    }
-    let tabs: Vec<Span> = View::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let style = if *v == app.view {
-                theme().tab_active
-            } else {
-                theme().tab
-            };
-            let title = if area.width < 110 {
-                v.short()
-            } else {
-                v.title()
-            };
-            Span::styled(format!(" {}:{title} ", i + 1), style)
-        })
-        .collect();
-    spans.extend(tabs);
-    if let Some(job) = &app.job {
-        let pct = if job.total > 0 {
-            format!(" {}%", job.done * 100 / job.total.max(1))
-        } else {
-            String::new()
-        };
-        spans.push(Span::styled(
-            format!(
-                " {} {}/{}{pct} (ctrl-x cancels) ",
-                job.title,
-                fmt_count(job.done),
-                fmt_count(job.total)
-            ),
-            theme().charge,
-        ));
-    }
-    if let Some(ru) = app.last_charge {
-        spans.push(Span::styled(format!(" {} RU ", fmt_ru(ru)), theme().charge));
-    }
-    if let Some((level, text)) = &app.message {
-        let style = match level {
-            Level::Info => theme().info,
-            Level::Error => theme().error,
-        };
-        spans.push(Span::styled(format!(" {text}"), style));
-    }
-    f.render_widget(
-        Paragraph::new(Line::from(spans)).style(theme().status),
-        area,
-    );
 }
 
 /// The hint bar: generated from the bindings live in the current mode.
@@ -199,10 +141,24 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
             A::WorkbenchSuite,
             A::Palette,
         ],
+        Mode::Requests => &[
+            A::RequestsPause,
+            A::Help,
+            A::Filter,
+            A::Select,
+            A::Gateway,
+            A::RequestsClear,
+            A::CopyValue,
+        ],
         Mode::Palette => &[A::Select, A::Back],
         Mode::Help => &[A::Down, A::Up, A::Back],
         Mode::Input => &[A::Back],
     }
+}
+
+/// ` · PAUSED (12 buffered)` in a live list's title while it is paused.
+pub fn paused_note(held_back: Option<usize>) -> String {
+    held_back.map_or_else(String::new, |n| format!(" · PAUSED ({n} buffered)"))
 }
 
 /// RU as the service reports it, without noise digits.
@@ -212,6 +168,15 @@ pub fn fmt_ru(ru: f64) -> String {
         format!("{r:.0}")
     } else {
         format!("{r}")
+    }
+}
+
+/// Requests per second: `0.4`, `12`.
+pub fn fmt_rate(rate: f64) -> String {
+    if rate >= 10.0 {
+        format!("{rate:.0}")
+    } else {
+        format!("{rate:.1}")
     }
 }
 

@@ -67,7 +67,17 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         (r, s)
     };
     let rows = draw_results(f, app, results);
-    query_stats::draw(f, app, stats);
+    let panel = app
+        .query
+        .run
+        .as_ref()
+        .map(|run| query_stats::Panel::of_run(app, run));
+    query_stats::draw(
+        f,
+        stats,
+        panel.as_ref(),
+        "Charge, routing and partitions appear here.",
+    );
     if let (Some(cursor), Some(list)) = (cursor, &app.query.completion) {
         draw_completion(f, list, cursor, area);
     }

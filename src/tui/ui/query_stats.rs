@@ -1,73 +1,194 @@
-//! The query console's stats panel: what the last query cost and how it ran, one part a
-//! piece: the charge line, the routing and the access path, the key-space strip, the
-//! logical partitions it touched, a row per physical partition, the totals of its
-//! metrics, and the indexes it used or missed.
+//! The stats panel of the query console and of a query in the Requests view: what a query
+//! cost and how it ran, one part a piece: the charge line, the routing and the access path,
+//! the key-space strip, the logical partitions it touched, a row per physical partition,
+//! the totals of its metrics, and the indexes it used or missed.
+
+use std::collections::BTreeMap;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use serde_json::Value;
 
 use super::theme::theme;
 use super::{clip, fmt_bytes, fmt_ru, pane};
+use crate::engine::{AccessView, IndexMetrics, PartitionResult, QueryMetrics, QueryResult};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
 use crate::tui::state::App;
-use crate::tui::state::query::{QueryRun, QueryState, RangeSpan};
+use crate::tui::state::query::{QueryRun, RangeSpan};
 use crate::tui::state::tree::pk_label;
 
 /// How many logical partitions the panel names before it counts the rest.
 const NAMED_LOGICAL: usize = 8;
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+/// What the panel shows, read from the query console's run or from one query request the
+/// gateway served.
+pub struct Panel<'a> {
+    request_charge: f64,
+    documents: usize,
+    pages: usize,
+    elapsed_ms: f64,
+    /// While the console's query runs: ranges finished and documents they read.
+    running: Option<(usize, u64)>,
+    routing: Option<(&'a str, &'a str)>,
+    access: Option<&'a AccessView>,
+    /// Every physical partition of the container, for the strip.
+    ranges: &'a [RangeSpan],
+    /// Ranges to light on the strip.
+    touched: Vec<&'a str>,
+    partitions: Vec<&'a PartitionResult>,
+    /// The first logical partitions by name, and how many there are in all.
+    logical: (Vec<&'a Value>, usize),
+    metrics: &'a QueryMetrics,
+    index_metrics: Option<&'a IndexMetrics>,
+    /// The key that adds a missing index, where it works.
+    add_index: Option<String>,
+}
+
+impl<'a> Panel<'a> {
+    /// The query console's run so far.
+    pub fn of_run(app: &'a App, run: &'a QueryRun) -> Panel<'a> {
+        let q = &app.query;
+        let running = q.running.is_some().then(|| {
+            let read = run
+                .progress
+                .values()
+                .map(|p| p.retrieved_document_count)
+                .sum();
+            (run.progress.len(), read)
+        });
+        let lps = run.logical_partitions();
+        Panel {
+            request_charge: run.request_charge,
+            documents: run.documents.len(),
+            pages: run.pages,
+            elapsed_ms: run.elapsed_ms,
+            running,
+            routing: run.routing.as_ref().map(|(k, r)| (k.as_str(), r.as_str())),
+            access: run.access.as_ref(),
+            ranges: &q.ranges,
+            touched: run
+                .partitions
+                .keys()
+                .chain(run.progress.keys())
+                .map(String::as_str)
+                .collect(),
+            partitions: run.partitions.values().collect(),
+            logical: (lps.iter().take(NAMED_LOGICAL).collect(), lps.len()),
+            metrics: &run.metrics,
+            index_metrics: run.index_metrics.as_ref(),
+            add_index: app
+                .keymap
+                .key_for(Mode::Results, Action::ApplyIndex)
+                .map(|k| k.to_string()),
+        }
+    }
+
+    /// One page of a query as the gateway answered it: `documents` returned in
+    /// `elapsed_ms`, on a container with `ranges`.
+    pub fn of_page(
+        page: &'a QueryResult,
+        documents: usize,
+        elapsed_ms: f64,
+        ranges: &'a [RangeSpan],
+    ) -> Panel<'a> {
+        // Each logical partition lives in one physical partition: no duplicates across them.
+        let total = page
+            .partitions
+            .iter()
+            .map(|p| p.logical_partitions.len())
+            .sum();
+        let named = page
+            .partitions
+            .iter()
+            .flat_map(|p| &p.logical_partitions)
+            .take(NAMED_LOGICAL)
+            .collect();
+        let by_id: BTreeMap<&str, &PartitionResult> =
+            page.partitions.iter().map(|p| (p.id.as_str(), p)).collect();
+        Panel {
+            request_charge: page.request_charge,
+            documents,
+            pages: 1,
+            elapsed_ms,
+            running: None,
+            routing: Some((page.routing.kind, page.routing.reason.as_str())),
+            access: Some(&page.access),
+            ranges,
+            touched: by_id.keys().copied().collect(),
+            partitions: by_id.into_values().collect(),
+            logical: (named, total),
+            metrics: &page.metrics,
+            index_metrics: Some(&page.index_metrics),
+            add_index: None,
+        }
+    }
+}
+
+impl Panel<'_> {
+    /// The rows the panel takes to show everything, borders included.
+    pub fn height(&self) -> u16 {
+        let index = self.index_metrics.map_or(0, |im| {
+            let used =
+                !im.utilized_single_indexes.is_empty() || !im.utilized_composite_indexes.is_empty();
+            let missing = !im.potential_single_indexes.is_empty()
+                || !im.potential_composite_indexes.is_empty();
+            usize::from(used) + usize::from(missing)
+        });
+        let lines = 1 // charge
+            + usize::from(self.routing.is_some())
+            + usize::from(self.access.is_some())
+            + 1 // strip
+            + usize::from(self.logical.1 > 0)
+            + 1 // range table header
+            + self.partitions.len()
+            + 2 // metrics
+            + index;
+        u16::try_from(lines + 2).unwrap_or(u16::MAX)
+    }
+}
+
+/// The panel in `area`, or `empty` when there is nothing to show yet.
+pub fn draw(f: &mut Frame, area: Rect, panel: Option<&Panel>, empty: &str) {
     let block = pane("Stats".into(), false);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let q = &app.query;
-    let Some(run) = &q.run else {
-        f.render_widget(
-            Paragraph::new("Charge, routing and partitions appear here.").style(theme().dim),
-            inner,
-        );
+    let Some(p) = panel else {
+        f.render_widget(Paragraph::new(empty.to_string()).style(theme().dim), inner);
         return;
     };
     let width = inner.width as usize;
-    let mut lines = vec![charge_line(q, run)];
-    lines.extend(routing_line(run, width));
-    lines.extend(access_line(run, width));
-    lines.push(strip(&q.ranges, run, width));
-    lines.extend(logical_line(run, width));
-    lines.extend(range_table(run));
-    lines.extend(metrics_lines(run));
-    lines.extend(index_lines(app, run, width));
+    let mut lines = vec![charge_line(p)];
+    lines.extend(routing_line(p, width));
+    lines.extend(access_line(p, width));
+    lines.push(strip(p, width));
+    lines.extend(logical_line(p, width));
+    lines.extend(range_table(p));
+    lines.extend(metrics_lines(p.metrics));
+    lines.extend(index_lines(p, width));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The charge, documents, pages and time, and while it runs, how far it got.
-fn charge_line(q: &QueryState, run: &QueryRun) -> Line<'static> {
-    let running = if q.running.is_some() {
-        let done = run.progress.len();
-        let retrieved: u64 = run
-            .progress
-            .values()
-            .map(|p| p.retrieved_document_count)
-            .sum();
-        format!(
+fn charge_line(p: &Panel) -> Line<'static> {
+    let running = match p.running {
+        Some((done, retrieved)) => format!(
             " · running: {done}/{} ranges, {retrieved} docs read",
-            q.ranges.len()
-        )
-    } else {
-        String::new()
+            p.ranges.len()
+        ),
+        None => String::new(),
     };
     Line::from(vec![
-        Span::styled(format!("{} RU", fmt_ru(run.request_charge)), theme().charge),
+        Span::styled(format!("{} RU", fmt_ru(p.request_charge)), theme().charge),
         Span::styled(
             format!(
                 " {} docs · {} page{} · {:.1} ms{running}",
-                run.documents.len(),
-                run.pages,
-                if run.pages == 1 { "" } else { "s" },
-                run.elapsed_ms
+                p.documents,
+                p.pages,
+                if p.pages == 1 { "" } else { "s" },
+                p.elapsed_ms
             ),
             theme().dim,
         ),
@@ -75,15 +196,15 @@ fn charge_line(q: &QueryState, run: &QueryRun) -> Line<'static> {
 }
 
 /// Single-partition, targeted or fan-out, and why.
-fn routing_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
-    let (kind, reason) = run.routing.as_ref()?;
-    let style = match kind.as_str() {
+fn routing_line(p: &Panel, width: usize) -> Option<Line<'static>> {
+    let (kind, reason) = p.routing?;
+    let style = match kind {
         "single-partition" => theme().info,
         "targeted" => theme().number,
         _ => theme().hot,
     };
     Some(Line::from(vec![
-        Span::styled(kind.clone(), style),
+        Span::styled(kind.to_string(), style),
         Span::styled(
             format!(": {}", clip(reason, width.saturating_sub(kind.len() + 2))),
             theme().title,
@@ -92,8 +213,8 @@ fn routing_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
 }
 
 /// How the documents were found: a scan or the indexes it went through, and why.
-fn access_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
-    let a = run.access.as_ref()?;
+fn access_line(p: &Panel, width: usize) -> Option<Line<'static>> {
+    let a = p.access?;
     let style = if a.kind == "scan" {
         theme().hot
     } else {
@@ -119,7 +240,8 @@ fn access_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
 
 /// The whole EPK space as a bar, every physical partition drawn to scale, the ones the
 /// query touched lit.
-fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
+fn strip(p: &Panel, width: usize) -> Line<'static> {
+    let ranges = p.ranges;
     let width = width.max(10);
     if ranges.is_empty() {
         return Line::styled("key space: …", theme().dim);
@@ -136,7 +258,7 @@ fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
         if cells == 0 {
             continue;
         }
-        let touched = run.partitions.contains_key(&r.id) || run.progress.contains_key(&r.id);
+        let touched = p.touched.contains(&r.id.as_str());
         // A boundary mark, then the id centred in the range's share of the width.
         let text = if cells >= 2 {
             let w = cells - 1;
@@ -154,15 +276,15 @@ fn strip(ranges: &[RangeSpan], run: &QueryRun, width: usize) -> Line<'static> {
 }
 
 /// The logical partitions the query read, the first few by name.
-fn logical_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
-    let lps = run.logical_partitions();
-    if lps.is_empty() {
+fn logical_line(p: &Panel, width: usize) -> Option<Line<'static>> {
+    let (named, total) = &p.logical;
+    if *total == 0 {
         return None;
     }
-    let names: Vec<String> = lps.iter().take(NAMED_LOGICAL).map(pk_label).collect();
-    let extra = lps.len().saturating_sub(NAMED_LOGICAL);
+    let names: Vec<String> = named.iter().map(|v| pk_label(v)).collect();
+    let extra = total.saturating_sub(names.len());
     Some(Line::from(vec![
-        Span::styled(format!("{} logical: ", lps.len()), theme().dim),
+        Span::styled(format!("{total} logical: "), theme().dim),
         Span::styled(
             clip(
                 &format!(
@@ -183,9 +305,9 @@ fn logical_line(run: &QueryRun, width: usize) -> Option<Line<'static>> {
 
 /// A header and a row per physical partition the query ran on: charge, documents read
 /// and returned, logical partitions.
-fn range_table(run: &QueryRun) -> Vec<Line<'static>> {
+fn range_table(panel: &Panel) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("range     RU  retr  out  lp", theme().header)];
-    lines.extend(run.partitions.values().map(|p| {
+    lines.extend(panel.partitions.iter().map(|p| {
         Line::raw(format!(
             "{:<5} {:>6} {:>5} {:>4} {:>3}",
             p.id,
@@ -199,8 +321,7 @@ fn range_table(run: &QueryRun) -> Vec<Line<'static>> {
 }
 
 /// The query's metrics summed over its pages: documents and bytes, index hits, times.
-fn metrics_lines(run: &QueryRun) -> [Line<'static>; 2] {
-    let m = &run.metrics;
+fn metrics_lines(m: &QueryMetrics) -> [Line<'static>; 2] {
     [
         Line::styled(
             format!(
@@ -226,8 +347,8 @@ fn metrics_lines(run: &QueryRun) -> [Line<'static>; 2] {
 }
 
 /// The indexes the query used, and those it lacked with the key that adds one.
-fn index_lines(app: &App, run: &QueryRun, width: usize) -> Vec<Line<'static>> {
-    let Some(im) = &run.index_metrics else {
+fn index_lines(p: &Panel, width: usize) -> Vec<Line<'static>> {
+    let Some(im) = p.index_metrics else {
         return Vec::new();
     };
     let used: Vec<String> = im
@@ -258,9 +379,9 @@ fn index_lines(app: &App, run: &QueryRun, width: usize) -> Vec<Line<'static>> {
         ));
     }
     if !missing.is_empty() {
-        let key = app
-            .keymap
-            .key_for(Mode::Results, Action::ApplyIndex)
+        let key = p
+            .add_index
+            .as_ref()
             .map(|k| format!(" ({k} adds it)"))
             .unwrap_or_default();
         lines.push(Line::styled(

@@ -38,7 +38,7 @@ fn subscribe(app: &mut App, scope: FeedScope) -> Vec<Effect> {
     app.feed.scope = Some(scope.clone());
     app.feed.subscription = Some(ticket);
     app.feed.error = None;
-    app.feed.clear();
+    app.feed.tail.clear();
     effects.push(Effect::Subscribe {
         ticket,
         scope,
@@ -82,8 +82,8 @@ pub fn on_error(app: &mut App, ticket: u64, error: Error) -> Vec<Effect> {
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::FeedPause => {
-            let paused = !app.feed.paused;
-            app.feed.set_paused(paused);
+            let paused = !app.feed.tail.paused;
+            app.feed.tail.set_paused(paused);
             Vec::new()
         }
         Action::FeedMode => {
@@ -111,7 +111,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             }
         }
         Action::FeedClear => {
-            app.feed.clear();
+            app.feed.tail.clear();
             Vec::new()
         }
         Action::FeedScope => {
@@ -161,17 +161,9 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
             );
         }
         Action::Refresh => return resubscribe(app),
-        Action::Select => app.feed.set_paused(!app.feed.paused),
+        Action::Select => app.feed.tail.set_paused(!app.feed.tail.paused),
         _ => {
-            let len = app.feed.visible().len();
-            let page = app.page_rows;
-            move_selection(
-                &mut app.feed.selected,
-                &mut app.feed.offset,
-                len,
-                page,
-                action,
-            );
+            app.feed.tail.navigate(action, app.page_rows);
         }
     }
     Vec::new()

@@ -8,7 +8,6 @@ use super::prompt::after_text_edit;
 use super::request::{Reaction, Request};
 use crate::tui::action::Action;
 use crate::tui::effect::{Effect, JobKind};
-use crate::tui::state::feed::FeedFilter;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::palette::{Entry, Target};
 use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
@@ -117,7 +116,11 @@ fn submit_prompt(app: &mut App) -> Reaction {
             Reaction::default()
         }
         PromptFor::FeedFilter => {
-            app.feed.filter = FeedFilter::parse(&text);
+            app.feed.tail.set_filter(&text);
+            Reaction::default()
+        }
+        PromptFor::RequestsFilter => {
+            app.requests.tail.set_filter(&text);
             Reaction::default()
         }
         PromptFor::FeedStartTime => Request::RestartFeed { from: text }.into(),
@@ -148,7 +151,8 @@ fn cancel_prompt(app: &mut App) {
                 app.tree.filter = None;
                 app.tree.refilter();
             }
-            PromptFor::FeedFilter => app.feed.filter = FeedFilter::default(),
+            PromptFor::FeedFilter => app.feed.tail.set_filter(""),
+            PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
             PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
         }
     }
@@ -178,8 +182,13 @@ pub fn open_palette(app: &mut App) -> Vec<Effect> {
     app.palette.restart();
     let injector = app.palette.injector();
     for a in crate::tui::action::Action::ALL {
+        // The gateway's entry says what choosing it does now.
+        let description = match a {
+            Action::Gateway => app.gateway.action_title(),
+            _ => a.description().to_string(),
+        };
         Entry {
-            text: format!("{} — {}", a.name(), a.description()),
+            text: format!("{} — {description}", a.name()),
             kind: "action",
             target: Target::Action(*a),
         }

@@ -3,8 +3,8 @@
 //!
 //! This file is the router: it hands each message, key and action to the view it is for,
 //! and it is the one place that goes from one view to another. The view modules (`tree`,
-//! `item`, `query`, `feed` with partitions, `jobs` with the workbench, `layers` for the
-//! popups) never call each other: a reaction that reaches another view comes back as a
+//! `item`, `query`, `feed` with partitions, `jobs` with the workbench, `requests` with the
+//! gateway, `layers` for the popups) never call each other: a reaction that reaches another view comes back as a
 //! `Reaction` naming a `Request` (see `request`), and `route` here carries it out.
 //! Below the views sit what they all may use: `request` (those types) and `prompt`
 //! (asking for text); the list movement and document helpers they share are in `state`.
@@ -16,6 +16,7 @@ mod layers;
 mod prompt;
 mod query;
 mod request;
+mod requests;
 mod tree;
 
 use crossterm::event::KeyEvent;
@@ -60,7 +61,13 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             c,
             pk_paths,
             ranges,
-        } => query::on_ranges(app, ticket, db, c, pk_paths, ranges),
+        } => {
+            if requests::awaits_ranges(app, ticket) {
+                requests::on_ranges(app, db, c, pk_paths, ranges)
+            } else {
+                query::on_ranges(app, ticket, db, c, pk_paths, ranges)
+            }
+        }
         Msg::Partitions { ticket, result } => feed::on_partitions(app, ticket, result),
         Msg::Schema { db, c, result } => {
             query::on_schema(app, db, c, result);
@@ -105,12 +112,20 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.query.history = entries;
             Vec::new()
         }
+        Msg::GatewayStarted { ticket, result } => requests::on_started(app, ticket, result),
+        Msg::GatewayStopped { ticket } => requests::on_stopped(app, ticket),
+        Msg::Traffic { exchanges, rate } => route(requests::on_traffic(app, exchanges, rate), app),
     }
 }
 
-/// The first effects of a session: load the tree.
+/// The first effects of a session: load the tree, and start the gateway when the session
+/// was opened with it (`--serve`).
 pub fn start(app: &mut App) -> Vec<Effect> {
-    tree::reload(app)
+    let mut effects = tree::reload(app);
+    if app.gateway.at_launch {
+        effects.extend(requests::start(app));
+    }
+    effects
 }
 
 /// Carries out a view's reaction: its own effects, then what it asked of another view
@@ -140,10 +155,18 @@ fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
     let mut effects = Vec::new();
     let new_second = now != app.now;
     app.now = now;
+    // The application's last item writes reach the tree once a reload is due.
+    if let Some(request) = requests::reload_tree(app, false) {
+        effects.extend(carry_out(app, request));
+    }
     app.feed.tick(now);
     // The partitions view follows load and splits live, once a second.
     if new_second && app.view == View::Partitions && app.partitions.loading.is_none() {
         effects.extend(feed::load_partitions(app));
+    }
+    // A filter typed in the prompt may have selected another query.
+    if app.view == View::Requests {
+        effects.extend(requests::ensure_ranges(app));
     }
     effects
 }
@@ -213,6 +236,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ShowFeed => show(app, View::Feed),
         Action::ShowPartitions => show(app, View::Partitions),
         Action::ShowWorkbench => show(app, View::Workbench),
+        Action::ShowRequests => show(app, View::Requests),
         Action::WorkbenchSuite => {
             jobs::next_suite(app);
             Vec::new()
@@ -265,6 +289,9 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::FeedStart
         | Action::FeedClear
         | Action::FeedScope => feed::act(app, action),
+        Action::Gateway | Action::RequestsPause | Action::RequestsClear => {
+            requests::act(app, action)
+        }
         Action::EditItem | Action::NewItem | Action::DeleteItem | Action::ToggleSystem => {
             item::act(app, action)
         }
@@ -339,6 +366,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             app.partitions.target = app.container.clone();
             feed::load_partitions(app)
         }
+        View::Requests => requests::ensure_ranges(app),
         View::Item | View::Workbench => Vec::new(),
     }
 }
@@ -352,6 +380,7 @@ fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
         (Focus::View, View::Feed) => feed::navigate(app, action),
         (Focus::View, View::Partitions) => feed::navigate_partitions(app, action),
         (Focus::View, View::Workbench) => jobs::navigate_workbench(app, action),
+        (Focus::View, View::Requests) => requests::navigate(app, action),
         (Focus::Editor, _) => Vec::new(),
     }
 }
@@ -373,9 +402,11 @@ fn copy(app: &mut App, action: Action) -> Vec<Effect> {
             .and_then(|d| serde_json::to_string_pretty(d).ok()),
         (Focus::View, View::Feed) => app
             .feed
+            .tail
             .selected_row()
             .and_then(|r| r.current.as_ref())
             .and_then(|d| serde_json::to_string_pretty(d).ok()),
+        (Focus::View, View::Requests) => requests::copy_text(app),
         _ => None,
     };
     match text {

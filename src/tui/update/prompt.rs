@@ -4,14 +4,14 @@
 //! nothing here calls a view; what the answer leads to is `layers`' (via the router).
 
 use crate::tui::state::editor::TextBuffer;
-use crate::tui::state::feed::FeedFilter;
 use crate::tui::state::{App, Layer, PromptFor};
 
 /// Opens a one-line prompt for `purpose`, filled with what it edits now.
 pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
     let initial = match &purpose {
         PromptFor::TreeFilter => app.tree.filter.clone().unwrap_or_default(),
-        PromptFor::FeedFilter => app.feed.filter.text.clone(),
+        PromptFor::FeedFilter => app.feed.tail.filter.text.clone(),
+        PromptFor::RequestsFilter => app.requests.tail.filter.text.clone(),
         PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
     };
@@ -53,7 +53,7 @@ pub fn text_field(app: &mut App) -> Option<&mut TextBuffer> {
     }
 }
 
-/// Live reactions to typing: the tree and feed filters apply as you type.
+/// Live reactions to typing: the tree, feed and requests filters apply as you type.
 pub fn after_text_edit(app: &mut App, appended: bool) {
     match app.layers.last() {
         Some(Layer::Prompt {
@@ -69,8 +69,16 @@ pub fn after_text_edit(app: &mut App, appended: bool) {
             purpose: PromptFor::FeedFilter,
             ..
         }) => {
-            app.feed.filter = FeedFilter::parse(&input.text());
-            app.feed.selected = 0;
+            let text = input.text();
+            app.feed.tail.set_filter(&text);
+        }
+        Some(Layer::Prompt {
+            input,
+            purpose: PromptFor::RequestsFilter,
+            ..
+        }) => {
+            let text = input.text();
+            app.requests.tail.set_filter(&text);
         }
         Some(Layer::Palette) => app.palette.pattern_changed(appended),
         _ => {}

@@ -3,6 +3,6 @@
 //! loopback port; and (`sdk`) the official Python and Node SDKs as its clients, against
 //! `cosmoscope serve` run as a process.
 
-mod client;
+pub(crate) mod client;
 mod protocol;
 mod sdk;

@@ -23,6 +23,7 @@ fn app_in(mode: Mode) -> App {
         Mode::Results => (Focus::View, View::Query),
         Mode::Feed => (Focus::View, View::Feed),
         Mode::Partitions => (Focus::View, View::Partitions),
+        Mode::Requests => (Focus::View, View::Requests),
         other => panic!("{other:?} is not a pane"),
     };
     app.focus = focus;
@@ -48,13 +49,14 @@ fn draw(app: &App, width: u16, height: u16) -> Vec<String> {
         .collect()
 }
 
-const PANES: [Mode; 6] = [
+const PANES: [Mode; 7] = [
     Mode::Tree,
     Mode::Item,
     Mode::Editor,
     Mode::Results,
     Mode::Feed,
     Mode::Partitions,
+    Mode::Requests,
 ];
 
 #[test]
@@ -157,6 +159,7 @@ fn tables(mode: Mode) -> &'static [&'static str] {
         Mode::Feed => &["feed", "navigation", "global"],
         Mode::Partitions => &["partitions", "navigation", "global"],
         Mode::Workbench => &["workbench", "navigation", "global"],
+        Mode::Requests => &["requests", "navigation", "global"],
         Mode::Palette => &["palette", "global"],
         Mode::Help => &["help", "global"],
         Mode::Input => &["global"],

@@ -1,7 +1,9 @@
 //! The terminal UI: pure `update` tests, key-sequence flows and snapshots through the
-//! headless harness, the keymap as help shows it, and a smoke test of the binary in tmux.
+//! headless harness, the gateway run from the explorer with signed requests over HTTP, the
+//! keymap as help shows it, and a smoke test of the binary in tmux.
 
 mod flows;
+mod gateway;
 mod keymap;
 mod smoke;
 mod snapshots;

@@ -4,11 +4,19 @@
 //! What depends on the wall clock is redacted: query and metric timings and the RU/s
 //! meters (RU per wall-clock second) are zeroed in the state before drawing, so they
 //! cannot shift the layout; `_ts`, the time part of `_etag`, feed event times and the
-//! config path are replaced by filters. Request charges are deterministic and kept.
+//! config path are replaced by filters. Request charges are deterministic and kept. The
+//! Requests view's gateway runs for real on a free port, which the frame shows as 8081,
+//! with its rate zeroed; its requests are recorded in its log with fixed times, clients
+//! and latencies.
 
-use cosmoscope::engine::Backend;
+use std::time::Duration;
+
+use cosmoscope::engine::{Backend, QueryOptions};
+use cosmoscope::error::StatusCode;
+use cosmoscope::gateway::Exchange;
 use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::state::View;
+use cosmoscope::tui::state::requests::GatewayStatus;
 use serde_json::json;
 
 use crate::support::tui_store::*;
@@ -41,6 +49,11 @@ fn freeze(h: &mut Harness) {
             l.samples.clear();
         }
     }
+    h.app.gateway.rate = 0.0;
+    if let GatewayStatus::Serving { info } = &mut h.app.gateway.status {
+        info.addr = "127.0.0.1:8081".parse().expect("an address");
+        info.endpoint = "http://127.0.0.1:8081/".into();
+    }
 }
 
 /// Draws the frame and checks it against the stored snapshot `name_WxH`.
@@ -61,6 +74,8 @@ fn check(h: &mut Harness, name: &str) {
             (r"(-0000-0000-0000-)[0-9a-f]{8}(0000)", "${1}tttttttt${2}"),
             (r"\b\d\d:\d\d:\d\d\b", "hh:mm:ss"),
             (r"Rebind keys in [^│]*", "Rebind keys in [config]"),
+            // The gateway's confirmation (at a line's end) names the port it got.
+            (r"(?m)(gateway serving on 127\.0\.0\.1:)\d+$", "${1}[port]"),
         ],
         omit_expression => true,
         // insta looks next to the asserting file by default; the snapshots stay in
@@ -188,10 +203,15 @@ fn change_feed_with_events_and_detail() {
             .expect("replace");
         create(&s.engine, ORDERS, &order(14));
         s.h.poll_feeds();
-        // The first row is the replace (the latest version of o-13), with its previous
-        // image.
+        // The selection follows the newest event; the first row is the replace (the
+        // latest version of o-13), with its previous image.
         assert_eq!(
-            s.h.app.feed.selected_row().map(|r| r.op.as_str()),
+            s.h.app.feed.tail.selected_row().map(|r| r.op.as_str()),
+            Some("create")
+        );
+        s.h.keys("g");
+        assert_eq!(
+            s.h.app.feed.tail.selected_row().map(|r| r.op.as_str()),
             Some("replace")
         );
         check(&mut s.h, &format!("feed_{w}x{ht}"));
@@ -252,5 +272,177 @@ fn workbench_report() {
         h.app.workbench.report = Some(report.clone());
         h.keys("j");
         assert_eq!(h.app.view, View::Workbench);
+    });
+}
+
+// ---- the Requests view ----
+
+#[test]
+fn requests_without_a_gateway_say_how_to_start_one() {
+    each_size("requests_off", |h| {
+        h.keys("6");
+        assert_eq!(h.app.view, View::Requests);
+    });
+}
+
+/// Starts the gateway from the Requests view, on a free port.
+fn serve(h: &mut Harness) {
+    h.app.gateway.addr = "127.0.0.1:0".parse().expect("an address");
+    h.keys("6 s");
+    assert!(h.app.gateway.serving().is_some(), "{:?}", h.app.message);
+}
+
+#[test]
+fn requests_waiting_with_the_gateway_serving() {
+    each_size("requests_waiting", serve);
+}
+
+/// A request as the gateway logs it, at 10:00:0`second` from a fixed client.
+fn exchange(second: i64, operation: &'static str, method: &str, path: &str) -> Exchange {
+    Exchange {
+        seq: 0,
+        at_ms: 1_763_719_200_000 + second * 1000,
+        client: "127.0.0.1:50400".parse().expect("an address"),
+        operation,
+        method: method.into(),
+        path: path.into(),
+        status: StatusCode::Ok,
+        substatus: 0,
+        request_charge: 1.0,
+        ranges: vec!["0".into()],
+        item_count: None,
+        latency: Duration::from_micros(420 + second as u64 * 100),
+        request_headers: vec![
+            ("x-ms-version".into(), "2020-07-15".into()),
+            ("x-ms-date".into(), "Fri, 21 Nov 2025 10:00:00 GMT".into()),
+        ],
+        request_body: String::new(),
+        query: None,
+    }
+}
+
+/// What a session against the orders container looks like: the account, a create, a
+/// read that misses, a conflict, and a cross-partition query last (so it is selected).
+fn traffic(s: &crate::support::tui_store::Store) -> Vec<Exchange> {
+    let docs = "/dbs/shop/colls/orders/docs";
+    let pk = |v: &str| {
+        (
+            "x-ms-documentdb-partitionkey".to_string(),
+            format!("[\"{v}\"]"),
+        )
+    };
+    let mut create = exchange(1, "Create", "POST", docs);
+    create.status = StatusCode::Created;
+    create.request_charge = 7.62;
+    create.ranges = vec!["3".into()];
+    create.request_body = order(13).to_string();
+    create.request_headers.push(pk("c-1"));
+    let mut missing = exchange(2, "Read", "GET", &format!("{docs}/o-99"));
+    missing.status = StatusCode::NotFound;
+    missing.ranges = vec!["2".into()];
+    missing.request_headers.push(pk("c-3"));
+    let mut conflict = exchange(3, "Create", "POST", docs);
+    conflict.status = StatusCode::Conflict;
+    conflict.request_charge = 1.24;
+    conflict.ranges = vec!["3".into()];
+    conflict.request_body = order(1).to_string();
+    conflict.request_headers.push(pk("c-1"));
+    let sql = "SELECT c.id, c.total FROM c WHERE c.total > @min";
+    let mut page = s
+        .engine
+        .query(
+            DB,
+            ORDERS,
+            sql,
+            &QueryOptions {
+                params: [("min".to_string(), json!(50))].into(),
+                ..Default::default()
+            },
+        )
+        .expect("the query runs");
+    let items = page.documents.len();
+    // The gateway keeps a query's statistics, not its documents; timings are zeroed.
+    page.documents.clear();
+    let zero = |m: &mut cosmoscope::engine::QueryMetrics| {
+        m.index_lookup_time_in_ms = 0.0;
+        m.document_load_time_in_ms = 0.0;
+        m.query_engine_execution_time_in_ms = 0.0;
+    };
+    zero(&mut page.metrics);
+    for p in &mut page.partitions {
+        zero(&mut p.metrics);
+    }
+    let mut query = exchange(4, "Query", "POST", docs);
+    query.request_charge = page.request_charge;
+    query.ranges = page.partitions.iter().map(|p| p.id.clone()).collect();
+    query.item_count = Some(items);
+    query.request_body =
+        json!({"query": sql, "parameters": [{"name": "@min", "value": 50}]}).to_string();
+    query.request_headers.extend([
+        ("x-ms-documentdb-isquery".into(), "True".into()),
+        ("content-type".into(), "application/query+json".into()),
+    ]);
+    query.query = Some(Box::new(page));
+    vec![
+        exchange(0, "ReadDatabaseAccount", "GET", "/"),
+        create,
+        missing,
+        conflict,
+        query,
+    ]
+}
+
+/// The store with the gateway serving and `traffic` in its log, read by the view.
+fn with_traffic(width: u16, height: u16) -> crate::support::tui_store::Store {
+    let mut s = store(width, height);
+    serve(&mut s.h);
+    let log = s.h.gateway_traffic().expect("the gateway serves");
+    for e in traffic(&s) {
+        log.record(e);
+    }
+    s.h.poll_traffic();
+    s
+}
+
+/// Checks `name` at both sizes on the store with the gateway's traffic, after `build`.
+fn each_size_with_traffic(name: &str, build: impl Fn(&mut Harness)) {
+    for (w, ht) in SIZES {
+        let mut s = with_traffic(w, ht);
+        build(&mut s.h);
+        check(&mut s.h, &format!("{name}_{w}x{ht}"));
+    }
+}
+
+#[test]
+fn requests_live_with_a_query_and_its_stats() {
+    each_size_with_traffic("requests", |h| {
+        assert_eq!(h.app.requests.tail.received, 5);
+        // The newest request is selected: the query, whose strip knows the ranges.
+        let selected = h.app.requests.tail.selected_row().expect("a selection");
+        assert_eq!(selected.operation, "Query");
+        assert_eq!(h.app.requests.ranges_of(DB, ORDERS).len(), 4);
+    });
+}
+
+#[test]
+fn requests_filtered_to_client_errors() {
+    each_size_with_traffic("requests_filtered", |h| {
+        h.keys("/");
+        h.type_text("status:4xx");
+        h.keys("<enter>");
+        assert_eq!(h.app.requests.tail.visible().len(), 2);
+        // Still following: the newest that passes, the conflict, with its body.
+        assert_eq!(
+            h.app.requests.tail.selected_row().map(|e| e.status),
+            Some(StatusCode::Conflict)
+        );
+    });
+}
+
+#[test]
+fn requests_detail_expanded() {
+    each_size_with_traffic("requests_expanded", |h| {
+        h.keys("<enter>");
+        assert!(h.app.requests.expanded);
     });
 }

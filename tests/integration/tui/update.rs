@@ -564,10 +564,10 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
         request_charge: 1.0,
     };
     update(&mut a, batch(tf, vec![feed_row("a", 1), feed_row("b", 2)]));
-    assert_eq!(a.feed.visible().len(), 2);
+    assert_eq!(a.feed.tail.visible().len(), 2);
 
     assert!(keys(&mut a, "p").is_empty());
-    assert!(a.feed.paused);
+    assert!(a.feed.tail.paused);
     update(
         &mut a,
         batch(
@@ -575,17 +575,21 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
             vec![feed_row("c", 3), feed_row("d", 4), feed_row("e", 5)],
         ),
     );
-    assert_eq!(a.feed.events.len(), 5, "events keep arriving while paused");
-    assert_eq!(a.feed.visible().len(), 2, "the view is frozen");
-    assert_eq!(a.feed.received, 5);
+    assert_eq!(
+        a.feed.tail.rows.len(),
+        5,
+        "events keep arriving while paused"
+    );
+    assert_eq!(a.feed.tail.visible().len(), 2, "the view is frozen");
+    assert_eq!(a.feed.tail.received, 5);
 
     // A batch from an older subscription is not ours.
     update(&mut a, batch(tf + 100, vec![feed_row("x", 9)]));
-    assert_eq!(a.feed.events.len(), 5);
+    assert_eq!(a.feed.tail.rows.len(), 5);
 
     keys(&mut a, "<space>");
-    assert!(!a.feed.paused);
-    assert_eq!(a.feed.visible().len(), 5);
+    assert!(!a.feed.tail.paused);
+    assert_eq!(a.feed.tail.visible().len(), 5);
     assert_eq!(a.feed.request_charge, 2.0);
 
     // Switching the mode restarts the subscription in the other mode.
@@ -603,7 +607,10 @@ fn a_paused_feed_keeps_buffering_and_shows_everything_on_resume() {
         }
         other => panic!("expected Unsubscribe + Subscribe, got {other:?}"),
     }
-    assert!(a.feed.events.is_empty(), "a new subscription starts empty");
+    assert!(
+        a.feed.tail.rows.is_empty(),
+        "a new subscription starts empty"
+    );
 }
 
 #[test]
@@ -1050,4 +1057,234 @@ fn logical_partitions_accumulate_over_pages_once_each() {
         run.partitions["3"].logical_partitions,
         keys_of(10_000..20_000)
     );
+}
+
+// ---- the gateway and the Requests view ----
+
+fn gateway_info() -> cosmoscope::tui::state::requests::GatewayInfo {
+    cosmoscope::tui::state::requests::GatewayInfo {
+        endpoint: "http://127.0.0.1:8081/".into(),
+        addr: "127.0.0.1:8081".parse().unwrap(),
+        custom_key: false,
+    }
+}
+
+fn exchange(seq: u64, operation: &'static str, status: u16) -> Arc<cosmoscope::gateway::Exchange> {
+    use cosmoscope::error::StatusCode;
+    Arc::new(cosmoscope::gateway::Exchange {
+        seq,
+        at_ms: 1_700_000_000_000,
+        client: "127.0.0.1:50000".parse().unwrap(),
+        operation,
+        method: "POST".into(),
+        path: "/dbs/shop/colls/orders/docs".into(),
+        status: match status {
+            201 => StatusCode::Created,
+            404 => StatusCode::NotFound,
+            _ => StatusCode::Ok,
+        },
+        substatus: 0,
+        request_charge: 1.0,
+        ranges: vec!["0".into()],
+        item_count: None,
+        latency: std::time::Duration::from_millis(1),
+        request_headers: Vec::new(),
+        request_body: String::new(),
+        query: None,
+    })
+}
+
+/// An app whose gateway serves (started through its effect and message).
+fn serving() -> App {
+    let mut a = with_container();
+    let ticket = match keys(&mut a, "6 s").as_slice() {
+        [Effect::StartGateway { ticket, addr }] => {
+            assert_eq!(addr.to_string(), "127.0.0.1:8081");
+            *ticket
+        }
+        other => panic!("expected StartGateway, got {other:?}"),
+    };
+    update(
+        &mut a,
+        Msg::GatewayStarted {
+            ticket,
+            result: Ok(gateway_info()),
+        },
+    );
+    assert!(a.gateway.serving().is_some());
+    a
+}
+
+#[test]
+fn serve_at_launch_starts_the_gateway_with_the_tree() {
+    let mut a = app();
+    a.gateway.addr = "127.0.0.1:9000".parse().unwrap();
+    a.gateway.at_launch = true;
+    let effects = start(&mut a);
+    assert!(matches!(effects[0], Effect::LoadDatabases { .. }));
+    assert!(
+        matches!(effects.last(), Some(Effect::StartGateway { addr, .. }) if addr.port() == 9000),
+        "{effects:?}"
+    );
+    // Pressing the key while it starts does not start a second one.
+    keys(&mut a, "6");
+    assert!(keys(&mut a, "s").is_empty());
+    assert_eq!(
+        a.message.as_ref().map(|m| m.1.as_str()),
+        Some("the gateway is starting…")
+    );
+}
+
+#[test]
+fn a_gateway_that_cannot_start_says_why_and_is_off() {
+    use cosmoscope::tui::state::requests::GatewayStatus;
+    let mut a = with_container();
+    let ticket = match keys(&mut a, "6 s").as_slice() {
+        [Effect::StartGateway { ticket, .. }] => *ticket,
+        other => panic!("expected StartGateway, got {other:?}"),
+    };
+    // An answer to another start is not this one's.
+    update(
+        &mut a,
+        Msg::GatewayStarted {
+            ticket: ticket + 100,
+            result: Ok(gateway_info()),
+        },
+    );
+    assert_eq!(a.gateway.status, GatewayStatus::Starting { ticket });
+    update(
+        &mut a,
+        Msg::GatewayStarted {
+            ticket,
+            result: Err(Error::bad_request(
+                "cannot listen on 127.0.0.1:8081: Address in use",
+            )),
+        },
+    );
+    assert_eq!(a.gateway.status, GatewayStatus::Off);
+    assert_eq!(
+        a.message,
+        Some((
+            Level::Error,
+            "gateway not started: cannot listen on 127.0.0.1:8081: Address in use".into()
+        ))
+    );
+}
+
+#[test]
+fn requests_follow_pause_filter_and_stop() {
+    use cosmoscope::tui::state::requests::GatewayStatus;
+    let mut a = serving();
+    let traffic = |a: &mut App, rows| {
+        update(
+            a,
+            Msg::Traffic {
+                exchanges: rows,
+                rate: 2.0,
+            },
+        )
+    };
+    traffic(
+        &mut a,
+        vec![exchange(1, "Create", 201), exchange(2, "Read", 404)],
+    );
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(2));
+    assert_eq!(a.gateway.rate, 2.0);
+    // Moving up stops following; new requests do not move the selection.
+    keys(&mut a, "k");
+    traffic(&mut a, vec![exchange(3, "Read", 200)]);
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(1));
+    // Paused: requests keep arriving but the view is frozen.
+    keys(&mut a, "G p");
+    traffic(&mut a, vec![exchange(4, "Read", 200)]);
+    assert_eq!(a.requests.tail.visible().len(), 3);
+    assert_eq!(a.requests.tail.rows.len(), 4);
+    keys(&mut a, "<space>");
+    assert_eq!(a.requests.tail.visible().len(), 4);
+    assert_eq!(a.requests.tail.selected_row().map(|e| e.seq), Some(4));
+    // The filter applies as it is typed.
+    keys(&mut a, "/");
+    for key in parse_keys("status:4xx") {
+        update(&mut a, Msg::Key(key));
+    }
+    assert_eq!(a.requests.tail.visible().len(), 1);
+    keys(&mut a, "<esc>");
+    assert_eq!(a.requests.tail.visible().len(), 4);
+    // Stopping: an effect, then off once it stopped; traffic after that is ignored.
+    let ticket = match keys(&mut a, "s").as_slice() {
+        [Effect::StopGateway { ticket }] => *ticket,
+        other => panic!("expected StopGateway, got {other:?}"),
+    };
+    update(&mut a, Msg::GatewayStopped { ticket });
+    assert_eq!(a.gateway.status, GatewayStatus::Off);
+    traffic(&mut a, vec![exchange(5, "Read", 200)]);
+    assert_eq!(a.requests.tail.rows.len(), 4);
+}
+
+#[test]
+fn databases_and_containers_an_application_changes_reload_the_tree() {
+    let mut a = serving();
+    let effects = update(
+        &mut a,
+        Msg::Traffic {
+            exchanges: vec![exchange(1, "CreateDatabase", 201)],
+            rate: 1.0,
+        },
+    );
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::LoadDatabases { .. })),
+        "{effects:?}"
+    );
+    // A failed one changed nothing.
+    let effects = update(
+        &mut a,
+        Msg::Traffic {
+            exchanges: vec![exchange(2, "CreateContainer", 404)],
+            rate: 1.0,
+        },
+    );
+    assert!(effects.is_empty(), "{effects:?}");
+}
+
+#[test]
+fn item_writes_reload_the_tree_at_most_every_few_seconds_and_after_the_last() {
+    let mut a = serving();
+    let reloads = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| matches!(e, Effect::LoadDatabases { .. }))
+            .count()
+    };
+    update(&mut a, Msg::Tick { now: 100 });
+    let write = |seq| Msg::Traffic {
+        exchanges: vec![exchange(seq, "Create", 201)],
+        rate: 1.0,
+    };
+    assert_eq!(reloads(&update(&mut a, write(1))), 1);
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 101 })), 0);
+    assert_eq!(reloads(&update(&mut a, write(2))), 0, "too soon");
+    // The write that came too soon shows once a reload is due, without another write.
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 105 })), 1);
+    assert_eq!(
+        reloads(&update(&mut a, Msg::Tick { now: 111 })),
+        0,
+        "nothing new"
+    );
+    // Reads reload nothing, and neither do writes while the tree has focus.
+    assert_eq!(
+        reloads(&update(
+            &mut a,
+            Msg::Traffic {
+                exchanges: vec![exchange(3, "Read", 200)],
+                rate: 1.0,
+            }
+        )),
+        0
+    );
+    keys(&mut a, "<esc>");
+    assert_eq!(a.focus, Focus::Tree);
+    assert_eq!(reloads(&update(&mut a, write(4))), 0);
+    assert_eq!(reloads(&update(&mut a, Msg::Tick { now: 120 })), 0);
 }
