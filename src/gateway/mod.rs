@@ -6,12 +6,12 @@
 //! engine facade ([`Backend`]), charges come from the engine's RU model, and nothing here
 //! touches the store. The parts, in the order a request meets them:
 //!
-//! - [`server`]: connections (HTTP/1.1 and HTTP/2, optionally TLS from [`tls`]), body
+//! - `server`: connections (HTTP/1.1 and HTTP/2, optionally TLS from [`tls`]), body
 //!   limits and timeouts, the response headers every answer carries;
-//! - [`resource`] and [`auth`]: what the path names, and the master-key signature over it;
-//! - [`call`]: the request's headers read the service's way;
-//! - [`ops`]: one module per resource, turning calls into engine operations;
-//! - [`reply`]: status, headers and body, errors in the service's `{code, message}` form;
+//! - `resource` and [`auth`]: what the path names, and the master-key signature over it;
+//! - `call`: the request's headers read the service's way;
+//! - `ops`: one module per resource, turning calls into engine operations;
+//! - `reply`: status, headers and body, errors in the service's `{code, message}` form;
 //! - [`traffic`]: the log of exchanges the explorer's Requests view reads.
 
 pub mod auth;
