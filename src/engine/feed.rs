@@ -66,8 +66,10 @@ pub struct FeedChange {
     /// A delete by time-to-live expiry.
     pub ttl_expired: bool,
     pub id: String,
-    /// The item's partition key value in wire form: one JSON value per key path.
-    pub partition_key: Value,
+    /// The item's partition key value in wire form, as JSON text (one value per key path);
+    /// [`FeedChange::partition_key`] parses it. Kept as text because most readers of a page
+    /// never look at it, and parsing it for each change was a tenth of a feed drain's time.
+    pub partition_key_json: String,
     /// The new image (absent for deletes).
     pub current: Option<Document>,
     /// The prior image, when the container keeps previous images.
@@ -84,11 +86,16 @@ impl FeedChange {
             timestamp: e.crts,
             previous_image_lsn: e.previous_image_lsn,
             ttl_expired: e.ttl_expired,
-            partition_key: serde_json::from_slice(&e.pk).unwrap_or(Value::Null),
+            partition_key_json: String::from_utf8(e.pk).unwrap_or_default(),
             id: e.id,
             current: e.current.map(Document::from_stored),
             previous: e.previous.map(Document::from_stored),
         }
+    }
+
+    /// The item's partition key value in wire form: one JSON value per key path.
+    pub fn partition_key(&self) -> Value {
+        serde_json::from_str(&self.partition_key_json).unwrap_or(Value::Null)
     }
 
     /// Bytes of the images delivered.
@@ -120,7 +127,7 @@ impl FeedChange {
                 meta.insert("timeToLiveExpired".into(), self.ttl_expired.into());
                 if self.operation == FeedOp::Delete {
                     meta.insert("id".into(), self.id.clone().into());
-                    let value = key.metadata_object_from_wire(&self.partition_key);
+                    let value = key.metadata_object_from_wire(&self.partition_key());
                     meta.insert("partitionKey".into(), value);
                 }
                 let mut out = Map::new();

@@ -320,13 +320,13 @@ fn read_new(
         let n = page.changes.len();
         for ch in page.changes {
             rows.push(FeedRow {
+                pk: ch.partition_key(),
                 container: c.to_string(),
                 crts: ch.timestamp,
                 op: ch.operation.name().to_string(),
                 size: ch.size(),
                 range: ch.range,
                 lsn: ch.lsn,
-                pk: ch.partition_key,
                 id: ch.id,
                 current: ch.current.map(Document::into_value),
                 previous: ch.previous.map(Document::into_value),

@@ -105,7 +105,7 @@ fn read_key(
         let mut page = ctx.backend.read_feed(db, container, &req)?;
         charge += page.request_charge;
         let read = page.changes.len();
-        page.changes.retain(|c| &c.partition_key == key);
+        page.changes.retain(|c| &c.partition_key() == key);
         if !page.changes.is_empty() || read < req.max_items || began.elapsed() > KEY_SCAN_BUDGET {
             page.request_charge = charge;
             return Ok(page);

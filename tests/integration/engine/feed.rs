@@ -23,7 +23,7 @@ fn req(start: FeedStart, mode: FeedMode, max_items: usize) -> FeedRequest {
 
 /// `(op, id, pk, step)` of a change; `step` comes from the current image (None for deletes).
 fn describe(c: &FeedChange) -> (String, String, Value, Option<u64>) {
-    let pk = c.partition_key.clone();
+    let pk = c.partition_key();
     let step = c
         .current
         .as_ref()
@@ -593,7 +593,7 @@ fn order_within_a_logical_partition_survives_splits() {
     // Per item, LSNs and versions increase.
     let mut last: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     for c in &all {
-        let key = (c.id.clone(), c.partition_key.to_string());
+        let key = (c.id.clone(), c.partition_key_json.clone());
         let step = current(c)["step"].as_u64().unwrap();
         if let Some((lsn, s)) = last.get(&key) {
             assert!(
