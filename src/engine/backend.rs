@@ -26,10 +26,18 @@ use super::views::{
 use crate::error::Result;
 use crate::store::catalog::{ContainerSettings, Throughput};
 use crate::store::indexing::IndexingPolicy;
+use crate::store::partition_key::PartitionKeyDefinition;
 
 /// A page of `(partition key, id)` pairs in storage order, and the opaque cursor that
 /// continues after it (`None` when the listing is done).
 pub type KeyPage = (Vec<(Value, String)>, Option<Vec<u8>>);
+
+/// A container's identity and partition key ([`Backend::container_key`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerKey {
+    pub rid: String,
+    pub partition_key: PartitionKeyDefinition,
+}
 
 /// What a backend can answer beyond the operations every Cosmos endpoint serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +86,10 @@ pub trait Backend: Send + Sync {
 
     /// Settings, statistics and physical partitions of one container.
     fn container(&self, db: &str, name: &str) -> Result<ContainerInfo>;
+
+    /// The container's rid and partition key, without its statistics: what a request
+    /// needs to route and check a write or label a page.
+    fn container_key(&self, db: &str, name: &str) -> Result<ContainerKey>;
 
     /// The container's live physical partitions, in EPK order (the service's `pkranges`).
     fn partition_key_ranges(&self, db: &str, name: &str) -> Result<Vec<PartitionKeyRange>>;

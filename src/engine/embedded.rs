@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::backend::{Backend, Capabilities, KeyPage};
+use super::backend::{Backend, Capabilities, ContainerKey, KeyPage};
 use super::batch::{BatchOperation, BatchResponse, PatchRequest};
 use super::feed::{FeedChange, FeedPage, FeedRequest};
 use super::import::{self};
@@ -118,6 +118,14 @@ impl Backend for Engine {
             StatsView::from(&stats.counters),
             Some(ranges),
         ))
+    }
+
+    fn container_key(&self, db: &str, name: &str) -> Result<ContainerKey> {
+        let def = self.def(db, name)?;
+        Ok(ContainerKey {
+            rid: crate::store::item::rids(&def, 0).container,
+            partition_key: def.partition_key.clone(),
+        })
     }
 
     /// The container's live physical partitions, in EPK order (the service's `pkranges`).

@@ -34,7 +34,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::item;
 pub use crate::store::patch::PatchOperation;
 use crate::store::write::{WriteBatch, WriteKind, WriteResult};
-pub use backend::{Backend, Capabilities, KeyPage};
+pub use backend::{Backend, Capabilities, ContainerKey, KeyPage};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };

@@ -78,7 +78,7 @@ pub fn read(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Rep
             read_key(ctx, db, container, req, &wire_key(key))?
         }
     };
-    let rid = ctx.backend.container(db, container)?.rid;
+    let rid = ctx.backend.container_key(db, container)?.rid;
     Ok(page_reply(&rid, mode, page))
 }
 

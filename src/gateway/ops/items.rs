@@ -51,7 +51,7 @@ fn write_body(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<V
         return Err(Error::bad_request("a document must be a JSON object"));
     };
     if let Some(given) = call.partition_key()? {
-        let def = ctx.backend.container(db, container)?.partition_key;
+        let def = ctx.backend.container_key(db, container)?.partition_key;
         let in_body = def.extract(doc)?;
         if def.parse_request_value(&given)? != in_body {
             return Err(Error::bad_request(

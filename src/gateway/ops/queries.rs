@@ -107,7 +107,7 @@ fn run(
     opts: QueryOptions,
 ) -> Result<Reply> {
     let result = ctx.backend.query(db, container, sql, &opts)?;
-    let rid = ctx.backend.container(db, container)?.rid;
+    let rid = ctx.backend.container_key(db, container)?.rid;
     Ok(result_reply(call, &rid, result))
 }
 
