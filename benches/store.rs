@@ -297,6 +297,7 @@ fn drain_feed(engine: &Engine, mode: FeedMode) -> usize {
         mode,
         range: None,
         max_items: FEED_PAGE,
+        epk_range: None,
     };
     let mut delivered = 0;
     loop {
@@ -320,6 +321,7 @@ fn drain_feed_per_range(engine: &Engine, mode: FeedMode) -> usize {
             mode,
             range: Some(range.to_string()),
             max_items: FEED_PAGE,
+            epk_range: None,
         };
         loop {
             let page = engine.read_feed(DB, CONTAINER, &req).expect("read_feed");

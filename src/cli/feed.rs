@@ -32,6 +32,7 @@ pub fn feed(engine: &dyn Backend, args: FeedArgs) -> CliResult {
         mode,
         range: args.range.map(|r| r.to_string()),
         max_items: args.max_items,
+        ..FeedRequest::default()
     };
     if args.follow {
         return follow(engine, db, c, req);

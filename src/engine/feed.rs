@@ -18,6 +18,10 @@ pub struct FeedRequest {
     pub mode: FeedMode,
     /// Read one physical partition (by its id) instead of the whole container.
     pub range: Option<String>,
+    /// Read only the changes in this EPK span (hex bounds, min inclusive, max exclusive):
+    /// a feed range smaller than a physical partition, as the service's `x-ms-start-epk`
+    /// and `x-ms-end-epk` headers give one.
+    pub epk_range: Option<(String, String)>,
     pub max_items: usize,
 }
 
@@ -27,6 +31,7 @@ impl Default for FeedRequest {
             start: FeedStart::Beginning,
             mode: FeedMode::LatestVersion,
             range: None,
+            epk_range: None,
             max_items: 100,
         }
     }
@@ -43,10 +48,15 @@ impl FeedRequest {
             })?),
             None => None,
         };
+        let span = match &self.epk_range {
+            Some((min, max)) => Some(crate::store::ranges::span_from_hex(min, max)?),
+            None => None,
+        };
         Ok(crate::store::feed::FeedRequest {
             start: self.start.clone(),
             mode: self.mode,
             range,
+            span,
             max_items: self.max_items,
         })
     }

@@ -617,6 +617,7 @@ impl<'e> ChangeFeedProcessor<'e> {
             mode: self.options.mode,
             range: Some(range.to_string()),
             max_items: max_items.max(1),
+            ..FeedRequest::default()
         };
         self.engine.read_feed(&self.db, &self.container, &req)
     }

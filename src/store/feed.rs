@@ -146,6 +146,9 @@ pub struct FeedRequest {
     pub mode: FeedMode,
     /// Read one physical partition instead of the whole container.
     pub range: Option<RangeId>,
+    /// Read only the changes whose EPK lies in `[min, max)`: a feed range smaller than a
+    /// physical partition (the service's `x-ms-start-epk` / `x-ms-end-epk`).
+    pub span: Option<(Epk, Epk)>,
     pub max_items: usize,
 }
 
@@ -155,6 +158,7 @@ impl Default for FeedRequest {
             start: FeedStart::Beginning,
             mode: FeedMode::LatestVersion,
             range: None,
+            span: None,
             max_items: 100,
         }
     }
@@ -493,7 +497,18 @@ impl Store {
         def: &ContainerDef,
         req: &FeedRequest,
     ) -> Result<FeedPage> {
-        let targets = feed_targets(def, req.range)?;
+        // The ranges to read, cut down to the request's span. A span's log reads the whole
+        // range's records but delivers only the span's, and its continuation records the
+        // span's bounds, which a later request for the same span (or, after a split, for a
+        // part of it) resumes from.
+        let targets: Vec<PkRange> = feed_targets(def, req.range)?
+            .into_iter()
+            .filter_map(|r| match &req.span {
+                Some((min, max)) => r.narrowed(min, max),
+                None => Some(r.clone()),
+            })
+            .collect();
+        let targets: Vec<&PkRange> = targets.iter().collect();
         let token = continuation(def, req)?;
         let cx = ReadContext {
             store: self,

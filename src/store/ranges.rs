@@ -46,10 +46,36 @@ impl PkRange {
         self.min_inclusive < *max && *min < self.max_exclusive
     }
 
+    /// This range cut down to `[min, max)`: the part of it a request for an EPK span smaller
+    /// than a physical partition reads (the service's `x-ms-start-epk` / `x-ms-end-epk`).
+    /// `None` when the span misses the range.
+    pub fn narrowed(&self, min: &Epk, max: &Epk) -> Option<PkRange> {
+        if !self.overlaps(min, max) {
+            return None;
+        }
+        let mut part = self.clone();
+        part.min_inclusive = part.min_inclusive.max(min.clone());
+        part.max_exclusive = part.max_exclusive.min(max.clone());
+        Some(part)
+    }
+
     /// Fraction of the V2 hash space this range spans, for sizing splits and drawing.
     pub fn width(&self) -> f64 {
         position(&self.max_exclusive) - position(&self.min_inclusive)
     }
+}
+
+/// An EPK span given as hex bounds (the service's `x-ms-start-epk` and `x-ms-end-epk`);
+/// 400 when either bound is not hex.
+pub fn span_from_hex(start: &str, end: &str) -> crate::error::Result<(Epk, Epk)> {
+    let parse = |hex: &str| {
+        Epk::from_hex(hex).ok_or_else(|| {
+            crate::error::Error::bad_request(format!(
+                "{hex:?} is not an effective partition key (upper-case hex)"
+            ))
+        })
+    };
+    Ok((parse(start)?, parse(end)?))
 }
 
 /// Position of an EPK in the V2 space as a fraction in [0, 1] (first 8 bytes suffice).

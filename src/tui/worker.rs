@@ -253,6 +253,7 @@ impl FeedFollower {
                         mode: self.mode,
                         range: None,
                         max_items: 500,
+                        ..FeedRequest::default()
                     };
                     self.followed.push((db, c, req, None));
                 }

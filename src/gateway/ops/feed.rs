@@ -66,6 +66,7 @@ pub fn read(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Rep
         start: start(call)?,
         mode,
         range: call.range_id(),
+        epk_range: call.epk_range(),
         max_items: call.max_items()?.unwrap_or(DEFAULT_PAGE),
     };
     let key = call.partition_key()?;

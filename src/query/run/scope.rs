@@ -13,10 +13,9 @@
 //! is not a range id at all (not a number) is a 400.
 
 use crate::error::{Error, Result, StatusCode, substatus};
-use crate::store::Epk;
 use crate::store::catalog::ContainerDef;
 use crate::store::keys::RangeId;
-use crate::store::ranges::PkRange;
+use crate::store::ranges::{PkRange, span_from_hex};
 
 /// The live range `id` names on `def`.
 pub fn resolve(def: &ContainerDef, id: &str) -> Result<PkRange> {
@@ -53,21 +52,12 @@ pub fn resolve(def: &ContainerDef, id: &str) -> Result<PkRange> {
 /// The scope narrowed to the EPK span `[start, end)` a request gives with it (the
 /// service's `x-ms-start-epk` and `x-ms-end-epk`, as hex): what the Python SDK sends to run
 /// a hierarchical-key prefix, or a feed range smaller than a physical partition, on the
-/// range holding it. Only that span of the range is read.
-pub fn narrow(mut range: PkRange, start: &str, end: &str) -> Result<PkRange> {
-    let parse = |hex: &str| {
-        Epk::from_hex(hex).ok_or_else(|| {
-            Error::bad_request(format!(
-                "{hex:?} is not an effective partition key (upper-case hex)"
-            ))
-        })
-    };
-    let (start, end) = (parse(start)?, parse(end)?);
-    if start > range.min_inclusive {
-        range.min_inclusive = start;
-    }
-    if end < range.max_exclusive {
-        range.max_exclusive = end;
-    }
-    Ok(range)
+/// range holding it. Only that span of the range is read; a span that misses the range
+/// leaves nothing to read.
+pub fn narrow(range: PkRange, start: &str, end: &str) -> Result<PkRange> {
+    let (start, end) = span_from_hex(start, end)?;
+    Ok(range.narrowed(&start, &end).unwrap_or_else(|| PkRange {
+        max_exclusive: range.min_inclusive.clone(),
+        ..range
+    }))
 }

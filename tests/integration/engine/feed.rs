@@ -18,6 +18,7 @@ fn req(start: FeedStart, mode: FeedMode, max_items: usize) -> FeedRequest {
         mode,
         range: None,
         max_items,
+        epk_range: None,
     }
 }
 
@@ -740,6 +741,7 @@ fn reading_one_range_and_a_split_away_parent() {
             mode: LATEST,
             range: Some(id.clone()),
             max_items: 1000,
+            epk_range: None,
         };
         let page = e.read_feed(DB, "c", &req).unwrap();
         assert!(
@@ -806,6 +808,7 @@ fn a_continuation_is_read_in_the_mode_that_issued_it() {
         mode: FeedMode::LatestVersion,
         range: None,
         max_items: 10,
+        epk_range: None,
     };
     let page = fx.engine.read_feed(DB, "c", &req).unwrap();
     let other = FeedRequest {

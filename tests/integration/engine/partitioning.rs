@@ -431,6 +431,7 @@ fn deleting_a_container_removes_items_statistics_and_feed() {
             mode: FeedMode::AllVersions,
             range: None,
             max_items: 1000,
+            span: None,
         };
         assert!(
             store
@@ -1424,6 +1425,7 @@ fn concurrent_writers_with_splits_lose_nothing() {
             mode: FeedMode::AllVersions,
             range: None,
             max_items: 1000,
+            span: None,
         };
         let page = store.read_feed(&txn, &def, &req).unwrap();
         assert_eq!(page.changes.len(), all.len(), "one page holds them all");

@@ -168,6 +168,7 @@ pub fn drain(
             mode,
             range: None,
             max_items,
+            epk_range: None,
         };
         let page = engine
             .read_feed(DB, c, &req)
