@@ -34,6 +34,16 @@ pub struct Cli {
     )]
     pub serve: Option<std::net::SocketAddr>,
 
+    /// The explorer's gateway (--serve or the palette's action) serves HTTPS, with the
+    /// self-signed certificate kept in the data directory
+    #[arg(long)]
+    pub serve_tls: bool,
+
+    /// Containers created through the explorer's gateway enforce their throughput with
+    /// 429s, as the service does
+    #[arg(long)]
+    pub serve_enforce_throughput: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -92,7 +92,9 @@ fn execute(cli: Cli) -> CliResult {
     if let Some(Command::Sample(SampleCommand::List)) = cli.command {
         return samples::list();
     }
-    if cli.serve.is_some() && cli.command.is_some() {
+    if (cli.serve.is_some() || cli.serve_tls || cli.serve_enforce_throughput)
+        && cli.command.is_some()
+    {
         return Err(Failure::Usage(
             "--serve opens the explorer with the gateway; `cosmoscope serve` runs the gateway alone"
                 .into(),
@@ -104,7 +106,20 @@ fn execute(cli: Cli) -> CliResult {
         .unwrap_or_else(Engine::default_data_dir);
     let engine = Engine::open(&dir)?;
     match cli.command {
-        None => launch(engine, &dir, cli.serve),
+        None => launch(
+            engine,
+            &dir,
+            crate::tui::GatewayOptions {
+                serve: cli.serve,
+                // From the environment only: a key on the command line would be kept in the
+                // shell's history.
+                key: std::env::var("COSMOSCOPE_GATEWAY_KEY")
+                    .ok()
+                    .filter(|k| !k.is_empty()),
+                tls: cli.serve_tls,
+                enforce_throughput: cli.serve_enforce_throughput,
+            },
+        ),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
         Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
             samples::load(engine, &name, scale, seed)
@@ -164,10 +179,10 @@ fn execute(cli: Cli) -> CliResult {
 /// script or a pipe gets JSON, never a screen takeover). `serve` runs the gateway in the
 /// explorer's process, its clients signing with `$COSMOSCOPE_GATEWAY_KEY` (as
 /// `cosmoscope serve --key` reads it) or the emulator's key.
-fn launch(engine: Engine, dir: &std::path::Path, serve: Option<std::net::SocketAddr>) -> CliResult {
+fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::GatewayOptions) -> CliResult {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-    if serve.is_some() && !terminal {
+    if gateway.serve.is_some() && !terminal {
         return Err(Failure::Usage(
             "--serve opens the explorer, which needs a terminal; `cosmoscope serve` runs the gateway alone"
                 .into(),
@@ -178,12 +193,6 @@ fn launch(engine: Engine, dir: &std::path::Path, serve: Option<std::net::SocketA
     if !terminal {
         return resources::status(&engine);
     }
-    let gateway = crate::tui::GatewayOptions {
-        serve,
-        key: std::env::var("COSMOSCOPE_GATEWAY_KEY")
-            .ok()
-            .filter(|k| !k.is_empty()),
-    };
     crate::tui::run(engine, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }

@@ -22,7 +22,7 @@ use super::keymap::Keymap;
 use super::msg::Msg;
 use super::serving::Serving;
 use super::state::App;
-use super::{ui, update, worker};
+use super::{GatewayOptions, ui, update, worker};
 use crate::engine::Backend;
 use crate::gateway::Traffic;
 
@@ -49,7 +49,7 @@ impl Harness {
         let app = App::new("<data-dir>".into(), Arc::new(Keymap::defaults()));
         let terminal = Terminal::new(TestBackend::new(width, height))
             .unwrap_or_else(|e| panic!("test backend: {e}"));
-        let serving = Serving::new(engine.clone(), data_dir.clone(), None);
+        let serving = Serving::new(engine.clone(), data_dir.clone(), GatewayOptions::default());
         let mut h = Harness {
             app,
             serving,
@@ -70,11 +70,16 @@ impl Harness {
     /// Gateways started from now on take clients signed with `key` instead of the
     /// emulator's.
     pub fn set_gateway_key(&mut self, key: &str) {
-        self.serving = Serving::new(
-            self.engine.clone(),
-            self.data_dir.clone(),
-            Some(key.to_string()),
-        );
+        self.set_gateway_options(GatewayOptions {
+            key: Some(key.to_string()),
+            ..GatewayOptions::default()
+        });
+    }
+
+    /// Gateways started from now on serve as `options` say (as the command line's
+    /// `--serve-*` flags set them).
+    pub fn set_gateway_options(&mut self, options: GatewayOptions) {
+        self.serving = Serving::new(self.engine.clone(), self.data_dir.clone(), options);
     }
 
     /// The running gateway's request log (a test may record exchanges of its own in it).

@@ -44,6 +44,11 @@ pub struct GatewayOptions {
     pub serve: Option<SocketAddr>,
     /// The key its clients sign with (`None`: the emulator's public key). Never shown.
     pub key: Option<String>,
+    /// Serve HTTPS with the data directory's self-signed certificate (`--serve-tls`).
+    pub tls: bool,
+    /// Containers it creates enforce their throughput with 429s
+    /// (`--serve-enforce-throughput`).
+    pub enforce_throughput: bool,
 }
 
 /// Runs the terminal UI on `engine` until the user quits.
@@ -85,7 +90,7 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Resu
     term.clear()?;
     let engine = Arc::new(engine);
     let dir = data_dir.to_path_buf();
-    let result = rt.block_on(runtime::run(&mut term, app, engine, dir, gateway.key));
+    let result = rt.block_on(runtime::run(&mut term, app, engine, dir, gateway));
     // Blocking jobs (a feed subscription) notice their stop flags within one poll.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     result

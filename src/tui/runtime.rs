@@ -37,15 +37,15 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// `gateway_key` is the key the gateway's clients sign with (`None`: the emulator's).
+    /// `gateway` says how a gateway the explorer starts serves (its key, TLS).
     pub fn new(
         engine: Arc<dyn engine::Backend>,
         data_dir: PathBuf,
         tx: UnboundedSender<Msg>,
-        gateway_key: Option<String>,
+        gateway: super::GatewayOptions,
     ) -> Executor {
         Executor {
-            serving: Serving::new(engine.clone(), data_dir.clone(), gateway_key),
+            serving: Serving::new(engine.clone(), data_dir.clone(), gateway),
             engine,
             data_dir,
             tx,
@@ -151,20 +151,20 @@ impl Executor {
     }
 }
 
-/// Runs the UI until the user quits; a gateway it runs (with clients signing with
-/// `gateway_key`) stops with it.
+/// Runs the UI until the user quits; a gateway it runs (served as `gateway` says) stops
+/// with it.
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
     mut app: App,
     engine: Arc<dyn engine::Backend>,
     data_dir: PathBuf,
-    gateway_key: Option<String>,
+    gateway: super::GatewayOptions,
 ) -> io::Result<()>
 where
     B::Error: Into<io::Error>,
 {
     let (tx, mut rx) = unbounded_channel::<Msg>();
-    let mut exec = Executor::new(engine, data_dir.clone(), tx.clone(), gateway_key);
+    let mut exec = Executor::new(engine, data_dir.clone(), tx.clone(), gateway);
     {
         let tx = tx.clone();
         let dir = data_dir.clone();

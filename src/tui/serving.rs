@@ -9,9 +9,10 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::GatewayOptions;
 use super::msg::Msg;
 use super::state::requests::GatewayInfo;
 use crate::engine::Backend;
@@ -20,8 +21,9 @@ use crate::gateway::{Gateway, Options, Traffic};
 pub struct Serving {
     engine: Arc<dyn Backend>,
     data_dir: PathBuf,
-    /// The key clients sign with; `None` for the emulator's public one.
-    key: Option<String>,
+    /// How gateways are served: the key clients sign with (`None` for the emulator's
+    /// public one), TLS, throughput enforcement. Its `serve` address is the state's.
+    options: GatewayOptions,
     /// The gateway serving now; the start task puts it here, the stop task takes it.
     running: Arc<Mutex<Option<Gateway>>>,
     /// The log being read and the number of the last request read from it.
@@ -29,11 +31,11 @@ pub struct Serving {
 }
 
 impl Serving {
-    pub fn new(engine: Arc<dyn Backend>, data_dir: PathBuf, key: Option<String>) -> Serving {
+    pub fn new(engine: Arc<dyn Backend>, data_dir: PathBuf, options: GatewayOptions) -> Serving {
         Serving {
             engine,
             data_dir,
-            key,
+            options,
             running: Arc::new(Mutex::new(None)),
             reading: None,
         }
@@ -48,10 +50,10 @@ impl Serving {
     pub fn start(&self, ticket: u64, addr: SocketAddr) -> impl Future<Output = Msg> + use<> {
         let options = Options {
             addr,
-            key: self.key.clone(),
-            tls: false,
+            key: self.options.key.clone(),
+            tls: self.options.tls,
             data_dir: self.data_dir.clone(),
-            enforce_throughput: false,
+            enforce_throughput: self.options.enforce_throughput,
         };
         let (engine, running) = (self.engine.clone(), self.running.clone());
         async move {
@@ -60,6 +62,7 @@ impl Serving {
                     endpoint: gateway.endpoint(),
                     addr: gateway.local_addr(),
                     custom_key: gateway.has_custom_key(),
+                    certificate: gateway.certificate().map(Path::to_path_buf),
                 };
                 // The UI starts one gateway at a time; one left over would be dropped, which
                 // stops its listener with it.

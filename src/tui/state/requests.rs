@@ -21,6 +21,8 @@ pub struct GatewayInfo {
     /// Clients sign with a key the user gave, which is never shown; otherwise with the
     /// emulator's public key.
     pub custom_key: bool,
+    /// The certificate clients must trust, when it serves HTTPS.
+    pub certificate: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -114,6 +114,15 @@ fn explain(app: &App) -> Vec<Line<'static>> {
                     theme().string,
                 ),
             ];
+            if let Some(cert) = &info.certificate {
+                lines.push(Line::styled(
+                    format!(
+                        "HTTPS with a self-signed certificate: have the client trust {}",
+                        cert.display()
+                    ),
+                    theme().dim,
+                ));
+            }
             if !info.custom_key {
                 lines.push(Line::styled(
                     "(the emulator's well-known key; with $COSMOSCOPE_GATEWAY_KEY set, clients sign with that instead)",

@@ -306,3 +306,27 @@ fn a_key_of_the_users_own_is_never_shown() {
     let frame = s.h.render();
     assert!(!frame.contains(&key[..20]), "{frame}");
 }
+
+#[test]
+fn with_tls_the_explorers_gateway_serves_https_and_says_which_certificate_to_trust() {
+    let mut s = store(200, 40);
+    s.h.set_gateway_options(cosmoscope::tui::GatewayOptions {
+        tls: true,
+        ..Default::default()
+    });
+    s.h.keys("6");
+    let endpoint = serve_from_palette(&mut s.h);
+    assert!(endpoint.starts_with("https://"), "{endpoint}");
+    let GatewayStatus::Serving { info } = s.h.app.gateway.status.clone() else {
+        panic!("the gateway is {:?}", s.h.app.gateway.status)
+    };
+    let cert = info
+        .certificate
+        .expect("an HTTPS gateway names its certificate");
+    assert!(cert.is_file(), "{}", cert.display());
+    let frame = s.h.render();
+    assert!(
+        frame.contains("have the client trust") && frame.contains("gateway-cert"),
+        "{frame}"
+    );
+}

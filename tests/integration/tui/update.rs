@@ -1066,6 +1066,7 @@ fn gateway_info() -> cosmoscope::tui::state::requests::GatewayInfo {
         endpoint: "http://127.0.0.1:8081/".into(),
         addr: "127.0.0.1:8081".parse().unwrap(),
         custom_key: false,
+        certificate: None,
     }
 }
 
