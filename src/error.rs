@@ -116,6 +116,11 @@ pub mod substatus {
     pub const PARTITION_KEY_QUOTA_EXCEEDED: u32 = 1014;
     /// 429: the partition's RU budget for this second is spent.
     pub const RU_BUDGET_EXCEEDED: u32 = 3200;
+    /// 500: the store's data file is damaged (truncated, or overwritten in places). The
+    /// service has no such condition (its replicas repair each other); this number is
+    /// cosmoscope's own, far from the service's, so scripts can tell damage from other
+    /// faults (the CLI exits with status 3 on it).
+    pub const STORE_DAMAGED: u32 = 9_001;
 }
 
 /// A request failure with its Cosmos DB status code.
@@ -174,6 +179,21 @@ impl Error {
     /// 500: a fault in the store itself (I/O, a corrupt record); not the caller's doing.
     pub fn internal(message: impl Into<String>) -> Error {
         Error::new(StatusCode::InternalServerError, message)
+    }
+
+    /// 500 with [`substatus::STORE_DAMAGED`]: the data file is damaged; `message` says
+    /// where and what to do.
+    pub fn damaged(message: impl Into<String>) -> Error {
+        Error::internal(message).with_substatus(substatus::STORE_DAMAGED)
+    }
+
+    /// [`Error::damaged`] for a record that does not decode: `what` names it ("item
+    /// record", "change feed record").
+    pub fn corrupt(what: impl fmt::Display) -> Error {
+        Error::damaged(format!(
+            "the store holds a corrupt {what}: its data file is damaged. `cosmoscope check` \
+             reports what can still be read; restore the directory from a copy"
+        ))
     }
 
     /// 499: the caller cancelled the request ([`StatusCode::Cancelled`]).
@@ -267,9 +287,13 @@ impl From<heed::Error> for Error {
             heed::Error::Mdb(heed::MdbError::MapFull) => {
                 "the data directory's map is full; reopen with a larger map size".to_string()
             }
-            heed::Error::Mdb(heed::MdbError::Corrupted)
-            | heed::Error::Mdb(heed::MdbError::Invalid) => {
-                format!("the data directory is corrupt or not a cosmoscope store: {err}")
+            heed::Error::Mdb(
+                heed::MdbError::Corrupted
+                | heed::MdbError::PageNotFound
+                | heed::MdbError::BadTxn
+                | heed::MdbError::Invalid,
+            ) => {
+                return Error::corrupt(format!("page ({err})"));
             }
             _ => format!("storage error: {err}"),
         };

@@ -18,6 +18,7 @@ pub mod charge;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub(crate) mod fault;
 pub mod gateway;
 pub mod processor;
 pub mod query;

@@ -171,6 +171,10 @@ pub enum Command {
     /// Rewrite the data file without its free pages and with full ones, a third smaller
     /// after a bulk load (needs no other process to have the store open)
     Compact,
+    /// Verify the whole store: the data file's structure, every item's JSON, statistics
+    /// against a recount, indexes against a rebuild, the change feed. Exits 3 when anything
+    /// is wrong
+    Check,
     /// Serve the Azure Cosmos DB for NoSQL REST API (gateway mode) on this store, for
     /// applications using the official SDKs; runs until Ctrl-C
     Serve(ServeArgs),

@@ -7,6 +7,7 @@
 
 pub mod args;
 mod batch;
+mod check;
 mod compact;
 mod feed;
 mod items;
@@ -25,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::Engine;
-use crate::error::Error;
+use crate::error::{Error, substatus};
 use args::{Cli, Command, SampleCommand};
 
 /// Why a command failed: a request the store refused, a command line it cannot run, or a
@@ -79,6 +80,8 @@ fn first_line(s: &str) -> String {
 
 fn fail(f: Failure) -> ExitCode {
     let (err, code) = match f {
+        // Damage is its own status, so a script can tell it from a refused request.
+        Failure::Request(e) if e.substatus == substatus::STORE_DAMAGED => (e, 3),
         Failure::Request(e) => (e, 1),
         Failure::Usage(message) => (Error::bad_request(message), 2),
         Failure::Printed => return ExitCode::from(1),
@@ -104,6 +107,10 @@ fn execute(cli: Cli) -> CliResult {
         .data_dir
         .clone()
         .unwrap_or_else(Engine::default_data_dir);
+    // A damaged store must be checked without being opened.
+    if let Some(Command::Check) = cli.command {
+        return check::check(&dir);
+    }
     let engine = Engine::open(&dir)?;
     match cli.command {
         None => launch(
@@ -143,6 +150,7 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Compact) => compact::compact(engine),
+        Some(Command::Check) => check::check(&dir),
         Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),

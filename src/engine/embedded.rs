@@ -491,20 +491,65 @@ impl Backend for Engine {
             None => (epk::Epk::min(), epk::Epk::max()),
         };
         let mut after: Option<Vec<u8>> = None;
-        let mut count = 0;
+        let (mut count, mut expired) = (0, 0);
+        let head_before = {
+            let txn = self.store.read_txn()?;
+            self.store.feed_head(&txn, &def)?
+        };
         loop {
-            let (items, last) = {
+            let (items, last, head) = {
                 let txn = self.store.read_txn()?;
-                self.store
-                    .scan_items(&txn, &def, &min, &max, after.as_deref(), 1000)?
+                let (items, last) = self.store.scan_items_counted(
+                    &txn,
+                    &def,
+                    &min,
+                    &max,
+                    after.as_deref(),
+                    1000,
+                    &mut expired,
+                )?;
+                let head = match (&last, pk) {
+                    (None, None) => Some((
+                        self.store.feed_head(&txn, &def)?,
+                        self.store.container_stats(&txn, &def)?.counters.items,
+                    )),
+                    _ => None,
+                };
+                (items, last, head)
             };
             for it in &items {
+                // An export is a copy someone will rely on: an item whose stored text is
+                // not JSON (a damaged page) stops it instead of going out as it is.
+                if serde_json::from_slice::<serde::de::IgnoredAny>(&it.json).is_err() {
+                    return Err(Error::corrupt(format!(
+                        "item {:?} in {} (its stored text is not JSON)",
+                        it.id,
+                        def.full_name()
+                    )));
+                }
                 sink(&it.json)?;
                 count += 1;
             }
             match last {
                 Some(k) => after = Some(k),
-                None => return Ok(count),
+                None => {
+                    // A whole container read while nothing was written must add up to its
+                    // count: a different number means the walk skipped pages a damaged
+                    // file lost, or read garbage as items.
+                    if let Some((head, stored)) = head
+                        && head == head_before
+                        && count + expired != stored
+                    {
+                        return Err(Error::damaged(format!(
+                            "the export of {} read {} items, but the container holds {stored}: \
+                             its data file is damaged. `cosmoscope check` reports what can \
+                             still be read; restore the directory from a copy",
+                            def.full_name(),
+                            count + expired
+                        )));
+                    }
+                    return Ok(count);
+                }
             }
         }
     }

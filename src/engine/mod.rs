@@ -16,6 +16,7 @@
 mod backend;
 mod background;
 pub mod batch;
+mod check;
 mod embedded;
 pub mod feed;
 mod group_commit;
@@ -38,6 +39,7 @@ pub use backend::{Backend, Capabilities, ContainerKey, KeyPage};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
+pub use check::{CheckReport, ContainerReport};
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
 pub use query::{

@@ -582,7 +582,7 @@ pub(crate) fn encode_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 
 pub(crate) fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
     serde_json::from_slice(bytes)
-        .map_err(|e| Error::internal(format!("corrupt {what} record in the catalog: {e}")))
+        .map_err(|e| Error::corrupt(format!("{what} record in the catalog: {e}")))
 }
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ pub fn compact(dir: &Path, when: When) -> Result<Outcome> {
     written?;
     // Closes the environment: nothing else holds it.
     drop(store);
-    let data = dir.join("data.mdb");
+    let data = dir.join(super::DATA_FILE);
     if let Ok(meta) = std::fs::metadata(&data) {
         let _ = std::fs::set_permissions(&copy, meta.permissions());
     }

@@ -434,8 +434,8 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             };
             let (k, v) = entry;
             let lsn = keys::feed_lsn(k).unwrap_or(0);
-            let mut event = FeedEvent::decode(v)
-                .ok_or_else(|| Error::internal("corrupt change feed record"))?;
+            let mut event =
+                FeedEvent::decode(v).ok_or_else(|| Error::corrupt("change feed record"))?;
             if !self.range.contains(&event.epk) {
                 continue;
             }

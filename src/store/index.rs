@@ -1021,10 +1021,10 @@ pub fn rebuild_from_items(
     {
         let (k, v) = entry?;
         let (epk, id) = super::keys::split_item(k, epk_len)
-            .ok_or_else(|| crate::error::Error::internal("corrupt item key"))?;
+            .ok_or_else(|| crate::error::Error::corrupt("item key"))?;
         let (_, json) = super::item::decode_record(v)?;
         let doc: Value = serde_json::from_slice(json)
-            .map_err(|e| crate::error::Error::internal(format!("corrupt item: {e}")))?;
+            .map_err(|e| crate::error::Error::corrupt(format!("item: {e}")))?;
         let e = layout.entries(&doc, epk, id);
         keys.extend(e.keys);
         for p in e.defined {

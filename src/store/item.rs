@@ -91,7 +91,7 @@ pub struct Record<'a> {
 
 impl<'a> Record<'a> {
     pub fn decode(bytes: &'a [u8]) -> Result<Record<'a>> {
-        let corrupt = || Error::internal("corrupt item record in the store");
+        let corrupt = || Error::corrupt("item record in the store");
         let mut r = Reader::new(bytes);
         let format = r.u8().ok_or_else(corrupt)?;
         let header = ItemHeader {

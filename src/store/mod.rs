@@ -27,6 +27,7 @@
 //! white-box tests reach its internals through `testing` (feature `test-harness`).
 
 pub(crate) mod catalog;
+pub(crate) mod check;
 pub(crate) mod codec;
 pub(crate) mod compact;
 pub(crate) mod epk;
@@ -38,6 +39,7 @@ pub(crate) mod json_text;
 pub(crate) mod keys;
 pub(crate) mod meter;
 pub(crate) mod murmur3;
+pub(crate) mod pages;
 pub(crate) mod partition_key;
 pub(crate) mod patch;
 pub(crate) mod ranges;
@@ -79,6 +81,9 @@ pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
 /// Virtual size of the memory map. LMDB files are sparse, so this only reserves address
 /// space; it bounds how large a store can grow.
 const MAP_SIZE: usize = 1 << 40;
+
+/// LMDB's data file in the store's directory.
+pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// The named databases of the environment, in the order [`Store::databases`] lists them.
 const DATABASES: [&str; 11] = [
@@ -136,6 +141,8 @@ pub struct Store {
     pub(crate) index_scratch: Mutex<index::Scratch>,
     /// The shared lock on the store's directory ([`compact`]), held while open.
     _open_lock: Option<std::fs::File>,
+    /// The map's faults are reported as damage to the data file while the store is open.
+    _fault_guard: crate::fault::MapGuard,
 }
 
 impl Store {
@@ -166,12 +173,14 @@ impl Store {
     /// [`Store::open`] without taking the lock that keeps compaction out.
     fn open_unlocked(dir: &Path) -> Result<Store> {
         Self::check_dir(dir)?;
+        check_file(dir)?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
         // SAFETY: the environment is opened once per process for this path (the engine
         // holds it for its lifetime) and the files are only touched through LMDB (and by
         // compaction, which no open store lets in).
         let env = unsafe { options.open(dir) }.map_err(|e| open_error(dir, e))?;
+        let fault_guard = crate::fault::register_file(&dir.join(DATA_FILE));
         let wtxn = env.write_txn()?;
         let dbs: [Db; 11] = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
@@ -216,6 +225,7 @@ impl Store {
             pending: Mutex::new(meter::Pending::default()),
             index_scratch: Mutex::new(index::Scratch::default()),
             _open_lock: None,
+            _fault_guard: fault_guard,
         };
         store.upgrade_format()?;
         Ok(store)
@@ -259,6 +269,25 @@ impl Store {
             &self.index,
             &self.index_counts,
         ]
+    }
+}
+
+/// The data file, checked before it is mapped: a file shorter than the pages it uses would
+/// fault (SIGBUS) at the first read of a missing page.
+fn check_file(dir: &Path) -> Result<()> {
+    let path = dir.join(DATA_FILE);
+    match pages::check_on_open(&path) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(damage)) => Err(Error::damaged(format!(
+            "the data file {} is damaged: {}. Restore it from a copy, or move the directory \
+             away and start a new store; `cosmoscope check` reports what can still be read",
+            path.display(),
+            damage.0
+        ))),
+        Err(e) => Err(Error::internal(format!(
+            "cannot read the data file {}: {e}",
+            path.display()
+        ))),
     }
 }
 

@@ -98,6 +98,22 @@ impl Store {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<(Vec<ScannedItem>, Option<Vec<u8>>)> {
+        self.scan_items_counted(txn, def, min, max, after, limit, &mut 0)
+    }
+
+    /// [`Store::scan_items`], adding the expired items it skipped to `expired` (an export
+    /// checks that the items it saw add up to the container's count).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_items_counted(
+        &self,
+        txn: &RoTxn,
+        def: &ContainerDef,
+        min: &Epk,
+        max: &Epk,
+        after: Option<&[u8]>,
+        limit: usize,
+        expired: &mut u64,
+    ) -> Result<(Vec<ScannedItem>, Option<Vec<u8>>)> {
         let start = keys::epk_bound(def.rid, min);
         let end = keys::epk_bound(def.rid, max);
         let lower = match after {
@@ -115,10 +131,11 @@ impl Store {
             let (k, v) = entry?;
             let (header, json) = item::decode_record(v)?;
             if header.is_expired(now) {
+                *expired += 1;
                 continue;
             }
             let (epk, id) =
-                keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
+                keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
             out.push(ScannedItem {
                 epk: Epk(epk.to_vec()),
                 id: id.to_string(),
@@ -156,7 +173,7 @@ impl Store {
         for entry in items.range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))? {
             let (k, ()) = entry?;
             let (epk, id) =
-                keys::split_item(k, epk_len).ok_or_else(|| Error::internal("corrupt item key"))?;
+                keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
             if current.as_ref().is_none_or(|(e, _)| e != epk) {
                 let epk = Epk(epk.to_vec());
                 let key = self
@@ -294,8 +311,8 @@ impl Store {
 }
 
 fn decode_logical(k: &[u8], v: &[u8]) -> Result<LogicalPartitionInfo> {
-    let stats = LogicalStats::decode(v)
-        .ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+    let stats =
+        LogicalStats::decode(v).ok_or_else(|| Error::corrupt("logical partition statistics"))?;
     let key = serde_json::from_slice(&stats.key).unwrap_or(serde_json::Value::Null);
     Ok(LogicalPartitionInfo {
         epk: Epk(k.get(4..).unwrap_or_default().to_vec()),

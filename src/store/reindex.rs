@@ -153,7 +153,7 @@ impl Store {
                 let start = match &build.resume_after {
                     Some(hex) => {
                         let mut k = Epk::from_hex(hex)
-                            .ok_or_else(|| Error::internal("corrupt index build cursor"))?
+                            .ok_or_else(|| Error::corrupt("index build cursor"))?
                             .0;
                         k.push(0); // strictly after the last item indexed
                         k
@@ -164,8 +164,8 @@ impl Store {
                 let mut batch = Vec::with_capacity(BUILD_BATCH);
                 for entry in self.items.range(&txn, &keys::half_open(&start, &end))? {
                     let (k, v) = entry?;
-                    let (epk, id) = keys::split_item(k, epk_len)
-                        .ok_or_else(|| Error::internal("corrupt item key"))?;
+                    let (epk, id) =
+                        keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
                     let (_, json) = super::item::decode_record(v)?;
                     let doc: serde_json::Value = serde_json::from_slice(json)
                         .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;

@@ -179,7 +179,7 @@ impl<'s> WriteBatch<'s> {
             Some(build) => Some(match &build.resume_after {
                 Some(hex) => Some(
                     Epk::from_hex(hex)
-                        .ok_or_else(|| Error::internal("corrupt index build cursor"))?
+                        .ok_or_else(|| Error::corrupt("index build cursor"))?
                         .0,
                 ),
                 None => None,
@@ -819,8 +819,8 @@ impl<'s> WriteBatch<'s> {
         let Some(bytes) = self.store.feed.get(&self.txn, &key)? else {
             return Ok(()); // the event is gone with a deleted container's history
         };
-        let mut event = FeedEvent::decode(bytes)
-            .ok_or_else(|| Error::internal("corrupt change feed record"))?;
+        let mut event =
+            FeedEvent::decode(bytes).ok_or_else(|| Error::corrupt("change feed record"))?;
         if event.image_in_item {
             event.image_in_item = false;
             event.current = Some(Arc::from(&existing.json[..]));
@@ -1089,7 +1089,7 @@ impl Store {
         for entry in self.logical.range(txn, &keys::half_open(&start, &end))? {
             let (k, v) = entry?;
             let stats = LogicalStats::decode(v)
-                .ok_or_else(|| Error::internal("corrupt logical partition statistics"))?;
+                .ok_or_else(|| Error::corrupt("logical partition statistics"))?;
             out.push((Epk(k[4..].to_vec()), stats.counters.bytes));
         }
         Ok(out)

@@ -10,6 +10,12 @@ use crossterm::terminal::{
 
 /// Raw mode, the alternate screen and bracketed paste.
 pub fn enter() -> io::Result<()> {
+    // What a fault in a damaged data file puts back before it reports (crate::fault).
+    let mut original = std::mem::MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr fills the struct when it returns 0, and only then is it read.
+    if unsafe { libc::tcgetattr(0, original.as_mut_ptr()) } == 0 {
+        crate::fault::terminal_taken(unsafe { original.assume_init() });
+    }
     enable_raw_mode()?;
     execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
     Ok(())
@@ -17,6 +23,7 @@ pub fn enter() -> io::Result<()> {
 
 /// Undoes [`enter`]; safe to call more than once.
 pub fn leave() -> io::Result<()> {
+    crate::fault::terminal_released();
     let r = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen);
     disable_raw_mode()?;
     r

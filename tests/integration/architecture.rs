@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("charge", &[]),
-    ("store", &["error", "charge"]),
+    ("fault", &["error"]),
+    ("store", &["error", "charge", "fault"]),
     ("query", &["error", "charge", "store"]),
     ("engine", &["error", "charge", "store", "query"]),
     ("processor", &["error", "charge", "engine"]),
@@ -47,6 +48,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workbench",
             "query",
             "gateway",
+            "fault",
         ],
     ),
     (

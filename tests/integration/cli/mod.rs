@@ -3,5 +3,6 @@
 
 mod batch;
 mod commands;
+mod damage;
 mod samples;
 mod workbench;
