@@ -96,10 +96,15 @@ impl Engine {
     /// Opens (creating if needed) the store in `dir` and starts background work.
     pub fn open(dir: &Path) -> Result<Engine> {
         let store = Arc::new(Store::open(dir)?);
-        let worker = background::Worker::start(store.clone());
+        // The worker's jobs all write (metering, expiry, index builds): a read-only store
+        // has none to do.
+        let worker = match store.read_only() {
+            Some(_) => None,
+            None => Some(background::Worker::start(store.clone())),
+        };
         Ok(Engine {
             store,
-            _background: Some(worker),
+            _background: worker,
             queries: Default::default(),
             results: Default::default(),
             group_commit: Default::default(),
@@ -132,6 +137,12 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         self.store.path()
+    }
+
+    /// Why the store takes no writes (read-only media, no write permission); `None` when
+    /// it does.
+    pub fn read_only(&self) -> Option<&str> {
+        self.store.read_only()
     }
 
     /// The underlying store, for white-box tests and benchmarks; front ends and the

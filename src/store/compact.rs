@@ -99,6 +99,15 @@ pub(crate) fn lock_shared(dir: &Path) -> Result<Option<File>> {
     Ok(Some(file))
 }
 
+/// The shared lock of a store opened read-only: taken on the lock file if there is one
+/// (a shared lock needs only read access), so compaction elsewhere waits for this reader;
+/// none when there is no lock file, which nobody compacting can have made.
+pub(crate) fn lock_shared_read_only(dir: &Path) -> Option<File> {
+    let file = File::open(dir.join(LOCK_FILE)).ok()?;
+    file.lock_shared().ok()?;
+    Some(file)
+}
+
 /// Compacts the store in `dir` if `when` says so and no process has it open (this one
 /// included: drop the engine first).
 pub fn compact(dir: &Path, when: When) -> Result<Outcome> {

@@ -44,6 +44,7 @@ pub(crate) mod partition_key;
 pub(crate) mod patch;
 pub(crate) mod ranges;
 pub(crate) mod read;
+mod read_only;
 pub(crate) mod reindex;
 pub(crate) mod search_policy;
 pub(crate) mod stats;
@@ -73,7 +74,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 
 pub type Db = Database<'static, Bytes, Bytes>;
 pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
@@ -143,16 +144,84 @@ pub struct Store {
     _open_lock: Option<std::fs::File>,
     /// The map's faults are reported as damage to the data file while the store is open.
     _fault_guard: crate::fault::MapGuard,
+    /// Why the store was opened read-only (read-only media, no write permission, or the
+    /// user's asking); `None` when it takes writes.
+    read_only: Option<String>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `dir`.
+    /// Opens (creating if needed) the store in `dir`; read-only when the directory or its
+    /// data file cannot be written (read-only media, no permission).
     pub fn open(dir: &Path) -> Result<Store> {
-        Self::check_dir(dir)?;
-        let lock = compact::lock_shared(dir)?;
-        let mut store = Self::open_unlocked(dir)?;
+        match read_only::reason(dir) {
+            Some(reason) => Self::open_read_only(dir, reason),
+            None => {
+                Self::check_dir(dir)?;
+                let lock = compact::lock_shared(dir)?;
+                let mut store = Self::open_unlocked(dir)?;
+                store._open_lock = lock;
+                Ok(store)
+            }
+        }
+    }
+
+    /// Opens the store in `dir` for reading only: nothing in the directory is written
+    /// (not even LMDB's lock file when it cannot be), and every write is refused with
+    /// `reason`.
+    pub fn open_read_only(dir: &Path, reason: String) -> Result<Store> {
+        if !dir.join(DATA_FILE).is_file() {
+            return Err(Error::new(
+                StatusCode::Forbidden,
+                format!(
+                    "there is no store in {} to open, and none can be made there: {reason}",
+                    dir.display()
+                ),
+            ));
+        }
+        check_file(dir)?;
+        let lock = compact::lock_shared_read_only(dir);
+        let env = read_only::open_env(dir, MAP_SIZE).map_err(|e| open_error(dir, e))?;
+        let fault_guard = crate::fault::register_file(&dir.join(DATA_FILE));
+        let rtxn = env.read_txn()?;
+        let opened: [Option<Db>; 11] = env
+            .open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_> {
+                let mut out = Vec::with_capacity(DATABASES.len());
+                for name in DATABASES {
+                    out.push(opener.open_database::<Bytes, Bytes>(rtxn, Some(name))?);
+                }
+                let arr: [_; 11] = out
+                    .try_into()
+                    .map_err(|_| Error::internal("database handle count mismatch"))?;
+                Ok(CommitOrAbort::<_, ()>::Commit(arr))
+            })?
+            .unwrap_commit();
+        let missing = || {
+            Error::new(
+                StatusCode::Forbidden,
+                format!(
+                    "the store in {} predates this version and must be upgraded, which needs \
+                     write access once ({reason})",
+                    dir.display()
+                ),
+            )
+        };
+        let dbs: Vec<Db> = opened
+            .into_iter()
+            .map(|db| db.ok_or_else(missing))
+            .collect::<Result<_>>()?;
+        let dbs: [Db; 11] = dbs
+            .try_into()
+            .map_err(|_| Error::internal("database handle count mismatch"))?;
+        let mut store = Self::assemble(env, dir, dbs, fault_guard);
+        store.read_only = Some(reason);
         store._open_lock = lock;
+        store.check_format_read_only()?;
         Ok(store)
+    }
+
+    /// Why the store takes no writes, if it does not.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     fn check_dir(dir: &Path) -> Result<()> {
@@ -194,6 +263,17 @@ impl Store {
                 Ok(CommitOrAbort::<_, ()>::Commit(arr))
             })?
             .unwrap_commit();
+        let store = Self::assemble(env, dir, dbs, fault_guard);
+        store.upgrade_format()?;
+        Ok(store)
+    }
+
+    fn assemble(
+        env: Env<WithoutTls>,
+        dir: &Path,
+        dbs: [Db; 11],
+        fault_guard: crate::fault::MapGuard,
+    ) -> Store {
         let [
             meta,
             items,
@@ -207,7 +287,7 @@ impl Store {
             index,
             index_counts,
         ] = dbs;
-        let store = Store {
+        Store {
             env,
             path: dir.to_path_buf(),
             meta,
@@ -226,9 +306,8 @@ impl Store {
             index_scratch: Mutex::new(index::Scratch::default()),
             _open_lock: None,
             _fault_guard: fault_guard,
-        };
-        store.upgrade_format()?;
-        Ok(store)
+            read_only: None,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -240,6 +319,16 @@ impl Store {
     }
 
     pub fn write_txn(&self) -> Result<heed::RwTxn<'_>> {
+        if let Some(reason) = &self.read_only {
+            return Err(Error::new(
+                StatusCode::Forbidden,
+                format!(
+                    "the store in {} is open read-only ({reason}): reads, queries and exports \
+                     work, writes do not",
+                    self.path.display()
+                ),
+            ));
+        }
         Ok(self.env.write_txn()?)
     }
 

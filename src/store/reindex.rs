@@ -35,6 +35,28 @@ impl Store {
     /// index existed has items without index entries: each container's index is rebuilt
     /// in the background like a policy replacement whose previous policy indexed nothing,
     /// so queries scan until it is complete. A new store is simply marked current.
+    /// For a store opened read-only, which cannot be upgraded: 403 when it would need it.
+    pub(crate) fn check_format_read_only(&self) -> Result<()> {
+        let txn = self.read_txn()?;
+        let version = self
+            .meta
+            .get(&txn, FORMAT_KEY)?
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes);
+        if version.is_some_and(|v| v >= FORMAT) {
+            return Ok(());
+        }
+        Err(crate::error::Error::new(
+            crate::error::StatusCode::Forbidden,
+            format!(
+                "the store in {} was written by an older version and must be upgraded, which \
+                 needs write access once ({})",
+                self.path().display(),
+                self.read_only().unwrap_or("it is read-only")
+            ),
+        ))
+    }
+
     pub(crate) fn upgrade_format(&self) -> Result<()> {
         let mut txn = self.write_txn()?;
         let version = self

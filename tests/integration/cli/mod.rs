@@ -4,5 +4,6 @@
 mod batch;
 mod commands;
 mod damage;
+mod read_only;
 mod samples;
 mod workbench;
