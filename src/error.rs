@@ -295,6 +295,15 @@ impl From<heed::Error> for Error {
             ) => {
                 return Error::corrupt(format!("page ({err})"));
             }
+            // LMDB reports a write the disk could not take whole as EIO.
+            heed::Error::Io(io)
+                if matches!(io.raw_os_error(), Some(libc::EIO) | Some(libc::ENOSPC)) =>
+            {
+                format!(
+                    "storage error: {err}. The disk holding the data directory is probably \
+                     full; free some space and retry (the write was not applied)"
+                )
+            }
             _ => format!("storage error: {err}"),
         };
         Error::internal(message)

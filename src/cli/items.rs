@@ -155,7 +155,12 @@ pub fn import(
     Ok(())
 }
 
+/// An import error located in its input file; a fault of the store (5xx) is not the
+/// file's, and keeps its own message.
 fn in_file(e: crate::error::Error, file: &str) -> Failure {
+    if e.status.is_server_error() {
+        return Failure::Request(e);
+    }
     let message = format!("{file}: {}", e.message);
     Failure::Request(crate::error::Error { message, ..e })
 }

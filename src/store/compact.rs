@@ -167,6 +167,7 @@ fn rewrite(store: &Store, path: &Path) -> Result<()> {
     // other processes out of the directory). Commits skip their sync: the file is synced
     // once, whole, before it can replace the store's.
     unsafe { options.flags(EnvFlags::NO_SUB_DIR | EnvFlags::NO_SYNC) };
+    super::prepare_lock_file(&dir_lock_of(path))?;
     // SAFETY: as above; the environment is opened once and closed before returning.
     let env = unsafe { options.open(path) }.map_err(|e| io_error(path, e))?;
     let rtxn = store.read_txn()?;
@@ -196,6 +197,13 @@ fn rewrite(store: &Store, path: &Path) -> Result<()> {
     env.force_sync().map_err(|e| io_error(path, e))?;
     env.prepare_for_closing().wait();
     Ok(())
+}
+
+/// The lock file LMDB makes beside a data file opened with `NO_SUB_DIR`.
+fn dir_lock_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-lock");
+    PathBuf::from(name)
 }
 
 /// Whether `free` bytes of a `file`-byte data file are worth a compaction.

@@ -243,6 +243,7 @@ impl Store {
     fn open_unlocked(dir: &Path) -> Result<Store> {
         Self::check_dir(dir)?;
         check_file(dir)?;
+        prepare_lock_file(&dir.join("lock.mdb"))?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
         // SAFETY: the environment is opened once per process for this path (the engine
@@ -359,6 +360,50 @@ impl Store {
             &self.index_counts,
         ]
     }
+}
+
+/// Bytes reserved for an LMDB lock file: at least what LMDB sizes it to for 254 readers
+/// (16 KiB; it uses a larger file whole, as more reader slots).
+const LOCK_FILE_BYTES: i64 = 64 * 1024;
+
+/// Gives LMDB's lock file its blocks before LMDB maps it. LMDB extends the file with
+/// `ftruncate`, which on a full disk leaves a hole the first write through the map cannot
+/// fill: SIGBUS. Allocated here, a full disk is an error instead.
+pub(crate) fn prepare_lock_file(path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::internal(format!("cannot open {}: {e}", path.display())))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len >= LOCK_FILE_BYTES as u64 {
+        return Ok(());
+    }
+    // SAFETY: a valid descriptor of a file this function opened; fallocate only
+    // allocates its blocks.
+    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, LOCK_FILE_BYTES) };
+    match rc {
+        0 => Ok(()),
+        // File systems without fallocate: LMDB's own ftruncate is all there is.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        libc::ENOSPC => Err(disk_full(path)),
+        errno => Err(Error::internal(format!(
+            "cannot allocate {}: {}",
+            path.display(),
+            std::io::Error::from_raw_os_error(errno)
+        ))),
+    }
+}
+
+/// The disk holding `path` has no room left.
+pub(crate) fn disk_full(path: &Path) -> Error {
+    Error::internal(format!(
+        "the disk holding {} is full: free some space, then retry (the store is unchanged)",
+        path.parent().unwrap_or(path).display()
+    ))
 }
 
 /// The data file, checked before it is mapped: a file shorter than the pages it uses would

@@ -4,6 +4,7 @@
 mod batch;
 mod commands;
 mod damage;
+mod full_disk;
 mod read_only;
 mod samples;
 mod workbench;
