@@ -27,7 +27,7 @@ pub fn feed(engine: &dyn Backend, args: FeedArgs) -> CliResult {
     if args.max_items == 0 {
         return Err(Failure::Usage("--max-items must be at least 1".into()));
     }
-    let mut req = FeedRequest {
+    let req = FeedRequest {
         start,
         mode,
         range: args.range.map(|r| r.to_string()),
@@ -37,29 +37,79 @@ pub fn feed(engine: &dyn Backend, args: FeedArgs) -> CliResult {
     if args.follow {
         return follow(engine, db, c, req);
     }
-    let mut changes: Vec<Value> = Vec::new();
-    let mut charge = 0.0;
-    let token = loop {
-        let page = engine.read_feed(db, c, &req)?;
-        charge += page.request_charge;
-        let n = page.changes.len();
-        changes.extend(
-            page.changes
-                .iter()
-                .map(|ch| ch.to_json(mode, &page.partition_key)),
-        );
-        if !args.all || n == 0 {
-            break page.continuation;
-        }
-        req.start = FeedStart::Continuation(page.continuation);
-    };
+    if args.all {
+        return drain(engine, db, c, req);
+    }
+    let page = engine.read_feed(db, c, &req)?;
+    let changes: Vec<Value> = page
+        .changes
+        .iter()
+        .map(|ch| ch.to_json(mode, &page.partition_key))
+        .collect();
     print_json(&json!({
         "count": changes.len(),
         "changes": changes,
-        "continuation": token,
-        "requestCharge": json_f64(crate::charge::round(charge)),
+        "continuation": page.continuation,
+        "requestCharge": json_f64(crate::charge::round(page.request_charge)),
     }));
     Ok(())
+}
+
+/// `--all`: every page to the end, written as it is read, so memory holds one page
+/// whatever the feed's length. The document is the one a single page prints (its members
+/// in another order); an error after the first page ends it with an `error` member, and
+/// the exit status says it failed.
+fn drain(engine: &dyn Backend, db: &str, c: &str, mut req: FeedRequest) -> CliResult {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let (mut count, mut charge) = (0u64, 0.0);
+    let mut wrote = out.write_all(b"{\n  \"changes\": [").is_ok();
+    let outcome = loop {
+        let page = match engine.read_feed(db, c, &req) {
+            Ok(page) => page,
+            Err(e) => break Err(e),
+        };
+        charge += page.request_charge;
+        for change in &page.changes {
+            let text = serde_json::to_string_pretty(&change.to_json(req.mode, &page.partition_key))
+                .unwrap_or_default()
+                // Nested two levels deep; JSON strings hold no raw newlines.
+                .replace('\n', "\n    ");
+            let sep: &[u8] = if count == 0 { b"\n    " } else { b",\n    " };
+            wrote = wrote
+                && out
+                    .write_all(sep)
+                    .and_then(|_| out.write_all(text.as_bytes()))
+                    .is_ok();
+            count += 1;
+        }
+        if !wrote {
+            return Ok(()); // the reader went away (`| head`)
+        }
+        if page.changes.is_empty() {
+            break Ok(page.continuation);
+        }
+        req.start = FeedStart::Continuation(page.continuation);
+    };
+    let close: &str = if count == 0 { "]" } else { "\n  ]" };
+    let tail = match &outcome {
+        Ok(token) => format!(
+            "{close},\n  \"count\": {count},\n  \"continuation\": {},\n  \"requestCharge\": {}\n}}\n",
+            json!(token),
+            json_f64(crate::charge::round(charge))
+        ),
+        Err(e) => format!(
+            "{close},\n  \"count\": {count},\n  \"error\": {}\n}}\n",
+            serde_json::to_string_pretty(&e.to_json())
+                .unwrap_or_default()
+                .replace('\n', "\n  ")
+        ),
+    };
+    let _ = out.write_all(tail.as_bytes());
+    let _ = out.flush();
+    match outcome {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Failure::Printed),
+    }
 }
 
 fn parse_from(from: &str) -> CliResult<FeedStart> {
