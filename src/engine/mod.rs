@@ -41,7 +41,7 @@ pub use batch::{
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
 pub use query::{
-    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
+    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView, query_values,
 };
 pub use views::*;

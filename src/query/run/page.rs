@@ -43,11 +43,14 @@ pub(super) fn cut(
     started: Instant,
 ) -> QueryResult {
     let paged_scan = plan.shape.paged_scan;
-    let skip = if paged_scan {
+    // Results delivered by earlier pages of a computed result; this page's start in it,
+    // unless the result starts where the last page ended (a resumed ORDER BY walk).
+    let delivered = if paged_scan {
         0
     } else {
         plan.token.as_ref().map_or(0, |t| t.skip)
     };
+    let skip = if c.resumed { 0 } else { delivered };
     let result_count = c.computed.results.len();
     let page_len = page_length(
         c.computed.results.get(skip..).unwrap_or_default(),
@@ -59,6 +62,12 @@ pub(super) fn cut(
     {
         cache.put(key, c.computed.clone());
     }
+    // An exact walk's next page resumes after this page's last result.
+    let walk_after = c
+        .walk_keys
+        .as_ref()
+        .and_then(|keys| keys.get((skip + page_len).checked_sub(1)?))
+        .cloned();
     let (page, mut per_range, access, index_metrics) = take_page(c.computed, skip, page_len);
     if c.from_cache {
         // This page loaded nothing: the work the metrics count was done by the first.
@@ -100,11 +109,14 @@ pub(super) fn cut(
         Token::next(
             plan.token.as_ref(),
             (&plan.rid, plan.hash),
-            skip,
+            delivered,
             page.len(),
             after,
             c.streamed.resume.as_ref(),
-            if paged_scan { &[] } else { &c.layout },
+            (
+                if paged_scan { &[] } else { &c.layout },
+                walk_after.as_ref(),
+            ),
         )
     });
     QueryResult {

@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::candidates::Candidate;
+use super::limits;
 use super::partition_key::KeyReader;
 use super::result::{MAX_PAGE_BYTES, QueryMetrics};
 use super::token::Resume;
 use crate::error::{Error, Result};
+use crate::query::eval::budget::Stop;
 use crate::query::eval::env::Env;
 use crate::query::eval::value::Val;
 use crate::query::read::extractor::Extractor;
@@ -111,6 +113,9 @@ pub(super) struct Scan<'a, 'q, 'e> {
     origins: Option<Vec<u8>>,
     /// Set when the page ends inside the scan: where the next page starts.
     pub(super) resume: Option<Resume>,
+    /// Items this page went through completely: a page that runs out of time before the
+    /// first fails instead of returning a continuation that would never advance.
+    items_done: usize,
 }
 
 /// Where a streamed page stopped.
@@ -163,6 +168,9 @@ struct Fed {
     hit: bool,
     /// The item's first row did not fit on the page: the next page loads (and charges) it.
     deferred: bool,
+    /// The page's budget ran out while the item's rows were evaluated: the page ends at
+    /// the first row not delivered (see [`Scan::out_of_budget`]).
+    interrupted: bool,
 }
 
 impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
@@ -196,7 +204,42 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             ranges_entered: 0,
             origins,
             resume: None,
+            items_done: 0,
         }
+    }
+
+    /// Whether the page must end here because it ran out of its budget (see
+    /// [`crate::query::eval::budget`]); an error when it was cancelled, or when the
+    /// page cannot return what it has done: a computed result is whole or nothing, and a
+    /// page that finished no item would not advance.
+    fn out_of_budget(&self) -> Result<bool> {
+        let Some(budget) = self.reading.env.budget else {
+            return Ok(false);
+        };
+        match budget.stopped() {
+            None => Ok(false),
+            Some(Stop::Cancelled) => Err(Error::cancelled("the query was cancelled")),
+            Some(Stop::OutOfTime) if !self.reading.paged_scan => {
+                Err(limits::computed_timeout(budget))
+            }
+            Some(Stop::OutOfTime) if self.items_done == 0 && self.page_rows == 0 => {
+                Err(limits::item_timeout(budget))
+            }
+            Some(Stop::OutOfTime) => Ok(true),
+        }
+    }
+
+    /// Fails when the results a computed query kept so far pass the memory budget (a
+    /// streamed page holds one page, which its own limits bound).
+    fn check_memory(&self) -> Result<()> {
+        let Some(budget) = self.reading.env.budget.filter(|_| !self.reading.paged_scan) else {
+            return Ok(());
+        };
+        let held = self.pipeline.held_bytes() + self.inner.as_ref().map_or(0, |i| i.run.held_bytes());
+        if held > budget.memory_limit() {
+            return Err(limits::over_memory(budget));
+        }
+        Ok(())
     }
 
     /// The origin of the item at key `k` (see [`Scan::origins`]).
@@ -283,6 +326,21 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             if self.reading.cancel.load(Ordering::Relaxed) {
                 return Err(Error::cancelled("the query was cancelled"));
             }
+            if let Some(budget) = self.reading.env.budget {
+                budget.check();
+            }
+            if self.out_of_budget()? {
+                // The page ends before this item, as a full page does.
+                let (k, record) = entry?;
+                let doc = document_order.map(|_| record.header.doc_number);
+                let skip_rows = match (document_order, self.bounds.resume_key) {
+                    (Some((from, within)), _) if from == record.header.doc_number => within,
+                    (None, Some(rk)) if rk == k => self.bounds.within,
+                    _ => 0,
+                };
+                self.resume = Some(Resume::at(k, skip_rows, doc));
+                break;
+            }
             if self
                 .bounds
                 .early_stop
@@ -340,9 +398,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             }
             let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
             clock.done();
+            if fed.interrupted {
+                // The budget ran out inside this item: what it did is undone, and it fails
+                // the page if it cannot end here.
+                self.out_of_budget()?;
+            }
+            self.check_memory()?;
             if fed.deferred {
                 break;
             }
+            self.items_done += 1;
             let counted = if self.loads.served {
                 fed.matched
             } else {
@@ -385,6 +450,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             matched: false,
             hit: false,
             deferred: false,
+            interrupted: false,
         };
         if let Some(inner) = self.inner.as_mut() {
             // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
@@ -426,6 +492,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 } else {
                     self.pipeline.push_ref(row)
                 };
+                if env.stopped() {
+                    // Its evaluation was cut short: the next page evaluates it again.
+                    if pushed.is_result() {
+                        self.pipeline.pop_last();
+                    }
+                    self.resume = Some(Resume::at(k, 0, number));
+                    fed.deferred = true;
+                    fed.interrupted = true;
+                    return fed;
+                }
                 fed.matched = pushed.passed();
                 if pushed.is_result() && !self.fits() {
                     self.resume = Some(Resume::at(k, 0, number));
@@ -437,6 +513,8 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 }
             }
         } else {
+            // The first row not delivered yet.
+            let mut next = skip_rows;
             for (i, row) in rows_of(q, Some(&doc), &[], env).enumerate().skip(skip_rows) {
                 if self.page_rows >= self.bounds.cap {
                     self.resume = Some(Resume::at(k, i, number));
@@ -447,6 +525,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 } else {
                     self.pipeline.push(row)
                 };
+                if env.stopped() {
+                    if pushed.is_result() {
+                        self.pipeline.pop_last();
+                    }
+                    break;
+                }
+                next = i + 1;
                 fed.matched |= pushed.passed();
                 if pushed.is_result() && !self.fits() {
                     // Rows before it went out on this page, which loaded the item (a
@@ -461,6 +546,14 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     metrics.output_document_count += 1;
                     self.page_rows += 1;
                 }
+            }
+            if env.stopped() && self.resume.is_none() {
+                // Cut short in a row, or in expanding the item's rows (a subquery in a
+                // JOIN or an `IN` source): the next page continues at the first row not
+                // delivered.
+                self.resume = Some(Resume::at(k, next, number));
+                fed.deferred = next == 0;
+                fed.interrupted = true;
             }
         }
         fed
