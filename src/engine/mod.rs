@@ -87,6 +87,10 @@ pub struct Engine {
     group_commit: group_commit::GroupCommit,
 }
 
+/// The folder of the data directory where complete query results are kept for their later
+/// pages, in any process (see `query::run::spill`).
+const QUERY_RESULTS_DIR: &str = "query-results";
+
 /// Query texts the statement cache keeps (it starts over when full).
 const CACHED_QUERIES: usize = 256;
 
@@ -99,7 +103,7 @@ impl Engine {
             store,
             _background: Some(worker),
             queries: Default::default(),
-            results: Default::default(),
+            results: crate::query::run::cache::ResultCache::spilling_to(dir.join(QUERY_RESULTS_DIR)),
             group_commit: Default::default(),
         })
     }
@@ -113,7 +117,7 @@ impl Engine {
             store: Arc::new(Store::open(dir)?),
             _background: None,
             queries: Default::default(),
-            results: Default::default(),
+            results: crate::query::run::cache::ResultCache::spilling_to(dir.join(QUERY_RESULTS_DIR)),
             group_commit: Default::default(),
         })
     }

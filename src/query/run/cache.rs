@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use super::spill::Spill;
 use crate::query::read::document::Document;
 use crate::query::run::result::{AccessView, IndexMetrics, RangePart};
 use crate::store::keys::{ContainerRid, RangeId};
@@ -34,19 +35,37 @@ pub struct CacheKey {
     pub ranges: Vec<RangeId>,
 }
 
-/// A query's complete result and what each physical partition contributed to it.
+/// A query's complete result (or a window of it read back from a [`Spill`]) and what each
+/// physical partition contributed to it.
 #[derive(Debug)]
 pub struct Computed {
+    /// The results from number `first` on (all of them unless this is a window).
     pub results: Vec<Document>,
     pub ranges: Vec<RangePart>,
     pub access: AccessView,
     pub index_metrics: IndexMetrics,
     bytes: usize,
+    /// The number of the first of `results` in the whole result.
+    pub first: usize,
+    /// How many results the whole result has.
+    pub total: usize,
 }
 
 impl Computed {
     pub fn new(
         results: Vec<Document>,
+        ranges: Vec<RangePart>,
+        access: AccessView,
+        index_metrics: IndexMetrics,
+    ) -> Computed {
+        let total = results.len();
+        Computed::window(results, (0, total), ranges, access, index_metrics)
+    }
+
+    /// Results `first..` of a result of `total`.
+    pub fn window(
+        results: Vec<Document>,
+        (first, total): (usize, usize),
         ranges: Vec<RangePart>,
         access: AccessView,
         index_metrics: IndexMetrics,
@@ -58,17 +77,45 @@ impl Computed {
             access,
             index_metrics,
             bytes,
+            first,
+            total,
         }
+    }
+
+    /// Whether this holds the whole result (not a window of it).
+    pub fn is_whole(&self) -> bool {
+        self.first == 0 && self.results.len() == self.total
     }
 }
 
-/// The cache an engine keeps (see the module comment).
+/// The cache an engine keeps (see the module comment), in memory and, with a [`Spill`],
+/// on disk for later pages in other processes too.
 #[derive(Default)]
 pub struct ResultCache {
     entries: Mutex<VecDeque<(CacheKey, Arc<Computed>)>>,
+    spill: Option<Spill>,
 }
 
 impl ResultCache {
+    /// A cache that also keeps results in files under `dir`.
+    pub fn spilling_to(dir: std::path::PathBuf) -> ResultCache {
+        ResultCache {
+            entries: Mutex::default(),
+            spill: Some(Spill::new(dir)),
+        }
+    }
+
+    /// The window of a result kept on disk for `key` that a page from result `skip` of at
+    /// most `max_items` results needs (see [`Spill::window`]).
+    pub fn spilled(
+        &self,
+        key: &CacheKey,
+        page: (usize, usize),
+        index_metrics: IndexMetrics,
+    ) -> Option<Computed> {
+        self.spill.as_ref()?.window(key, page, index_metrics)
+    }
+
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Computed>> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries
@@ -77,8 +124,15 @@ impl ResultCache {
             .map(|(_, c)| c.clone())
     }
 
-    /// Keeps `computed` for `key` unless it is too large, evicting the oldest entries.
+    /// Keeps `computed` (a whole result) for `key`: on disk with a [`Spill`], and in memory
+    /// unless it is too large, evicting the oldest entries.
     pub fn put(&self, key: CacheKey, computed: Arc<Computed>) {
+        if !computed.is_whole() {
+            return;
+        }
+        if let Some(spill) = &self.spill {
+            spill.put(&key, &computed);
+        }
         if computed.bytes > BUDGET_BYTES / 2 {
             return;
         }

@@ -127,9 +127,17 @@ pub(super) fn compute(
             ranges: layout.clone(),
         })
     };
-    if let (Some(key), Some(_)) = (&cache_key, &plan.token)
-        && let Some(computed) = cache.get(key)
-    {
+    // A later page takes the result from memory, or reads its window of it from disk
+    // (computed by another process, or too large to hold).
+    let kept = match (&cache_key, &plan.token) {
+        (Some(key), Some(token)) => cache.get(key).or_else(|| {
+            cache
+                .spilled(key, (token.skip, plan.max_items), plan.index_metrics(def))
+                .map(Arc::new)
+        }),
+        _ => None,
+    };
+    if let Some(computed) = kept {
         return Ok(Computation {
             computed,
             complete: true,

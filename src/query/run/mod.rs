@@ -55,6 +55,7 @@ mod rules;
 mod scan;
 pub mod scope;
 mod snapshot;
+mod spill;
 mod statistics;
 pub mod timing;
 mod token;

@@ -51,9 +51,11 @@ pub(super) fn cut(
         plan.token.as_ref().map_or(0, |t| t.skip)
     };
     let skip = if c.resumed { 0 } else { delivered };
-    let result_count = c.computed.results.len();
+    // The result, or the window of it read back from disk, which starts at `first`.
+    let result_count = c.computed.total;
+    let local = skip.saturating_sub(c.computed.first);
     let page_len = page_length(
-        c.computed.results.get(skip..).unwrap_or_default(),
+        c.computed.results.get(local..).unwrap_or_default(),
         plan.max_items,
     );
     if let Some(key) = c.cache_key
@@ -68,7 +70,7 @@ pub(super) fn cut(
         .as_ref()
         .and_then(|keys| keys.get((skip + page_len).checked_sub(1)?))
         .cloned();
-    let (page, mut per_range, access, index_metrics) = take_page(c.computed, skip, page_len);
+    let (page, mut per_range, access, index_metrics) = take_page(c.computed, local, page_len);
     if c.from_cache {
         // This page loaded nothing: the work the metrics count was done by the first.
         for part in &mut per_range {

@@ -3,5 +3,6 @@
 
 mod batch;
 mod commands;
+mod contract_gaps;
 mod samples;
 mod workbench;
