@@ -13,80 +13,14 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+pub use super::computed::{CacheKey, Computed};
 use super::spill::Spill;
-use crate::query::read::document::Document;
-use crate::query::run::result::{AccessView, IndexMetrics, RangePart};
-use crate::store::keys::{ContainerRid, RangeId};
+use crate::query::run::result::IndexMetrics;
 
 /// Entries kept at once (the oldest goes first).
 const ENTRIES: usize = 8;
 /// JSON bytes of results kept at once; a larger result is not cached.
 const BUDGET_BYTES: usize = 256 << 20;
-
-/// What a result is valid for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheKey {
-    pub container: ContainerRid,
-    /// Hash of the query text and its parameters.
-    pub query: u64,
-    /// The container's change sequence (moves on every write).
-    pub version: u64,
-    pub index_generation: u32,
-    pub ranges: Vec<RangeId>,
-}
-
-/// A query's complete result (or a window of it read back from a [`Spill`]) and what each
-/// physical partition contributed to it.
-#[derive(Debug)]
-pub struct Computed {
-    /// The results from number `first` on (all of them unless this is a window).
-    pub results: Vec<Document>,
-    pub ranges: Vec<RangePart>,
-    pub access: AccessView,
-    pub index_metrics: IndexMetrics,
-    bytes: usize,
-    /// The number of the first of `results` in the whole result.
-    pub first: usize,
-    /// How many results the whole result has.
-    pub total: usize,
-}
-
-impl Computed {
-    pub fn new(
-        results: Vec<Document>,
-        ranges: Vec<RangePart>,
-        access: AccessView,
-        index_metrics: IndexMetrics,
-    ) -> Computed {
-        let total = results.len();
-        Computed::window(results, (0, total), ranges, access, index_metrics)
-    }
-
-    /// Results `first..` of a result of `total`.
-    pub fn window(
-        results: Vec<Document>,
-        (first, total): (usize, usize),
-        ranges: Vec<RangePart>,
-        access: AccessView,
-        index_metrics: IndexMetrics,
-    ) -> Computed {
-        let bytes = results.iter().map(Document::json_len).sum();
-        Computed {
-            results,
-            ranges,
-            access,
-            index_metrics,
-            bytes,
-            first,
-            total,
-        }
-    }
-
-    /// Whether this holds the whole result (not a window of it).
-    pub fn is_whole(&self) -> bool {
-        self.first == 0 && self.results.len() == self.total
-    }
-}
 
 /// The cache an engine keeps (see the module comment), in memory and, with a [`Spill`],
 /// on disk for later pages in other processes too.
@@ -130,7 +64,10 @@ impl ResultCache {
         if !computed.is_whole() {
             return;
         }
-        if let Some(spill) = &self.spill {
+        // Each page of a result held in memory puts it again (the newest entry is evicted
+        // last); only a new one goes to disk.
+        let known = self.get(&key).is_some_and(|held| Arc::ptr_eq(&held, &computed));
+        if let Some(spill) = self.spill.as_ref().filter(|_| !known) {
             spill.put(&key, &computed);
         }
         if computed.bytes > BUDGET_BYTES / 2 {

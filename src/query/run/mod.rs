@@ -40,6 +40,7 @@ pub mod cache;
 mod candidates;
 mod charges;
 mod compute;
+mod computed;
 pub mod condition;
 mod find;
 mod limits;

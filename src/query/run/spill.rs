@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cache::{CacheKey, Computed};
+use super::computed::{CacheKey, Computed};
 use super::result::{AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryMetrics, RangePart};
 use crate::query::read::document::Document;
 use crate::store::ranges::PkRange;
@@ -74,12 +74,12 @@ impl Spill {
 
     /// Keeps `computed` (a whole result) for `key`; a failure leaves nothing behind.
     pub fn put(&self, key: &CacheKey, computed: &Computed) {
-        let bytes: u64 = computed.results.iter().map(|d| d.json_len() as u64).sum();
-        if bytes > MAX_FILE_BYTES {
-            return;
-        }
         let path = self.path(key);
         if path.exists() {
+            return;
+        }
+        let bytes: u64 = computed.results.iter().map(|d| d.json_len() as u64).sum();
+        if bytes > MAX_FILE_BYTES {
             return;
         }
         let tmp = path.with_extension(format!("{EXT}.{}", std::process::id()));
