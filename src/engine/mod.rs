@@ -41,8 +41,8 @@ pub use batch::{
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
 pub use query::{
-    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics, QueryOptions,
-    QueryResult, RangeProgress, RoutingView, query_values,
+    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics,
+    QueryOptions, QueryResult, RangeProgress, RoutingView, query_values,
 };
 pub use views::*;
 
@@ -103,7 +103,9 @@ impl Engine {
             store,
             _background: Some(worker),
             queries: Default::default(),
-            results: crate::query::run::cache::ResultCache::spilling_to(dir.join(QUERY_RESULTS_DIR)),
+            results: crate::query::run::cache::ResultCache::spilling_to(
+                dir.join(QUERY_RESULTS_DIR),
+            ),
             group_commit: Default::default(),
         })
     }
@@ -117,7 +119,9 @@ impl Engine {
             store: Arc::new(Store::open(dir)?),
             _background: None,
             queries: Default::default(),
-            results: crate::query::run::cache::ResultCache::spilling_to(dir.join(QUERY_RESULTS_DIR)),
+            results: crate::query::run::cache::ResultCache::spilling_to(
+                dir.join(QUERY_RESULTS_DIR),
+            ),
             group_commit: Default::default(),
         })
     }

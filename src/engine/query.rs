@@ -6,9 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-pub use crate::query::eval::budget::{
-    Limits as QueryLimits, MEMORY_LIMIT_BYTES, PAGE_TIME_LIMIT,
-};
+pub use crate::query::eval::budget::{Limits as QueryLimits, MEMORY_LIMIT_BYTES, PAGE_TIME_LIMIT};
 use crate::query::eval::value::Val;
 pub use crate::query::read::document::Document;
 use crate::query::run::Request;

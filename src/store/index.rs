@@ -925,7 +925,8 @@ impl<'t> IndexReader<'t> {
             let mut at = base.clone();
             at.extend_from_slice(value);
             if reverse {
-                let after = super::keys::prefix_end(&at).unwrap_or_else(|| vec![0xFF; at.len() + 1]);
+                let after =
+                    super::keys::prefix_end(&at).unwrap_or_else(|| vec![0xFF; at.len() + 1]);
                 end = end.min(after);
             } else {
                 start = start.max(at);

@@ -136,10 +136,7 @@ pub fn approx_bytes(v: &Val) -> usize {
             Val::Undefined | Val::Null | Val::Bool(_) | Val::Num(_) => 0,
             Val::Str(s) => s.len(),
             Val::Arr(items) => items.iter().map(approx_bytes).sum(),
-            Val::Obj(members) => members
-                .iter()
-                .map(|(k, v)| k.len() + approx_bytes(v))
-                .sum(),
+            Val::Obj(members) => members.iter().map(|(k, v)| k.len() + approx_bytes(v)).sum(),
         }
 }
 

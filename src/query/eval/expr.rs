@@ -6,8 +6,8 @@
 //! Subqueries and aggregates are resolved through the [`Scope`] the executor provides.
 
 use std::cmp::Ordering;
-use std::ops::ControlFlow;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use crate::query::eval::functions::array::contains_matches;
 use crate::query::eval::functions::{self, FnContext, FnKind};

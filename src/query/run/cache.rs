@@ -66,7 +66,9 @@ impl ResultCache {
         }
         // Each page of a result held in memory puts it again (the newest entry is evicted
         // last); only a new one goes to disk.
-        let known = self.get(&key).is_some_and(|held| Arc::ptr_eq(&held, &computed));
+        let known = self
+            .get(&key)
+            .is_some_and(|held| Arc::ptr_eq(&held, &computed));
         if let Some(spill) = self.spill.as_ref().filter(|_| !known) {
             spill.put(&key, &computed);
         }

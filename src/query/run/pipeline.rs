@@ -520,7 +520,10 @@ impl<'q, 'e> Run<'q, 'e> {
         if self.env.budget.is_some() {
             self.held += stored.map_or(0, <[u8]>::len)
                 + approx_bytes(value)
-                + row.iter().map(|(n, v)| n.len() + approx_bytes(v)).sum::<usize>();
+                + row
+                    .iter()
+                    .map(|(n, v)| n.len() + approx_bytes(v))
+                    .sum::<usize>();
         }
     }
 

@@ -22,7 +22,9 @@ use super::pipeline::{
 use super::request::Request;
 use super::result::IndexMetrics;
 use super::routing::{self, Routing, RoutingKind};
-use super::rules::{check_counts, check_order_by, check_parameters, index_served, is_constant, reverse_scan};
+use super::rules::{
+    check_counts, check_order_by, check_parameters, index_served, is_constant, reverse_scan,
+};
 use super::scope;
 use super::token::Token;
 use crate::error::{Error, Result};

@@ -235,7 +235,8 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         let Some(budget) = self.reading.env.budget.filter(|_| !self.reading.paged_scan) else {
             return Ok(());
         };
-        let held = self.pipeline.held_bytes() + self.inner.as_ref().map_or(0, |i| i.run.held_bytes());
+        let held =
+            self.pipeline.held_bytes() + self.inner.as_ref().map_or(0, |i| i.run.held_bytes());
         if held > budget.memory_limit() {
             return Err(limits::over_memory(budget));
         }
@@ -311,6 +312,10 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         Ok(())
     }
 
+    /// One loop over the items, since each step (where the page resumes, its budget and
+    /// bounds, loading, feeding, counting what the service would load) reads and updates
+    /// the same page state.
+    ///
     /// `document_order`: the items come in document order (see `DOCUMENT_ORDER_MAX_ITEMS`),
     /// which the continuation then records, starting at the given document number, of which
     /// the given number of rows went out on an earlier page. Otherwise they come in key order,
@@ -325,21 +330,6 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         for entry in items {
             if self.reading.cancel.load(Ordering::Relaxed) {
                 return Err(Error::cancelled("the query was cancelled"));
-            }
-            if let Some(budget) = self.reading.env.budget {
-                budget.check();
-            }
-            if self.out_of_budget()? {
-                // The page ends before this item, as a full page does.
-                let (k, record) = entry?;
-                let doc = document_order.map(|_| record.header.doc_number);
-                let skip_rows = match (document_order, self.bounds.resume_key) {
-                    (Some((from, within)), _) if from == record.header.doc_number => within,
-                    (None, Some(rk)) if rk == k => self.bounds.within,
-                    _ => 0,
-                };
-                self.resume = Some(Resume::at(k, skip_rows, doc));
-                break;
             }
             if self
                 .bounds
@@ -357,6 +347,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 _ => 0,
             };
             let charged_before = skip_rows > 0;
+            if self.reading.env.budget.is_some_and(|b| b.check().is_some())
+                && self.out_of_budget()?
+            {
+                // Out of time: the page ends before this item, as a full page does.
+                self.resume = Some(Resume::at(k, skip_rows, doc));
+                break;
+            }
             if self.page_rows >= self.bounds.cap {
                 if self.bounds.cap == self.bounds.top_left && !self.loads.index_only {
                     // TOP is satisfied: the service loads one document more (N+1).
@@ -452,33 +449,8 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             deferred: false,
             interrupted: false,
         };
-        if let Some(inner) = self.inner.as_mut() {
-            // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-            for row in rows_of(inner.query, Some(&doc), &[], env) {
-                let pushed = inner.run.push(row);
-                fed.matched |= pushed.passed();
-                if !pushed.is_result() {
-                    continue;
-                }
-                if !inner.item_by_item {
-                    // Its results are known once every range is read (see `finish`).
-                    fed.hit = true;
-                    metrics.output_document_count += 1;
-                    continue;
-                }
-                // Each subquery result goes through the outer query now, as the service
-                // runs the whole query in each partition: the range outputs (and TOP
-                // counts) the outer query's results.
-                let Some(value) = inner.run.take_last_value() else {
-                    continue;
-                };
-                for row in expand_joins(q, vec![vec![(inner.alias.clone(), value)]], env) {
-                    if self.pipeline.push(row).is_result() {
-                        fed.hit = true;
-                        metrics.output_document_count += 1;
-                    }
-                }
-            }
+        if self.inner.is_some() {
+            self.feed_inner(&doc, &mut fed, metrics);
         } else if let Some(row) = self.single_row.as_mut() {
             // `FROM c` without JOINs: the item is the row's only binding.
             if skip_rows > 0 {
@@ -557,6 +529,40 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             }
         }
         fed
+    }
+
+    /// Feeds an item to a top-level `FROM (SELECT ... FROM c) x`: the inner query reads
+    /// the container, and its results go through the outer query.
+    fn feed_inner(&mut self, doc: &Val, fed: &mut Fed, metrics: &mut QueryMetrics) {
+        let (q, env) = (self.reading.q, self.reading.env);
+        let Some(inner) = self.inner.as_mut() else {
+            return;
+        };
+        for row in rows_of(inner.query, Some(doc), &[], env) {
+            let pushed = inner.run.push(row);
+            fed.matched |= pushed.passed();
+            if !pushed.is_result() {
+                continue;
+            }
+            if !inner.item_by_item {
+                // Its results are known once every range is read (see `finish`).
+                fed.hit = true;
+                metrics.output_document_count += 1;
+                continue;
+            }
+            // Each subquery result goes through the outer query now, as the service runs
+            // the whole query in each partition: the range outputs (and TOP counts) the
+            // outer query's results.
+            let Some(value) = inner.run.take_last_value() else {
+                continue;
+            };
+            for row in expand_joins(q, vec![vec![(inner.alias.clone(), value)]], env) {
+                if self.pipeline.push(row).is_result() {
+                    fed.hit = true;
+                    metrics.output_document_count += 1;
+                }
+            }
+        }
     }
 
     /// The page's results, where the scan stopped, and, for the first k of an ORDER BY with

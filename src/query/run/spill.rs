@@ -33,6 +33,8 @@ use crate::store::ranges::PkRange;
 const MAX_FILE_BYTES: u64 = 1 << 30;
 /// Files kept at once: the newest ones (a query's pages come soon after each other).
 const KEEP_FILES: usize = 16;
+/// Bytes of files kept at once (the newest files that fit).
+const KEEP_BYTES: u64 = 2 << 30;
 /// The extension of a spilled result.
 const EXT: &str = "result";
 
@@ -126,19 +128,26 @@ impl Spill {
         out.into_inner().map_err(|e| e.into_error())?.sync_data()
     }
 
-    /// Removes all but the newest [`KEEP_FILES`] results.
+    /// Keeps the newest results: at most [`KEEP_FILES`] of them and [`KEEP_BYTES`].
     fn evict(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
-        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
             .flatten()
             .filter(|e| e.path().extension().is_some_and(|x| x == EXT))
-            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                Some((meta.modified().ok()?, meta.len(), e.path()))
+            })
             .collect();
         files.sort_by(|a, b| b.0.cmp(&a.0));
-        for (_, path) in files.into_iter().skip(KEEP_FILES) {
-            let _ = std::fs::remove_file(path);
+        let mut kept = 0u64;
+        for (i, (_, len, path)) in files.into_iter().enumerate() {
+            kept += len;
+            if i >= KEEP_FILES || kept > KEEP_BYTES {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 
@@ -220,8 +229,14 @@ impl Spill {
 
 /// The access kind a spilled result names, as the static text the view holds.
 fn access_kind(kind: &str) -> &'static str {
-    ["index-lookup", "index-order", "scan", "statistics", "vector-index"]
-        .into_iter()
-        .find(|k| *k == kind)
-        .unwrap_or("scan")
+    [
+        "index-lookup",
+        "index-order",
+        "scan",
+        "statistics",
+        "vector-index",
+    ]
+    .into_iter()
+    .find(|k| *k == kind)
+    .unwrap_or("scan")
 }

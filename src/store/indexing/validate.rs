@@ -64,10 +64,11 @@ impl IndexingPolicy {
                 }
             };
             for t in types {
-                if !t
-                    .as_str()
-                    .is_some_and(|t| SPATIAL_TYPES.iter().any(|known| known.eq_ignore_ascii_case(t)))
-                {
+                if !t.as_str().is_some_and(|t| {
+                    SPATIAL_TYPES
+                        .iter()
+                        .any(|known| known.eq_ignore_ascii_case(t))
+                }) {
                     return Err(bad(index, format!("{t} is not a spatial type")));
                 }
             }

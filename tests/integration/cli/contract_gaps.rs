@@ -51,7 +51,10 @@ fn negative_numbers_are_values_not_flags() {
         2,
     );
     let message = e["message"].as_str().unwrap();
-    assert!(message.contains("'-1'") && message.contains("--throughput"), "{message}");
+    assert!(
+        message.contains("'-1'") && message.contains("--throughput"),
+        "{message}"
+    );
     let e = failed(dir, &["feed", "db/c", "--max-items", "-5"], 2);
     let message = e["message"].as_str().unwrap();
     assert!(message.contains("--max-items"), "{message}");
@@ -70,7 +73,10 @@ fn parameters_need_their_at_sign_and_a_value() {
     let e = failed(dir, &["query", "db/c", sql], 1);
     assert_eq!(e["status"], 400);
     assert!(e["message"].as_str().unwrap().contains("@a"), "{e}");
-    assert_eq!((e["line"].clone(), e["column"].clone()), (json!(1), json!(38)));
+    assert_eq!(
+        (e["line"].clone(), e["column"].clone()),
+        (json!(1), json!(38))
+    );
     let e = failed(dir, &["query", "db/c", sql, "--param", "@b=1"], 1);
     assert!(e["message"].as_str().unwrap().contains("gives @b"), "{e}");
     let page = ok(dir, &["query", "db/c", sql, "--param", "@a=1"]);
@@ -99,11 +105,20 @@ fn spatial_index_types_are_checked() {
             ],
         )
     };
-    let out = create("db/blob", json!([{"path": "/location/*", "types": ["Blob"]}]));
+    let out = create(
+        "db/blob",
+        json!([{"path": "/location/*", "types": ["Blob"]}]),
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let e = &crate::support::cli::json_of(&out)["error"];
     assert_eq!(e["status"], 400);
-    assert!(e["message"].as_str().unwrap().contains("\"Blob\" is not a spatial type"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"Blob\" is not a spatial type"),
+        "{e}"
+    );
     let out = create("db/nopath", json!([{"types": ["Point"]}]));
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     // Nothing was created by the refused policies; a good one is accepted.
@@ -134,12 +149,31 @@ fn query_text_comes_from_a_file_or_stdin() {
     assert_eq!(page["documents"], json!(["neg"]));
     let out = run_stdin(dir, &["query", "db/c", "-"], &sql);
     assert!(out.status.success(), "{}", stdout(&out));
-    assert_eq!(crate::support::cli::json_of(&out)["documents"], json!(["neg"]));
+    assert_eq!(
+        crate::support::cli::json_of(&out)["documents"],
+        json!(["neg"])
+    );
     // Both, neither, or an empty text: usage errors.
-    failed(dir, &["query", "db/c", "SELECT 1", "--file", file.to_str().unwrap()], 2);
+    failed(
+        dir,
+        &[
+            "query",
+            "db/c",
+            "SELECT 1",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+        2,
+    );
     failed(dir, &["query", "db/c"], 2);
     let out = run_stdin(dir, &["query", "db/c", "-"], "  \n");
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let e = failed(dir, &["query", "db/c", "--file", "/nonexistent/q.sql"], 2);
-    assert!(e["message"].as_str().unwrap().contains("/nonexistent/q.sql"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/q.sql"),
+        "{e}"
+    );
 }

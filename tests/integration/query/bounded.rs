@@ -121,8 +121,8 @@ fn array_contains_in_and_windows_over_subqueries_stop_early() {
         ),
     ];
     for (sql, levels) in cases {
-        let r = run(&engine, sql, &bounded(per_item(levels)))
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let r =
+            run(&engine, sql, &bounded(per_item(levels))).unwrap_or_else(|e| panic!("{sql}: {e}"));
         // Each case holds for every item (arrays start at 0, 1 or 2 and run 10 long).
         assert_eq!(values(&r), vec![json!(200)], "{sql}");
         // The same answer with no bound.
@@ -197,16 +197,23 @@ fn a_streamed_page_out_of_budget_returns_what_it_has_with_a_continuation() {
         assert!(pages < 100, "the pages do not advance");
     }
     assert!(pages >= 5, "only {pages} pages");
-    let mut ids: Vec<String> = seen.iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let mut ids: Vec<String> = seen
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
     ids.sort();
     let mut expected: Vec<String> = (0..200).map(|i| format!("i{i}")).collect();
     expected.sort();
     assert_eq!(ids, expected, "every item exactly once");
     // The same rows as one unbounded page.
-    let whole = run(&engine, &sql, &QueryOptions {
-        max_items: Some(usize::MAX),
-        ..QueryOptions::default()
-    })
+    let whole = run(
+        &engine,
+        &sql,
+        &QueryOptions {
+            max_items: Some(usize::MAX),
+            ..QueryOptions::default()
+        },
+    )
     .unwrap();
     assert_eq!(whole.documents.len(), 200);
 }
@@ -294,9 +301,7 @@ fn nested(rng: &mut Rng, depth: usize) -> String {
         let source = ["c.arr", "[1, 2, 3]", "c.arr"][rng.index(3)];
         inner = match rng.index(6) {
             0 => format!("EXISTS(SELECT VALUE {v} FROM {v} IN {source} WHERE {inner})"),
-            1 => format!(
-                "ARRAY_CONTAINS(ARRAY(SELECT VALUE {inner} FROM {v} IN {source}), true)"
-            ),
+            1 => format!("ARRAY_CONTAINS(ARRAY(SELECT VALUE {inner} FROM {v} IN {source}), true)"),
             2 => format!("(SELECT VALUE {inner} FROM {v} IN {source})"),
             3 => format!("(SELECT TOP 1 VALUE {inner} FROM {v} IN {source})"),
             4 => format!(

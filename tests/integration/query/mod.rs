@@ -21,6 +21,7 @@ mod functions_string;
 mod functions_types;
 mod fuzz;
 mod operators;
+mod paging;
 mod parser;
 mod ranges_plan;
 mod search;
