@@ -48,6 +48,23 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// Parses the process's arguments. A negative number is a value wherever it stands
+    /// (`--pk -5`, `--default-ttl -1`), never taken for an unknown flag: where a value
+    /// cannot be negative (`--throughput -1`), its parser says so.
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = allow_negative_numbers(Cli::command()).try_get_matches()?;
+        Cli::from_arg_matches(&matches)
+    }
+}
+
+/// `cmd` and every subcommand taking negative numbers as values.
+fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true)
+        .mut_subcommands(allow_negative_numbers)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create, delete or list databases
@@ -95,9 +112,14 @@ pub enum Command {
     /// Run a NoSQL query: documents, continuation, charge, routing and per-partition metrics
     Query {
         target: String,
-        /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id". Text that starts
-        /// with "-" (a "-- comment" line) goes after a "--" argument, as any such value does
-        sql: String,
+        /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id", or "-" to read
+        /// it from stdin. Text that starts with "-" (a "-- comment" line) goes after a "--"
+        /// argument, as any such value does
+        #[arg(required_unless_present = "file", conflicts_with = "file")]
+        sql: Option<String>,
+        /// Read the query text from FILE (for long queries; the service takes up to 512 KB)
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
         /// A parameter value: --param @id='"c-42"' (repeatable)
         #[arg(long = "param", value_name = "@name=JSON")]
         params: Vec<String>,

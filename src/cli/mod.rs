@@ -20,7 +20,6 @@ mod workbench;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -47,7 +46,7 @@ pub type CliResult<T = ()> = Result<T, Failure>;
 
 /// Parses the command line, runs it and returns the process exit status.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -165,6 +164,7 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Query {
             target,
             sql,
+            file,
             params,
             pk,
             max_items,
@@ -173,7 +173,7 @@ fn execute(cli: Cli) -> CliResult {
         }) => query::query(
             &engine,
             &target,
-            &sql,
+            &query::text(sql.as_deref(), file.as_deref())?,
             &params,
             pk.as_deref(),
             max_items,

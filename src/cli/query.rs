@@ -1,11 +1,34 @@
 //! `query`: run a NoSQL query and print the result with its routing, charge and metrics.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::Value;
 
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::{Backend, QueryOptions};
+
+/// The query text: the argument, stdin for "-", or the file `--file` names.
+pub fn text(sql: Option<&str>, file: Option<&Path>) -> CliResult<String> {
+    let read = |what: &str, r: std::io::Result<String>| {
+        r.map_err(|e| Failure::Usage(format!("cannot read the query from {what}: {e}")))
+    };
+    let text = match (sql, file) {
+        (Some("-"), None) => read("stdin", std::io::read_to_string(std::io::stdin()))?,
+        (Some(sql), None) => sql.to_string(),
+        (None, Some(path)) => read(&path.display().to_string(), std::fs::read_to_string(path))?,
+        _ => {
+            return Err(Failure::Usage(
+                "give the query as an argument, \"-\" for stdin, or --file FILE (one of them)"
+                    .into(),
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::Usage("the query text is empty".into()));
+    }
+    Ok(text)
+}
 
 #[allow(clippy::too_many_arguments)]
 pub fn query(
@@ -37,7 +60,15 @@ pub fn query(
                 "--param takes @name=JSON, got {p:?}"
             )));
         };
-        let name = name.trim().trim_start_matches('@').to_string();
+        // Parameter names carry their `@`, as the service requires ("Names of parameters
+        // must begin with '@'"): `a=1` is refused rather than bound to a name the query
+        // cannot write.
+        let Some(name) = name.trim().strip_prefix('@').filter(|n| !n.is_empty()) else {
+            return Err(Failure::Usage(format!(
+                "--param takes @name=JSON with the @ (as the query writes it), got {p:?}"
+            )));
+        };
+        let name = name.to_string();
         let value: Value = parse_json_arg(&format!("--param @{name}"), json)?;
         values.insert(name, value);
     }

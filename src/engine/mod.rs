@@ -43,8 +43,8 @@ pub use check::{CheckReport, ContainerReport};
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
 pub use query::{
-    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
-    QueryResult, RangeProgress, RoutingView, query_values,
+    AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics,
+    QueryOptions, QueryResult, RangeProgress, RoutingView, query_values,
 };
 pub use views::*;
 
@@ -89,6 +89,10 @@ pub struct Engine {
     group_commit: group_commit::GroupCommit,
 }
 
+/// The folder of the data directory where complete query results are kept for their later
+/// pages, in any process (see `query::run::spill`).
+const QUERY_RESULTS_DIR: &str = "query-results";
+
 /// Query texts the statement cache keeps (it starts over when full).
 const CACHED_QUERIES: usize = 256;
 
@@ -106,7 +110,9 @@ impl Engine {
             store,
             _background: worker,
             queries: Default::default(),
-            results: Default::default(),
+            results: crate::query::run::cache::ResultCache::spilling_to(
+                dir.join(QUERY_RESULTS_DIR),
+            ),
             group_commit: Default::default(),
         })
     }
@@ -120,7 +126,9 @@ impl Engine {
             store: Arc::new(Store::open(dir)?),
             _background: None,
             queries: Default::default(),
-            results: Default::default(),
+            results: crate::query::run::cache::ResultCache::spilling_to(
+                dir.join(QUERY_RESULTS_DIR),
+            ),
             group_commit: Default::default(),
         })
     }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+pub use crate::query::eval::budget::{Limits as QueryLimits, MEMORY_LIMIT_BYTES, PAGE_TIME_LIMIT};
 use crate::query::eval::value::Val;
 pub use crate::query::read::document::Document;
 use crate::query::run::Request;
@@ -19,6 +20,9 @@ pub use crate::query::run::{
 pub struct QueryOptions {
     /// The query's parameters by name, without the `@` (`@id` is `"id"`).
     pub params: HashMap<String, Value>,
+    /// Parameters given without a value (the REST API's `{"name": "@x"}`): undefined in
+    /// the query. A parameter the query names that is in neither list fails with 400.
+    pub undefined_params: Vec<String>,
     /// Partition key (or hierarchical prefix) given with the request.
     pub partition_key: Option<Value>,
     /// Run on this physical partition only: a partition key range id as
@@ -38,6 +42,10 @@ pub struct QueryOptions {
     /// Called as each physical partition finishes, so a front end can show a long
     /// fan-out query filling in range by range.
     pub progress: Option<Progress>,
+    /// What one page may spend: the service's 5 s per-page execution limit and a memory
+    /// budget by default; a page that reaches its time limit returns what it has with a
+    /// continuation. Tests bound the rows evaluated instead of time.
+    pub limits: QueryLimits,
 }
 
 impl QueryOptions {
@@ -48,6 +56,11 @@ impl QueryOptions {
                 .params
                 .iter()
                 .map(|(k, v)| (k.clone(), Val::from_json(v)))
+                .chain(
+                    self.undefined_params
+                        .iter()
+                        .map(|k| (k.clone(), Val::Undefined)),
+                )
                 .collect(),
             partition_key: self.partition_key.clone(),
             range: self.range.clone(),
@@ -55,6 +68,7 @@ impl QueryOptions {
             max_items: self.max_items,
             continuation: self.continuation.clone(),
             progress: self.progress.clone(),
+            limits: self.limits,
         }
     }
 }

@@ -903,12 +903,14 @@ impl<'t> IndexReader<'t> {
     /// `f(values, item)` for those inside `spans` (normalized: [`normalize_spans`]) until it
     /// returns false. `item` is the item's address, `EPK ‖ id` ([`IndexReader::item_key`]
     /// makes it a key); both slices borrow the entry, which lives as long as the transaction.
+    /// With `from`, the walk starts at the entries of that value (all `values` components)
+    /// instead of the first: a later page of an ORDER BY resumes where the last one ended.
     #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &self,
         path: PathId,
         values: usize,
-        reverse: bool,
+        (reverse, from): (bool, Option<&[u8]>),
         prefix: &[u8],
         spans: &[(Vec<u8>, Vec<u8>)],
         mut f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool>,
@@ -916,7 +918,23 @@ impl<'t> IndexReader<'t> {
         let base = self.path_prefix(path);
         let mut start = base.clone();
         start.extend_from_slice(prefix);
-        let end = super::keys::prefix_end(&start).unwrap_or_else(|| vec![0xFF; start.len() + 1]);
+        let mut end =
+            super::keys::prefix_end(&start).unwrap_or_else(|| vec![0xFF; start.len() + 1]);
+        if let Some(value) = from {
+            // Values are self-delimiting, so the entries of `value` are those under it.
+            let mut at = base.clone();
+            at.extend_from_slice(value);
+            if reverse {
+                let after =
+                    super::keys::prefix_end(&at).unwrap_or_else(|| vec![0xFF; at.len() + 1]);
+                end = end.min(after);
+            } else {
+                start = start.max(at);
+            }
+        }
+        if start >= end {
+            return Ok(());
+        }
         let range = super::keys::half_open(&start, &end);
         let inside = in_spans(spans);
         let mut visit = |k: &'t [u8]| -> Result<bool> {

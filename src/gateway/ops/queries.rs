@@ -53,6 +53,22 @@ pub fn query_spec(call: &Call) -> Result<(String, HashMap<String, Value>)> {
     Ok((sql, params))
 }
 
+/// The names (without `@`) of the query body's parameters given without a value, which
+/// are undefined in the query (the engine refuses a query naming a parameter the request
+/// does not give at all).
+fn valueless_params(call: &Call) -> Result<Vec<String>> {
+    let body = call.json_object()?;
+    let Some(Value::Array(list)) = body.get("parameters") else {
+        return Ok(Vec::new());
+    };
+    Ok(list
+        .iter()
+        .filter(|p| p.get("value").is_none())
+        .filter_map(|p| p.get("name").and_then(Value::as_str))
+        .map(|name| name.strip_prefix('@').unwrap_or(name).to_string())
+        .collect())
+}
+
 /// The options every document query and read feed takes from the headers.
 fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> {
     Ok(QueryOptions {
@@ -68,7 +84,8 @@ fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> 
 
 pub fn query(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
     let (sql, params) = query_spec(call)?;
-    let opts = options(call, params)?;
+    let mut opts = options(call, params)?;
+    opts.undefined_params = valueless_params(call)?;
     if opts.partition_key.is_none()
         && opts.range.is_none()
         && let Some(refusal) = check_cross_partition(ctx, call, db, container, &sql, &opts)?
@@ -90,7 +107,8 @@ pub fn read_feed(ctx: &Context, call: &Call, db: &str, container: &str) -> Resul
 /// (`x-ms-cosmos-supported-query-features`) cover what the query needs.
 pub fn plan(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
     let (sql, params) = query_spec(call)?;
-    let opts = options(call, params)?;
+    let mut opts = options(call, params)?;
+    opts.undefined_params = valueless_params(call)?;
     let plan = ctx.backend.query_plan(db, container, &sql, &opts)?;
     if let Some(features) = call.header(header::SUPPORTED_QUERY_FEATURES) {
         plan.check_features(features)?;

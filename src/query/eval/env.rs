@@ -8,7 +8,8 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
-use crate::query::eval::expr::{Params, Scope, SubqueryFn, eval};
+use crate::query::eval::budget::Budget;
+use crate::query::eval::expr::{Params, Scope, Sink, SubqueryFn, eval};
 use crate::query::eval::functions::FnContext;
 use crate::query::eval::value::Val;
 use crate::query::search::fulltext::FullTextScores;
@@ -23,10 +24,14 @@ pub struct Env<'a> {
     pub full_text: Option<&'a OnceCell<FullTextScores>>,
     /// Runs a correlated subquery against the outer row's bindings.
     pub subquery: SubqueryRunner,
+    /// What the page may spend, and the rows it evaluated (none for evaluations that are
+    /// not a page of a container's query).
+    pub budget: Option<&'a Budget<'a>>,
 }
 
-/// How an [`Env`] runs a correlated subquery: with itself, the subquery and the outer row.
-pub type SubqueryRunner = fn(&Env, &Query, &[(String, Val)]) -> Vec<Val>;
+/// How an [`Env`] runs a correlated subquery: with itself, the subquery and the outer row,
+/// handing each result to the sink until it breaks.
+pub type SubqueryRunner = fn(&Env, &Query, &[(String, Val)], &mut Sink);
 
 impl Env<'_> {
     /// The scope an expression of `bindings` is evaluated in, with the group's aggregate
@@ -46,13 +51,33 @@ impl Env<'_> {
         }
     }
 
-    /// Runs a correlated subquery: its FROM reads the outer row's values.
+    /// Runs a correlated subquery: its FROM reads the outer row's values. Every result.
     pub fn subquery(&self, q: &Query, outer: &[(String, Val)]) -> Vec<Val> {
-        (self.subquery)(self, q, outer)
+        let mut out = Vec::new();
+        (self.subquery)(self, q, outer, &mut |v| {
+            out.push(v);
+            std::ops::ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// Runs a correlated subquery, handing its results to `sink` until it breaks.
+    pub fn subquery_into(&self, q: &Query, outer: &[(String, Val)], sink: &mut Sink) {
+        (self.subquery)(self, q, outer, sink)
     }
 
     pub fn eval(&self, e: &Expr, bindings: &[(String, Val)]) -> Val {
-        let sub = |q: &Query, b: &[(String, Val)]| self.subquery(q, b);
+        let sub = |q: &Query, b: &[(String, Val)], sink: &mut Sink| self.subquery_into(q, b, sink);
         eval(e, &self.scope(bindings, None, &sub))
+    }
+
+    /// Counts one evaluated row against the budget; false once the page must stop.
+    pub fn tick(&self) -> bool {
+        self.budget.is_none_or(Budget::tick)
+    }
+
+    /// Whether the page was stopped (by its limit or its caller).
+    pub fn stopped(&self) -> bool {
+        self.budget.is_some_and(|b| b.stopped().is_some())
     }
 }

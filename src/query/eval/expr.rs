@@ -7,13 +7,20 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
+use crate::query::eval::functions::array::contains_matches;
 use crate::query::eval::functions::{self, FnContext, FnKind};
 use crate::query::eval::value::{Val, sql_cmp, sql_eq, sql_ne};
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, Literal, Query, UnaryOp};
 
-/// Runs a correlated subquery against the current bindings.
-pub type SubqueryFn<'a> = dyn Fn(&Query, &[(String, Val)]) -> Vec<Val> + 'a;
+/// Runs a correlated subquery against the current bindings, handing each result to the
+/// sink until the sink breaks: EXISTS, a scalar subquery and ARRAY_CONTAINS over
+/// `ARRAY(subquery)` stop it as soon as their answer is known.
+pub type SubqueryFn<'a> = dyn Fn(&Query, &[(String, Val)], &mut Sink) + 'a;
+
+/// Takes a subquery's results one at a time; `Break` once it needs no more.
+pub type Sink<'s> = dyn FnMut(Val) -> ControlFlow<()> + 's;
 
 /// Query parameters by name, as evaluation looks them up (per row: a cheap hash).
 pub type Params =
@@ -138,6 +145,11 @@ pub fn eval(e: &Expr, s: &Scope) -> Val {
             let Some(spec) = functions::lookup(name) else {
                 return Val::Undefined;
             };
+            if let ("ARRAY_CONTAINS", [array, rest @ ..]) = (name.as_str(), args.as_slice())
+                && let ExprKind::ArraySubquery(q) = &array.kind
+            {
+                return array_contains_subquery(q, rest, s);
+            }
             if spec.kind == FnKind::Aggregate {
                 return s
                     .aggregates
@@ -171,13 +183,59 @@ pub fn eval(e: &Expr, s: &Scope) -> Val {
                 .filter(|v| !v.is_undefined())
                 .collect(),
         ),
-        ExprKind::Exists(q) => Val::Bool(!(s.subquery)(q, s.bindings).is_empty()),
-        ExprKind::ArraySubquery(q) => Val::arr((s.subquery)(q, s.bindings)),
-        ExprKind::Subquery(q) => (s.subquery)(q, s.bindings)
-            .into_iter()
-            .next()
-            .unwrap_or_default(),
+        ExprKind::Exists(q) => {
+            let mut found = false;
+            (s.subquery)(q, s.bindings, &mut |_| {
+                found = true;
+                ControlFlow::Break(())
+            });
+            Val::Bool(found)
+        }
+        ExprKind::ArraySubquery(q) => Val::arr(subquery_values(q, s)),
+        ExprKind::Subquery(q) => {
+            let mut first = Val::Undefined;
+            (s.subquery)(q, s.bindings, &mut |v| {
+                first = v;
+                ControlFlow::Break(())
+            });
+            first
+        }
     }
+}
+
+/// Every result of a correlated subquery.
+pub fn subquery_values(q: &Query, s: &Scope) -> Vec<Val> {
+    let mut out = Vec::new();
+    (s.subquery)(q, s.bindings, &mut |v| {
+        out.push(v);
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// `ARRAY_CONTAINS(ARRAY(q), x [, partial])`, reading the subquery's results only up to
+/// the first match (the same answer as building the array first).
+fn array_contains_subquery(q: &Query, rest: &[Expr], s: &Scope) -> Val {
+    let Some(x) = rest.first().map(|e| eval(e, s)) else {
+        return Val::Undefined;
+    };
+    let partial = match rest.get(1).map(|e| eval(e, s)) {
+        None => false,
+        Some(Val::Bool(b)) => b,
+        Some(_) => return Val::Undefined,
+    };
+    if x.is_undefined() {
+        return Val::Undefined;
+    }
+    let mut found = false;
+    (s.subquery)(q, s.bindings, &mut |item| {
+        if contains_matches(&item, &x, partial) {
+            found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    Val::Bool(found)
 }
 
 pub fn literal(l: &Literal) -> Val {

@@ -161,7 +161,7 @@ fn sort_orders(
         clock: None,
         seed: 0,
     };
-    let env = pipeline::env(&params, &ctx, None);
+    let env = pipeline::env(&params, &ctx, None, None);
     match Ranking::of(q_policy, &env).and_then(|r| r.vector_descending()) {
         Some(descending) => (vec![written(descending)], true),
         None => (

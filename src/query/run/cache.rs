@@ -13,62 +13,43 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use crate::query::read::document::Document;
-use crate::query::run::result::{AccessView, IndexMetrics, RangePart};
-use crate::store::keys::{ContainerRid, RangeId};
+pub use super::computed::{CacheKey, Computed};
+use super::spill::Spill;
+use crate::query::run::result::IndexMetrics;
 
 /// Entries kept at once (the oldest goes first).
 const ENTRIES: usize = 8;
 /// JSON bytes of results kept at once; a larger result is not cached.
 const BUDGET_BYTES: usize = 256 << 20;
 
-/// What a result is valid for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheKey {
-    pub container: ContainerRid,
-    /// Hash of the query text and its parameters.
-    pub query: u64,
-    /// The container's change sequence (moves on every write).
-    pub version: u64,
-    pub index_generation: u32,
-    pub ranges: Vec<RangeId>,
-}
-
-/// A query's complete result and what each physical partition contributed to it.
-#[derive(Debug)]
-pub struct Computed {
-    pub results: Vec<Document>,
-    pub ranges: Vec<RangePart>,
-    pub access: AccessView,
-    pub index_metrics: IndexMetrics,
-    bytes: usize,
-}
-
-impl Computed {
-    pub fn new(
-        results: Vec<Document>,
-        ranges: Vec<RangePart>,
-        access: AccessView,
-        index_metrics: IndexMetrics,
-    ) -> Computed {
-        let bytes = results.iter().map(Document::json_len).sum();
-        Computed {
-            results,
-            ranges,
-            access,
-            index_metrics,
-            bytes,
-        }
-    }
-}
-
-/// The cache an engine keeps (see the module comment).
+/// The cache an engine keeps (see the module comment), in memory and, with a [`Spill`],
+/// on disk for later pages in other processes too.
 #[derive(Default)]
 pub struct ResultCache {
     entries: Mutex<VecDeque<(CacheKey, Arc<Computed>)>>,
+    spill: Option<Spill>,
 }
 
 impl ResultCache {
+    /// A cache that also keeps results in files under `dir`.
+    pub fn spilling_to(dir: std::path::PathBuf) -> ResultCache {
+        ResultCache {
+            entries: Mutex::default(),
+            spill: Some(Spill::new(dir)),
+        }
+    }
+
+    /// The window of a result kept on disk for `key` that a page from result `skip` of at
+    /// most `max_items` results needs (see [`Spill::window`]).
+    pub fn spilled(
+        &self,
+        key: &CacheKey,
+        page: (usize, usize),
+        index_metrics: IndexMetrics,
+    ) -> Option<Computed> {
+        self.spill.as_ref()?.window(key, page, index_metrics)
+    }
+
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Computed>> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries
@@ -77,8 +58,20 @@ impl ResultCache {
             .map(|(_, c)| c.clone())
     }
 
-    /// Keeps `computed` for `key` unless it is too large, evicting the oldest entries.
+    /// Keeps `computed` (a whole result) for `key`: on disk with a [`Spill`], and in memory
+    /// unless it is too large, evicting the oldest entries.
     pub fn put(&self, key: CacheKey, computed: Arc<Computed>) {
+        if !computed.is_whole() {
+            return;
+        }
+        // Each page of a result held in memory puts it again (the newest entry is evicted
+        // last); only a new one goes to disk.
+        let known = self
+            .get(&key)
+            .is_some_and(|held| Arc::ptr_eq(&held, &computed));
+        if let Some(spill) = self.spill.as_ref().filter(|_| !known) {
+            spill.put(&key, &computed);
+        }
         if computed.bytes > BUDGET_BYTES / 2 {
             return;
         }

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::find::{Found, Routed, find_items, is_undefined, project_walked, stored};
-use super::ordered::{WalkedPart, produced_by_range, walked_by_range};
+use super::ordered::{TieOrder, WalkAfter, WalkedPart, produced_by_range, walked_by_range};
 use super::pipeline::{Output, Run, rows_of, works_item_by_item};
 use super::prepare::Plan;
 use super::request::Progress;
@@ -25,6 +25,7 @@ use super::snapshot::Snapshot;
 use super::statistics::{RangeCounts, fold_children, range_items, scope_counts};
 use super::token::OrderedSpan;
 use crate::error::{Error, Result};
+use crate::query::eval::budget::Stop;
 use crate::query::eval::env::Env;
 use crate::query::read::document::Document;
 use crate::query::search::fulltext::FullTextScores;
@@ -71,6 +72,12 @@ pub(super) struct Computation {
     /// them, so its later pages agree with its first after a split).
     pub(super) layout: Vec<RangeId>,
     pub(super) cache_key: Option<CacheKey>,
+    /// Where each result of an exact ORDER BY walk stands in the index (see
+    /// [`WalkAfter`]), so the next page resumes after the last one this page delivers.
+    pub(super) walk_keys: Option<Vec<WalkAfter>>,
+    /// The result starts where the previous page ended (a resumed walk), not at the
+    /// query's first result.
+    pub(super) resumed: bool,
 }
 
 /// Computes the result of `plan` for this page, or takes it from `cache`. `pipeline` is the
@@ -120,9 +127,17 @@ pub(super) fn compute(
             ranges: layout.clone(),
         })
     };
-    if let (Some(key), Some(_)) = (&cache_key, &plan.token)
-        && let Some(computed) = cache.get(key)
-    {
+    // A later page takes the result from memory, or reads its window of it from disk
+    // (computed by another process, or too large to hold).
+    let kept = match (&cache_key, &plan.token) {
+        (Some(key), Some(token)) => cache.get(key).or_else(|| {
+            cache
+                .spilled(key, (token.skip, plan.max_items), plan.index_metrics(def))
+                .map(Arc::new)
+        }),
+        _ => None,
+    };
+    if let Some(computed) = kept {
         return Ok(Computation {
             computed,
             complete: true,
@@ -131,6 +146,8 @@ pub(super) fn compute(
             statistics: Vec::new(),
             layout,
             cache_key,
+            walk_keys: None,
+            resumed: false,
         });
     }
     let mut statistics = Vec::new();
@@ -141,8 +158,13 @@ pub(super) fn compute(
             statistics = reads;
         }
     }
-    let (computed, walked, streamed) =
-        compute_result(plan, snap, env, (&ranges, &mut counts), pipeline, hooks)?;
+    let Result_ {
+        computed,
+        walked,
+        streamed,
+        walk_keys,
+        resumed,
+    } = compute_result(plan, snap, env, (&ranges, &mut counts), pipeline, hooks)?;
     Ok(Computation {
         computed: Arc::new(computed),
         complete: !walked || plan.ordered_bound.is_some(),
@@ -151,6 +173,8 @@ pub(super) fn compute(
         statistics,
         layout,
         cache_key,
+        walk_keys,
+        resumed,
     })
 }
 
@@ -213,9 +237,22 @@ fn layout_units(ranges: &[&PkRange], layout: &[RangeId]) -> Option<Vec<(PkRange,
     (covered == ranges.len()).then_some(units)
 }
 
+/// What [`compute_result`] found.
+struct Result_ {
+    /// The complete result (as far as the page needs it).
+    computed: Computed,
+    /// An ORDER BY walk found it.
+    walked: bool,
+    /// Where a streamed scan stopped.
+    streamed: Streamed,
+    /// Where each result of an exact walk stands in the index.
+    walk_keys: Option<Vec<WalkAfter>>,
+    /// The walk resumed after the previous page's last result.
+    resumed: bool,
+}
+
 /// Runs the query over `ranges`: finds the items, feeds them through the pipeline range by
-/// range and returns the complete result (as far as the page needs it), whether an ORDER BY
-/// walk found it, and where a streamed scan stopped.
+/// range and returns the result (see [`Result_`]).
 fn compute_result(
     plan: &Plan,
     snap: &Snapshot,
@@ -223,7 +260,7 @@ fn compute_result(
     (ranges, counts): (&[&PkRange], &mut Option<RangeCounts>),
     mut pipeline: Run,
     hooks: Hooks,
-) -> Result<(Computed, bool, Streamed)> {
+) -> Result<Result_> {
     let (q, def) = (plan.q, snap.def);
     let inner = inner_from(plan, snap, env);
     if q.from.is_none() {
@@ -245,10 +282,10 @@ fn compute_result(
     };
     let mut found = find_items(plan, snap, env, routed, &pipeline, inner.is_some())?;
     let index_metrics = plan.index_metrics(def);
-    let (presorted_results, walked_parts) =
+    let (presorted_results, walked_parts, walk_keys) =
         match presorted_results(plan, snap, ranges, &pipeline, &mut found)? {
-            Some(p) => (Some(p.results), Some(p.parts)),
-            None => (None, None),
+            Some(p) => (Some(p.results), Some(p.parts), p.keys),
+            None => (None, None, None),
         };
     let resumed = Resumed::of(plan, def)?;
     let mut scan = Scan::new(
@@ -308,8 +345,29 @@ fn compute_result(
             (results, stopped)
         }
     };
+    if !plan.shape.paged_scan {
+        // A computed result is whole or nothing: one the budget cut short anywhere (in the
+        // scan, or projecting and grouping after it) fails.
+        check_whole(env)?;
+    }
     let computed = Computed::new(documents(results)?, per_range, found.access, index_metrics);
-    Ok((computed, found.walked, streamed))
+    Ok(Result_ {
+        computed,
+        walked: found.walked,
+        streamed,
+        walk_keys,
+        resumed: found.resumed,
+    })
+}
+
+/// Fails when the page's budget ran out (or it was cancelled) while a result that cannot
+/// be returned in part was computed.
+fn check_whole(env: &Env) -> Result<()> {
+    match env.budget.and_then(|b| b.stopped().map(|stop| (b, stop))) {
+        None => Ok(()),
+        Some((_, Stop::Cancelled)) => Err(Error::cancelled("the query was cancelled")),
+        Some((budget, Stop::OutOfTime)) => Err(super::limits::computed_timeout(budget)),
+    }
 }
 
 /// A top-level `FROM (subquery) alias`: the subquery's own pipeline, fed the container's
@@ -339,6 +397,9 @@ fn inner_from<'q, 'e>(
 struct Presorted {
     results: Vec<Output>,
     parts: Vec<WalkedPart>,
+    /// Per result, where it stands in the index, when each walked item made one result and
+    /// no TOP or OFFSET cut them.
+    keys: Option<Vec<WalkAfter>>,
 }
 
 /// An exact ordered walk read its items already, in result order: the results it makes,
@@ -394,7 +455,27 @@ fn presorted_results(
         snap.def.partition_key.epk_len(),
         &plan.key_reader,
     )?;
-    Ok(Some(Presorted { results, parts }))
+    let uncut = plan.q.select.top.is_none() && plan.q.offset_limit.is_none();
+    let keys = (uncut && made_results.is_none()).then(|| {
+        let range_ends: Vec<&[u8]> = ranges.iter().map(|r| r.max_exclusive.as_bytes()).collect();
+        let ties = TieOrder {
+            range_ends: &range_ends,
+            epk_len: snap.def.partition_key.epk_len(),
+            reverse_scan: plan.reverse_ties,
+        };
+        items
+            .iter()
+            .map(|w| WalkAfter {
+                value: w.value.to_vec(),
+                tie: ties.key(w),
+            })
+            .collect()
+    });
+    Ok(Some(Presorted {
+        results,
+        parts,
+        keys,
+    }))
 }
 
 /// Where this page of a streamed scan resumes, from the previous page's token.

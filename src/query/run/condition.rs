@@ -35,7 +35,7 @@ impl Condition {
             clock: Some(crate::query::eval::functions::now_ticks),
             seed: 0,
         };
-        let env = env(&params, &ctx, None);
+        let env = env(&params, &ctx, None, None);
         let root = Val::from_json(doc);
         let mut run = Run::new(&self.query, &env);
         rows_of(&self.query, Some(&root), &[], &env).any(|row| run.push(row).passed())

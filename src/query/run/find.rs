@@ -41,6 +41,9 @@ pub(super) struct Found<'t> {
     pub(super) projected: Option<Vec<Output>>,
     /// Documents matching a filtered walk, per range (bounded by the ORDER BY's k).
     pub(super) matching: Option<Vec<(RangeId, u64)>>,
+    /// The walk resumed where the previous page ended (see [`WalkAfter`]): the result
+    /// starts at this page's first result.
+    pub(super) resumed: bool,
 }
 
 impl<'t> Found<'t> {
@@ -52,6 +55,7 @@ impl<'t> Found<'t> {
             presorted: None,
             projected: None,
             matching: None,
+            resumed: false,
         }
     }
 }
@@ -144,7 +148,13 @@ fn walk_for_result<'t>(
         now,
     } = *snap;
     let shape = plan.shape;
-    let skip = plan.token.as_ref().map_or(0, |t| t.skip);
+    // A later page resumes after the last result of the one before, or (without a place
+    // to resume at) walks past the results delivered already.
+    let after = plan.walk_after.as_ref();
+    let skip = match after {
+        Some(_) => 0,
+        None => plan.token.as_ref().map_or(0, |t| t.skip),
+    };
     let needed = plan
         .ordered_bound
         .unwrap_or_else(|| skip.saturating_add(plan.max_items).saturating_add(1));
@@ -181,7 +191,7 @@ fn walk_for_result<'t>(
             txn,
             &reader,
             walk,
-            routed.spans,
+            (routed.spans, after),
             k,
             now,
             (presort, &ties),
@@ -215,7 +225,9 @@ fn walk_for_result<'t>(
         nanos: clock.elapsed().as_nanos(),
         k,
     };
-    Ok(walked.found(&reader, walk, projected, matching))
+    let mut found = walked.found(&reader, walk, projected, matching);
+    found.resumed = after.is_some();
+    Ok(found)
 }
 
 /// An ORDER BY walk that found the result's items.
@@ -274,6 +286,7 @@ impl<'t> Walk<'t> {
             presorted,
             projected,
             matching,
+            resumed: false,
         }
     }
 }
@@ -292,7 +305,7 @@ fn count_matching(
     reader.walk(
         walk.path,
         walk.values,
-        false,
+        (false, None),
         &walk.prefix,
         spans,
         |_, item| {

@@ -40,8 +40,10 @@ pub mod cache;
 mod candidates;
 mod charges;
 mod compute;
+mod computed;
 pub mod condition;
 mod find;
+mod limits;
 mod ordered;
 mod page;
 mod partition_key;
@@ -54,6 +56,7 @@ mod rules;
 mod scan;
 pub mod scope;
 mod snapshot;
+mod spill;
 mod statistics;
 pub mod timing;
 mod token;
@@ -64,6 +67,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::error::Result;
+use crate::query::eval::budget::Budget;
 use crate::query::eval::expr::Params;
 use crate::query::eval::functions::{self, FnContext};
 use crate::query::search::rank;
@@ -110,7 +114,8 @@ pub fn run(
     // `ORDER BY RANK FullTextScore(...)` scores against the whole container's statistics,
     // gathered before the result is computed; charged on the first page.
     let full_text = OnceCell::new();
-    let env = pipeline::env(&params, &ctx, Some(&full_text));
+    let budget = Budget::new(opts.limits, Some(cancel));
+    let env = pipeline::env(&params, &ctx, Some(&full_text), Some(&budget));
     let without_true = prepare::without_true_conjuncts(q);
     let q = without_true.as_ref().unwrap_or(q);
     let root = doc_alias(q).unwrap_or_default();

@@ -180,6 +180,8 @@ fn prefixed_composite_walk(
 /// index entry) and its stored record.
 pub(super) struct Walked<'t> {
     pub(super) item: &'t [u8],
+    /// The index entry's value (all its components), where a later page resumes.
+    pub(super) value: &'t [u8],
     /// The stored record, raw and decoded.
     pub(super) bytes: &'t [u8],
     pub(super) record: Record<'t>,
@@ -212,7 +214,7 @@ impl TieOrder<'_> {
     }
 
     /// The sort key of a read item within its tie group.
-    fn key(&self, w: &Walked) -> (usize, u64) {
+    pub(super) fn key(&self, w: &Walked) -> (usize, u64) {
         let doc = w.record.header.doc_number;
         let doc = if self.reverse_scan {
             u64::MAX - doc
@@ -223,17 +225,35 @@ impl TieOrder<'_> {
     }
 }
 
-/// The first `k` live documents in index order. With `presort`, when every value walked is
-/// exact ([`crate::store::index::is_exact`]), they come back in result order and the flag is
-/// true: the index order, ties in [`TieOrder`]. Otherwise they are in walk order, with every
-/// document tied with the k-th (their true order is only known once the items are read).
+/// Where a later page of an exact ordered walk resumes: after the item with this index
+/// value and this place among its ties ([`TieOrder::key`]), as the service's ORDER BY
+/// continuation carries the last result's sort values and position.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct WalkAfter {
+    pub(super) value: Vec<u8>,
+    pub(super) tie: (usize, u64),
+}
+
+impl WalkAfter {
+    /// Whether the walk passed this item on an earlier page: it ties with the resume point
+    /// and comes no later among its ties (items of earlier values are not walked at all).
+    fn passed(&self, ties: &TieOrder, w: &Walked) -> bool {
+        w.value == self.value.as_slice() && ties.key(w) <= self.tie
+    }
+}
+
+/// The first `k` live documents in index order (after `after`, on a later page). With
+/// `presort`, when every value walked is exact ([`crate::store::index::is_exact`]), they
+/// come back in result order and the flag is true: the index order, ties in [`TieOrder`].
+/// Otherwise they are in walk order, with every document tied with the k-th (their true
+/// order is only known once the items are read).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk_order<'t>(
     store: &Store,
     txn: &'t RoTxn,
     reader: &IndexReader<'t>,
     walk: &OrderWalk,
-    spans: &[(Vec<u8>, Vec<u8>)],
+    (spans, after): (&[(Vec<u8>, Vec<u8>)], Option<&WalkAfter>),
     k: usize,
     now: i64,
     (presort, ties): (bool, &TieOrder),
@@ -242,14 +262,14 @@ pub(super) fn walk_order<'t>(
     // Per item in walk order: whether it ties with the previous one.
     let mut tie_flags: Vec<bool> = Vec::with_capacity(k.min(4096));
     let mut exact = presort;
-    let mut last: &[u8] = &[];
+    let mut last: &'t [u8] = &[];
     let mut key = reader.item_key(&[]);
     // Entries past the k-th that tie with it, not read yet (see below).
     let mut tied: Vec<&'t [u8]> = Vec::new();
     reader.walk(
         walk.path,
         walk.values,
-        walk.reverse,
+        (walk.reverse, after.map(|a| a.value.as_slice())),
         &walk.prefix,
         spans,
         |value, item| {
@@ -263,9 +283,12 @@ pub(super) fn walk_order<'t>(
                     return Ok(true);
                 }
             }
-            let Some(walked) = read_live(store, txn, &mut key, item, now)? else {
+            let Some(walked) = read_live(store, txn, &mut key, (item, value), now)? else {
                 return Ok(true);
             };
+            if after.is_some_and(|a| a.passed(ties, &walked)) {
+                return Ok(true);
+            }
             let tie = !out.is_empty() && last == value;
             if !tie {
                 last = value;
@@ -289,7 +312,7 @@ pub(super) fn walk_order<'t>(
             txn,
             (&mut key, now),
             (&mut out, &mut tie_flags),
-            tied,
+            (last, tied, after),
             (k, ties),
         )?;
     }
@@ -300,15 +323,15 @@ pub(super) fn walk_order<'t>(
 }
 
 /// Fills the places left after the items read so far (`out`, with their `tie_flags`) from
-/// the group of items tied with the k-th, of which `tied` were not read yet. Ties go range
-/// by range: only the items of the ranges that fill the places are read, to order them by
-/// document number.
+/// the group of items tied with the k-th (whose value is `value`), of which `tied` were not
+/// read yet (those an earlier page passed, `after`, stay out). Ties go range by range: only
+/// the items of the ranges that fill the places are read, to order them by document number.
 fn fill_ties<'t>(
     store: &Store,
     txn: &'t RoTxn,
     (key, now): (&mut Vec<u8>, i64),
     (out, tie_flags): (&mut Vec<Walked<'t>>, &mut Vec<bool>),
-    tied: Vec<&'t [u8]>,
+    (value, tied, after): (&'t [u8], Vec<&'t [u8]>, Option<&WalkAfter>),
     (k, ties): (usize, &TieOrder),
 ) -> Result<()> {
     let start = tie_flags.iter().rposition(|t| !t).unwrap_or(0);
@@ -334,7 +357,10 @@ fn fill_ties<'t>(
         for (_, item, walked) in in_range {
             match walked {
                 Some(w) => read.push(w),
-                None => read.extend(read_live(store, txn, key, item, now)?),
+                None => read.extend(
+                    read_live(store, txn, key, (item, value), now)?
+                        .filter(|w| !after.is_some_and(|a| a.passed(ties, w))),
+                ),
             }
         }
         read.sort_unstable_by_key(|w| ties.key(w));
@@ -366,7 +392,7 @@ fn read_live<'t>(
     store: &Store,
     txn: &'t RoTxn,
     key: &mut Vec<u8>,
-    item: &'t [u8],
+    (item, value): (&'t [u8], &'t [u8]),
     now: i64,
 ) -> Result<Option<Walked<'t>>> {
     key.truncate(std::mem::size_of::<crate::store::keys::ContainerRid>());
@@ -377,6 +403,7 @@ fn read_live<'t>(
     let record = Record::decode(bytes)?;
     Ok((!record.header.is_expired(now)).then_some(Walked {
         item,
+        value,
         bytes,
         record,
     }))

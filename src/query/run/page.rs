@@ -43,14 +43,19 @@ pub(super) fn cut(
     started: Instant,
 ) -> QueryResult {
     let paged_scan = plan.shape.paged_scan;
-    let skip = if paged_scan {
+    // Results delivered by earlier pages of a computed result; this page's start in it,
+    // unless the result starts where the last page ended (a resumed ORDER BY walk).
+    let delivered = if paged_scan {
         0
     } else {
         plan.token.as_ref().map_or(0, |t| t.skip)
     };
-    let result_count = c.computed.results.len();
+    let skip = if c.resumed { 0 } else { delivered };
+    // The result, or the window of it read back from disk, which starts at `first`.
+    let result_count = c.computed.total;
+    let local = skip.saturating_sub(c.computed.first);
     let page_len = page_length(
-        c.computed.results.get(skip..).unwrap_or_default(),
+        c.computed.results.get(local..).unwrap_or_default(),
         plan.max_items,
     );
     if let Some(key) = c.cache_key
@@ -59,7 +64,13 @@ pub(super) fn cut(
     {
         cache.put(key, c.computed.clone());
     }
-    let (page, mut per_range, access, index_metrics) = take_page(c.computed, skip, page_len);
+    // An exact walk's next page resumes after this page's last result.
+    let walk_after = c
+        .walk_keys
+        .as_ref()
+        .and_then(|keys| keys.get((skip + page_len).checked_sub(1)?))
+        .cloned();
+    let (page, mut per_range, access, index_metrics) = take_page(c.computed, local, page_len);
     if c.from_cache {
         // This page loaded nothing: the work the metrics count was done by the first.
         for part in &mut per_range {
@@ -100,11 +111,14 @@ pub(super) fn cut(
         Token::next(
             plan.token.as_ref(),
             (&plan.rid, plan.hash),
-            skip,
+            delivered,
             page.len(),
             after,
             c.streamed.resume.as_ref(),
-            if paged_scan { &[] } else { &c.layout },
+            (
+                if paged_scan { &[] } else { &c.layout },
+                walk_after.as_ref(),
+            ),
         )
     });
     QueryResult {

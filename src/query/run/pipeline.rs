@@ -11,8 +11,9 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::query::eval::budget::{Budget, approx_bytes};
 use crate::query::eval::env::Env;
-use crate::query::eval::expr::{Params, aggregate_key, eval};
+use crate::query::eval::expr::{Params, Sink, aggregate_key, eval};
 use crate::query::eval::functions::{self, FnContext, FnKind};
 use crate::query::eval::value::{Val, total_cmp};
 use crate::query::read::demand::Demand;
@@ -26,27 +27,77 @@ use crate::query::syntax::names::{from_alias, leftmost_ident, root_name};
 
 pub type Bindings = Vec<(String, Val)>;
 
-/// The environment of one execution, whose subqueries run through this pipeline.
+/// The environment of one execution, whose subqueries run through this pipeline, under
+/// `budget` when it is a page of a container's query.
 pub fn env<'a>(
     params: &'a Params,
     ctx: &'a FnContext,
     full_text: Option<&'a OnceCell<FullTextScores>>,
+    budget: Option<&'a Budget<'a>>,
 ) -> Env<'a> {
     Env {
         params,
         ctx,
         full_text,
         subquery: run_subquery,
+        budget,
     }
 }
 
-/// Runs a correlated subquery: its FROM reads the outer row's values.
-fn run_subquery(env: &Env, q: &Query, outer: &[(String, Val)]) -> Vec<Val> {
+/// Runs a correlated subquery (its FROM reads the outer row's values), handing its results
+/// to `sink`. One whose results come in row order (see [`in_row_order`]) hands each over
+/// as its row is read, so a sink that has its answer (EXISTS, a scalar subquery,
+/// ARRAY_CONTAINS) stops the reading, and so do TOP and LIMIT; others are computed whole
+/// first. A page that runs out of budget stops it too (the page then discards the row).
+fn run_subquery(env: &Env, q: &Query, outer: &[(String, Val)], sink: &mut Sink) {
     let mut state = Run::new(q, env);
-    for row in rows_of(q, None, outer, env) {
-        state.push(row);
+    if !in_row_order(q) {
+        for row in rows_of(q, None, outer, env) {
+            if env.stopped() {
+                return;
+            }
+            state.push(row);
+        }
+        for v in state.finish() {
+            if sink(v).is_break() {
+                return;
+            }
+        }
+        return;
     }
-    state.finish()
+    let window = state.window(usize::MAX);
+    if window.is_empty() {
+        return;
+    }
+    let mut results = 0;
+    for row in rows_of(q, None, outer, env) {
+        if env.stopped() {
+            return;
+        }
+        if !state.push(row).is_result() {
+            continue;
+        }
+        let Some(v) = state.take_last_value() else {
+            continue;
+        };
+        results += 1;
+        if results <= window.start {
+            continue; // OFFSET skips it
+        }
+        if sink(v).is_break() || results >= window.end {
+            return;
+        }
+    }
+}
+
+/// Whether a query's results come in the order its rows are read, one per row at most:
+/// nothing orders, groups, aggregates or deduplicates them (TOP and OFFSET/LIMIT only cut a
+/// window out of them).
+pub fn in_row_order(q: &Query) -> bool {
+    q.order_by.is_empty()
+        && q.group_by.is_empty()
+        && !q.select.distinct
+        && select_aggregates(q).is_empty()
 }
 
 fn navigate(mut v: Val, path: &[PathStep]) -> Val {
@@ -215,11 +266,7 @@ impl Iterator for JoinRows<'_, '_> {
 /// Whether a query's results stream as rows are read: nothing orders, groups, aggregates,
 /// deduplicates or skips them (TOP may still stop the reading).
 pub fn streams(q: &Query) -> bool {
-    q.order_by.is_empty()
-        && q.group_by.is_empty()
-        && !q.select.distinct
-        && q.offset_limit.is_none()
-        && select_aggregates(q).is_empty()
+    in_row_order(q) && q.offset_limit.is_none()
 }
 
 /// Whether each of a query's results comes from one row alone, so rows can be passed on as
@@ -422,6 +469,9 @@ pub struct Run<'q, 'e> {
     ranking: Option<Ranking<'q>>,
     /// Rows that passed the filter.
     pub matched: u64,
+    /// About how many bytes the candidate results and groups hold (counted under a
+    /// budget only: see [`Run::held_bytes`]).
+    held: usize,
 }
 
 impl<'q, 'e> Run<'q, 'e> {
@@ -455,6 +505,25 @@ impl<'q, 'e> Run<'q, 'e> {
             position: None,
             ranking,
             matched: 0,
+            held: 0,
+        }
+    }
+
+    /// About how many bytes the results and groups kept so far hold, for the memory
+    /// budget (0 when the page runs without a budget).
+    pub fn held_bytes(&self) -> usize {
+        self.held
+    }
+
+    /// Counts a kept row's size, under a budget.
+    fn hold(&mut self, row: &[(String, Val)], value: &Val, stored: Option<&[u8]>) {
+        if self.env.budget.is_some() {
+            self.held += stored.map_or(0, <[u8]>::len)
+                + approx_bytes(value)
+                + row
+                    .iter()
+                    .map(|(n, v)| n.len() + approx_bytes(v))
+                    .sum::<usize>();
         }
     }
 
@@ -488,8 +557,8 @@ impl<'q, 'e> Run<'q, 'e> {
         }
     }
 
-    fn sub(&self) -> impl Fn(&Query, &[(String, Val)]) -> Vec<Val> + '_ {
-        |q: &Query, b: &[(String, Val)]| self.env.subquery(q, b)
+    fn sub(&self) -> impl Fn(&Query, &[(String, Val)], &mut Sink) + '_ {
+        |q: &Query, b: &[(String, Val)], sink: &mut Sink| self.env.subquery_into(q, b, sink)
     }
 
     /// Feeds one FROM/JOIN row; says whether it passed the filter and made a result.
@@ -510,6 +579,9 @@ impl<'q, 'e> Run<'q, 'e> {
     }
 
     fn push_with(&mut self, row: &[(String, Val)], stored: Option<&[u8]>) -> Pushed {
+        // Every row any pipeline evaluates counts against the page's budget; a page that
+        // ran out stops its scan and its subqueries (see `run_subquery`).
+        self.env.tick();
         if let Some(f) = &self.q.filter
             && !self.env.eval(f, row).is_true()
         {
@@ -531,6 +603,7 @@ impl<'q, 'e> Run<'q, 'e> {
                 match self.group_index.get(&key_text) {
                     Some(i) => *i,
                     None => {
+                        self.hold(row, &Val::Undefined, None);
                         self.groups.push(Group {
                             row: row.to_vec(),
                             accs: vec![Acc::default(); self.aggregates.len()],
@@ -567,9 +640,11 @@ impl<'q, 'e> Run<'q, 'e> {
                 return Pushed::Result;
             }
             match stored {
-                Some(bytes) => self
-                    .out
-                    .push((keys, Val::Undefined, Some(Arc::from(bytes)))),
+                Some(bytes) => {
+                    self.hold(&[], &Val::Undefined, Some(bytes));
+                    self.out
+                        .push((keys, Val::Undefined, Some(Arc::from(bytes))));
+                }
                 None => {
                     let value = self.project(row, None);
                     // `SELECT VALUE` of an undefined expression is no result, so it takes no
@@ -579,6 +654,7 @@ impl<'q, 'e> Run<'q, 'e> {
                     if value.is_undefined() {
                         return Pushed::Undefined;
                     }
+                    self.hold(&[], &value, None);
                     self.out.push((keys, value, None));
                 }
             }
@@ -635,6 +711,13 @@ impl<'q, 'e> Run<'q, 'e> {
             self.out.sort_by(|a, b| order_cmp(dirs, &a.0, &b.0));
             self.out.truncate(k);
             self.threshold = self.out.last().map(|r| r.0.clone());
+            if self.env.budget.is_some() {
+                self.held = self
+                    .out
+                    .iter()
+                    .map(|(_, v, stored)| approx_bytes(v) + stored.as_ref().map_or(0, |s| s.len()))
+                    .sum();
+            }
         }
     }
 

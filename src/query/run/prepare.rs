@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use super::access::{self, Probe, Resolver};
+use super::ordered::WalkAfter;
 use super::partition_key::KeyReader;
 use super::pipeline::{
     Run, has_aggregate, result_bound, select_aggregates, streams, works_item_by_item,
@@ -21,7 +22,9 @@ use super::pipeline::{
 use super::request::Request;
 use super::result::IndexMetrics;
 use super::routing::{self, Routing, RoutingKind};
-use super::rules::{check_counts, check_order_by, index_served, is_constant, reverse_scan};
+use super::rules::{
+    check_counts, check_order_by, check_parameters, index_served, is_constant, reverse_scan,
+};
 use super::scope;
 use super::token::Token;
 use crate::error::{Error, Result};
@@ -140,6 +143,9 @@ pub(super) struct Plan<'a> {
     pub(super) ordered_bound: Option<usize>,
     /// Results TOP still allows, after those earlier pages delivered (unbounded without TOP).
     pub(super) top_left: usize,
+    /// Where an ORDER BY the index yields resumes, on a later page of a query without TOP
+    /// or OFFSET (the token records it: see `Token::walk`).
+    pub(super) walk_after: Option<WalkAfter>,
     /// Builds, from each item, only the properties the query reads.
     pub(super) extractor: Extractor,
     /// Reads a result's partition key, which its logical partition is reported by.
@@ -172,6 +178,7 @@ impl<'a> Plan<'a> {
                 .into(),
             None => target,
         };
+        check_parameters(q, &opts.params)?;
         check_counts(q, &opts.params)?;
         let mut routing = routing::route(q, def, &opts.params, opts.partition_key.as_ref())?;
         if let Some(id) = &opts.range {
@@ -211,6 +218,10 @@ impl<'a> Plan<'a> {
         let scored_order = rank::scores_every_document(q, def, root);
         let walkable = !scored_order && (q.filter.is_none() || served);
         let bounds = Bounds::of(q, env, shape, walkable, &token);
+        let walk_after = match &token {
+            Some(t) if bounds.ordered_bound.is_none() && !shape.paged_scan => t.walk_after()?,
+            _ => None,
+        };
         Ok(Plan {
             q,
             root,
@@ -237,6 +248,7 @@ impl<'a> Plan<'a> {
             early_stop: bounds.early_stop,
             ordered_bound: bounds.ordered_bound,
             top_left: bounds.top_left,
+            walk_after,
             extractor: Extractor::new(if shape.stored_star {
                 demand::of_query_without_star(q, root)
             } else {

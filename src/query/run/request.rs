@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::query::eval::budget::Limits;
 use crate::query::eval::value::Val;
 use crate::query::run::result::RangeProgress;
 
@@ -30,6 +31,8 @@ pub struct Request {
     /// Called as each physical partition finishes, so a front end can show a long
     /// fan-out query filling in range by range.
     pub progress: Option<Progress>,
+    /// What a page may spend (the service's 5 s by default; tests bound rows instead).
+    pub limits: Limits,
 }
 
 /// A progress callback (see `Request::progress`).

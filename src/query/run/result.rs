@@ -22,7 +22,7 @@ pub struct RangeProgress {
 }
 
 /// Per-partition metrics, named as the service names them.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryMetrics {
     pub retrieved_document_count: u64,

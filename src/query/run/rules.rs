@@ -165,6 +165,39 @@ pub(crate) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<(
     Ok(())
 }
 
+/// Every parameter the query names has a value in the request (one given without a value
+/// is bound to undefined). The docs require a parameter's name to carry its `@` ("Names of
+/// parameters must begin with '@'", .NET `SqlParameter.Name`); what the service answers for
+/// a name the request does not bind is not documented, and running such a query as if the
+/// value were undefined hides the mistake behind an empty result, so it is a 400 that names
+/// the parameter and where the query uses it.
+pub(crate) fn check_parameters(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
+    let mut unbound = None;
+    q.clone().for_each_expr_mut(&mut |e| {
+        if let ExprKind::Param(name) = &e.kind
+            && !params.contains_key(name)
+            && unbound.is_none()
+        {
+            unbound = Some((name.clone(), e.pos));
+        }
+    });
+    let Some((name, pos)) = unbound else {
+        return Ok(());
+    };
+    let given = if params.is_empty() {
+        "the request gives no parameters".to_string()
+    } else {
+        let mut names: Vec<String> = params.keys().map(|n| format!("@{n}")).collect();
+        names.sort();
+        format!("the request gives {}", names.join(", "))
+    };
+    Err(Error::bad_request(format!(
+        "the query uses parameter @{name}, which has no value: {given}. Pass it as \
+         {{\"name\": \"@{name}\", \"value\": ...}} (on the command line: --param @{name}=JSON)"
+    ))
+    .at(pos.line, pos.column))
+}
+
 pub(super) fn is_constant(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
 }

@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::candidates::Candidate;
+use super::limits;
 use super::partition_key::KeyReader;
 use super::result::{MAX_PAGE_BYTES, QueryMetrics};
 use super::token::Resume;
 use crate::error::{Error, Result};
+use crate::query::eval::budget::Stop;
 use crate::query::eval::env::Env;
 use crate::query::eval::value::Val;
 use crate::query::read::extractor::Extractor;
@@ -111,6 +113,9 @@ pub(super) struct Scan<'a, 'q, 'e> {
     origins: Option<Vec<u8>>,
     /// Set when the page ends inside the scan: where the next page starts.
     pub(super) resume: Option<Resume>,
+    /// Items this page went through completely: a page that runs out of time before the
+    /// first fails instead of returning a continuation that would never advance.
+    items_done: usize,
 }
 
 /// Where a streamed page stopped.
@@ -163,6 +168,9 @@ struct Fed {
     hit: bool,
     /// The item's first row did not fit on the page: the next page loads (and charges) it.
     deferred: bool,
+    /// The page's budget ran out while the item's rows were evaluated: the page ends at
+    /// the first row not delivered (see [`Scan::out_of_budget`]).
+    interrupted: bool,
 }
 
 impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
@@ -196,7 +204,43 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             ranges_entered: 0,
             origins,
             resume: None,
+            items_done: 0,
         }
+    }
+
+    /// Whether the page must end here because it ran out of its budget (see
+    /// [`crate::query::eval::budget`]); an error when it was cancelled, or when the
+    /// page cannot return what it has done: a computed result is whole or nothing, and a
+    /// page that finished no item would not advance.
+    fn out_of_budget(&self) -> Result<bool> {
+        let Some(budget) = self.reading.env.budget else {
+            return Ok(false);
+        };
+        match budget.stopped() {
+            None => Ok(false),
+            Some(Stop::Cancelled) => Err(Error::cancelled("the query was cancelled")),
+            Some(Stop::OutOfTime) if !self.reading.paged_scan => {
+                Err(limits::computed_timeout(budget))
+            }
+            Some(Stop::OutOfTime) if self.items_done == 0 && self.page_rows == 0 => {
+                Err(limits::item_timeout(budget))
+            }
+            Some(Stop::OutOfTime) => Ok(true),
+        }
+    }
+
+    /// Fails when the results a computed query kept so far pass the memory budget (a
+    /// streamed page holds one page, which its own limits bound).
+    fn check_memory(&self) -> Result<()> {
+        let Some(budget) = self.reading.env.budget.filter(|_| !self.reading.paged_scan) else {
+            return Ok(());
+        };
+        let held =
+            self.pipeline.held_bytes() + self.inner.as_ref().map_or(0, |i| i.run.held_bytes());
+        if held > budget.memory_limit() {
+            return Err(limits::over_memory(budget));
+        }
+        Ok(())
     }
 
     /// The origin of the item at key `k` (see [`Scan::origins`]).
@@ -268,6 +312,10 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         Ok(())
     }
 
+    /// One loop over the items, since each step (where the page resumes, its budget and
+    /// bounds, loading, feeding, counting what the service would load) reads and updates
+    /// the same page state.
+    ///
     /// `document_order`: the items come in document order (see `DOCUMENT_ORDER_MAX_ITEMS`),
     /// which the continuation then records, starting at the given document number, of which
     /// the given number of rows went out on an earlier page. Otherwise they come in key order,
@@ -299,6 +347,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 _ => 0,
             };
             let charged_before = skip_rows > 0;
+            if self.reading.env.budget.is_some_and(|b| b.check().is_some())
+                && self.out_of_budget()?
+            {
+                // Out of time: the page ends before this item, as a full page does.
+                self.resume = Some(Resume::at(k, skip_rows, doc));
+                break;
+            }
             if self.page_rows >= self.bounds.cap {
                 if self.bounds.cap == self.bounds.top_left && !self.loads.index_only {
                     // TOP is satisfied: the service loads one document more (N+1).
@@ -340,9 +395,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             }
             let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
             clock.done();
+            if fed.interrupted {
+                // The budget ran out inside this item: what it did is undone, and it fails
+                // the page if it cannot end here.
+                self.out_of_budget()?;
+            }
+            self.check_memory()?;
             if fed.deferred {
                 break;
             }
+            self.items_done += 1;
             let counted = if self.loads.served {
                 fed.matched
             } else {
@@ -385,34 +447,10 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             matched: false,
             hit: false,
             deferred: false,
+            interrupted: false,
         };
-        if let Some(inner) = self.inner.as_mut() {
-            // `FROM (SELECT ... FROM c) x`: the inner query reads the container.
-            for row in rows_of(inner.query, Some(&doc), &[], env) {
-                let pushed = inner.run.push(row);
-                fed.matched |= pushed.passed();
-                if !pushed.is_result() {
-                    continue;
-                }
-                if !inner.item_by_item {
-                    // Its results are known once every range is read (see `finish`).
-                    fed.hit = true;
-                    metrics.output_document_count += 1;
-                    continue;
-                }
-                // Each subquery result goes through the outer query now, as the service
-                // runs the whole query in each partition: the range outputs (and TOP
-                // counts) the outer query's results.
-                let Some(value) = inner.run.take_last_value() else {
-                    continue;
-                };
-                for row in expand_joins(q, vec![vec![(inner.alias.clone(), value)]], env) {
-                    if self.pipeline.push(row).is_result() {
-                        fed.hit = true;
-                        metrics.output_document_count += 1;
-                    }
-                }
-            }
+        if self.inner.is_some() {
+            self.feed_inner(&doc, &mut fed, metrics);
         } else if let Some(row) = self.single_row.as_mut() {
             // `FROM c` without JOINs: the item is the row's only binding.
             if skip_rows > 0 {
@@ -426,6 +464,16 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 } else {
                     self.pipeline.push_ref(row)
                 };
+                if env.stopped() {
+                    // Its evaluation was cut short: the next page evaluates it again.
+                    if pushed.is_result() {
+                        self.pipeline.pop_last();
+                    }
+                    self.resume = Some(Resume::at(k, 0, number));
+                    fed.deferred = true;
+                    fed.interrupted = true;
+                    return fed;
+                }
                 fed.matched = pushed.passed();
                 if pushed.is_result() && !self.fits() {
                     self.resume = Some(Resume::at(k, 0, number));
@@ -437,6 +485,8 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 }
             }
         } else {
+            // The first row not delivered yet.
+            let mut next = skip_rows;
             for (i, row) in rows_of(q, Some(&doc), &[], env).enumerate().skip(skip_rows) {
                 if self.page_rows >= self.bounds.cap {
                     self.resume = Some(Resume::at(k, i, number));
@@ -447,6 +497,13 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 } else {
                     self.pipeline.push(row)
                 };
+                if env.stopped() {
+                    if pushed.is_result() {
+                        self.pipeline.pop_last();
+                    }
+                    break;
+                }
+                next = i + 1;
                 fed.matched |= pushed.passed();
                 if pushed.is_result() && !self.fits() {
                     // Rows before it went out on this page, which loaded the item (a
@@ -462,8 +519,50 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                     self.page_rows += 1;
                 }
             }
+            if env.stopped() && self.resume.is_none() {
+                // Cut short in a row, or in expanding the item's rows (a subquery in a
+                // JOIN or an `IN` source): the next page continues at the first row not
+                // delivered.
+                self.resume = Some(Resume::at(k, next, number));
+                fed.deferred = next == 0;
+                fed.interrupted = true;
+            }
         }
         fed
+    }
+
+    /// Feeds an item to a top-level `FROM (SELECT ... FROM c) x`: the inner query reads
+    /// the container, and its results go through the outer query.
+    fn feed_inner(&mut self, doc: &Val, fed: &mut Fed, metrics: &mut QueryMetrics) {
+        let (q, env) = (self.reading.q, self.reading.env);
+        let Some(inner) = self.inner.as_mut() else {
+            return;
+        };
+        for row in rows_of(inner.query, Some(doc), &[], env) {
+            let pushed = inner.run.push(row);
+            fed.matched |= pushed.passed();
+            if !pushed.is_result() {
+                continue;
+            }
+            if !inner.item_by_item {
+                // Its results are known once every range is read (see `finish`).
+                fed.hit = true;
+                metrics.output_document_count += 1;
+                continue;
+            }
+            // Each subquery result goes through the outer query now, as the service runs
+            // the whole query in each partition: the range outputs (and TOP counts) the
+            // outer query's results.
+            let Some(value) = inner.run.take_last_value() else {
+                continue;
+            };
+            for row in expand_joins(q, vec![vec![(inner.alias.clone(), value)]], env) {
+                if self.pipeline.push(row).is_result() {
+                    fed.hit = true;
+                    metrics.output_document_count += 1;
+                }
+            }
+        }
     }
 
     /// The page's results, where the scan stopped, and, for the first k of an ORDER BY with

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::ordered::WalkAfter;
 use crate::error::{Error, Result};
 use crate::query::eval::value::Val;
 use crate::store::epk::Epk;
@@ -44,6 +45,11 @@ pub(super) struct Token {
     /// compute it over these again, each with its children read as one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     layout: Vec<RangeId>,
+    /// An ORDER BY the index yields continues after this entry: its value (hex), and the
+    /// place of the last result among its ties (range, document). Later pages then read
+    /// one page of entries instead of every entry up to theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    walk: Option<(String, usize, u64)>,
 }
 
 /// Where a streamed page stopped.
@@ -133,6 +139,21 @@ impl Token {
         &self.layout
     }
 
+    /// Where an ORDER BY walk resumes (see [`Token::walk`]).
+    pub(super) fn walk_after(&self) -> Result<Option<WalkAfter>> {
+        self.walk
+            .as_ref()
+            .map(|(hex, range, doc)| {
+                Epk::from_hex(hex)
+                    .map(|value| WalkAfter {
+                        value: value.0,
+                        tie: (*range, *doc),
+                    })
+                    .ok_or_else(|| Error::bad_request("the continuation token is damaged"))
+            })
+            .transpose()
+    }
+
     /// The token for the page after this one, which follows `previous` (none on the first
     /// page), started at result `skip` of a computed result (0 for a streamed scan, which
     /// resumes at `resume` instead) over the ranges `layout`, delivered `delivered` results
@@ -145,7 +166,7 @@ impl Token {
         delivered: usize,
         charged: f64,
         resume: Option<&Resume>,
-        layout: &[RangeId],
+        (layout, walk): (&[RangeId], Option<&WalkAfter>),
     ) -> String {
         let token = Token {
             v: 1,
@@ -165,6 +186,7 @@ impl Token {
                 Some(t) if !t.layout.is_empty() => t.layout.clone(),
                 _ => layout.to_vec(),
             },
+            walk: walk.map(|w| (Epk(w.value.clone()).to_hex(), w.tie.0, w.tie.1)),
         };
         serde_json::to_string(&token).unwrap_or_default()
     }

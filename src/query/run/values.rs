@@ -26,7 +26,7 @@ pub fn over_values(
         .map(|(k, v)| (k.clone(), Val::from_json(v)))
         .collect();
     let ctx = super::function_context(super::token::query_hash(sql, &HashMap::new()));
-    let env = pipeline::env(&params, &ctx, None);
+    let env = pipeline::env(&params, &ctx, None, None);
     let mut run = Run::new(&q, &env);
     for doc in docs {
         let doc = Val::from_json(doc);

@@ -55,6 +55,13 @@ pub enum PolicyError {
     LazyIndexing,
 
     #[error(
+        "The spatial index at position {index} could not be accepted: {reason}. A spatial \
+         index is {{\"path\": \"/location/*\", \"types\": [\"Point\", \"Polygon\", \
+         \"MultiPolygon\", \"LineString\"]}}."
+    )]
+    InvalidSpatialIndex { index: usize, reason: String },
+
+    #[error(
         "Indexing mode value cannot be 'none' when automatic indexing is specified as 'true'. \
          Set 'automatic' to false or leave it out."
     )]

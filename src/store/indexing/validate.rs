@@ -21,6 +21,8 @@ pub const MAX_COMPOSITE_INDEXES: usize = 100;
 pub const MAX_COMPOSITE_PATHS: usize = 8;
 /// A composite index orders by two or more properties; one would be a range index.
 pub const MIN_COMPOSITE_PATHS: usize = 2;
+/// The GeoJSON types a spatial index serves (index-policy.md).
+pub const SPATIAL_TYPES: [&str; 4] = ["Point", "Polygon", "MultiPolygon", "LineString"];
 /// Documented range of `quantizationByteSize` (quantizedFlat and diskANN).
 pub const QUANTIZATION_BYTE_SIZE: std::ops::RangeInclusive<u32> = 1..=512;
 /// Documented range of `indexingSearchListSize` (diskANN only).
@@ -33,7 +35,45 @@ impl IndexingPolicy {
         self.validate_mode()?;
         self.validate_paths()?;
         self.validate_composite_indexes()?;
+        self.validate_spatial_indexes()?;
         self.validate_search_indexes()
+    }
+
+    /// `spatialIndexes`: a list of `{path, types}` whose path is a valid index path and
+    /// whose types are the four GeoJSON types a spatial index serves (index-policy.md:
+    /// "Point, Polygon, MultiPolygon, and LineString"). They are kept, not interpreted:
+    /// the spatial functions evaluate on the loaded items.
+    fn validate_spatial_indexes(&self) -> Result<(), PolicyError> {
+        let Some(spatial) = &self.spatial_indexes else {
+            return Ok(());
+        };
+        let bad = |index, reason: String| PolicyError::InvalidSpatialIndex { index, reason };
+        let serde_json::Value::Array(entries) = spatial else {
+            return Err(bad(0, "spatialIndexes must be a list".into()));
+        };
+        for (index, entry) in entries.iter().enumerate() {
+            let Some(path) = entry.get("path").and_then(serde_json::Value::as_str) else {
+                return Err(bad(index, "it needs a string \"path\"".into()));
+            };
+            parse_policy_path(path)?;
+            let types = match entry.get("types") {
+                None => continue,
+                Some(serde_json::Value::Array(types)) => types,
+                Some(other) => {
+                    return Err(bad(index, format!("\"types\" must be a list, got {other}")));
+                }
+            };
+            for t in types {
+                if !t.as_str().is_some_and(|t| {
+                    SPATIAL_TYPES
+                        .iter()
+                        .any(|known| known.eq_ignore_ascii_case(t))
+                }) {
+                    return Err(bad(index, format!("{t} is not a spatial type")));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `lazy` is refused for new containers; `none` takes no paths and no automatic indexing.

@@ -3,6 +3,7 @@
 
 mod batch;
 mod commands;
+mod contract_gaps;
 mod damage;
 mod full_disk;
 mod read_only;

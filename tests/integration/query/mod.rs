@@ -3,6 +3,7 @@
 //! vector and full-text search, queries run range by range with the query plan, and
 //! fuzzing of the parser and of execution.
 
+mod bounded;
 mod clause_from;
 mod clause_group_by;
 mod clause_join;
@@ -20,6 +21,7 @@ mod functions_string;
 mod functions_types;
 mod fuzz;
 mod operators;
+mod paging;
 mod parser;
 mod ranges_plan;
 mod search;

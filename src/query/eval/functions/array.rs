@@ -88,18 +88,24 @@ fn array_contains(args: &[Val], _: &FnContext) -> Val {
     if x.is_undefined() {
         return Val::Undefined;
     }
-    let found = match (partial, x.as_object()) {
-        (true, Some(wanted)) => items.iter().any(|item| {
-            item.as_object().is_some() && {
-                wanted
+    Val::Bool(items.iter().any(|item| contains_matches(item, x, partial)))
+}
+
+/// Whether `item`, an element of ARRAY_CONTAINS's array, matches the searched `x`: equal, or
+/// with `partial` and an object `x`, an object holding each of `x`'s defined members. The
+/// evaluator applies it element by element to an `ARRAY(subquery)` argument, so the subquery
+/// stops at the first match.
+pub fn contains_matches(item: &Val, x: &Val, partial: bool) -> bool {
+    match (partial, x.as_object()) {
+        (true, Some(wanted)) => {
+            item.as_object().is_some()
+                && wanted
                     .iter()
                     .filter(|(_, v)| !v.is_undefined())
                     .all(|(k, v)| same(&item.get(k), v))
-            }
-        }),
-        _ => contains(items, x),
-    };
-    Val::Bool(found)
+        }
+        _ => same(item, x),
+    }
 }
 
 /// `ARRAY_CONTAINS_ALL(arr, x1, …)`: AND over the searched values, so a missing value gives

@@ -1,0 +1,111 @@
+//! Paging costs one page: an ORDER BY the index yields resumes after the last result (its
+//! sort value and place among ties, in the continuation), and a result computed whole
+//! (DISTINCT, GROUP BY, ORDER BY through a sort) is kept on disk so a later page in a new
+//! process (here: a new engine on the same directory) reads its window. Either way the
+//! pages add up to the unpaged result, ties and all.
+
+use cosmoscope::engine::{Backend, ContainerSettings, Engine, QueryOptions, QueryResult};
+use serde_json::{Value, json};
+
+fn load(dir: &std::path::Path, n: usize) {
+    let engine = Engine::open(dir).unwrap();
+    engine.create_database("db").unwrap();
+    let mut s = ContainerSettings::new(vec!["/pk".into()]);
+    s.throughput = cosmoscope::engine::Throughput::Manual(24_000);
+    engine.create_container("db", "c", s).unwrap();
+    for i in 0..n {
+        // Few distinct prices: long runs of ties across the four ranges.
+        let doc = json!({"id": format!("i{i}"), "pk": format!("p{}", i % 53), "price": i % 7,
+                         "tag": format!("t{}", i % 41)});
+        engine
+            .upsert_item("db", "c", doc.to_string().as_bytes(), None)
+            .unwrap();
+    }
+}
+
+fn page(dir: &std::path::Path, sql: &str, max: usize, token: Option<String>) -> QueryResult {
+    // A new engine per page, as a new process would open the store.
+    let engine = Engine::open(dir).unwrap();
+    let opts = QueryOptions {
+        max_items: Some(max),
+        continuation: token,
+        ..QueryOptions::default()
+    };
+    engine
+        .query("db", "c", sql, &opts)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Every page of `sql` in pages of `max`, each from a new engine, and the tokens.
+fn drain(dir: &std::path::Path, sql: &str, max: usize) -> (Vec<Value>, Vec<String>) {
+    let (mut rows, mut tokens, mut token) = (Vec::new(), Vec::new(), None);
+    loop {
+        let r = page(dir, sql, max, token.take());
+        rows.extend(r.documents.iter().map(|d| d.value().clone()));
+        match r.continuation {
+            Some(t) => {
+                tokens.push(t.clone());
+                token = Some(t);
+            }
+            None => return (rows, tokens),
+        }
+    }
+}
+
+#[test]
+fn an_ordered_walk_resumes_after_its_last_result_across_engines() {
+    let tmp = tempfile::tempdir().unwrap();
+    load(tmp.path(), 300);
+    for sql in [
+        "SELECT c.id, c.price FROM c ORDER BY c.price DESC",
+        "SELECT * FROM c ORDER BY c.price",
+        "SELECT VALUE c.id FROM c ORDER BY c._ts",
+    ] {
+        let whole = page(tmp.path(), sql, 1000, None);
+        let whole: Vec<Value> = whole.documents.iter().map(|d| d.value().clone()).collect();
+        let (paged, tokens) = drain(tmp.path(), sql, 7);
+        assert_eq!(paged, whole, "{sql}");
+        assert!(
+            tokens.iter().all(|t| t.contains("\"walk\"")),
+            "{sql}: each page resumes at a place in the index"
+        );
+    }
+}
+
+#[test]
+fn a_computed_result_is_read_back_from_disk_by_a_later_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    load(tmp.path(), 300);
+    for sql in [
+        "SELECT DISTINCT VALUE c.tag FROM c",
+        "SELECT c.tag, COUNT(1) AS n FROM c GROUP BY c.tag",
+        "SELECT c.id FROM c WHERE c.price >= 0 ORDER BY c.tag",
+        "SELECT c.id FROM c ORDER BY c.price OFFSET 5 LIMIT 200",
+    ] {
+        let whole = page(tmp.path(), sql, 1000, None);
+        let whole: Vec<Value> = whole.documents.iter().map(|d| d.value().clone()).collect();
+        let (paged, _) = drain(tmp.path(), sql, 9);
+        assert_eq!(paged, whole, "{sql}");
+    }
+    let kept = std::fs::read_dir(tmp.path().join("query-results"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(kept > 0, "the results were kept on disk");
+    // A write changes the container: the next page computes the result afresh, still a
+    // window of the (new) whole result.
+    let sql = "SELECT DISTINCT VALUE c.tag FROM c";
+    let first = page(tmp.path(), sql, 10, None);
+    let engine = Engine::open(tmp.path()).unwrap();
+    engine
+        .upsert_item(
+            "db",
+            "c",
+            br#"{"id": "new", "pk": "p0", "tag": "t00"}"#,
+            None,
+        )
+        .unwrap();
+    drop(engine);
+    let second = page(tmp.path(), sql, 10, first.continuation);
+    let values: Vec<Value> = second.documents.iter().map(|d| d.value().clone()).collect();
+    assert_eq!(values.first(), Some(&json!("t17")), "{values:?}");
+}
