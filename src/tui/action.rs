@@ -36,6 +36,8 @@ pub enum Action {
     Collapse,
     Refresh,
     Filter,
+    /// Sorts the loaded results by a column, client-side.
+    Sort,
     RunQuery,
     CancelQuery,
     QueryParams,
@@ -96,6 +98,7 @@ impl Action {
         Action::Collapse,
         Action::Refresh,
         Action::Filter,
+        Action::Sort,
         Action::RunQuery,
         Action::CancelQuery,
         Action::QueryParams,
@@ -154,6 +157,7 @@ impl Action {
             Action::Collapse => "collapse",
             Action::Refresh => "refresh",
             Action::Filter => "filter",
+            Action::Sort => "sort",
             Action::RunQuery => "run",
             Action::CancelQuery => "cancel",
             Action::QueryParams => "params",
@@ -212,7 +216,12 @@ impl Action {
             Action::Expand => "Expand the selected node",
             Action::Collapse => "Collapse the selected node (or go to its parent)",
             Action::Refresh => "Reload the current view from the store",
-            Action::Filter => "Filter the current list (fuzzy)",
+            Action::Filter => {
+                "Filter the current list; in query results, search the loaded results"
+            }
+            Action::Sort => {
+                "Sort the loaded results by the first column shown (ascending, descending, off); client-side, not an ORDER BY"
+            }
             Action::RunQuery => "Run the query in the editor",
             Action::CancelQuery => "Cancel the running query, or else the running job",
             Action::QueryParams => "Edit the values of the query's @parameters",

@@ -38,6 +38,11 @@ pub enum Effect {
         node: NodeKind,
         cursor: Option<String>,
     },
+    /// The databases and every container with its counts, to see whether the tree is
+    /// out of date (`Msg::TreeProbe`).
+    ProbeTree {
+        generation: u64,
+    },
     ReadItem {
         ticket: u64,
         db: String,

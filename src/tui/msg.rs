@@ -24,6 +24,11 @@ pub enum Msg {
         append: bool,
         result: Result<(Vec<NodeKind>, Option<String>), Error>,
     },
+    /// The databases and containers as the store has them now (`Effect::ProbeTree`).
+    TreeProbe {
+        generation: u64,
+        result: Result<Vec<NodeKind>, Error>,
+    },
     Item {
         ticket: u64,
         result: Result<ItemResponse, Error>,

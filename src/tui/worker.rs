@@ -38,6 +38,20 @@ pub fn databases(engine: &dyn Backend) -> Result<(Vec<NodeKind>, Option<String>)
     ))
 }
 
+/// Every database and container with its counts: what the tree's upper levels show.
+pub fn probe_tree(engine: &dyn Backend) -> Result<Vec<NodeKind>> {
+    let (dbs, _) = databases(engine)?;
+    let mut out = Vec::new();
+    for db in dbs {
+        if let NodeKind::Database { db: name, .. } = &db {
+            let containers = container_nodes(engine, name)?;
+            out.push(db);
+            out.extend(containers);
+        }
+    }
+    Ok(out)
+}
+
 /// One page of a node's children and the cursor of the next page.
 pub fn children(
     engine: &dyn Backend,
@@ -483,6 +497,10 @@ pub fn perform(
             append: cursor.is_some(),
             result: children(engine, &node, cursor.as_deref()),
             key: Some(key),
+        }],
+        Effect::ProbeTree { generation } => vec![Msg::TreeProbe {
+            generation,
+            result: probe_tree(engine),
         }],
         Effect::ReadItem {
             ticket,

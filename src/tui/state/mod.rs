@@ -138,10 +138,15 @@ pub enum Confirmed {
 pub enum PromptFor {
     TreeFilter,
     FeedFilter,
+    /// Search within the loaded query results.
+    ResultsFilter,
     FeedStartTime,
     RequestsFilter,
     SampleName,
-    ExportPath { db: String, c: String },
+    ExportPath {
+        db: String,
+        c: String,
+    },
 }
 
 /// Long work running in the background, with its progress.

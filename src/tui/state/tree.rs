@@ -154,6 +154,10 @@ pub struct TreeState {
     pub generation: u64,
     /// A palette jump waiting for levels to load: the node keys' parts, root first.
     pub pending_jump: Option<Vec<String>>,
+    /// When the store was last asked whether the tree is out of date (Unix second), and
+    /// whether that answer is still coming.
+    pub probed_at: i64,
+    pub probing: bool,
 }
 
 impl TreeState {
@@ -334,6 +338,28 @@ impl TreeState {
         self.visible = (0..labels.len()).filter(|&i| keep[i]).collect();
         let rows = self.row_count();
         self.selected = self.selected.min(rows.saturating_sub(1));
+    }
+
+    /// Whether `fresh` (every database and container with its counts) differs from what
+    /// the tree shows: another database, or a shown database or container whose counts
+    /// changed or that is gone.
+    pub fn is_stale(&self, fresh: &[NodeKind]) -> bool {
+        let db_names = |kinds: &mut dyn Iterator<Item = &NodeKind>| -> Vec<String> {
+            kinds
+                .filter_map(|k| match k {
+                    NodeKind::Database { db, .. } => Some(db.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let shown = db_names(&mut self.nodes.iter().filter(|n| n.depth == 0).map(|n| &n.kind));
+        if shown != db_names(&mut fresh.iter()) {
+            return true;
+        }
+        self.nodes.iter().any(|n| match &n.kind {
+            NodeKind::Database { .. } | NodeKind::Container { .. } => !fresh.contains(&n.kind),
+            _ => false,
+        })
     }
 
     /// Moves the selection by `delta` rows, clamped.

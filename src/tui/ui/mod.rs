@@ -119,6 +119,8 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Results => &[
             A::Select,
             A::Help,
+            A::Filter,
+            A::Sort,
             A::LoadMore,
             A::ToggleResults,
             A::FocusEditor,

@@ -32,6 +32,8 @@ pub struct Panel<'a> {
     elapsed_ms: f64,
     /// While the console's query runs: ranges finished and documents they read.
     running: Option<(usize, u64)>,
+    /// The user cancelled it before its last page.
+    cancelled: bool,
     routing: Option<(&'a str, &'a str)>,
     access: Option<&'a AccessView>,
     /// Every physical partition of the container, for the strip.
@@ -66,6 +68,7 @@ impl<'a> Panel<'a> {
             pages: run.pages,
             elapsed_ms: run.elapsed_ms,
             running,
+            cancelled: run.cancelled,
             routing: run.routing.as_ref().map(|(k, r)| (k.as_str(), r.as_str())),
             access: run.access.as_ref(),
             ranges: &q.ranges,
@@ -114,6 +117,7 @@ impl<'a> Panel<'a> {
             pages: 1,
             elapsed_ms,
             running: None,
+            cancelled: false,
             routing: Some((page.routing.kind, page.routing.reason.as_str())),
             access: Some(&page.access),
             ranges,
@@ -178,6 +182,7 @@ fn charge_line(p: &Panel) -> Line<'static> {
             " · running: {done}/{} ranges, {retrieved} docs read",
             p.ranges.len()
         ),
+        None if p.cancelled => " · cancelled".to_string(),
         None => String::new(),
     };
     Line::from(vec![

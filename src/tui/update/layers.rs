@@ -119,6 +119,11 @@ fn submit_prompt(app: &mut App) -> Reaction {
             app.feed.tail.set_filter(&text);
             Reaction::default()
         }
+        PromptFor::ResultsFilter => {
+            app.query.filter = (!text.trim().is_empty()).then_some(text);
+            app.query.refresh_rows();
+            Reaction::default()
+        }
         PromptFor::RequestsFilter => {
             app.requests.tail.set_filter(&text);
             Reaction::default()
@@ -152,6 +157,10 @@ fn cancel_prompt(app: &mut App) {
                 app.tree.refilter();
             }
             PromptFor::FeedFilter => app.feed.tail.set_filter(""),
+            PromptFor::ResultsFilter => {
+                app.query.filter = None;
+                app.query.refresh_rows();
+            }
             PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
             PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
         }
@@ -161,6 +170,13 @@ fn cancel_prompt(app: &mut App) {
 /// Esc without a layer: clear a filter, leave the editor.
 pub fn back(app: &mut App) -> Vec<Effect> {
     if app.layers.pop().is_some() {
+        return Vec::new();
+    }
+    if app.focus == Focus::View
+        && app.view == crate::tui::state::View::Query
+        && app.query.filter.take().is_some()
+    {
+        app.query.refresh_rows();
         return Vec::new();
     }
     if app.tree.filter.take().is_some() {

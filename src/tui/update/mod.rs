@@ -28,8 +28,32 @@ use super::msg::Msg;
 use super::state::{App, Focus, Layer, View};
 use request::{Reaction, Request};
 
-/// Applies one message.
+/// Applies one message; when it moved the selection to another container, the views
+/// that work on the selected container follow it.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    let before = app.container.clone();
+    let mut effects = dispatch(app, msg);
+    if app.container != before {
+        effects.extend(follow_selection(app));
+    }
+    effects
+}
+
+/// The views that work on the selected container move to the one just selected: the
+/// query console (keeping its text), the feed and partitions views when they are shown.
+fn follow_selection(app: &mut App) -> Vec<Effect> {
+    query::follow(app);
+    match app.view {
+        View::Feed => feed::follow(app),
+        View::Partitions => {
+            app.partitions.target = app.container.clone();
+            feed::load_partitions(app)
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(app, key),
         Msg::Paste(text) => on_paste(app, &text),
@@ -40,6 +64,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             append,
             result,
         } => route(tree::on_children(app, generation, key, append, result), app),
+        Msg::TreeProbe { generation, result } => tree::on_probe(app, generation, result),
         Msg::Item { ticket, result } => item::on_item(app, ticket, result),
         Msg::QueryPage {
             ticket,
@@ -159,6 +184,7 @@ fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
     if let Some(request) = requests::reload_tree(app, false) {
         effects.extend(carry_out(app, request));
     }
+    effects.extend(tree::probe_due(app));
     app.feed.tick(now);
     // The partitions view follows load and splits live, once a second.
     if new_second && app.view == View::Partitions && app.partitions.loading.is_none() {
@@ -308,6 +334,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Expand
         | Action::Collapse
         | Action::Refresh
+        | Action::Sort
         | Action::Filter => navigate(app, action),
     }
 }
@@ -361,7 +388,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             }
             query::ensure_schema(app)
         }
-        View::Feed => feed::ensure_subscribed(app),
+        View::Feed => feed::follow(app),
         View::Partitions => {
             app.partitions.target = app.container.clone();
             feed::load_partitions(app)
@@ -396,9 +423,7 @@ fn copy(app: &mut App, action: Action) -> Vec<Effect> {
         }),
         (Focus::View, View::Query) => app
             .query
-            .run
-            .as_ref()
-            .and_then(|r| r.documents.get(app.query.selected))
+            .selected_document()
             .and_then(|d| serde_json::to_string_pretty(d).ok()),
         (Focus::View, View::Feed) => app
             .feed

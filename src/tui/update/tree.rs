@@ -26,6 +26,36 @@ pub fn reload(app: &mut App) -> Vec<Effect> {
     effects
 }
 
+/// Seconds between checks that the tree still shows what the store holds.
+pub const PROBE_SECONDS: i64 = 2;
+
+/// Asks whether the tree is out of date (another process wrote, an import ran), once
+/// every [`PROBE_SECONDS`] and never twice at once.
+pub fn probe_due(app: &mut App) -> Vec<Effect> {
+    if app.tree.probing || app.now - app.tree.probed_at < PROBE_SECONDS {
+        return Vec::new();
+    }
+    app.tree.probing = true;
+    app.tree.probed_at = app.now;
+    vec![Effect::ProbeTree {
+        generation: app.tree.generation,
+    }]
+}
+
+/// Reloads the tree when the store's databases or counts differ from what it shows.
+pub fn on_probe(
+    app: &mut App,
+    generation: u64,
+    result: Result<Vec<NodeKind>, Error>,
+) -> Vec<Effect> {
+    app.tree.probing = false;
+    match result {
+        // A reload since the probe was sent already shows newer counts.
+        Ok(fresh) if generation == app.tree.generation && app.tree.is_stale(&fresh) => reload(app),
+        _ => Vec::new(),
+    }
+}
+
 pub fn on_children(
     app: &mut App,
     generation: u64,

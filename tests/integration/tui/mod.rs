@@ -5,6 +5,8 @@
 mod flows;
 mod gateway;
 mod keymap;
+mod results;
+mod selection;
 mod smoke;
 mod snapshots;
 mod update;
