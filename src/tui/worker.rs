@@ -109,7 +109,8 @@ fn range_nodes(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>>
         .collect())
 }
 
-/// A page of a range's logical partitions, largest first, the hottest of the page marked.
+/// A page of a range's logical partitions, largest first, with the RU each has consumed
+/// (the tree marks the hottest by what changed since it last looked).
 fn logical_nodes(
     engine: &dyn Backend,
     db: &str,
@@ -119,12 +120,6 @@ fn logical_nodes(
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
     let page = engine.largest_logical_partitions(db, c, &range.to_string(), skip, PAGE)?;
-    // The hottest of the page: the one that has consumed the most RU.
-    let hottest = page
-        .logical_partitions
-        .iter()
-        .map(|l| l.statistics.request_charge_total)
-        .fold(0.0, f64::max);
     let kinds = page
         .logical_partitions
         .into_iter()
@@ -132,7 +127,8 @@ fn logical_nodes(
             db: db.to_string(),
             c: c.to_string(),
             range,
-            hottest: hottest > 0.0 && l.statistics.request_charge_total == hottest,
+            ru_total: l.statistics.request_charge_total,
+            hottest: false,
             items: l.statistics.item_count,
             bytes: l.statistics.size_bytes,
             pk: l.partition_key,

@@ -44,6 +44,10 @@ pub enum NodeKind {
         pk: Value,
         items: u64,
         bytes: u64,
+        /// RU it has consumed since it was created, as the store counts it.
+        ru_total: f64,
+        /// It consumed the most RU of its range since the level was last loaded (and
+        /// some): measured by the tree itself, so an idle store marks nothing.
         hottest: bool,
     },
     Item {
@@ -154,6 +158,9 @@ pub struct TreeState {
     pub generation: u64,
     /// A palette jump waiting for levels to load: the node keys' parts, root first.
     pub pending_jump: Option<Vec<String>>,
+    /// The RU total each logical partition had when its level last loaded, by node key:
+    /// what the hot marks are measured against.
+    pub ru_seen: std::collections::HashMap<String, f64>,
     /// When the store was last asked whether the tree is out of date (Unix second), and
     /// whether that answer is still coming.
     pub probed_at: i64,
@@ -338,6 +345,28 @@ impl TreeState {
         self.visible = (0..labels.len()).filter(|&i| keep[i]).collect();
         let rows = self.row_count();
         self.selected = self.selected.min(rows.saturating_sub(1));
+    }
+
+    /// Marks as hottest the logical partitions among `kinds` (a level just loaded under
+    /// the node `parent`) that consumed the most RU since that level last loaded, if any
+    /// consumed some; the first load of a level marks nothing, as nothing was measured.
+    pub fn mark_hot(&mut self, parent: &str, kinds: &mut [NodeKind]) {
+        let mut deltas = Vec::with_capacity(kinds.len());
+        for k in kinds.iter() {
+            let NodeKind::Logical { pk, ru_total, .. } = k else {
+                deltas.push(0.0);
+                continue;
+            };
+            let key = format!("{parent}\u{1f}{pk}");
+            let before = self.ru_seen.insert(key, *ru_total).unwrap_or(*ru_total);
+            deltas.push(ru_total - before);
+        }
+        let most = deltas.iter().copied().fold(0.0, f64::max);
+        for (k, delta) in kinds.iter_mut().zip(deltas) {
+            if let NodeKind::Logical { hottest, .. } = k {
+                *hottest = most > 0.0 && delta == most;
+            }
+        }
     }
 
     /// Whether `fresh` (every database and container with its counts) differs from what

@@ -69,7 +69,8 @@ pub fn on_children(
     let key = key.unwrap_or_default();
     let selected_key = app.tree.selected_node().map(|n| n.key.clone());
     match result {
-        Ok((kinds, more)) => {
+        Ok((mut kinds, more)) => {
+            app.tree.mark_hot(&key, &mut kinds);
             for k in &kinds {
                 if let NodeKind::Container {
                     db, c, pk_paths, ..

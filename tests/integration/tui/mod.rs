@@ -5,6 +5,7 @@
 mod flows;
 mod gateway;
 mod keymap;
+mod partition_picture;
 mod results;
 mod selection;
 mod smoke;

@@ -4,9 +4,7 @@
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::msg::Msg;
-use cosmoscope::tui::state::{App, Focus, Layer, View};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use cosmoscope::tui::state::{Focus, Layer, View};
 use serde_json::json;
 
 use super::update::{keys, page, run_ticket, with_container};
@@ -161,26 +159,6 @@ fn walking_history_past_the_newest_entry_gives_back_the_draft() {
     );
 }
 
-/// Draws `app` on a `width`×`height` test terminal and returns the frame as text.
-fn draw(app: &App, width: u16, height: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
-    term.draw(|f| {
-        cosmoscope::tui::ui::draw(f, app);
-    })
-    .expect("a frame");
-    let buf = term.backend().buffer();
-    (0..buf.area.height)
-        .map(|y| {
-            (0..buf.area.width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees() {
     let mut a = with_container();
@@ -207,7 +185,7 @@ fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees()
     let more = keys(&mut a, "<esc> m");
     let t2 = run_ticket(&more);
     assert_eq!(keys(&mut a, "<c-x>"), [Effect::CancelQuery { ticket: t2 }]);
-    let frame = draw(&a, 120, 30);
+    let frame = draw_app(&a, 120, 30);
     let status = frame.lines().nth(28).unwrap_or_default();
     assert!(
         status.contains("3.5 RU  query cancelled after 1 page: 3.5 RU spent, 1 documents loaded"),
@@ -234,7 +212,7 @@ fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees()
         },
     );
     assert!(late.is_empty());
-    let frame = draw(&a, 120, 30);
+    let frame = draw_app(&a, 120, 30);
     assert!(!frame.contains("No documents matched"), "{frame}");
     assert!(
         frame.contains("Cancelled: 0 RU spent, no documents loaded."),
