@@ -352,7 +352,8 @@ fn read_new(
     Ok((rows, charge))
 }
 
-/// Fills the palette: databases, containers and ranges first, then every item id.
+/// Fills the palette: databases, containers and ranges first, then every partition key
+/// value, then every item id.
 pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
     let Ok(dbs) = engine.list_databases() else {
         return;
@@ -379,6 +380,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
             containers.push((d.id.clone(), c.id));
         }
     }
+    let mut ranges = Vec::new();
     for (db, c) in &containers {
         if let Ok(report) = engine.partitions(db, c, 0, 0) {
             for r in report.partitions {
@@ -392,7 +394,13 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                     },
                 }
                 .push_into(injector);
+                ranges.push((db, c, r.id));
             }
+        }
+    }
+    for (db, c, range) in ranges {
+        if !stream_logical_partitions(engine, injector, stop, db, c, &range) {
+            return;
         }
     }
     for (db, c) in &containers {
@@ -421,6 +429,46 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 Some(n) => after = Some(n),
                 None => break,
             }
+        }
+    }
+}
+
+/// Adds a range's partition key values to the palette; false when told to stop.
+fn stream_logical_partitions(
+    engine: &dyn Backend,
+    injector: &nucleo::Injector<Entry>,
+    stop: &AtomicBool,
+    db: &str,
+    c: &str,
+    range: &str,
+) -> bool {
+    let mut after: Option<String> = None;
+    loop {
+        if stop.load(Ordering::Acquire) {
+            return false;
+        }
+        let Ok(page) = engine.logical_partitions(db, c, range, after.as_deref(), 5_000) else {
+            return true;
+        };
+        for l in page.logical_partitions {
+            Entry {
+                text: format!(
+                    "{} · key in {db}/{c} #{range}",
+                    super::state::tree::pk_label(&l.partition_key)
+                ),
+                kind: "key",
+                target: Target::Logical {
+                    db: db.to_string(),
+                    c: c.to_string(),
+                    range: range.parse().unwrap_or_default(),
+                    pk: l.partition_key,
+                },
+            }
+            .push_into(injector);
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return true,
         }
     }
 }

@@ -134,6 +134,20 @@ impl Node {
     }
 }
 
+/// A fuzzy matcher for the filter `text` (smart case): every word must match.
+fn matcher_for(text: &str) -> impl FnMut(&str) -> bool {
+    let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
+    let pattern = Pattern::parse(text, CaseMatching::Smart, Normalization::Smart);
+    let empty = text.is_empty();
+    move |label: &str| {
+        let mut buf = Vec::new();
+        empty
+            || pattern
+                .score(nucleo::Utf32Str::new(label, &mut buf), &mut matcher)
+                .is_some()
+    }
+}
+
 /// A partition key value as a person reads it: strings unquoted where that is unambiguous.
 pub fn pk_label(pk: &Value) -> String {
     match pk {
@@ -158,6 +172,9 @@ pub struct TreeState {
     pub generation: u64,
     /// A palette jump waiting for levels to load: the node keys' parts, root first.
     pub pending_jump: Option<Vec<String>>,
+    /// Every database and container with its counts, as the last probe found them: what
+    /// the filter searches beyond the expanded levels.
+    pub catalog: Vec<NodeKind>,
     /// The RU total each logical partition had when its level last loaded, by node key:
     /// what the hot marks are measured against.
     pub ru_seen: std::collections::HashMap<String, f64>,
@@ -327,13 +344,10 @@ impl TreeState {
             .enumerate()
             .map(|(i, n)| (i, n.label()))
             .collect();
-        let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
-        let pattern = Pattern::parse(&text, CaseMatching::Smart, Normalization::Smart);
+        let mut matches = matcher_for(&text);
         let mut keep = vec![false; labels.len()];
         for (i, label) in &labels {
-            let mut buf = Vec::new();
-            let hay = nucleo::Utf32Str::new(label, &mut buf);
-            if text.is_empty() || pattern.score(hay, &mut matcher).is_some() {
+            if matches(label) {
                 keep[*i] = true;
                 let mut j = *i;
                 while let Some(p) = self.parent_of(j) {
@@ -389,6 +403,25 @@ impl TreeState {
             NodeKind::Database { .. } | NodeKind::Container { .. } => !fresh.contains(&n.kind),
             _ => false,
         })
+    }
+
+    /// The databases not expanded in the tree that hold a container the filter matches.
+    pub fn databases_to_reveal(&self) -> Vec<String> {
+        let Some(text) = self.filter.as_deref().filter(|t| !t.trim().is_empty()) else {
+            return Vec::new();
+        };
+        let mut matches = matcher_for(text);
+        let mut out: Vec<String> = Vec::new();
+        for kind in &self.catalog {
+            if let NodeKind::Container { db, c, .. } = kind
+                && matches(c)
+                && !out.contains(db)
+                && self.find(db).is_some_and(|i| !self.nodes[i].expanded)
+            {
+                out.push(db.clone());
+            }
+        }
+        out
     }
 
     /// Moves the selection by `delta` rows, clamped.

@@ -62,7 +62,7 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             }
         },
         Layer::Confirm { .. } => Some(on_confirm_key(app, key, action).into()),
-        Layer::Prompt { input, .. } => match (action, key.code) {
+        Layer::Prompt { input, purpose, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {
                 cancel_prompt(app);
@@ -70,9 +70,15 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             }
             (Some(Action::Quit), _) => None,
             _ => {
+                let tree = *purpose == PromptFor::TreeFilter;
                 input.handle_key(key);
                 after_text_edit(app, false);
-                Some(Reaction::default())
+                // The tree filter searches what is not expanded too.
+                Some(if tree {
+                    Request::RevealTreeMatches.into()
+                } else {
+                    Reaction::default()
+                })
             }
         },
         Layer::Params { fields, selected } => match (action, key.code) {
@@ -248,6 +254,10 @@ fn choose(app: &mut App) -> Reaction {
         Target::Range { db, c, range } => {
             app.container = Some((db.clone(), c.clone()));
             Request::JumpTo(vec![db, c, format!("r{range}")])
+        }
+        Target::Logical { db, c, range, pk } => {
+            app.container = Some((db.clone(), c.clone()));
+            Request::JumpTo(vec![db, c, format!("r{range}"), pk.to_string()])
         }
         Target::Item { db, c, pk, id } => {
             app.container = Some((db.clone(), c.clone()));

@@ -169,6 +169,7 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
     match request {
         Request::Act(action) => act(app, action),
         Request::ReloadTree => tree::reload(app),
+        Request::RevealTreeMatches => tree::reveal_matches(app),
         Request::JumpTo(path) => route(tree::jump(app, &path), app),
         Request::ReadItem { db, c, id, pk } => item::read(app, db, c, id, pk),
         Request::StartJob { title, job } => jobs::start(app, title, job),

@@ -49,11 +49,55 @@ pub fn on_probe(
     result: Result<Vec<NodeKind>, Error>,
 ) -> Vec<Effect> {
     app.tree.probing = false;
-    match result {
-        // A reload since the probe was sent already shows newer counts.
-        Ok(fresh) if generation == app.tree.generation && app.tree.is_stale(&fresh) => reload(app),
-        _ => Vec::new(),
+    let Ok(fresh) = result else {
+        return Vec::new();
+    };
+    // A reload since the probe was sent already shows newer counts.
+    let stale = generation == app.tree.generation && app.tree.is_stale(&fresh);
+    app.tree.catalog = fresh;
+    let mut effects = if stale { reload(app) } else { Vec::new() };
+    effects.extend(reveal_matches(app));
+    effects
+}
+
+/// Opens the databases whose containers the filter matches (they may not be loaded yet),
+/// so the filter searches the whole tree, not only what is expanded; asks for the list
+/// of every container first when there is none yet.
+pub fn reveal_matches(app: &mut App) -> Vec<Effect> {
+    if app
+        .tree
+        .filter
+        .as_deref()
+        .is_none_or(|f| f.trim().is_empty())
+    {
+        return Vec::new();
     }
+    if app.tree.catalog.is_empty() {
+        if app.tree.probing {
+            return Vec::new();
+        }
+        app.tree.probing = true;
+        return vec![Effect::ProbeTree {
+            generation: app.tree.generation,
+        }];
+    }
+    let mut effects = Vec::new();
+    for db in app.tree.databases_to_reveal() {
+        let Some(i) = app.tree.find(&db) else {
+            continue;
+        };
+        let node = app.tree.nodes[i].clone();
+        app.tree
+            .set_children(&node.key, vec![NodeKind::Note("loading…".into())], None);
+        effects.push(Effect::LoadChildren {
+            generation: app.tree.generation,
+            key: node.key,
+            node: node.kind,
+            cursor: None,
+        });
+    }
+    app.tree.refilter();
+    effects
 }
 
 pub fn on_children(
