@@ -69,7 +69,10 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Resu
         app.error(format!(
             "{p} (defaults used{})",
             if problems.len() > 1 {
-                format!(", {} more problems", problems.len() - 1)
+                format!(
+                    ", {} more",
+                    ui::plural((problems.len() - 1) as u64, "problem")
+                )
             } else {
                 String::new()
             }

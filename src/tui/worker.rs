@@ -756,7 +756,7 @@ pub fn run_job(
                 &crate::samples::LoadOptions::default(),
                 &mut progress,
             )
-            .map(|r| format!("loaded {name}: {} items", r.items))
+            .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item")))
         }
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
@@ -839,7 +839,10 @@ fn export(
         Ok(())
     })?;
     out.flush().map_err(io)?;
-    Ok(format!("exported {n} items of {db}/{c} to {path}"))
+    Ok(format!(
+        "exported {} of {db}/{c} to {path}",
+        crate::tui::ui::plural(n as u64, "item")
+    ))
 }
 
 #[cfg(test)]

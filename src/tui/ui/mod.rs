@@ -182,6 +182,16 @@ pub fn fmt_rate(rate: f64) -> String {
     }
 }
 
+/// `1 container`, `2 containers`: a count with its noun, singular for one.
+pub fn plural(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `1.2 MB`, `830 B`.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
@@ -248,4 +258,16 @@ pub fn is_focused(app: &App, view: bool) -> bool {
         } else {
             app.focus == Focus::Tree
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(plural(1u64, "container"), "1 container");
+        assert_eq!(plural(0u64, "container"), "0 containers");
+        assert_eq!(plural(2u64, "request"), "2 requests");
+    }
 }

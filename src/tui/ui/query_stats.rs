@@ -179,8 +179,9 @@ pub fn draw(f: &mut Frame, area: Rect, panel: Option<&Panel>, empty: &str) {
 fn charge_line(p: &Panel) -> Line<'static> {
     let running = match p.running {
         Some((done, retrieved)) => format!(
-            " · running: {done}/{} ranges, {retrieved} docs read",
-            p.ranges.len()
+            " · running: {done}/{} read, {} read",
+            super::plural(p.ranges.len() as u64, "range"),
+            super::plural(retrieved, "doc")
         ),
         None if p.cancelled => " · cancelled".to_string(),
         None => String::new(),
@@ -189,10 +190,9 @@ fn charge_line(p: &Panel) -> Line<'static> {
         Span::styled(format!("{} RU", fmt_ru(p.request_charge)), theme().charge),
         Span::styled(
             format!(
-                " {} docs · {} page{} · {:.1} ms{running}",
-                p.documents,
-                p.pages,
-                if p.pages == 1 { "" } else { "s" },
+                " {} · {} · {:.1} ms{running}",
+                super::plural(p.documents as u64, "doc"),
+                super::plural(p.pages as u64, "page"),
                 p.elapsed_ms
             ),
             theme().dim,

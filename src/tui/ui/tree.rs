@@ -45,7 +45,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
     let (name, detail, name_style) = match &node.kind {
         NodeKind::Database { db, containers } => (
             db.clone(),
-            format!("{containers} containers"),
+            super::plural(*containers as u64, "container"),
             theme().header,
         ),
         NodeKind::Container {

@@ -146,13 +146,13 @@ fn draw_detail(f: &mut Frame, p: &PatternReport, area: Rect) {
     for d in &p.designs.0 {
         lines.push(Line::styled(
             format!(
-                "{}: {} RU median ({}–{}), {:.1} ms, {} requests",
+                "{}: {} RU median ({}–{}), {:.1} ms, {}",
                 d.design,
                 fmt_ru(d.request_charge),
                 fmt_ru(d.request_charge_min),
                 fmt_ru(d.request_charge_max),
                 d.latency_ms,
-                d.requests
+                super::plural(d.requests as u64, "request")
             ),
             theme().title,
         ));

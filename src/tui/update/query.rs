@@ -162,9 +162,9 @@ pub fn cancel(app: &mut App) -> Vec<Effect> {
             n => format!("after {n} pages"),
         };
         let text = format!(
-            "query cancelled {pages}: {} RU spent, {} documents loaded",
+            "query cancelled {pages}: {} RU spent, {} loaded",
             crate::tui::ui::fmt_ru(run.request_charge),
-            run.documents.len()
+            crate::tui::ui::plural(run.documents.len() as u64, "document")
         );
         app.last_charge = Some(run.request_charge);
         app.info(text);

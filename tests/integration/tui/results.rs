@@ -188,7 +188,7 @@ fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees()
     let frame = draw_app(&a, 120, 30);
     let status = frame.lines().nth(28).unwrap_or_default();
     assert!(
-        status.contains("3.5 RU  query cancelled after 1 page: 3.5 RU spent, 1 documents loaded"),
+        status.contains("3.5 RU  query cancelled after 1 page: 3.5 RU spent, 1 document loaded"),
         "{frame}"
     );
     assert!(
@@ -196,7 +196,7 @@ fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees()
         "{frame}"
     );
     assert!(
-        frame.contains("3.5 RU 1 docs · 1 page · 1.0 ms · cancelled"),
+        frame.contains("3.5 RU 1 doc · 1 page · 1.0 ms · cancelled"),
         "{frame}"
     );
 
