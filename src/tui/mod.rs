@@ -46,6 +46,25 @@ pub struct GatewayOptions {
     pub key: Option<String>,
 }
 
+/// Every problem of the keymap and theme files goes into the message log; the status line
+/// says how many there are and where to read them. Reported, not fatal: the defaults stand
+/// in for whatever was wrong.
+pub fn report_problems(app: &mut App, problems: &[String]) {
+    for p in problems {
+        app.error(format!("{p} (default used)"));
+    }
+    if problems.len() > 1 {
+        let key = app
+            .keymap
+            .key_for(keymap::Mode::Tree, action::Action::Messages)
+            .map_or_else(|| "the palette's messages".to_string(), |k| k.to_string());
+        app.error(format!(
+            "{}: the keymap and theme files have problems (defaults used); {key} lists them all",
+            ui::plural(problems.len() as u64, "problem")
+        ));
+    }
+}
+
 /// Runs the terminal UI on `engine` until the user quits.
 pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Result<()> {
     let config = platform::config_dir();
@@ -64,20 +83,7 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Resu
         .map(|p| p.0)
         .chain(theme_problems)
         .collect();
-    if let Some(p) = problems.first() {
-        // Reported, not fatal: the defaults stand in for whatever was wrong.
-        app.error(format!(
-            "{p} (defaults used{})",
-            if problems.len() > 1 {
-                format!(
-                    ", {} more",
-                    ui::plural((problems.len() - 1) as u64, "problem")
-                )
-            } else {
-                String::new()
-            }
-        ));
-    }
+    report_problems(&mut app, &problems);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

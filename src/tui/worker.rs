@@ -341,6 +341,7 @@ fn read_new(
                 current: ch.current.map(Document::into_value),
                 previous: ch.previous.map(Document::into_value),
                 ttl_expired: ch.ttl_expired,
+                search: Default::default(),
             });
         }
         req.start = FeedStart::Continuation(page.continuation);

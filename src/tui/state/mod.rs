@@ -89,6 +89,10 @@ pub enum Layer {
     Help {
         scroll: usize,
     },
+    /// The session's messages, newest last.
+    Messages {
+        scroll: usize,
+    },
     Palette,
     /// A question with a yes/no answer and what to do on yes.
     Confirm {
@@ -189,6 +193,17 @@ pub enum Level {
     Error,
 }
 
+/// How many messages the session's log keeps.
+pub const LOG_LIMIT: usize = 500;
+
+/// A message as the log keeps it: when (Unix second), how grave, and its whole text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEntry {
+    pub at: i64,
+    pub level: Level,
+    pub text: String,
+}
+
 /// The partitions view: the report and its refresh ticket.
 #[derive(Debug, Clone, Default)]
 pub struct PartitionsState {
@@ -250,6 +265,11 @@ pub struct App {
     pub last_charge: Option<f64>,
     pub job: Option<Job>,
     pub message: Option<(Level, String)>,
+    /// Every message of the session, oldest first (the status line shows the last, cut
+    /// to fit; the log shows them whole).
+    pub log: std::collections::VecDeque<LogEntry>,
+    /// The focused pane has the whole screen.
+    pub zoom: bool,
     /// Unix second of the last tick (drives the feed rate and partitions refresh).
     pub now: i64,
     /// Tickets for background work: every result carries the ticket it was asked with,
@@ -283,6 +303,8 @@ impl App {
             last_charge: None,
             job: None,
             message: None,
+            log: Default::default(),
+            zoom: false,
             now: 0,
             next_ticket: 1,
             quit: false,
@@ -298,7 +320,7 @@ impl App {
     /// The keymap mode keys are read in now.
     pub fn mode(&self) -> Mode {
         match self.layers.last() {
-            Some(Layer::Help { .. }) => Mode::Help,
+            Some(Layer::Help { .. } | Layer::Messages { .. }) => Mode::Help,
             Some(Layer::Palette) => Mode::Palette,
             Some(Layer::Prompt { .. } | Layer::Params { .. } | Layer::Confirm { .. }) => {
                 Mode::Input
@@ -330,10 +352,23 @@ impl App {
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Info, text.into()));
+        self.say(Level::Info, text.into());
     }
 
     pub fn error(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Error, text.into()));
+        self.say(Level::Error, text.into());
+    }
+
+    /// Shows a message on the status line and keeps it in the log.
+    fn say(&mut self, level: Level, text: String) {
+        self.log.push_back(LogEntry {
+            at: self.now,
+            level,
+            text: text.clone(),
+        });
+        if self.log.len() > LOG_LIMIT {
+            self.log.pop_front();
+        }
+        self.message = Some((level, text));
     }
 }

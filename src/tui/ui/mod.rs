@@ -31,10 +31,24 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         Constraint::Length(1),
     ])
     .areas(area);
-    let tree_width = (main.width / 3).clamp(24, 44);
+    // The tree takes a third of the width (so long names and keys show on a wide screen),
+    // or, zoomed, the focused pane takes it all.
+    let tree_width = match (app.zoom, app.focus) {
+        (true, Focus::Tree) => main.width,
+        (true, _) => 0,
+        (false, _) => (main.width / 3).max(24).min(main.width),
+    };
     let [left, right] =
-        Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(main);
-    tree::draw(f, app, left);
+        Layout::horizontal([Constraint::Length(tree_width), Constraint::Fill(1)]).areas(main);
+    if left.width > 0 {
+        tree::draw(f, app, left);
+    }
+    if right.width == 0 {
+        status::draw(f, app, status);
+        draw_hints(f, app, hints);
+        overlays::draw(f, app, area);
+        return app.page_rows.max(1);
+    }
     let rows = match app.view {
         View::Item => item::draw(f, app, right),
         View::Query => query::draw(f, app, right),

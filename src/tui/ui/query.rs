@@ -58,7 +58,10 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
     let cursor = draw_editor(f, app, editor);
     let (results, stats) = if rest.width >= 90 {
-        let [r, s] = Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
+        // The stats panel grows with the window: routing reasons and key values are long.
+        let stats_width = (rest.width * 9 / 20).max(42);
+        let [r, s] =
+            Layout::horizontal([Constraint::Min(30), Constraint::Length(stats_width)]).areas(rest);
         (r, s)
     } else {
         let stats_height = (rest.height / 2).clamp(8, 16);

@@ -16,8 +16,8 @@ use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
 pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Option<Reaction> {
     let top = app.layers.last_mut()?;
     match top {
-        Layer::Help { scroll } => match action {
-            Some(Action::Back | Action::Help) => {
+        Layer::Help { scroll } | Layer::Messages { scroll } => match action {
+            Some(Action::Back | Action::Help | Action::Messages) => {
                 app.layers.pop();
                 Some(Reaction::default())
             }

@@ -252,6 +252,16 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             app.layers.push(Layer::Help { scroll: 0 });
             Vec::new()
         }
+        Action::Messages => {
+            // Opened at the newest message.
+            let scroll = app.log.len().saturating_sub(1);
+            app.layers.push(Layer::Messages { scroll });
+            Vec::new()
+        }
+        Action::Zoom => {
+            app.zoom = !app.zoom;
+            Vec::new()
+        }
         Action::Palette => layers::open_palette(app),
         Action::Back => layers::back(app),
         Action::FocusNext | Action::FocusPrev => {

@@ -6,6 +6,7 @@ mod finding;
 mod flows;
 mod gateway;
 mod keymap;
+mod layout;
 mod partition_picture;
 mod results;
 mod selection;

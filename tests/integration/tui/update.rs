@@ -154,6 +154,7 @@ fn feed_row(id: &str, lsn: u64) -> FeedRow {
         current: Some(json!({"id": id, "pk": "c-1"})),
         previous: None,
         ttl_expired: false,
+        search: Default::default(),
     }
 }
 

@@ -1,0 +1,102 @@
+//! The screen as a modeller uses it (issue 23): a pane zoomed to the whole screen, the
+//! message log, and the change feed following new events and filtering whole documents.
+
+use cosmoscope::tui::state::Focus;
+use serde_json::json;
+
+use crate::support::tui_store::*;
+
+#[test]
+fn z_zooms_the_focused_pane_and_back() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("<c-n> <f5> <esc>");
+    assert_eq!(h.app.focus, Focus::View);
+    h.keys("z");
+    let frame = h.render();
+    assert!(!frame.contains("Resources"), "{frame}");
+    assert!(frame.starts_with("┌ Query · shop/orders"), "{frame}");
+    // Focus moves to the tree: zoomed, the tree has the screen.
+    h.keys("<tab>");
+    let frame = h.render();
+    assert!(frame.starts_with("┌ Resources"), "{frame}");
+    assert!(!frame.contains("Query · shop/orders"), "{frame}");
+    h.keys("z");
+    let frame = h.render();
+    assert!(
+        frame.contains("Resources") && frame.contains("Query · shop/orders"),
+        "{frame}"
+    );
+}
+
+#[test]
+fn the_message_log_holds_every_message_whole() {
+    let mut s = store(80, 24);
+    let h = &mut s.h;
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("<c-n> <c-a> <c-k>");
+    h.type_text("SELECT * FROM c WHERE c.pk = @customer AND c.status = @status");
+    h.keys("<f5>");
+    // A long error, cut on the status line at 80 columns.
+    let long = h.app.message.clone().expect("a message").1;
+    assert!(long.contains("@customer has no value"), "{long}");
+    h.keys("<esc> <esc> y");
+    let last = h.app.message.clone().expect("a message").1;
+    h.keys("M");
+    let frame = h.render();
+    assert!(frame.contains("Messages · 2 this session"), "{frame}");
+    let flat: String = frame
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains(&long), "the whole error:\n{frame}");
+    assert!(flat.contains(&last), "{frame}");
+    h.keys("<esc>");
+    assert!(h.app.layers.is_empty());
+}
+
+#[test]
+fn the_feed_follows_new_events_at_the_bottom_and_filters_whole_documents() {
+    let mut s = store(120, 30);
+    s.h.keys("<enter>");
+    select(&mut s.h, ORDERS);
+    s.h.keys("3");
+    for n in 13..=50 {
+        create(&s.engine, ORDERS, &order(n));
+    }
+    s.h.poll_feeds();
+    let frame = s.h.render();
+    assert!(frame.contains("o-50"), "the newest is on screen:\n{frame}");
+    // One more arrives: it shows too.
+    create(&s.engine, ORDERS, &order(51));
+    s.h.poll_feeds();
+    let frame = s.h.render();
+    assert!(frame.contains("o-51"), "{frame}");
+
+    // Words match the whole document: `delivered` is a status, not in any id.
+    s.h.keys("/");
+    s.h.type_text("delivered");
+    s.h.keys("<enter>");
+    let visible = s.h.app.feed.tail.visible();
+    assert!(!visible.is_empty());
+    for &i in &visible {
+        let doc = s.h.app.feed.tail.rows[i]
+            .current
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(doc["status"], json!("Delivered"), "{doc}");
+    }
+    // A filter that hides everything says how many events it hides.
+    s.h.keys("/ <c-u>");
+    s.h.type_text("zebra");
+    s.h.keys("<enter>");
+    let frame = s.h.render();
+    assert!(
+        frame.contains("the filter /zebra hides all 39 events"),
+        "{frame}"
+    );
+}
