@@ -842,7 +842,7 @@ fn export(
     out.flush().map_err(io)?;
     Ok(format!(
         "exported {} of {db}/{c} to {path}",
-        crate::tui::ui::plural(n as u64, "item")
+        crate::tui::ui::plural(n, "item")
     ))
 }
 

@@ -396,13 +396,15 @@ mod tests {
     #[test]
     fn search_and_sort_pick_and_order_the_rows() {
         let mut q = QueryState::default();
-        let mut run = QueryRun::default();
-        run.documents = vec![
-            json!({"id": "a", "n": 2, "city": "Oslo"}),
-            json!({"id": "b", "n": 10}),
-            json!({"id": "c", "n": "x", "city": "Lyon"}),
-            json!({"id": "d"}),
-        ];
+        let run = QueryRun {
+            documents: vec![
+                json!({"id": "a", "n": 2, "city": "Oslo"}),
+                json!({"id": "b", "n": 10}),
+                json!({"id": "c", "n": "x", "city": "Lyon"}),
+                json!({"id": "d"}),
+            ],
+            ..Default::default()
+        };
         q.run = Some(run);
         q.refresh_rows();
         assert_eq!(q.rows(), [0, 1, 2, 3]);

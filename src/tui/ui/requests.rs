@@ -69,7 +69,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         Paragraph::new(Line::styled(
             format!(
                 "{} · {} dropped · {} RU{filter}",
-                super::plural(r.tail.received as u64, "request"),
+                super::plural(r.tail.received, "request"),
                 r.tail.dropped,
                 fmt_ru(r.request_charge)
             ),
