@@ -138,3 +138,20 @@ pub fn text_of(buf: &Buffer) -> String {
 pub fn draw_app(app: &cosmoscope::tui::state::App, width: u16, height: u16) -> String {
     text_of(&frame_of(app, width, height))
 }
+
+/// Expands the tree along `labels` from the top (`shop`, `orders`, `range 3`): each is
+/// selected with `j`/`k` and opened with Enter.
+pub fn expand(h: &mut Harness, labels: &[&str]) {
+    for label in labels {
+        select(h, label);
+        h.keys("<enter>");
+    }
+}
+
+/// Opens the query console on `orders` with `sql` typed in place of the starter query.
+pub fn type_query(h: &mut Harness, sql: &str) {
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("<c-n> <c-a> <c-k>");
+    h.type_text(sql);
+}

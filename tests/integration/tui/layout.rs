@@ -10,9 +10,8 @@ use crate::support::tui_store::*;
 fn z_zooms_the_focused_pane_and_back() {
     let mut s = store(120, 40);
     let h = &mut s.h;
-    h.keys("<enter>");
-    select(h, ORDERS);
-    h.keys("<c-n> <f5> <esc>");
+    type_query(h, "SELECT * FROM c");
+    h.keys("<f5> <esc>");
     assert_eq!(h.app.focus, Focus::View);
     h.keys("z");
     let frame = h.render();
@@ -35,10 +34,10 @@ fn z_zooms_the_focused_pane_and_back() {
 fn the_message_log_holds_every_message_whole() {
     let mut s = store(80, 24);
     let h = &mut s.h;
-    h.keys("<enter>");
-    select(h, ORDERS);
-    h.keys("<c-n> <c-a> <c-k>");
-    h.type_text("SELECT * FROM c WHERE c.pk = @customer AND c.status = @status");
+    type_query(
+        h,
+        "SELECT * FROM c WHERE c.pk = @customer AND c.status = @status",
+    );
     h.keys("<f5>");
     // A long error, cut on the status line at 80 columns.
     let long = h.app.message.clone().expect("a message").1;

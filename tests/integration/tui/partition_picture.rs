@@ -69,11 +69,7 @@ fn a_touched_range_too_narrow_for_a_cell_is_still_drawn_and_lit() {
 #[test]
 fn hot_marks_show_only_where_rus_were_measured_since_the_last_look() {
     let mut s = store(120, 40);
-    s.h.keys("<enter>");
-    select(&mut s.h, ORDERS);
-    s.h.keys("<enter>");
-    select(&mut s.h, "range 3");
-    s.h.keys("<enter>");
+    expand(&mut s.h, &[DB, ORDERS, "range 3"]);
     let frame = s.h.render();
     assert!(frame.contains("c-1 3 · "), "{frame}");
     assert!(!frame.contains('🔥'), "nothing measured yet:\n{frame}");
@@ -110,11 +106,7 @@ fn a_guid_key_leaves_room_for_the_counts_in_the_tree_row() {
     let mut s = store(80, 24);
     let guid = "3f2b8c1e-9a4d-4f6e-8b7a-2c1d0e9f8a7b";
     create(&s.engine, CUSTOMERS, &json!({"id": "g", "pk": guid}));
-    s.h.keys("<enter>");
-    select(&mut s.h, CUSTOMERS);
-    s.h.keys("<enter>");
-    select(&mut s.h, "range 0");
-    s.h.keys("<enter>");
+    expand(&mut s.h, &[DB, CUSTOMERS, "range 0"]);
     let frame = s.h.render();
     let row = frame
         .lines()

@@ -12,10 +12,7 @@ use crate::support::tui_store::*;
 
 /// Types `sql` into a fresh console on `orders`, runs it, and moves focus to the results.
 fn results_of(h: &mut Harness, sql: &str) {
-    h.keys("<enter>");
-    select(h, ORDERS);
-    h.keys("<c-n> <c-a> <c-k>");
-    h.type_text(sql);
+    type_query(h, sql);
     h.keys("<f5> <esc>");
     assert_eq!((h.app.view, h.app.focus), (View::Query, Focus::View));
 }

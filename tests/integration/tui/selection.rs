@@ -50,10 +50,7 @@ fn the_change_feed_follows_the_container_selected_in_the_tree() {
 fn the_query_console_follows_the_selection_and_keeps_its_text() {
     let mut s = store(120, 40);
     let h = &mut s.h;
-    h.keys("<enter>");
-    select(h, ORDERS);
-    h.keys("<c-n> <c-a> <c-k>");
-    h.type_text("SELECT VALUE c.id FROM c WHERE c.pk = 'c-1'");
+    type_query(h, "SELECT VALUE c.id FROM c WHERE c.pk = 'c-1'");
     h.keys("<f5>");
     assert_eq!(h.app.query.run.as_ref().map(|r| r.documents.len()), Some(3));
 
