@@ -34,6 +34,11 @@ pub struct Cli {
     )]
     pub serve: Option<std::net::SocketAddr>,
 
+    /// Leave the mouse to the terminal (its own text selection) instead of clicking and
+    /// scrolling in the explorer
+    #[arg(long)]
+    pub no_mouse: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -119,7 +119,7 @@ fn execute(cli: Cli) -> CliResult {
         .unwrap_or_else(Engine::default_data_dir);
     let engine = Engine::open(&dir)?;
     match cli.command {
-        None => launch(engine, &dir, cli.serve),
+        None => launch(engine, &dir, cli.serve, !cli.no_mouse),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
         Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
             samples::load(engine, &name, scale, seed)
@@ -179,7 +179,12 @@ fn execute(cli: Cli) -> CliResult {
 /// script or a pipe gets JSON, never a screen takeover). `serve` runs the gateway in the
 /// explorer's process, its clients signing with `$COSMOSCOPE_GATEWAY_KEY` (as
 /// `cosmoscope serve --key` reads it) or the emulator's key.
-fn launch(engine: Engine, dir: &std::path::Path, serve: Option<std::net::SocketAddr>) -> CliResult {
+fn launch(
+    engine: Engine,
+    dir: &std::path::Path,
+    serve: Option<std::net::SocketAddr>,
+    mouse: bool,
+) -> CliResult {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if serve.is_some() && !terminal {
@@ -196,8 +201,9 @@ fn launch(engine: Engine, dir: &std::path::Path, serve: Option<std::net::SocketA
     if let Some(reports) = &loaded {
         println!("{}", samples::summary(reports));
     }
-    let gateway = crate::tui::GatewayOptions {
+    let gateway = crate::tui::Options {
         serve,
+        mouse,
         key: std::env::var("COSMOSCOPE_GATEWAY_KEY")
             .ok()
             .filter(|k| !k.is_empty()),

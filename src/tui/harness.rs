@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -118,6 +118,30 @@ impl Harness {
             };
             self.send(Msg::Key(key));
         }
+    }
+
+    /// A left click at a cell of the last frame drawn ([`Harness::render`] first).
+    pub fn click(&mut self, column: u16, row: u16) {
+        self.mouse(MouseEventKind::Down(MouseButton::Left), column, row);
+    }
+
+    /// A turn of the wheel (down or up) over a cell of the last frame drawn.
+    pub fn wheel(&mut self, down: bool, column: u16, row: u16) {
+        let kind = if down {
+            MouseEventKind::ScrollDown
+        } else {
+            MouseEventKind::ScrollUp
+        };
+        self.mouse(kind, column, row);
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, column: u16, row: u16) {
+        self.send(Msg::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }));
     }
 
     pub fn send(&mut self, msg: Msg) {
@@ -244,12 +268,16 @@ impl Harness {
 
     /// Draws a frame and returns it as text, one line per row.
     pub fn render(&mut self) -> String {
-        let mut rows = 0;
+        let (mut rows, mut screen) = (0, self.app.screen);
         let app = &self.app;
-        if let Err(e) = self.terminal.draw(|f| rows = ui::draw(f, app)) {
+        if let Err(e) = self.terminal.draw(|f| {
+            screen = f.area();
+            rows = ui::draw(f, app);
+        }) {
             panic!("draw: {e}");
         }
         self.app.page_rows = rows;
+        self.app.screen = screen;
         let buf = self.terminal.backend().buffer();
         let area = buf.area;
         let mut out = String::new();

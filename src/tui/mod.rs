@@ -36,14 +36,16 @@ use crate::engine::Engine;
 use keymap::Keymap;
 use state::App;
 
-/// The gateway the explorer may run in its process.
+/// How the explorer runs: the gateway it may run in its process, and the mouse.
 #[derive(Debug, Clone, Default)]
-pub struct GatewayOptions {
+pub struct Options {
     /// Start it with the session, on this address (`--serve [ADDR]`); without it the
     /// palette's action starts it on 127.0.0.1:8081.
     pub serve: Option<SocketAddr>,
     /// The key its clients sign with (`None`: the emulator's public key). Never shown.
     pub key: Option<String>,
+    /// Clicks and the wheel go to the explorer (`--no-mouse` leaves them to the terminal).
+    pub mouse: bool,
 }
 
 /// Every problem of the keymap and theme files goes into the message log; the status line
@@ -66,7 +68,7 @@ pub fn report_problems(app: &mut App, problems: &[String]) {
 }
 
 /// Runs the terminal UI on `engine` until the user quits.
-pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Result<()> {
+pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> {
     let config = platform::config_dir();
     let keymap_file = config.as_ref().map(|d| d.join("keymap.toml"));
     let (keymap, keymap_problems) = Keymap::load(keymap_file.as_deref());
@@ -89,7 +91,7 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Resu
         .enable_all()
         .build()?;
     terminal::install_panic_hook();
-    let _guard = terminal::Guard::new()?;
+    let _guard = terminal::Guard::new(gateway.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
     let engine = Arc::new(engine);

@@ -13,6 +13,8 @@ use crate::error::Error;
 #[derive(Debug)]
 pub enum Msg {
     Key(KeyEvent),
+    /// A click or a turn of the wheel, at a cell of the screen last drawn.
+    Mouse(crossterm::event::MouseEvent),
     Paste(String),
     /// A second (or more) passed; `now` is Unix seconds.
     Tick {

@@ -186,6 +186,7 @@ where
             ev = next_event(&mut events) => match ev {
                 Some(Ok(Event::Key(k))) => vec![Msg::Key(k)],
                 Some(Ok(Event::Paste(p))) => vec![Msg::Paste(p)],
+                Some(Ok(Event::Mouse(m))) => vec![Msg::Mouse(m)],
                 Some(Ok(Event::Resize(..))) => { dirty = true; Vec::new() }
                 Some(Ok(_)) => Vec::new(),
                 Some(Err(e)) => return Err(e),
@@ -205,9 +206,15 @@ where
                     dirty = true;
                 }
                 if dirty {
-                    let mut rows = app.page_rows;
-                    terminal.draw(|f| rows = ui::draw(f, &app)).map_err(Into::into)?;
+                    let (mut rows, mut screen) = (app.page_rows, app.screen);
+                    terminal
+                        .draw(|f| {
+                            screen = f.area();
+                            rows = ui::draw(f, &app);
+                        })
+                        .map_err(Into::into)?;
                     app.page_rows = rows;
+                    app.screen = screen;
                     dirty = false;
                 }
                 continue;

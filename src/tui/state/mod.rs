@@ -278,6 +278,8 @@ pub struct App {
     pub quit: bool,
     /// Rows of the main list area at the last draw (for paging keys).
     pub page_rows: usize,
+    /// The screen at the last draw: where a click lands is worked out against it.
+    pub screen: ratatui::layout::Rect,
 }
 
 impl App {
@@ -309,6 +311,7 @@ impl App {
             next_ticket: 1,
             quit: false,
             page_rows: 20,
+            screen: ratatui::layout::Rect::default(),
         }
     }
 

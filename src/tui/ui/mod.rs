@@ -5,7 +5,7 @@ mod feed;
 mod item;
 mod overlays;
 mod partitions;
-mod query;
+pub mod query;
 mod query_stats;
 mod requests;
 mod status;
@@ -22,24 +22,51 @@ use super::keymap::Mode;
 use super::state::{App, Focus, View};
 use theme::theme;
 
-/// Draws a frame and returns how many list rows the main view shows (for paging keys).
-pub fn draw(f: &mut Frame, app: &App) -> usize {
-    let area = f.area();
+/// Where the panes are on a screen of `area`: drawing lays them out with it, and a
+/// click is placed with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Panes {
+    /// The resource tree (empty when another pane is zoomed).
+    pub tree: Rect,
+    /// The view on the right (empty when the tree is zoomed).
+    pub view: Rect,
+    pub status: Rect,
+    pub hints: Rect,
+}
+
+/// The panes of a screen of `area`. The tree takes a third of the width (so long names
+/// and keys show on a wide screen), or, zoomed, the focused pane takes it all.
+pub fn panes(app: &App, area: Rect) -> Panes {
     let [main, status, hints] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
     .areas(area);
-    // The tree takes a third of the width (so long names and keys show on a wide screen),
-    // or, zoomed, the focused pane takes it all.
     let tree_width = match (app.zoom, app.focus) {
         (true, Focus::Tree) => main.width,
         (true, _) => 0,
         (false, _) => (main.width / 3).max(24).min(main.width),
     };
-    let [left, right] =
+    let [tree, view] =
         Layout::horizontal([Constraint::Length(tree_width), Constraint::Fill(1)]).areas(main);
+    Panes {
+        tree,
+        view,
+        status,
+        hints,
+    }
+}
+
+/// Draws a frame and returns how many list rows the main view shows (for paging keys).
+pub fn draw(f: &mut Frame, app: &App) -> usize {
+    let area = f.area();
+    let Panes {
+        tree: left,
+        view: right,
+        status,
+        hints,
+    } = panes(app, area);
     if left.width > 0 {
         tree::draw(f, app, left);
     }

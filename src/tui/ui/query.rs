@@ -52,23 +52,29 @@ const KEYWORDS: &[&str] = &[
     "INFINITY",
 ];
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+/// The console's parts on `area`: the editor, the results and the stats panel (beside the
+/// results when there is room, else under them, growing with the window).
+pub fn areas(app: &App, area: Rect) -> [Rect; 3] {
     let editor_height = (app.query.editor.lines.len() as u16 + 2).clamp(5, 10);
     let [editor, rest] =
         Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
-    let cursor = draw_editor(f, app, editor);
-    let (results, stats) = if rest.width >= 90 {
-        // The stats panel grows with the window: routing reasons and key values are long.
+    if rest.width >= 90 {
+        // Routing reasons and key values are long: the panel takes 45% of the width.
         let stats_width = (rest.width * 9 / 20).max(42);
         let [r, s] =
             Layout::horizontal([Constraint::Min(30), Constraint::Length(stats_width)]).areas(rest);
-        (r, s)
+        [editor, r, s]
     } else {
         let stats_height = (rest.height / 2).clamp(8, 16);
         let [r, s] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(stats_height)]).areas(rest);
-        (r, s)
-    };
+        [editor, r, s]
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let [editor, results, stats] = areas(app, area);
+    let cursor = draw_editor(f, app, editor);
     let rows = draw_results(f, app, results);
     let panel = app
         .query

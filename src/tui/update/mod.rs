@@ -13,6 +13,7 @@ mod feed;
 mod item;
 mod jobs;
 mod layers;
+mod mouse;
 mod prompt;
 mod query;
 mod request;
@@ -56,6 +57,7 @@ fn follow_selection(app: &mut App) -> Vec<Effect> {
 fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(app, key),
+        Msg::Mouse(m) => on_mouse(app, &m),
         Msg::Paste(text) => on_paste(app, &text),
         Msg::Tick { now } => on_tick(app, now),
         Msg::Children {
@@ -209,6 +211,20 @@ fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
         app.query.editor.insert_str(text);
     }
     Vec::new()
+}
+
+/// A click focuses the pane under it (and selects the row), the wheel scrolls the list
+/// under it: the same actions keys send.
+fn on_mouse(app: &mut App, m: &crossterm::event::MouseEvent) -> Vec<Effect> {
+    let intent = mouse::intent(app, m);
+    if let Some(focus) = intent.focus {
+        app.focus = focus;
+    }
+    intent
+        .actions
+        .into_iter()
+        .flat_map(|a| act(app, a))
+        .collect()
 }
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {

@@ -99,3 +99,56 @@ fn the_feed_follows_new_events_at_the_bottom_and_filters_whole_documents() {
         "{frame}"
     );
 }
+
+/// The screen line of the first frame row holding `text`, and the column it starts at.
+fn where_is(frame: &str, text: &str) -> (u16, u16) {
+    frame
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            let at = l.find(text)?;
+            Some((l[..at].chars().count() as u16, y as u16))
+        })
+        .unwrap_or_else(|| panic!("no {text:?}:\n{frame}"))
+}
+
+#[test]
+fn clicks_and_the_wheel_go_through_the_same_actions_as_keys() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    type_query(h, "SELECT c.id, c.total FROM c");
+    h.keys("<f5>");
+    assert_eq!(h.app.focus, Focus::Editor);
+
+    // A click on a result row focuses the results and selects it.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "o-07");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::View);
+    let selected = h.app.query.selected_document().cloned().unwrap_or_default();
+    assert_eq!(selected["id"], json!("o-07"));
+    // The wheel moves the selection three rows, as three presses of j.
+    let before = h.app.query.selected;
+    assert!(before >= 3, "{before}");
+    h.wheel(false, x, y);
+    assert_eq!(h.app.query.selected, before - 3);
+    h.wheel(true, x, y);
+    assert_eq!(h.app.query.selected, before);
+
+    // A click in the tree focuses it and selects the row; the console follows.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "customers /pk");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::Tree);
+    assert_eq!(h.app.container, Some((DB.into(), CUSTOMERS.into())));
+    assert_eq!(h.app.query.target, Some((DB.into(), CUSTOMERS.into())));
+
+    // A click in the editor gives it the keys.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "SELECT c.id");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::Editor);
+    // Outside any pane (the status line) nothing changes.
+    h.click(0, 38);
+    assert_eq!(h.app.focus, Focus::Editor);
+}
