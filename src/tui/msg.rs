@@ -89,6 +89,9 @@ pub enum Msg {
         result: Result<ItemResponse, Error>,
         db: String,
         c: String,
+        /// The container's partition key paths, so the saved item's key can be named even
+        /// when the tree never loaded the container.
+        pk_paths: Vec<String>,
     },
     Deleted {
         ticket: u64,

@@ -595,6 +595,10 @@ pub fn perform(
         } => vec![Msg::Saved {
             ticket,
             result: save_item(engine, &db, &c, &body, if_match.as_deref(), create),
+            pk_paths: engine
+                .container_key(&db, &c)
+                .map(|k| k.partition_key.paths)
+                .unwrap_or_default(),
             db,
             c,
         }],

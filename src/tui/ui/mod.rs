@@ -282,14 +282,22 @@ pub fn diff_line(change: String) -> Line<'static> {
 }
 
 /// A list row, marked when it is the selected one (brighter while its list has focus).
+/// The selection's style goes onto every span too: what the theme sets for it (a black
+/// foreground) wins over the colours the row's parts have of their own.
 pub fn mark_selected(line: Line<'_>, selected: bool, focused: bool) -> Line<'_> {
     if !selected {
-        line
-    } else if focused {
-        line.style(theme().selected)
-    } else {
-        line.style(theme().selected_unfocused)
+        return line;
     }
+    let style = if focused {
+        theme().selected
+    } else {
+        theme().selected_unfocused
+    };
+    let mut line = line.style(style);
+    for span in &mut line.spans {
+        span.style = span.style.patch(style);
+    }
+    line
 }
 
 pub fn is_focused(app: &App, view: bool) -> bool {
@@ -304,6 +312,21 @@ pub fn is_focused(app: &App, view: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::plural;
+    use super::theme::theme;
+    use ratatui::text::{Line, Span};
+
+    #[test]
+    fn the_selection_style_wins_over_the_colours_of_a_rows_parts() {
+        let line = Line::from(vec![
+            Span::styled("name", theme().key),
+            Span::styled(" 3 · 1 KB", theme().dim),
+        ]);
+        let marked = super::mark_selected(line, true, true);
+        for span in &marked.spans {
+            assert_eq!(span.style.fg, theme().selected.fg, "{span:?}");
+            assert_eq!(span.style.bg, theme().selected.bg, "{span:?}");
+        }
+    }
 
     #[test]
     fn one_is_singular() {

@@ -120,7 +120,13 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             result,
             db,
             c,
-        } => route(item::on_saved(app, result, db, c), app),
+            pk_paths,
+        } => {
+            if !pk_paths.is_empty() {
+                app.pk_paths.insert((db.clone(), c.clone()), pk_paths);
+            }
+            route(item::on_saved(app, result, db, c), app)
+        }
         Msg::Deleted {
             ticket: _,
             result,

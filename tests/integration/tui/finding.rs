@@ -74,3 +74,20 @@ fn the_palette_finds_a_partition_key_value_and_jumps_to_it() {
     let frame = s.h.render();
     assert!(frame.contains("▾ range 3 "), "{frame}");
 }
+
+#[test]
+fn an_item_saved_after_a_palette_jump_names_its_key() {
+    let mut s = store(120, 40);
+    s.h.keys("<c-p>");
+    s.h.type_text("o-07");
+    s.h.keys("<enter>");
+    s.h.editor_results.push_back(Ok(
+        r#"{"id": "o-07", "pk": "c-3", "status": "Cancelled", "total": 73.5}"#.into(),
+    ));
+    s.h.keys("e y");
+    let frame = s.h.render();
+    assert!(
+        frame.contains("o-07 · shop/orders · pk c-3 · range 3"),
+        "{frame}"
+    );
+}

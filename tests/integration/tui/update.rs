@@ -895,6 +895,7 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
             result: Err(Error::precondition_failed("etag mismatch").with_charge(1.0)),
             db: "shop".into(),
             c: "orders".into(),
+            pk_paths: vec!["/pk".into()],
         },
     );
     assert!(effects.is_empty());
