@@ -86,6 +86,10 @@ fn navigating_the_tree_to_an_item_shows_its_json() {
     h.keys("<tab> s");
     let frame = h.render();
     assert!(!frame.contains("\"_etag\""), "{frame}");
+    assert!(
+        !frame.contains("system properties"),
+        "no empty heading:\n{frame}"
+    );
     assert!(frame.contains("\"status\": \"Pending\""), "{frame}");
 }
 
