@@ -99,6 +99,9 @@ pub enum Effect {
         db: String,
         c: String,
         text: String,
+        /// What the edit is compared with when it is not `text`: the item as it was, when
+        /// the editor reopens on a text that was not JSON.
+        original: Option<String>,
         if_match: Option<String>,
         create: bool,
     },

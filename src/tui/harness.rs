@@ -204,6 +204,7 @@ impl Harness {
                     db,
                     c,
                     text,
+                    original,
                     if_match,
                     create,
                 } => {
@@ -214,7 +215,7 @@ impl Harness {
                     vec![Msg::Edited {
                         db,
                         c,
-                        original: text,
+                        original: original.unwrap_or(text),
                         result,
                         if_match,
                         create,

@@ -258,6 +258,7 @@ where
             db,
             c,
             text,
+            original,
             if_match,
             create,
         } = effect
@@ -272,7 +273,7 @@ where
             let msg = Msg::Edited {
                 db,
                 c,
-                original: text,
+                original: original.unwrap_or(text),
                 result,
                 if_match,
                 create,

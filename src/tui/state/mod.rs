@@ -128,6 +128,15 @@ pub enum Confirmed {
         single: Option<String>,
         composite: Option<Vec<String>>,
     },
+    /// Open the editor again on an edit that was not JSON, compared with the original.
+    Reedit {
+        db: String,
+        c: String,
+        text: String,
+        original: String,
+        if_match: Option<String>,
+        create: bool,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
     SaveItem {
         db: String,

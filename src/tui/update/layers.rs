@@ -320,6 +320,21 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             single,
             composite,
         }],
+        Confirmed::Reedit {
+            db,
+            c,
+            text,
+            original,
+            if_match,
+            create,
+        } => vec![Effect::Edit {
+            db,
+            c,
+            text,
+            original: Some(original),
+            if_match,
+            create,
+        }],
         Confirmed::SaveItem {
             db,
             c,

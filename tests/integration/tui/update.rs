@@ -806,6 +806,7 @@ fn edit_hands_the_item_without_system_properties_to_the_editor_with_its_etag() {
                 db,
                 c,
                 text,
+                original: None,
                 if_match,
                 create,
             },
@@ -844,6 +845,21 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
     assert!(matches!(&a.message, Some((Level::Error, m)) if m.contains("vi exited")));
     assert!(update(&mut a, edited(original, Ok("{\"id\": "))).is_empty());
     assert!(matches!(&a.message, Some((Level::Error, m)) if m.contains("not JSON")));
+    // The broken text is offered back in the editor, still compared with the original.
+    assert!(
+        matches!(a.layers.last(), Some(Layer::Confirm { text, .. }) if text.contains("Reopen the editor with your text?"))
+    );
+    assert_eq!(
+        keys(&mut a, "y"),
+        [Effect::Edit {
+            db: "shop".into(),
+            c: "orders".into(),
+            text: "{\"id\": ".into(),
+            original: Some(original.into()),
+            if_match: Some("\"e1\"".into()),
+            create: false,
+        }]
+    );
     assert!(a.layers.is_empty());
 
     // A real change asks first, showing what changed; `n` keeps the store as it is.
