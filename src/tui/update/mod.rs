@@ -54,6 +54,8 @@ fn follow_selection(app: &mut App) -> Vec<Effect> {
     }
 }
 
+/// Hands each message to the view it is for. One arm per kind of message, most a single
+/// call: long because it is the table of them all, not because it does much.
 fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(app, key),
@@ -262,7 +264,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
 }
 
-/// Performs one action in the current context.
+/// Performs one action in the current context. One arm per action (the keymap's whole
+/// vocabulary), each a line or a call into its view: long because it is that table.
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     app.message = None;
     if action != Action::Complete {
