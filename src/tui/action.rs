@@ -47,6 +47,8 @@ pub enum Action {
     QueryParams,
     NewQuery,
     HistoryPrev,
+    /// Edits the query text in `$EDITOR`.
+    EditQuery,
     /// Completes the word at the editor's cursor: properties, aliases, keywords, functions.
     Complete,
     HistoryNext,
@@ -110,6 +112,7 @@ impl Action {
         Action::QueryParams,
         Action::NewQuery,
         Action::HistoryPrev,
+        Action::EditQuery,
         Action::Complete,
         Action::HistoryNext,
         Action::ToggleResults,
@@ -171,6 +174,7 @@ impl Action {
             Action::QueryParams => "params",
             Action::NewQuery => "new query",
             Action::HistoryPrev => "history back",
+            Action::EditQuery => "$EDITOR",
             Action::Complete => "complete",
             Action::HistoryNext => "history fwd",
             Action::ToggleResults => "table/json",
@@ -237,6 +241,7 @@ impl Action {
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
+            Action::EditQuery => "Edit the query text in $EDITOR (a .sql file)",
             Action::Complete => {
                 "Complete at the cursor: properties seen in the container, aliases, @parameters, keywords, functions"
             }

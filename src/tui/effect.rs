@@ -105,6 +105,10 @@ pub enum Effect {
         if_match: Option<String>,
         create: bool,
     },
+    /// Hand the terminal to `$EDITOR` with the query text (`Msg::QueryEdited`).
+    EditQuery {
+        text: String,
+    },
     SaveItem {
         ticket: u64,
         db: String,

@@ -221,6 +221,10 @@ impl Harness {
                         create,
                     }]
                 }
+                Effect::EditQuery { text } => {
+                    let result = self.editor_results.pop_front().unwrap_or(Ok(text));
+                    vec![Msg::QueryEdited(result)]
+                }
                 other => worker::perform(
                     &*self.engine,
                     &self.data_dir,

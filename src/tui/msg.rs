@@ -84,6 +84,8 @@ pub enum Msg {
         if_match: Option<String>,
         create: bool,
     },
+    /// The query text `$EDITOR` left (or why it could not run).
+    QueryEdited(Result<String, String>),
     Saved {
         ticket: u64,
         result: Result<ItemResponse, Error>,

@@ -124,7 +124,7 @@ impl Executor {
                     let _ = tx.send(stop.await);
                 });
             }
-            Effect::Edit { .. } => {}
+            Effect::Edit { .. } | Effect::EditQuery { .. } => {}
             other => {
                 let (cancel, progress) = match &other {
                     Effect::RunQuery { ticket, .. } => {
@@ -240,6 +240,27 @@ async fn next_event(events: &mut Option<EventStream>) -> Option<io::Result<Event
     }
 }
 
+/// Gives the terminal to `$EDITOR` on `text` (input paused so the editor gets every
+/// key) and takes it back.
+fn in_editor<B: Backend>(
+    terminal: &mut Terminal<B>,
+    events: &mut Option<EventStream>,
+    text: &str,
+    what: &str,
+    suffix: &str,
+) -> io::Result<Result<String, String>>
+where
+    B::Error: Into<io::Error>,
+{
+    *events = None;
+    terminal::suspend()?;
+    let result = platform::edit_in_editor(text, what, suffix);
+    terminal::resume()?;
+    terminal.clear().map_err(Into::into)?;
+    *events = Some(EventStream::new());
+    Ok(result)
+}
+
 /// Starts effects; an edit hands the terminal to `$EDITOR` right here (the UI is
 /// suspended meanwhile, so nothing else needs to run).
 fn run_effects<B: Backend>(
@@ -263,13 +284,7 @@ where
             create,
         } = effect
         {
-            // Stop reading input so the editor gets every key, then give it the screen.
-            *events = None;
-            terminal::suspend()?;
-            let result = platform::edit_in_editor(&text);
-            terminal::resume()?;
-            terminal.clear().map_err(Into::into)?;
-            *events = Some(EventStream::new());
+            let result = in_editor(terminal, events, &text, "item", "json")?;
             let msg = Msg::Edited {
                 db,
                 c,
@@ -279,6 +294,9 @@ where
                 create,
             };
             queue.extend(update::update(app, msg));
+        } else if let Effect::EditQuery { text } = effect {
+            let result = in_editor(terminal, events, &text, "query", "sql")?;
+            queue.extend(update::update(app, Msg::QueryEdited(result)));
         } else {
             exec.spawn(app, effect);
         }

@@ -637,6 +637,7 @@ pub fn perform(
         | Effect::StreamPalette { .. }
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
+        | Effect::EditQuery { .. }
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. }

@@ -135,6 +135,10 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             id,
         } => route(item::on_deleted(app, result, id), app),
         Msg::Copied(result) => on_copied(app, result),
+        Msg::QueryEdited(result) => {
+            query::on_edited(app, result);
+            Vec::new()
+        }
         Msg::Applied(result) => query::on_applied(app, result),
         Msg::WorkbenchReport { ticket, report } => jobs::on_workbench_report(app, ticket, *report),
         Msg::JobProgress {
@@ -332,6 +336,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             query::ensure_schema(app)
         }
         Action::Complete => query::complete(app),
+        Action::EditQuery => query::edit(app),
         Action::HistoryPrev | Action::HistoryNext => {
             app.query.history_step(action == Action::HistoryPrev);
             Vec::new()

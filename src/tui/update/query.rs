@@ -354,6 +354,32 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Hands the query text to `$EDITOR`.
+pub fn edit(app: &mut App) -> Vec<Effect> {
+    app.view = View::Query;
+    app.focus = Focus::Editor;
+    vec![Effect::EditQuery {
+        text: app.query.editor.text(),
+    }]
+}
+
+/// The text `$EDITOR` left becomes the query (the editor's final newline dropped).
+pub fn on_edited(app: &mut App, result: Result<String, String>) {
+    match result {
+        Ok(text) => {
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text == app.query.editor.text() {
+                app.info("query unchanged");
+            } else {
+                app.query.editor.set_text(text);
+                app.query.completion = None;
+                app.info("query text from $EDITOR");
+            }
+        }
+        Err(e) => app.error(format!("the query was not edited: {e}")),
+    }
+}
+
 /// Sorts the loaded results by the first column shown (scroll sideways to pick another):
 /// ascending, then descending, then back to the order the query returned.
 fn sort_next(app: &mut App) {

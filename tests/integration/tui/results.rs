@@ -221,3 +221,35 @@ fn cancelling_says_cancelled_with_the_charge_so_far_and_the_status_line_agrees()
         "{status}"
     );
 }
+
+#[test]
+fn f4_edits_the_query_text_in_the_editor() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    type_query(h, "SELECT * FROM c");
+    h.editor_results
+        .push_back(Ok("SELECT VALUE c.id\nFROM c\nWHERE c.total > 100\n".into()));
+    h.keys("<f4>");
+    assert!(
+        h.log.iter().any(|e| *e
+            == Effect::EditQuery {
+                text: "SELECT * FROM c".into()
+            }),
+        "the editor got the query"
+    );
+    assert_eq!(
+        h.app.query.editor.text(),
+        "SELECT VALUE c.id\nFROM c\nWHERE c.total > 100"
+    );
+    h.keys("<f5>");
+    assert_eq!(
+        h.app.query.run.as_ref().map(|r| r.documents.clone()),
+        Some(vec![json!("o-10"), json!("o-12"), json!("o-11")])
+    );
+    // An editor that fails leaves the text as it was, and says why.
+    h.editor_results.push_back(Err("vi exited with 1".into()));
+    h.keys("<f4>");
+    assert_eq!(h.app.query.editor.lines.len(), 3);
+    let (_, message) = h.app.message.clone().expect("a message");
+    assert!(message.contains("vi exited with 1"), "{message}");
+}
