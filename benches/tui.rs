@@ -179,6 +179,7 @@ fn feed_row(n: u64) -> FeedRow {
         ),
         previous: None,
         ttl_expired: false,
+        search: Default::default(),
     }
 }
 

@@ -44,6 +44,11 @@ pub struct Cli {
     #[arg(long)]
     pub serve_enforce_throughput: bool,
 
+    /// Leave the mouse to the terminal (its own text selection) instead of clicking and
+    /// scrolling in the explorer
+    #[arg(long)]
+    pub no_mouse: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -82,6 +87,7 @@ pub enum Command {
         after_help = "Operations: {\"operationType\": \"Create\"|\"Upsert\"|\"Replace\"|\"Read\"|\"Delete\"|\"Patch\",                       \"id\"?, \"resourceBody\"?, \"ifMatch\"?}. Create/Upsert/Replace take the item as                       resourceBody; Read/Delete/Patch take an id; Patch takes its operations as resourceBody.                       A failed batch prints every result (the failing one with its status, the others 424)                       and exits with status 1."
     )]
     Batch {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         /// The batch's logical partition (JSON)
         #[arg(long, value_name = "JSON")]
@@ -89,7 +95,9 @@ pub enum Command {
     },
     /// Upsert items from JSON-array or NDJSON files ("-" reads stdin)
     Import {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// JSON-array or NDJSON files, "-" for stdin
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Items per transaction: larger batches import faster; a crash loses at most the
@@ -104,6 +112,7 @@ pub enum Command {
     },
     /// Print every item of a container, or of one logical partition, as NDJSON
     Export {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         /// Only this logical partition (JSON)
         #[arg(long, value_name = "JSON")]
@@ -111,6 +120,7 @@ pub enum Command {
     },
     /// Run a NoSQL query: documents, continuation, charge, routing and per-partition metrics
     Query {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         /// The query text, e.g. "SELECT * FROM c WHERE c.customerId = @id", or "-" to read
         /// it from stdin. Text that starts with "-" (a "-- comment" line) goes after a "--"
@@ -146,6 +156,7 @@ pub enum Command {
     Feed(FeedArgs),
     /// Physical partitions with statistics and load, and the largest and hottest logical partitions
     Partitions {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         /// How many of the largest and hottest logical partitions to list
         #[arg(long, default_value_t = 10)]
@@ -186,6 +197,7 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// The effective partition key (EPK) of a partition key value and the range that owns it
     Epk {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         /// Partition key value (JSON); a shorter array is a hierarchical prefix
         value: String,
@@ -295,9 +307,15 @@ pub enum SampleCommand {
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
     /// Create a database
-    Create { name: String },
+    Create {
+        /// The database's name
+        name: String,
+    },
     /// Delete a database with all its containers
-    Delete { name: String },
+    Delete {
+        /// The database's name
+        name: String,
+    },
     /// List databases
     List,
 }
@@ -307,16 +325,31 @@ pub enum ContainerCommand {
     /// Create a container
     Create(ContainerCreate),
     /// List containers of one database, or of all
-    List { database: Option<String> },
+    List {
+        /// Only this database's containers
+        database: Option<String>,
+    },
     /// Settings, statistics and physical partitions of a container
-    Show { target: String },
+    Show {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+    },
     /// Delete a container with its items, statistics and change feed
-    Delete { target: String },
+    Delete {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+    },
     /// Replace the indexing policy (JSON file) and rebuild the index; prints the container
     /// when the rebuild is complete (other processes keep querying meanwhile)
-    SetIndexing { target: String, file: PathBuf },
+    SetIndexing {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+        /// The indexing policy, a JSON file
+        file: PathBuf,
+    },
     /// Change throughput; raising it past partitions × 10,000 RU/s splits partitions
     SetThroughput {
+        /// The container, as DATABASE/CONTAINER
         target: String,
         #[command(flatten)]
         throughput: ThroughputArgs,
@@ -339,6 +372,7 @@ pub struct ThroughputArgs {
 
 #[derive(Debug, Args)]
 pub struct ContainerCreate {
+    /// The container, as DATABASE/CONTAINER
     pub target: String,
     /// Partition key path, or 2–3 comma-separated paths for a hierarchical key
     #[arg(long, value_name = "/path[,/path2[,/path3]]")]
@@ -381,23 +415,33 @@ pub struct ContainerCreate {
 #[derive(Debug, Subcommand)]
 pub enum ItemCommand {
     /// Create an item read from stdin (409 if it exists)
-    Create { target: String },
+    Create {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+    },
     /// Create or replace an item read from stdin
     Upsert {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
     },
     /// Replace an existing item with the one read from stdin
     Replace {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
     },
     /// Read an item by id and partition key
     Read {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// The item's id
         id: String,
+        /// The item's partition key value as JSON: --pk '"c-42"', --pk '["a","b"]' for a hierarchical key
         #[arg(long, value_name = "JSON")]
         pk: String,
     },
@@ -405,19 +449,27 @@ pub enum ItemCommand {
     /// (add, set, replace, remove, incr, move with "from"), or {"operations": [...],
     /// "condition": "FROM c WHERE ..."}
     Patch {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// The item's id
         id: String,
+        /// The item's partition key value as JSON: --pk '"c-42"', --pk '["a","b"]' for a hierarchical key
         #[arg(long, value_name = "JSON")]
         pk: String,
+        /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
     },
     /// Delete an item by id and partition key
     Delete {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// The item's id
         id: String,
+        /// The item's partition key value as JSON: --pk '"c-42"', --pk '["a","b"]' for a hierarchical key
         #[arg(long, value_name = "JSON")]
         pk: String,
+        /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
     },
@@ -433,6 +485,7 @@ pub enum FeedModeArg {
 
 #[derive(Debug, Args)]
 pub struct FeedArgs {
+    /// The container, as DATABASE/CONTAINER
     pub target: String,
     /// Where to start: beginning, now, or an RFC 3339 time
     #[arg(
@@ -441,6 +494,7 @@ pub struct FeedArgs {
         default_value = "beginning"
     )]
     pub from: String,
+    /// Which changes: the latest version of each item, or every version with deletes
     #[arg(long, value_enum, default_value_t = FeedModeArg::Latest)]
     pub mode: FeedModeArg,
     /// Read only this physical partition
@@ -458,4 +512,33 @@ pub struct FeedArgs {
     /// Stream changes as NDJSON until interrupted
     #[arg(long)]
     pub follow: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// `--help` describes every argument of every command.
+    #[test]
+    fn every_argument_has_a_description() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "cosmoscope", &mut missing);
+        assert!(missing.is_empty(), "no description: {missing:#?}");
+    }
 }

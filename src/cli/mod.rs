@@ -20,7 +20,7 @@ mod workbench;
 use std::io::Write;
 use std::process::ExitCode;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -56,10 +56,7 @@ pub fn run() -> ExitCode {
             }
             // Humans get clap's rendering on stderr, scripts the JSON on stdout.
             let _ = e.print();
-            let message = e.kind().as_str().map_or_else(
-                || e.to_string(),
-                |k| format!("{k}: {}", first_line(&e.to_string())),
-            );
+            let message = summary_of(&e.to_string());
             return fail(Failure::Usage(message));
         }
     };
@@ -69,12 +66,30 @@ pub fn run() -> ExitCode {
     }
 }
 
-fn first_line(s: &str) -> String {
-    s.lines()
+/// clap's message without its usage block: the first line and the lines under it (the
+/// arguments that are missing), with what to pass for a missing `--pk`.
+fn summary_of(s: &str) -> String {
+    let mut lines = s.lines();
+    let first = lines
         .next()
         .unwrap_or_default()
         .trim_start_matches("error: ")
-        .to_string()
+        .to_string();
+    let details: Vec<&str> = lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let mut out = if details.is_empty() {
+        first
+    } else {
+        format!("{first} {}", details.join(", "))
+    };
+    if details.iter().any(|d| d.starts_with("--pk")) {
+        out.push_str(
+            " (the partition key value as JSON: --pk '\"c-42\"', or --pk '[\"a\",\"b\"]' for a hierarchical key)",
+        );
+    }
+    out
 }
 
 fn fail(f: Failure) -> ExitCode {
@@ -115,7 +130,7 @@ fn execute(cli: Cli) -> CliResult {
         None => launch(
             engine,
             &dir,
-            crate::tui::GatewayOptions {
+            crate::tui::Options {
                 serve: cli.serve,
                 // From the environment only: a key on the command line would be kept in the
                 // shell's history.
@@ -124,6 +139,7 @@ fn execute(cli: Cli) -> CliResult {
                     .filter(|k| !k.is_empty()),
                 tls: cli.serve_tls,
                 enforce_throughput: cli.serve_enforce_throughput,
+                mouse: !cli.no_mouse,
             },
         ),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
@@ -187,7 +203,7 @@ fn execute(cli: Cli) -> CliResult {
 /// script or a pipe gets JSON, never a screen takeover). `serve` runs the gateway in the
 /// explorer's process, its clients signing with `$COSMOSCOPE_GATEWAY_KEY` (as
 /// `cosmoscope serve --key` reads it) or the emulator's key.
-fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::GatewayOptions) -> CliResult {
+fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::Options) -> CliResult {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if gateway.serve.is_some() && !terminal {
@@ -197,9 +213,12 @@ fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::GatewayOpt
         ));
     }
     // A new store gets the bundled samples first, so there is something to explore.
-    samples::first_launch(&engine)?;
+    let loaded = samples::first_launch(&engine)?;
     if !terminal {
-        return resources::status(&engine);
+        return resources::status(&engine, loaded.as_deref());
+    }
+    if let Some(reports) = &loaded {
+        println!("{}", samples::summary(reports));
     }
     crate::tui::run(engine, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
@@ -239,17 +258,53 @@ pub(crate) fn print_line(out: &mut impl Write, bytes: &[u8]) -> bool {
 }
 
 /// A progress bar of `total` items on stderr, or a hidden one when stderr is not a terminal.
+/// Its rate is the average since the start in whole items per second, and its ETA follows
+/// from that rate once a second has passed (indicatif's own `per_sec` prints four decimals
+/// and its ETA swings with the first, slowest, batches).
 pub(crate) fn progress_bar(total: u64) -> ProgressBar {
     if !stderr_is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
     if let Ok(style) =
-        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} items  {per_sec}  eta {eta}")
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} items  {rate}{left}")
     {
+        let style = style
+            .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&rate_text(s.pos(), s.elapsed()));
+            })
+            .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&eta_text(s.pos(), s.len(), s.elapsed()));
+            });
         bar.set_style(style);
     }
     bar
+}
+
+/// `2790 items/s`: the average since the start.
+fn rate_text(done: u64, elapsed: std::time::Duration) -> String {
+    let seconds = elapsed.as_secs_f64();
+    if seconds < 0.5 || done == 0 {
+        return "…".into();
+    }
+    format!("{:.0} items/s", done as f64 / seconds)
+}
+
+/// `  eta 18s`, `  eta 2m 05s`: what is left at the average rate, once it means something.
+fn eta_text(done: u64, total: Option<u64>, elapsed: std::time::Duration) -> String {
+    let seconds = elapsed.as_secs_f64();
+    let Some(total) = total.filter(|t| *t > done) else {
+        return String::new();
+    };
+    if seconds < 1.0 || done == 0 {
+        return String::new();
+    }
+    let left = ((total - done) as f64 * seconds / done as f64).round() as u64;
+    if left >= 60 {
+        format!("  eta {}m {:02}s", left / 60, left % 60)
+    } else {
+        format!("  eta {left}s")
+    }
 }
 
 /// A spinner on stderr for work of unknown length (hidden when stderr is not a terminal).
@@ -265,4 +320,30 @@ pub(crate) fn spinner(message: &'static str) -> ProgressBar {
 pub(crate) fn stderr_is_terminal() -> bool {
     use std::io::IsTerminal;
     std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{eta_text, rate_text};
+
+    #[test]
+    fn progress_says_a_whole_rate_and_an_eta_from_it() {
+        assert_eq!(rate_text(0, Duration::from_secs(3)), "…");
+        assert_eq!(
+            rate_text(34_314, Duration::from_secs_f64(12.3)),
+            "2790 items/s"
+        );
+        assert_eq!(eta_text(100, Some(1_000), Duration::from_millis(200)), "");
+        assert_eq!(
+            eta_text(34_314, Some(85_306), Duration::from_secs(12)),
+            "  eta 18s"
+        );
+        assert_eq!(
+            eta_text(1_000, Some(20_000), Duration::from_secs(10)),
+            "  eta 3m 10s"
+        );
+        assert_eq!(eta_text(5, Some(5), Duration::from_secs(10)), "");
+    }
 }

@@ -1,51 +1,54 @@
 //! Commands on databases, containers and partitions: `db`, `container`, `partitions`,
 //! `epk`, and the status printed without a subcommand.
 
-use std::io::Write;
-
-use clap::CommandFactory;
 use serde_json::json;
 
-use super::args::{Cli, ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
+use super::args::{ContainerCommand, ContainerCreate, DbCommand, ThroughputArgs};
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::IndexingPolicy;
 use crate::engine::{Backend, ContainerSettings, Engine, Throughput};
 use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
+use crate::samples::LoadReport;
 
-/// No subcommand: a short status of the store, then the help. A closed stdout (`| head`)
-/// is not an error worth reporting.
-pub fn status(engine: &Engine) -> CliResult {
-    let dbs = engine.list_databases()?;
+/// No subcommand, not on a terminal: the store's status as one JSON document (its data
+/// directory, databases and containers with their counts, and what a first launch loaded)
+/// for a script to read.
+pub fn status(engine: &Engine, first_launch: Option<&[LoadReport]>) -> CliResult {
     let containers = engine.list_containers(None)?;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "cosmoscope — data directory {}",
-        engine.data_dir().display()
-    );
-    if dbs.is_empty() {
-        let _ = writeln!(
-            out,
-            "The store is empty. Create a database with `cosmoscope db create NAME`, or load a \
-             sample set with `cosmoscope sample load NAME` (see `cosmoscope sample list`)."
+    let databases: Vec<serde_json::Value> = engine
+        .list_databases()?
+        .into_iter()
+        .map(|db| {
+            let own: Vec<serde_json::Value> = containers
+                .iter()
+                .filter(|c| c.database == db.id)
+                .map(|c| {
+                    json!({
+                        "id": c.id,
+                        "partitionKey": c.partition_key.paths,
+                        "physicalPartitions": c.partition_count,
+                        "items": c.statistics.item_count,
+                        "bytes": c.statistics.size_bytes,
+                    })
+                })
+                .collect();
+            json!({ "id": db.id, "containers": own })
+        })
+        .collect();
+    let empty = databases.is_empty();
+    let mut out = json!({
+        "dataDirectory": engine.data_dir().display().to_string(),
+        "databases": databases,
+    });
+    if let Some(reports) = first_launch {
+        out["firstLaunch"] = super::samples::summary_json(reports);
+    }
+    if empty {
+        out["hint"] = json!(
+            "The store is empty: create a database with `cosmoscope db create NAME`, or load a sample set with `cosmoscope sample load NAME` (see `cosmoscope sample list`)."
         );
     }
-    for db in &dbs {
-        let _ = writeln!(out, "  {} ({} containers)", db.id, db.container_count);
-        for c in containers.iter().filter(|c| c.database == db.id) {
-            let _ = writeln!(
-                out,
-                "    {:<24} key {:<20} {:>6} partitions {:>10} items {:>12} bytes",
-                c.id,
-                c.partition_key.paths.join(","),
-                c.partition_count,
-                c.statistics.item_count,
-                c.statistics.size_bytes
-            );
-        }
-    }
-    let _ = writeln!(out);
-    let _ = Cli::command().write_help(&mut out);
+    print_json(&out);
     Ok(())
 }
 

@@ -36,25 +36,41 @@ pub fn load(engine: Engine, name: &str, scale: f64, seed: u64) -> CliResult {
     Ok(())
 }
 
-/// On a store that has never had databases, loads every set at scale 1 and says so on
-/// stdout; otherwise does nothing. Never asks anything, so it also runs unattended.
-pub fn first_launch(engine: &Engine) -> CliResult {
+/// On a store that has never had databases, loads every set at scale 1 and returns what
+/// it loaded; otherwise does nothing. Never asks anything, so it also runs unattended.
+pub fn first_launch(engine: &Engine) -> CliResult<Option<Vec<LoadReport>>> {
     let bar = progress_bar(0);
     let loaded = samples::first_launch(engine, engine.data_dir(), &mut |p| show(&bar, p));
     bar.finish_and_clear();
-    if let Some(reports) = loaded? {
-        let _ = writeln!(std::io::stdout().lock(), "{}", summary(&reports));
-    }
-    Ok(())
+    Ok(loaded?)
 }
 
-fn summary(reports: &[LoadReport]) -> String {
-    let items: u64 = reports.iter().map(|r| r.items).sum();
-    let seconds: f64 = reports.iter().map(|r| r.seconds).sum();
-    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
+/// The line a person sees before the explorer opens on a first launch.
+pub fn summary(reports: &[LoadReport]) -> String {
+    let (items, seconds, names) = totals(reports);
     format!(
         "First launch: loaded the bundled sample sets ({items} items in {seconds:.1} s): {}",
         names.join(", ")
+    )
+}
+
+/// What a first launch loaded, for the status a script reads.
+pub fn summary_json(reports: &[LoadReport]) -> serde_json::Value {
+    let (items, seconds, names) = totals(reports);
+    serde_json::json!({
+        "loaded": names,
+        "items": items,
+        "seconds": (seconds * 10.0).round() / 10.0,
+    })
+}
+
+fn totals(reports: &[LoadReport]) -> (u64, f64, Vec<&str>) {
+    let items = reports.iter().map(|r| r.items).sum();
+    let seconds = reports.iter().map(|r| r.seconds).sum();
+    (
+        items,
+        seconds,
+        reports.iter().map(|r| r.name.as_str()).collect(),
     )
 }
 

@@ -22,6 +22,10 @@ pub enum Action {
     ShowPartitions,
     ShowWorkbench,
     ShowRequests,
+    /// Gives the focused pane the whole screen, or shares it again.
+    Zoom,
+    /// Opens the log of every message of the session.
+    Messages,
     Up,
     Down,
     PageUp,
@@ -36,11 +40,15 @@ pub enum Action {
     Collapse,
     Refresh,
     Filter,
+    /// Sorts the loaded results by a column, client-side.
+    Sort,
     RunQuery,
     CancelQuery,
     QueryParams,
     NewQuery,
     HistoryPrev,
+    /// Edits the query text in `$EDITOR`.
+    EditQuery,
     /// Completes the word at the editor's cursor: properties, aliases, keywords, functions.
     Complete,
     HistoryNext,
@@ -83,6 +91,8 @@ impl Action {
         Action::ShowPartitions,
         Action::ShowWorkbench,
         Action::ShowRequests,
+        Action::Zoom,
+        Action::Messages,
         Action::Up,
         Action::Down,
         Action::PageUp,
@@ -96,11 +106,13 @@ impl Action {
         Action::Collapse,
         Action::Refresh,
         Action::Filter,
+        Action::Sort,
         Action::RunQuery,
         Action::CancelQuery,
         Action::QueryParams,
         Action::NewQuery,
         Action::HistoryPrev,
+        Action::EditQuery,
         Action::Complete,
         Action::HistoryNext,
         Action::ToggleResults,
@@ -141,6 +153,8 @@ impl Action {
             Action::ShowPartitions => "partitions",
             Action::ShowWorkbench => "workbench",
             Action::ShowRequests => "requests",
+            Action::Zoom => "zoom",
+            Action::Messages => "messages",
             Action::Up => "up",
             Action::Down => "down",
             Action::PageUp => "page up",
@@ -154,11 +168,13 @@ impl Action {
             Action::Collapse => "collapse",
             Action::Refresh => "refresh",
             Action::Filter => "filter",
+            Action::Sort => "sort",
             Action::RunQuery => "run",
             Action::CancelQuery => "cancel",
             Action::QueryParams => "params",
             Action::NewQuery => "new query",
             Action::HistoryPrev => "history back",
+            Action::EditQuery => "$EDITOR",
             Action::Complete => "complete",
             Action::HistoryNext => "history fwd",
             Action::ToggleResults => "table/json",
@@ -200,6 +216,8 @@ impl Action {
             Action::ShowPartitions => "Show the partitions of the selected container",
             Action::ShowWorkbench => "Show the access-pattern workbench (r runs the suite)",
             Action::ShowRequests => "Show the requests the gateway serves, live",
+            Action::Zoom => "Give the focused pane the whole screen, or share it again",
+            Action::Messages => "Show every message of the session, whole, with its time",
             Action::Up => "Move the selection up",
             Action::Down => "Move the selection down",
             Action::PageUp => "Move up one page",
@@ -212,12 +230,18 @@ impl Action {
             Action::Expand => "Expand the selected node",
             Action::Collapse => "Collapse the selected node (or go to its parent)",
             Action::Refresh => "Reload the current view from the store",
-            Action::Filter => "Filter the current list (fuzzy)",
+            Action::Filter => {
+                "Filter the current list; in query results, search the loaded results"
+            }
+            Action::Sort => {
+                "Sort the loaded results by the first column shown (ascending, descending, off); client-side, not an ORDER BY"
+            }
             Action::RunQuery => "Run the query in the editor",
             Action::CancelQuery => "Cancel the running query, or else the running job",
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
+            Action::EditQuery => "Edit the query text in $EDITOR (a .sql file)",
             Action::Complete => {
                 "Complete at the cursor: properties seen in the container, aliases, @parameters, keywords, functions"
             }

@@ -38,6 +38,11 @@ pub enum Effect {
         node: NodeKind,
         cursor: Option<String>,
     },
+    /// The databases and every container with its counts, to see whether the tree is
+    /// out of date (`Msg::TreeProbe`).
+    ProbeTree {
+        generation: u64,
+    },
     ReadItem {
         ticket: u64,
         db: String,
@@ -94,8 +99,15 @@ pub enum Effect {
         db: String,
         c: String,
         text: String,
+        /// What the edit is compared with when it is not `text`: the item as it was, when
+        /// the editor reopens on a text that was not JSON.
+        original: Option<String>,
         if_match: Option<String>,
         create: bool,
+    },
+    /// Hand the terminal to `$EDITOR` with the query text (`Msg::QueryEdited`).
+    EditQuery {
+        text: String,
     },
     SaveItem {
         ticket: u64,

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -22,7 +22,7 @@ use super::keymap::Keymap;
 use super::msg::Msg;
 use super::serving::Serving;
 use super::state::App;
-use super::{GatewayOptions, ui, update, worker};
+use super::{Options, ui, update, worker};
 use crate::engine::Backend;
 use crate::gateway::Traffic;
 
@@ -49,7 +49,7 @@ impl Harness {
         let app = App::new("<data-dir>".into(), Arc::new(Keymap::defaults()));
         let terminal = Terminal::new(TestBackend::new(width, height))
             .unwrap_or_else(|e| panic!("test backend: {e}"));
-        let serving = Serving::new(engine.clone(), data_dir.clone(), GatewayOptions::default());
+        let serving = Serving::new(engine.clone(), data_dir.clone(), Options::default());
         let mut h = Harness {
             app,
             serving,
@@ -70,15 +70,15 @@ impl Harness {
     /// Gateways started from now on take clients signed with `key` instead of the
     /// emulator's.
     pub fn set_gateway_key(&mut self, key: &str) {
-        self.set_gateway_options(GatewayOptions {
+        self.set_gateway_options(Options {
             key: Some(key.to_string()),
-            ..GatewayOptions::default()
+            ..Options::default()
         });
     }
 
     /// Gateways started from now on serve as `options` say (as the command line's
     /// `--serve-*` flags set them).
-    pub fn set_gateway_options(&mut self, options: GatewayOptions) {
+    pub fn set_gateway_options(&mut self, options: Options) {
         self.serving = Serving::new(self.engine.clone(), self.data_dir.clone(), options);
     }
 
@@ -123,6 +123,30 @@ impl Harness {
             };
             self.send(Msg::Key(key));
         }
+    }
+
+    /// A left click at a cell of the last frame drawn ([`Harness::render`] first).
+    pub fn click(&mut self, column: u16, row: u16) {
+        self.mouse(MouseEventKind::Down(MouseButton::Left), column, row);
+    }
+
+    /// A turn of the wheel (down or up) over a cell of the last frame drawn.
+    pub fn wheel(&mut self, down: bool, column: u16, row: u16) {
+        let kind = if down {
+            MouseEventKind::ScrollDown
+        } else {
+            MouseEventKind::ScrollUp
+        };
+        self.mouse(kind, column, row);
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, column: u16, row: u16) {
+        self.send(Msg::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }));
     }
 
     pub fn send(&mut self, msg: Msg) {
@@ -185,6 +209,7 @@ impl Harness {
                     db,
                     c,
                     text,
+                    original,
                     if_match,
                     create,
                 } => {
@@ -195,11 +220,15 @@ impl Harness {
                     vec![Msg::Edited {
                         db,
                         c,
-                        original: text,
+                        original: original.unwrap_or(text),
                         result,
                         if_match,
                         create,
                     }]
+                }
+                Effect::EditQuery { text } => {
+                    let result = self.editor_results.pop_front().unwrap_or(Ok(text));
+                    vec![Msg::QueryEdited(result)]
                 }
                 other => worker::perform(
                     &*self.engine,
@@ -249,12 +278,16 @@ impl Harness {
 
     /// Draws a frame and returns it as text, one line per row.
     pub fn render(&mut self) -> String {
-        let mut rows = 0;
+        let (mut rows, mut screen) = (0, self.app.screen);
         let app = &self.app;
-        if let Err(e) = self.terminal.draw(|f| rows = ui::draw(f, app)) {
+        if let Err(e) = self.terminal.draw(|f| {
+            screen = f.area();
+            rows = ui::draw(f, app);
+        }) {
             panic!("draw: {e}");
         }
         self.app.page_rows = rows;
+        self.app.screen = screen;
         let buf = self.terminal.backend().buffer();
         let area = buf.area;
         let mut out = String::new();

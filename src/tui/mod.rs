@@ -36,9 +36,9 @@ use crate::engine::Engine;
 use keymap::Keymap;
 use state::App;
 
-/// The gateway the explorer may run in its process.
+/// How the explorer runs: the gateway it may run in its process, and the mouse.
 #[derive(Debug, Clone, Default)]
-pub struct GatewayOptions {
+pub struct Options {
     /// Start it with the session, on this address (`--serve [ADDR]`); without it the
     /// palette's action starts it on 127.0.0.1:8081.
     pub serve: Option<SocketAddr>,
@@ -49,10 +49,31 @@ pub struct GatewayOptions {
     /// Containers it creates enforce their throughput with 429s
     /// (`--serve-enforce-throughput`).
     pub enforce_throughput: bool,
+    /// Clicks and the wheel go to the explorer (`--no-mouse` leaves them to the terminal).
+    pub mouse: bool,
+}
+
+/// Every problem of the keymap and theme files goes into the message log; the status line
+/// says how many there are and where to read them. Reported, not fatal: the defaults stand
+/// in for whatever was wrong.
+pub fn report_problems(app: &mut App, problems: &[String]) {
+    for p in problems {
+        app.error(format!("{p} (default used)"));
+    }
+    if problems.len() > 1 {
+        let key = app
+            .keymap
+            .key_for(keymap::Mode::Tree, action::Action::Messages)
+            .map_or_else(|| "the palette's messages".to_string(), |k| k.to_string());
+        app.error(format!(
+            "{}: the keymap and theme files have problems (defaults used); {key} lists them all",
+            ui::plural(problems.len() as u64, "problem")
+        ));
+    }
 }
 
 /// Runs the terminal UI on `engine` until the user quits.
-pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Result<()> {
+pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> {
     let config = platform::config_dir();
     let keymap_file = config.as_ref().map(|d| d.join("keymap.toml"));
     let (keymap, keymap_problems) = Keymap::load(keymap_file.as_deref());
@@ -69,23 +90,13 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: GatewayOptions) -> io::Resu
         .map(|p| p.0)
         .chain(theme_problems)
         .collect();
-    if let Some(p) = problems.first() {
-        // Reported, not fatal: the defaults stand in for whatever was wrong.
-        app.error(format!(
-            "{p} (defaults used{})",
-            if problems.len() > 1 {
-                format!(", {} more problems", problems.len() - 1)
-            } else {
-                String::new()
-            }
-        ));
-    }
+    report_problems(&mut app, &problems);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     terminal::install_panic_hook();
-    let _guard = terminal::Guard::new()?;
+    let _guard = terminal::Guard::new(gateway.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
     let engine = Arc::new(engine);

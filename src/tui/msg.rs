@@ -13,6 +13,8 @@ use crate::error::Error;
 #[derive(Debug)]
 pub enum Msg {
     Key(KeyEvent),
+    /// A click or a turn of the wheel, at a cell of the screen last drawn.
+    Mouse(crossterm::event::MouseEvent),
     Paste(String),
     /// A second (or more) passed; `now` is Unix seconds.
     Tick {
@@ -23,6 +25,11 @@ pub enum Msg {
         key: Option<String>,
         append: bool,
         result: Result<(Vec<NodeKind>, Option<String>), Error>,
+    },
+    /// The databases and containers as the store has them now (`Effect::ProbeTree`).
+    TreeProbe {
+        generation: u64,
+        result: Result<Vec<NodeKind>, Error>,
     },
     Item {
         ticket: u64,
@@ -77,11 +84,16 @@ pub enum Msg {
         if_match: Option<String>,
         create: bool,
     },
+    /// The query text `$EDITOR` left (or why it could not run).
+    QueryEdited(Result<String, String>),
     Saved {
         ticket: u64,
         result: Result<ItemResponse, Error>,
         db: String,
         c: String,
+        /// The container's partition key paths, so the saved item's key can be named even
+        /// when the tree never loaded the container.
+        pk_paths: Vec<String>,
     },
     Deleted {
         ticket: u64,

@@ -29,12 +29,13 @@ pub fn editor_command() -> String {
         .unwrap_or_else(|| "vi".to_string())
 }
 
-/// Writes `text` to a temporary `.json` file, runs the editor on it and returns what the
-/// file holds afterwards. The caller has already given the terminal to the editor.
-pub fn edit_in_editor(text: &str) -> Result<String, String> {
+/// Writes `text` to a temporary file named `cosmoscope-{what}-….{suffix}` (the suffix
+/// lets the editor highlight it), runs the editor on it and returns what the file holds
+/// afterwards. The caller has already given the terminal to the editor.
+pub fn edit_in_editor(text: &str, what: &str, suffix: &str) -> Result<String, String> {
     let mut file = tempfile::Builder::new()
-        .prefix("cosmoscope-item-")
-        .suffix(".json")
+        .prefix(&format!("cosmoscope-{what}-"))
+        .suffix(&format!(".{suffix}"))
         .tempfile()
         .map_err(|e| format!("cannot create a temporary file: {e}"))?;
     file.write_all(text.as_bytes())

@@ -42,7 +42,7 @@ impl Executor {
         engine: Arc<dyn engine::Backend>,
         data_dir: PathBuf,
         tx: UnboundedSender<Msg>,
-        gateway: super::GatewayOptions,
+        gateway: super::Options,
     ) -> Executor {
         Executor {
             serving: Serving::new(engine.clone(), data_dir.clone(), gateway),
@@ -124,7 +124,7 @@ impl Executor {
                     let _ = tx.send(stop.await);
                 });
             }
-            Effect::Edit { .. } => {}
+            Effect::Edit { .. } | Effect::EditQuery { .. } => {}
             other => {
                 let (cancel, progress) = match &other {
                     Effect::RunQuery { ticket, .. } => {
@@ -158,7 +158,7 @@ pub async fn run<B: Backend>(
     mut app: App,
     engine: Arc<dyn engine::Backend>,
     data_dir: PathBuf,
-    gateway: super::GatewayOptions,
+    gateway: super::Options,
 ) -> io::Result<()>
 where
     B::Error: Into<io::Error>,
@@ -186,6 +186,7 @@ where
             ev = next_event(&mut events) => match ev {
                 Some(Ok(Event::Key(k))) => vec![Msg::Key(k)],
                 Some(Ok(Event::Paste(p))) => vec![Msg::Paste(p)],
+                Some(Ok(Event::Mouse(m))) => vec![Msg::Mouse(m)],
                 Some(Ok(Event::Resize(..))) => { dirty = true; Vec::new() }
                 Some(Ok(_)) => Vec::new(),
                 Some(Err(e)) => return Err(e),
@@ -205,9 +206,15 @@ where
                     dirty = true;
                 }
                 if dirty {
-                    let mut rows = app.page_rows;
-                    terminal.draw(|f| rows = ui::draw(f, &app)).map_err(Into::into)?;
+                    let (mut rows, mut screen) = (app.page_rows, app.screen);
+                    terminal
+                        .draw(|f| {
+                            screen = f.area();
+                            rows = ui::draw(f, &app);
+                        })
+                        .map_err(Into::into)?;
                     app.page_rows = rows;
+                    app.screen = screen;
                     dirty = false;
                 }
                 continue;
@@ -233,6 +240,27 @@ async fn next_event(events: &mut Option<EventStream>) -> Option<io::Result<Event
     }
 }
 
+/// Gives the terminal to `$EDITOR` on `text` (input paused so the editor gets every
+/// key) and takes it back.
+fn in_editor<B: Backend>(
+    terminal: &mut Terminal<B>,
+    events: &mut Option<EventStream>,
+    text: &str,
+    what: &str,
+    suffix: &str,
+) -> io::Result<Result<String, String>>
+where
+    B::Error: Into<io::Error>,
+{
+    *events = None;
+    terminal::suspend()?;
+    let result = platform::edit_in_editor(text, what, suffix);
+    terminal::resume()?;
+    terminal.clear().map_err(Into::into)?;
+    *events = Some(EventStream::new());
+    Ok(result)
+}
+
 /// Starts effects; an edit hands the terminal to `$EDITOR` right here (the UI is
 /// suspended meanwhile, so nothing else needs to run).
 fn run_effects<B: Backend>(
@@ -251,26 +279,24 @@ where
             db,
             c,
             text,
+            original,
             if_match,
             create,
         } = effect
         {
-            // Stop reading input so the editor gets every key, then give it the screen.
-            *events = None;
-            terminal::suspend()?;
-            let result = platform::edit_in_editor(&text);
-            terminal::resume()?;
-            terminal.clear().map_err(Into::into)?;
-            *events = Some(EventStream::new());
+            let result = in_editor(terminal, events, &text, "item", "json")?;
             let msg = Msg::Edited {
                 db,
                 c,
-                original: text,
+                original: original.unwrap_or(text),
                 result,
                 if_match,
                 create,
             };
             queue.extend(update::update(app, msg));
+        } else if let Effect::EditQuery { text } = effect {
+            let result = in_editor(terminal, events, &text, "query", "sql")?;
+            queue.extend(update::update(app, Msg::QueryEdited(result)));
         } else {
             exec.spawn(app, effect);
         }

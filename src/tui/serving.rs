@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::GatewayOptions;
+use super::Options as ExplorerOptions;
 use super::msg::Msg;
 use super::state::requests::GatewayInfo;
 use crate::engine::Backend;
@@ -23,7 +23,7 @@ pub struct Serving {
     data_dir: PathBuf,
     /// How gateways are served: the key clients sign with (`None` for the emulator's
     /// public one), TLS, throughput enforcement. Its `serve` address is the state's.
-    options: GatewayOptions,
+    options: ExplorerOptions,
     /// The gateway serving now; the start task puts it here, the stop task takes it.
     running: Arc<Mutex<Option<Gateway>>>,
     /// The log being read and the number of the last request read from it.
@@ -31,7 +31,7 @@ pub struct Serving {
 }
 
 impl Serving {
-    pub fn new(engine: Arc<dyn Backend>, data_dir: PathBuf, options: GatewayOptions) -> Serving {
+    pub fn new(engine: Arc<dyn Backend>, data_dir: PathBuf, options: ExplorerOptions) -> Serving {
         Serving {
             engine,
             data_dir,

@@ -2,13 +2,21 @@
 
 use std::io::{self, stdout};
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
-/// Raw mode, the alternate screen and bracketed paste.
+/// Whether the session captures the mouse (set once, when the guard is made).
+static MOUSE: AtomicBool = AtomicBool::new(false);
+
+/// Raw mode, the alternate screen, bracketed paste, and the mouse unless it was left to
+/// the terminal.
 pub fn enter() -> io::Result<()> {
     // What a fault in a damaged data file puts back before it reports (crate::fault).
     let mut original = std::mem::MaybeUninit::<libc::termios>::uninit();
@@ -18,13 +26,21 @@ pub fn enter() -> io::Result<()> {
     }
     enable_raw_mode()?;
     execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+    if MOUSE.load(Ordering::Relaxed) {
+        execute!(stdout(), EnableMouseCapture)?;
+    }
     Ok(())
 }
 
 /// Undoes [`enter`]; safe to call more than once.
 pub fn leave() -> io::Result<()> {
     crate::fault::terminal_released();
-    let r = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen);
+    let r = execute!(
+        stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen
+    );
     disable_raw_mode()?;
     r
 }
@@ -52,7 +68,9 @@ pub fn install_panic_hook() {
 pub struct Guard;
 
 impl Guard {
-    pub fn new() -> io::Result<Guard> {
+    /// Takes the terminal; `mouse`: clicks and the wheel come to the explorer.
+    pub fn new(mouse: bool) -> io::Result<Guard> {
+        MOUSE.store(mouse, Ordering::Relaxed);
         enter()?;
         Ok(Guard)
     }

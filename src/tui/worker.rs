@@ -38,6 +38,20 @@ pub fn databases(engine: &dyn Backend) -> Result<(Vec<NodeKind>, Option<String>)
     ))
 }
 
+/// Every database and container with its counts: what the tree's upper levels show.
+pub fn probe_tree(engine: &dyn Backend) -> Result<Vec<NodeKind>> {
+    let (dbs, _) = databases(engine)?;
+    let mut out = Vec::new();
+    for db in dbs {
+        if let NodeKind::Database { db: name, .. } = &db {
+            let containers = container_nodes(engine, name)?;
+            out.push(db);
+            out.extend(containers);
+        }
+    }
+    Ok(out)
+}
+
 /// One page of a node's children and the cursor of the next page.
 pub fn children(
     engine: &dyn Backend,
@@ -95,7 +109,8 @@ fn range_nodes(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>>
         .collect())
 }
 
-/// A page of a range's logical partitions, largest first, the hottest of the page marked.
+/// A page of a range's logical partitions, largest first, with the RU each has consumed
+/// (the tree marks the hottest by what changed since it last looked).
 fn logical_nodes(
     engine: &dyn Backend,
     db: &str,
@@ -105,12 +120,6 @@ fn logical_nodes(
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
     let page = engine.largest_logical_partitions(db, c, &range.to_string(), skip, PAGE)?;
-    // The hottest of the page: the one that has consumed the most RU.
-    let hottest = page
-        .logical_partitions
-        .iter()
-        .map(|l| l.statistics.request_charge_total)
-        .fold(0.0, f64::max);
     let kinds = page
         .logical_partitions
         .into_iter()
@@ -118,7 +127,8 @@ fn logical_nodes(
             db: db.to_string(),
             c: c.to_string(),
             range,
-            hottest: hottest > 0.0 && l.statistics.request_charge_total == hottest,
+            ru_total: l.statistics.request_charge_total,
+            hottest: false,
             items: l.statistics.item_count,
             bytes: l.statistics.size_bytes,
             pk: l.partition_key,
@@ -332,6 +342,7 @@ fn read_new(
                 current: ch.current.map(Document::into_value),
                 previous: ch.previous.map(Document::into_value),
                 ttl_expired: ch.ttl_expired,
+                search: Default::default(),
             });
         }
         req.start = FeedStart::Continuation(page.continuation);
@@ -343,7 +354,8 @@ fn read_new(
     Ok((rows, charge))
 }
 
-/// Fills the palette: databases, containers and ranges first, then every item id.
+/// Fills the palette: databases, containers and ranges first, then every partition key
+/// value, then every item id.
 pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
     let Ok(dbs) = engine.list_databases() else {
         return;
@@ -370,6 +382,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
             containers.push((d.id.clone(), c.id));
         }
     }
+    let mut ranges = Vec::new();
     for (db, c) in &containers {
         if let Ok(report) = engine.partitions(db, c, 0, 0) {
             for r in report.partitions {
@@ -383,7 +396,13 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                     },
                 }
                 .push_into(injector);
+                ranges.push((db, c, r.id));
             }
+        }
+    }
+    for (db, c, range) in ranges {
+        if !stream_logical_partitions(engine, injector, stop, db, c, &range) {
+            return;
         }
     }
     for (db, c) in &containers {
@@ -412,6 +431,46 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 Some(n) => after = Some(n),
                 None => break,
             }
+        }
+    }
+}
+
+/// Adds a range's partition key values to the palette; false when told to stop.
+fn stream_logical_partitions(
+    engine: &dyn Backend,
+    injector: &nucleo::Injector<Entry>,
+    stop: &AtomicBool,
+    db: &str,
+    c: &str,
+    range: &str,
+) -> bool {
+    let mut after: Option<String> = None;
+    loop {
+        if stop.load(Ordering::Acquire) {
+            return false;
+        }
+        let Ok(page) = engine.logical_partitions(db, c, range, after.as_deref(), 5_000) else {
+            return true;
+        };
+        for l in page.logical_partitions {
+            Entry {
+                text: format!(
+                    "{} · key in {db}/{c} #{range}",
+                    super::state::tree::pk_label(&l.partition_key)
+                ),
+                kind: "key",
+                target: Target::Logical {
+                    db: db.to_string(),
+                    c: c.to_string(),
+                    range: range.parse().unwrap_or_default(),
+                    pk: l.partition_key,
+                },
+            }
+            .push_into(injector);
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return true,
         }
     }
 }
@@ -485,6 +544,10 @@ pub fn perform(
             result: children(engine, &node, cursor.as_deref()),
             key: Some(key),
         }],
+        Effect::ProbeTree { generation } => vec![Msg::TreeProbe {
+            generation,
+            result: probe_tree(engine),
+        }],
         Effect::ReadItem {
             ticket,
             db,
@@ -533,6 +596,10 @@ pub fn perform(
         } => vec![Msg::Saved {
             ticket,
             result: save_item(engine, &db, &c, &body, if_match.as_deref(), create),
+            pk_paths: engine
+                .container_key(&db, &c)
+                .map(|k| k.partition_key.paths)
+                .unwrap_or_default(),
             db,
             c,
         }],
@@ -571,6 +638,7 @@ pub fn perform(
         | Effect::StreamPalette { .. }
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
+        | Effect::EditQuery { .. }
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. }
@@ -695,7 +763,7 @@ pub fn run_job(
                 &crate::samples::LoadOptions::default(),
                 &mut progress,
             )
-            .map(|r| format!("loaded {name}: {} items", r.items))
+            .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item")))
         }
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
@@ -778,7 +846,10 @@ fn export(
         Ok(())
     })?;
     out.flush().map_err(io)?;
-    Ok(format!("exported {n} items of {db}/{c} to {path}"))
+    Ok(format!(
+        "exported {} of {db}/{c} to {path}",
+        crate::tui::ui::plural(n, "item")
+    ))
 }
 
 #[cfg(test)]

@@ -29,6 +29,20 @@ pub struct FeedRow {
     pub current: Option<Value>,
     pub previous: Option<Value>,
     pub ttl_expired: bool,
+    /// What filter words search, lower-cased: made on first use (only a filter with
+    /// words asks), then kept, as the view re-filters on every frame.
+    pub search: std::cell::OnceCell<String>,
+}
+
+impl FeedRow {
+    /// The id and the whole document (or, for a delete, the previous image), lower-cased.
+    pub fn search_text(&self) -> &str {
+        self.search.get_or_init(|| {
+            let doc = self.current.as_ref().or(self.previous.as_ref());
+            let json = doc.map(Value::to_string).unwrap_or_default();
+            format!("{} {json}", self.id).to_lowercase()
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,7 +77,8 @@ impl FeedScope {
     }
 }
 
-/// Parsed `/` filter: `op:delete range:3 key:c-42 c:posts` and free words matching the id.
+/// Parsed `/` filter: `op:delete range:3 key:c-42 c:posts` and free words found anywhere
+/// in the event's id or document.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FeedFilter {
     pub text: String,
@@ -102,10 +117,11 @@ impl RowFilter<FeedRow> for FeedFilter {
                 .as_ref()
                 .is_none_or(|k| super::tree::pk_label(&row.pk) == *k)
             && self.container.as_ref().is_none_or(|c| row.container == *c)
-            && self
-                .words
-                .iter()
-                .all(|w| row.id.to_lowercase().contains(w.as_str()))
+            && (self.words.is_empty()
+                || self
+                    .words
+                    .iter()
+                    .all(|w| row.search_text().contains(w.as_str())))
     }
 
     fn text(&self) -> &str {
@@ -172,6 +188,7 @@ mod tests {
             current: None,
             previous: None,
             ttl_expired: false,
+            search: Default::default(),
         }
     }
 
@@ -204,6 +221,11 @@ mod tests {
         assert!(!f.matches(&row("xy", "create", 2)));
         assert!(!f.matches(&row("xy", "delete", 1)));
         assert!(!f.matches(&row("ab", "delete", 2)));
+        // Words are found in the document too.
+        let mut r = row("o-1", "create", 0);
+        r.current = Some(serde_json::json!({"id": "o-1", "status": "Shipped"}));
+        assert!(FeedFilter::parse("shipped").matches(&r));
+        assert!(!FeedFilter::parse("pending").matches(&r));
     }
 
     #[test]

@@ -89,7 +89,8 @@ impl JsonTree {
                 for (k, v) in user {
                     self.push(&mut rows, &mut path, Step::Key(k.clone()), v, 1, false);
                 }
-                if !system.is_empty() {
+                // Hidden system properties leave no heading over nothing.
+                if !system.is_empty() && !self.hide_system {
                     rows.push(Row {
                         path: Vec::new(),
                         depth: 1,
@@ -97,10 +98,8 @@ impl JsonTree {
                         value: RowValue::SystemHeader,
                         system: true,
                     });
-                    if !self.hide_system {
-                        for (k, v) in system {
-                            self.push(&mut rows, &mut path, Step::Key(k.clone()), v, 1, true);
-                        }
+                    for (k, v) in system {
+                        self.push(&mut rows, &mut path, Step::Key(k.clone()), v, 1, true);
                     }
                 }
                 rows.push(Row {
@@ -337,9 +336,8 @@ mod tests {
         t.hide_system = true;
         t.rebuild();
         assert!(
-            t.rows
-                .iter()
-                .all(|r| !r.system || r.value == RowValue::SystemHeader)
+            t.rows.iter().all(|r| !r.system),
+            "no system rows, no heading"
         );
     }
 }

@@ -89,6 +89,10 @@ pub enum Layer {
     Help {
         scroll: usize,
     },
+    /// The session's messages, newest last.
+    Messages {
+        scroll: usize,
+    },
     Palette,
     /// A question with a yes/no answer and what to do on yes.
     Confirm {
@@ -124,6 +128,15 @@ pub enum Confirmed {
         single: Option<String>,
         composite: Option<Vec<String>>,
     },
+    /// Open the editor again on an edit that was not JSON, compared with the original.
+    Reedit {
+        db: String,
+        c: String,
+        text: String,
+        original: String,
+        if_match: Option<String>,
+        create: bool,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
     SaveItem {
         db: String,
@@ -138,10 +151,15 @@ pub enum Confirmed {
 pub enum PromptFor {
     TreeFilter,
     FeedFilter,
+    /// Search within the loaded query results.
+    ResultsFilter,
     FeedStartTime,
     RequestsFilter,
     SampleName,
-    ExportPath { db: String, c: String },
+    ExportPath {
+        db: String,
+        c: String,
+    },
 }
 
 /// Long work running in the background, with its progress.
@@ -182,6 +200,17 @@ pub struct ItemRequest {
 pub enum Level {
     Info,
     Error,
+}
+
+/// How many messages the session's log keeps.
+pub const LOG_LIMIT: usize = 500;
+
+/// A message as the log keeps it: when (Unix second), how grave, and its whole text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEntry {
+    pub at: i64,
+    pub level: Level,
+    pub text: String,
 }
 
 /// The partitions view: the report and its refresh ticket.
@@ -245,6 +274,11 @@ pub struct App {
     pub last_charge: Option<f64>,
     pub job: Option<Job>,
     pub message: Option<(Level, String)>,
+    /// Every message of the session, oldest first (the status line shows the last, cut
+    /// to fit; the log shows them whole).
+    pub log: std::collections::VecDeque<LogEntry>,
+    /// The focused pane has the whole screen.
+    pub zoom: bool,
     /// Unix second of the last tick (drives the feed rate and partitions refresh).
     pub now: i64,
     /// Tickets for background work: every result carries the ticket it was asked with,
@@ -253,6 +287,8 @@ pub struct App {
     pub quit: bool,
     /// Rows of the main list area at the last draw (for paging keys).
     pub page_rows: usize,
+    /// The screen at the last draw: where a click lands is worked out against it.
+    pub screen: ratatui::layout::Rect,
 }
 
 impl App {
@@ -278,10 +314,13 @@ impl App {
             last_charge: None,
             job: None,
             message: None,
+            log: Default::default(),
+            zoom: false,
             now: 0,
             next_ticket: 1,
             quit: false,
             page_rows: 20,
+            screen: ratatui::layout::Rect::default(),
         }
     }
 
@@ -293,7 +332,7 @@ impl App {
     /// The keymap mode keys are read in now.
     pub fn mode(&self) -> Mode {
         match self.layers.last() {
-            Some(Layer::Help { .. }) => Mode::Help,
+            Some(Layer::Help { .. } | Layer::Messages { .. }) => Mode::Help,
             Some(Layer::Palette) => Mode::Palette,
             Some(Layer::Prompt { .. } | Layer::Params { .. } | Layer::Confirm { .. }) => {
                 Mode::Input
@@ -325,10 +364,23 @@ impl App {
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Info, text.into()));
+        self.say(Level::Info, text.into());
     }
 
     pub fn error(&mut self, text: impl Into<String>) {
-        self.message = Some((Level::Error, text.into()));
+        self.say(Level::Error, text.into());
+    }
+
+    /// Shows a message on the status line and keeps it in the log.
+    fn say(&mut self, level: Level, text: String) {
+        self.log.push_back(LogEntry {
+            at: self.now,
+            level,
+            text: text.clone(),
+        });
+        if self.log.len() > LOG_LIMIT {
+            self.log.pop_front();
+        }
+        self.message = Some((level, text));
     }
 }

@@ -25,6 +25,13 @@ pub enum Target {
         c: String,
         range: u32,
     },
+    /// A logical partition (a partition key value) in its range.
+    Logical {
+        db: String,
+        c: String,
+        range: u32,
+        pk: Value,
+    },
     Item {
         db: String,
         c: String,

@@ -34,6 +34,8 @@ pub struct RangeSpan {
 /// The query being run or last run.
 #[derive(Debug, Clone, Default)]
 pub struct QueryRun {
+    /// The container it runs on (the console may have moved on since).
+    pub target: (String, String),
     pub sql: String,
     pub params: BTreeMap<String, Value>,
     pub documents: Vec<Value>,
@@ -48,6 +50,8 @@ pub struct QueryRun {
     /// How the last page found its documents, and the indexes it used or missed.
     pub access: Option<crate::engine::AccessView>,
     pub index_metrics: Option<crate::engine::IndexMetrics>,
+    /// Cancelled by the user before its last page came.
+    pub cancelled: bool,
     /// Ranges finished while the current page runs (cleared when it arrives).
     pub progress: BTreeMap<String, crate::engine::RangeProgress>,
     /// Every logical partition that produced results, in the order first seen, and their
@@ -58,9 +62,10 @@ pub struct QueryRun {
 }
 
 impl QueryRun {
-    /// A run of `sql` with `params`, before its first page.
-    pub fn new(sql: String, params: BTreeMap<String, Value>) -> QueryRun {
+    /// A run of `sql` with `params` on `target`, before its first page.
+    pub fn new(target: (String, String), sql: String, params: BTreeMap<String, Value>) -> QueryRun {
         QueryRun {
+            target,
             sql,
             params,
             ..Default::default()
@@ -159,6 +164,8 @@ pub struct QueryState {
     pub history: Vec<String>,
     /// Position while browsing history (None: editing a new query).
     pub history_pos: Option<usize>,
+    /// The text being edited when history browsing began, given back past the newest entry.
+    pub draft: Option<String>,
     pub run: Option<QueryRun>,
     pub ranges: Vec<RangeSpan>,
     pub error: Option<QueryError>,
@@ -169,6 +176,12 @@ pub struct QueryState {
     pub offset: usize,
     pub hscroll: usize,
     pub completion: Option<CompletionList>,
+    /// Words the loaded results are searched for (`/`): only rows holding all of them show.
+    pub filter: Option<String>,
+    /// The column the loaded results are sorted by, descending or not (client-side).
+    pub sort: Option<(String, bool)>,
+    /// The documents shown, as indices into the run's documents, in the order shown.
+    rows: Vec<usize>,
     /// The sampled schema of the container last asked for (it may be another one's while a
     /// new sample loads).
     pub schema: Option<TargetSchema>,
@@ -197,21 +210,108 @@ impl QueryState {
         self.history_pos = None;
     }
 
+    /// Steps through the history; walking past the newest entry gives back the text that
+    /// was being edited when browsing began.
     pub fn history_step(&mut self, back: bool) {
         if self.history.is_empty() {
             return;
         }
         let last = self.history.len() - 1;
         let pos = match (self.history_pos, back) {
-            (None, true) => Some(last),
-            (None, false) => None,
+            (None, true) => {
+                self.draft = Some(self.editor.text());
+                Some(last)
+            }
+            (None, false) => return,
             (Some(p), true) => Some(p.saturating_sub(1)),
             (Some(p), false) if p < last => Some(p + 1),
             (Some(_), false) => None,
         };
         self.history_pos = pos;
-        let text = pos.map_or("", |p| self.history[p].as_str()).to_string();
+        let text = match pos {
+            Some(p) => self.history[p].clone(),
+            None => self.draft.take().unwrap_or_default(),
+        };
         self.editor.set_text(&text);
+    }
+
+    /// The documents shown, as indices into the run's documents, in the order shown.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
+    /// The document on the selected row.
+    pub fn selected_document(&self) -> Option<&Value> {
+        let i = *self.rows.get(self.selected)?;
+        self.run.as_ref()?.documents.get(i)
+    }
+
+    /// Recomputes the rows shown after the documents, the search or the sort changed.
+    pub fn refresh_rows(&mut self) {
+        let Some(run) = &self.run else {
+            self.rows.clear();
+            return;
+        };
+        let words: Vec<String> = self
+            .filter
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        self.rows = (0..run.documents.len())
+            .filter(|&i| words.is_empty() || holds_all(&run.documents[i], &words))
+            .collect();
+        if let Some((column, descending)) = &self.sort {
+            let docs = &run.documents;
+            // A stable sort: equal values keep the order the pages came in.
+            self.rows.sort_by(|&a, &b| {
+                let order = compare(field(&docs[a], column), field(&docs[b], column));
+                if *descending { order.reverse() } else { order }
+            });
+        }
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+    }
+}
+
+/// Whether the document's JSON text holds every word (lower-cased).
+fn holds_all(doc: &Value, words: &[String]) -> bool {
+    let text = doc.to_string().to_lowercase();
+    words.iter().all(|w| text.contains(w.as_str()))
+}
+
+/// A column's value in a document (the document itself for the `value` column of scalars).
+fn field<'a>(doc: &'a Value, column: &str) -> Option<&'a Value> {
+    match doc {
+        Value::Object(o) => o.get(column),
+        other if column == "value" => Some(other),
+        _ => None,
+    }
+}
+
+/// Orders values as the query language's ORDER BY does across types: undefined, null,
+/// booleans, numbers, strings, then arrays and objects (by their text).
+fn compare(a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
+    fn rank(v: Option<&Value>) -> u8 {
+        match v {
+            None => 0,
+            Some(Value::Null) => 1,
+            Some(Value::Bool(_)) => 2,
+            Some(Value::Number(_)) => 3,
+            Some(Value::String(_)) => 4,
+            Some(Value::Array(_)) => 5,
+            Some(Value::Object(_)) => 6,
+        }
+    }
+    match (a, b) {
+        (Some(Value::Bool(x)), Some(Value::Bool(y))) => x.cmp(y),
+        (Some(Value::Number(x)), Some(Value::Number(y))) => {
+            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
+            x.total_cmp(&y)
+        }
+        (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
+        (Some(x), Some(y)) if rank(a) == rank(b) => x.to_string().cmp(&y.to_string()),
+        _ => rank(a).cmp(&rank(b)),
     }
 }
 
@@ -291,5 +391,34 @@ mod tests {
         q.history_step(false);
         q.history_step(false);
         assert_eq!(q.editor.text(), "");
+    }
+
+    #[test]
+    fn search_and_sort_pick_and_order_the_rows() {
+        let mut q = QueryState::default();
+        let run = QueryRun {
+            documents: vec![
+                json!({"id": "a", "n": 2, "city": "Oslo"}),
+                json!({"id": "b", "n": 10}),
+                json!({"id": "c", "n": "x", "city": "Lyon"}),
+                json!({"id": "d"}),
+            ],
+            ..Default::default()
+        };
+        q.run = Some(run);
+        q.refresh_rows();
+        assert_eq!(q.rows(), [0, 1, 2, 3]);
+        q.sort = Some(("n".into(), false));
+        q.refresh_rows();
+        assert_eq!(q.rows(), [3, 0, 1, 2]);
+        q.sort = Some(("n".into(), true));
+        q.filter = Some("CITY".into());
+        q.refresh_rows();
+        assert_eq!(q.rows(), [2, 0]);
+        q.selected = 1;
+        assert_eq!(
+            q.selected_document(),
+            Some(&json!({"id": "a", "n": 2, "city": "Oslo"}))
+        );
     }
 }

@@ -44,6 +44,10 @@ pub enum NodeKind {
         pk: Value,
         items: u64,
         bytes: u64,
+        /// RU it has consumed since it was created, as the store counts it.
+        ru_total: f64,
+        /// It consumed the most RU of its range since the level was last loaded (and
+        /// some): measured by the tree itself, so an idle store marks nothing.
         hottest: bool,
     },
     Item {
@@ -130,6 +134,20 @@ impl Node {
     }
 }
 
+/// A fuzzy matcher for the filter `text` (smart case): every word must match.
+fn matcher_for(text: &str) -> impl FnMut(&str) -> bool {
+    let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
+    let pattern = Pattern::parse(text, CaseMatching::Smart, Normalization::Smart);
+    let empty = text.is_empty();
+    move |label: &str| {
+        let mut buf = Vec::new();
+        empty
+            || pattern
+                .score(nucleo::Utf32Str::new(label, &mut buf), &mut matcher)
+                .is_some()
+    }
+}
+
 /// A partition key value as a person reads it: strings unquoted where that is unambiguous.
 pub fn pk_label(pk: &Value) -> String {
     match pk {
@@ -154,6 +172,16 @@ pub struct TreeState {
     pub generation: u64,
     /// A palette jump waiting for levels to load: the node keys' parts, root first.
     pub pending_jump: Option<Vec<String>>,
+    /// Every database and container with its counts, as the last probe found them: what
+    /// the filter searches beyond the expanded levels.
+    pub catalog: Vec<NodeKind>,
+    /// The RU total each logical partition had when its level last loaded, by node key:
+    /// what the hot marks are measured against.
+    pub ru_seen: std::collections::HashMap<String, f64>,
+    /// When the store was last asked whether the tree is out of date (Unix second), and
+    /// whether that answer is still coming.
+    pub probed_at: i64,
+    pub probing: bool,
 }
 
 impl TreeState {
@@ -316,13 +344,10 @@ impl TreeState {
             .enumerate()
             .map(|(i, n)| (i, n.label()))
             .collect();
-        let mut matcher = Matcher::new(nucleo::Config::DEFAULT);
-        let pattern = Pattern::parse(&text, CaseMatching::Smart, Normalization::Smart);
+        let mut matches = matcher_for(&text);
         let mut keep = vec![false; labels.len()];
         for (i, label) in &labels {
-            let mut buf = Vec::new();
-            let hay = nucleo::Utf32Str::new(label, &mut buf);
-            if text.is_empty() || pattern.score(hay, &mut matcher).is_some() {
+            if matches(label) {
                 keep[*i] = true;
                 let mut j = *i;
                 while let Some(p) = self.parent_of(j) {
@@ -334,6 +359,69 @@ impl TreeState {
         self.visible = (0..labels.len()).filter(|&i| keep[i]).collect();
         let rows = self.row_count();
         self.selected = self.selected.min(rows.saturating_sub(1));
+    }
+
+    /// Marks as hottest the logical partitions among `kinds` (a level just loaded under
+    /// the node `parent`) that consumed the most RU since that level last loaded, if any
+    /// consumed some; the first load of a level marks nothing, as nothing was measured.
+    pub fn mark_hot(&mut self, parent: &str, kinds: &mut [NodeKind]) {
+        let mut deltas = Vec::with_capacity(kinds.len());
+        for k in kinds.iter() {
+            let NodeKind::Logical { pk, ru_total, .. } = k else {
+                deltas.push(0.0);
+                continue;
+            };
+            let key = format!("{parent}\u{1f}{pk}");
+            let before = self.ru_seen.insert(key, *ru_total).unwrap_or(*ru_total);
+            deltas.push(ru_total - before);
+        }
+        let most = deltas.iter().copied().fold(0.0, f64::max);
+        for (k, delta) in kinds.iter_mut().zip(deltas) {
+            if let NodeKind::Logical { hottest, .. } = k {
+                *hottest = most > 0.0 && delta == most;
+            }
+        }
+    }
+
+    /// Whether `fresh` (every database and container with its counts) differs from what
+    /// the tree shows: another database, or a shown database or container whose counts
+    /// changed or that is gone.
+    pub fn is_stale(&self, fresh: &[NodeKind]) -> bool {
+        let db_names = |kinds: &mut dyn Iterator<Item = &NodeKind>| -> Vec<String> {
+            kinds
+                .filter_map(|k| match k {
+                    NodeKind::Database { db, .. } => Some(db.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let shown = db_names(&mut self.nodes.iter().filter(|n| n.depth == 0).map(|n| &n.kind));
+        if shown != db_names(&mut fresh.iter()) {
+            return true;
+        }
+        self.nodes.iter().any(|n| match &n.kind {
+            NodeKind::Database { .. } | NodeKind::Container { .. } => !fresh.contains(&n.kind),
+            _ => false,
+        })
+    }
+
+    /// The databases not expanded in the tree that hold a container the filter matches.
+    pub fn databases_to_reveal(&self) -> Vec<String> {
+        let Some(text) = self.filter.as_deref().filter(|t| !t.trim().is_empty()) else {
+            return Vec::new();
+        };
+        let mut matches = matcher_for(text);
+        let mut out: Vec<String> = Vec::new();
+        for kind in &self.catalog {
+            if let NodeKind::Container { db, c, .. } = kind
+                && matches(c)
+                && !out.contains(db)
+                && self.find(db).is_some_and(|i| !self.nodes[i].expanded)
+            {
+                out.push(db.clone());
+            }
+        }
+        out
     }
 
     /// Moves the selection by `delta` rows, clamped.

@@ -123,7 +123,18 @@ fn draw_list(f: &mut Frame, feed: &FeedState, focused: bool, area: Rect) -> usiz
         let line = event_line(&cols, &feed.tail.rows[i]);
         lines.push(mark_selected(line, row == feed.tail.selected, focused));
     }
-    if visible.is_empty() {
+    let shown = feed.tail.shown.min(feed.tail.rows.len());
+    if visible.is_empty() && shown > 0 {
+        // Events came, the filter hides them all: say so, and how to see them.
+        lines.push(Line::styled(
+            format!(
+                "the filter /{} hides all {} (/ then esc clears it)",
+                feed.tail.filter.text,
+                super::plural(shown as u64, "event")
+            ),
+            theme().dim,
+        ));
+    } else if visible.is_empty() {
         lines.push(Line::styled(
             if feed.subscription.is_some() {
                 "waiting for changes… (writes from any process show up here)"

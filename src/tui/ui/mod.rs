@@ -5,7 +5,7 @@ mod feed;
 mod item;
 mod overlays;
 mod partitions;
-mod query;
+pub mod query;
 mod query_stats;
 mod requests;
 mod status;
@@ -22,19 +22,60 @@ use super::keymap::Mode;
 use super::state::{App, Focus, View};
 use theme::theme;
 
-/// Draws a frame and returns how many list rows the main view shows (for paging keys).
-pub fn draw(f: &mut Frame, app: &App) -> usize {
-    let area = f.area();
+/// Where the panes are on a screen of `area`: drawing lays them out with it, and a
+/// click is placed with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Panes {
+    /// The resource tree (empty when another pane is zoomed).
+    pub tree: Rect,
+    /// The view on the right (empty when the tree is zoomed).
+    pub view: Rect,
+    pub status: Rect,
+    pub hints: Rect,
+}
+
+/// The panes of a screen of `area`. The tree takes a third of the width (so long names
+/// and keys show on a wide screen), or, zoomed, the focused pane takes it all.
+pub fn panes(app: &App, area: Rect) -> Panes {
     let [main, status, hints] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
     .areas(area);
-    let tree_width = (main.width / 3).clamp(24, 44);
-    let [left, right] =
-        Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(main);
-    tree::draw(f, app, left);
+    let tree_width = match (app.zoom, app.focus) {
+        (true, Focus::Tree) => main.width,
+        (true, _) => 0,
+        (false, _) => (main.width / 3).max(24).min(main.width),
+    };
+    let [tree, view] =
+        Layout::horizontal([Constraint::Length(tree_width), Constraint::Fill(1)]).areas(main);
+    Panes {
+        tree,
+        view,
+        status,
+        hints,
+    }
+}
+
+/// Draws a frame and returns how many list rows the main view shows (for paging keys).
+pub fn draw(f: &mut Frame, app: &App) -> usize {
+    let area = f.area();
+    let Panes {
+        tree: left,
+        view: right,
+        status,
+        hints,
+    } = panes(app, area);
+    if left.width > 0 {
+        tree::draw(f, app, left);
+    }
+    if right.width == 0 {
+        status::draw(f, app, status);
+        draw_hints(f, app, hints);
+        overlays::draw(f, app, area);
+        return app.page_rows.max(1);
+    }
     let rows = match app.view {
         View::Item => item::draw(f, app, right),
         View::Query => query::draw(f, app, right),
@@ -119,6 +160,8 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Results => &[
             A::Select,
             A::Help,
+            A::Filter,
+            A::Sort,
             A::LoadMore,
             A::ToggleResults,
             A::FocusEditor,
@@ -180,6 +223,16 @@ pub fn fmt_rate(rate: f64) -> String {
     }
 }
 
+/// `1 container`, `2 containers`: a count with its noun, singular for one.
+pub fn plural(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `1.2 MB`, `830 B`.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
@@ -229,14 +282,22 @@ pub fn diff_line(change: String) -> Line<'static> {
 }
 
 /// A list row, marked when it is the selected one (brighter while its list has focus).
+/// The selection's style goes onto every span too: what the theme sets for it (a black
+/// foreground) wins over the colours the row's parts have of their own.
 pub fn mark_selected(line: Line<'_>, selected: bool, focused: bool) -> Line<'_> {
     if !selected {
-        line
-    } else if focused {
-        line.style(theme().selected)
-    } else {
-        line.style(theme().selected_unfocused)
+        return line;
     }
+    let style = if focused {
+        theme().selected
+    } else {
+        theme().selected_unfocused
+    };
+    let mut line = line.style(style);
+    for span in &mut line.spans {
+        span.style = span.style.patch(style);
+    }
+    line
 }
 
 pub fn is_focused(app: &App, view: bool) -> bool {
@@ -246,4 +307,31 @@ pub fn is_focused(app: &App, view: bool) -> bool {
         } else {
             app.focus == Focus::Tree
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+    use super::theme::theme;
+    use ratatui::text::{Line, Span};
+
+    #[test]
+    fn the_selection_style_wins_over_the_colours_of_a_rows_parts() {
+        let line = Line::from(vec![
+            Span::styled("name", theme().key),
+            Span::styled(" 3 · 1 KB", theme().dim),
+        ]);
+        let marked = super::mark_selected(line, true, true);
+        for span in &marked.spans {
+            assert_eq!(span.style.fg, theme().selected.fg, "{span:?}");
+            assert_eq!(span.style.bg, theme().selected.bg, "{span:?}");
+        }
+    }
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(plural(1u64, "container"), "1 container");
+        assert_eq!(plural(0u64, "container"), "0 containers");
+        assert_eq!(plural(2u64, "request"), "2 requests");
+    }
 }

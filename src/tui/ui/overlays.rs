@@ -18,6 +18,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         let top = i + 1 == app.layers.len();
         match layer {
             Layer::Help { scroll } => help(f, app, area, *scroll),
+            Layer::Messages { scroll } => messages(f, app, area, *scroll),
             Layer::Palette => palette(f, app, area, top),
             Layer::Confirm { text, .. } => confirm(f, area, text),
             Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
@@ -35,6 +36,69 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
         w,
         h,
     )
+}
+
+/// The session's messages, whole (wrapped), each with its time; errors in their colour.
+fn messages(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(40, 120),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let block = pane(
+        format!("Messages · {} this session (esc closes)", app.log.len()),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    if app.log.is_empty() {
+        f.render_widget(Paragraph::new("No messages yet.").style(theme().dim), inner);
+        return;
+    }
+    let lines: Vec<Line> = app
+        .log
+        .iter()
+        .map(|m| {
+            let style = match m.level {
+                crate::tui::state::Level::Info => theme().info,
+                crate::tui::state::Level::Error => theme().error,
+            };
+            Line::from(vec![
+                Span::styled(format!("{} ", clock(m.at)), theme().dim),
+                Span::styled(m.text.clone(), style),
+            ])
+        })
+        .collect();
+    // The scroll names the message at the bottom; above it, as many earlier ones as
+    // fit, each wrapped onto the rows it needs.
+    let last = scroll.min(lines.len() - 1);
+    let width = usize::from(inner.width.max(1));
+    let mut rows = 0;
+    let mut from = last + 1;
+    while from > 0 {
+        let need = lines[from - 1].width().div_ceil(width).max(1);
+        if rows + need > usize::from(inner.height) && from <= last {
+            break;
+        }
+        rows += need;
+        from -= 1;
+    }
+    f.render_widget(
+        Paragraph::new(lines[from..=last].to_vec()).wrap(Wrap { trim: false }),
+        inner,
+    );
+}
+
+/// `14:03:27` in the local time zone.
+fn clock(unix: i64) -> String {
+    chrono::DateTime::from_timestamp(unix, 0)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_default()
 }
 
 /// Every binding live in the mode under the help layer, from the keymap itself.

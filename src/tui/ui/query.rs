@@ -52,20 +52,29 @@ const KEYWORDS: &[&str] = &[
     "INFINITY",
 ];
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+/// The console's parts on `area`: the editor, the results and the stats panel (beside the
+/// results when there is room, else under them, growing with the window).
+pub fn areas(app: &App, area: Rect) -> [Rect; 3] {
     let editor_height = (app.query.editor.lines.len() as u16 + 2).clamp(5, 10);
     let [editor, rest] =
         Layout::vertical([Constraint::Length(editor_height), Constraint::Min(3)]).areas(area);
-    let cursor = draw_editor(f, app, editor);
-    let (results, stats) = if rest.width >= 90 {
-        let [r, s] = Layout::horizontal([Constraint::Min(30), Constraint::Length(42)]).areas(rest);
-        (r, s)
+    if rest.width >= 90 {
+        // Routing reasons and key values are long: the panel takes 45% of the width.
+        let stats_width = (rest.width * 9 / 20).max(42);
+        let [r, s] =
+            Layout::horizontal([Constraint::Min(30), Constraint::Length(stats_width)]).areas(rest);
+        [editor, r, s]
     } else {
         let stats_height = (rest.height / 2).clamp(8, 16);
         let [r, s] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(stats_height)]).areas(rest);
-        (r, s)
-    };
+        [editor, r, s]
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
+    let [editor, results, stats] = areas(app, area);
+    let cursor = draw_editor(f, app, editor);
     let rows = draw_results(f, app, results);
     let panel = app
         .query
@@ -286,8 +295,31 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
         ResultsMode::Table => "table",
         ResultsMode::Json => "json",
     };
+    // Results of a run on another container than the console's say where they are from.
+    let from = q
+        .run
+        .as_ref()
+        .filter(|r| q.target.as_ref() != Some(&r.target))
+        .map_or(String::new(), |r| {
+            format!(" · from {}/{}", r.target.0, r.target.1)
+        });
+    let shown = match &q.filter {
+        Some(words) => format!("{} of {count} match /{words}", q.rows().len()),
+        None => count.to_string(),
+    };
+    let sorted = q.sort.as_ref().map_or(String::new(), |(c, descending)| {
+        format!(
+            " · sorted by {c} {} (loaded rows, not ORDER BY)",
+            if *descending { "↓" } else { "↑" }
+        )
+    });
+    let cancelled = if q.run.as_ref().is_some_and(|r| r.cancelled) {
+        " · cancelled"
+    } else {
+        ""
+    };
     let title = format!(
-        "Results · {count}{} · {mode}",
+        "Results · {shown}{} · {mode}{sorted}{cancelled}{from}",
         if more { "+ (more on scroll)" } else { "" }
     );
     let block = pane(title, focused);
@@ -320,11 +352,22 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
         );
         return inner.height as usize;
     };
-    if run.documents.is_empty() && q.running.is_none() {
-        f.render_widget(
-            Paragraph::new("No documents matched.").style(theme().dim),
-            inner,
-        );
+    if q.rows().is_empty() && q.running.is_none() {
+        let text = if run.cancelled && run.documents.is_empty() {
+            format!(
+                "Cancelled: {} RU spent, no documents loaded.",
+                super::fmt_ru(run.request_charge)
+            )
+        } else if run.documents.is_empty() {
+            "No documents matched.".to_string()
+        } else {
+            format!(
+                "None of the {} loaded results holds every word of /{} (esc clears the search).",
+                run.documents.len(),
+                q.filter.as_deref().unwrap_or_default()
+            )
+        };
+        f.render_widget(Paragraph::new(text).style(theme().dim), inner);
         return inner.height as usize;
     }
     match q.mode {
@@ -340,14 +383,20 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
     let height = area.height.saturating_sub(1) as usize;
     let offset = offset_showing(q.selected, q.offset, height);
     // Column widths from what is visible, capped so several fit.
+    let shown: Vec<(usize, &serde_json::Value)> = q
+        .rows()
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .filter_map(|(row, &i)| run.documents.get(i).map(|d| (row, d)))
+        .collect();
     let widths: Vec<usize> = cols
         .iter()
         .map(|c| {
-            run.documents
+            shown
                 .iter()
-                .skip(offset)
-                .take(height)
-                .map(|d| cell(d, c).chars().count())
+                .map(|(_, d)| cell(d, c).chars().count())
                 .chain(std::iter::once(c.chars().count()))
                 .max()
                 .unwrap_or(4)
@@ -366,9 +415,9 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
         render(cols.iter().map(|c| c.to_string()).collect()),
         theme().header,
     )];
-    for (i, d) in run.documents.iter().enumerate().skip(offset).take(height) {
+    for (row, d) in shown {
         let line = Line::raw(render(cols.iter().map(|c| cell(d, c)).collect()));
-        lines.push(mark_selected(line, i == q.selected, focused));
+        lines.push(mark_selected(line, row == q.selected, focused));
     }
     f.render_widget(Paragraph::new(lines), area);
     height
@@ -379,7 +428,8 @@ fn draw_json(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: bool
     let height = area.height as usize;
     let offset = offset_showing(q.selected, q.offset, height);
     let mut lines = Vec::new();
-    for (i, d) in run.documents.iter().enumerate().skip(offset) {
+    let docs = q.rows().iter().filter_map(|&i| run.documents.get(i));
+    for (i, d) in docs.enumerate().skip(offset) {
         if lines.len() >= height {
             break;
         }

@@ -32,6 +32,8 @@ pub struct Panel<'a> {
     elapsed_ms: f64,
     /// While the console's query runs: ranges finished and documents they read.
     running: Option<(usize, u64)>,
+    /// The user cancelled it before its last page.
+    cancelled: bool,
     routing: Option<(&'a str, &'a str)>,
     access: Option<&'a AccessView>,
     /// Every physical partition of the container, for the strip.
@@ -66,6 +68,7 @@ impl<'a> Panel<'a> {
             pages: run.pages,
             elapsed_ms: run.elapsed_ms,
             running,
+            cancelled: run.cancelled,
             routing: run.routing.as_ref().map(|(k, r)| (k.as_str(), r.as_str())),
             access: run.access.as_ref(),
             ranges: &q.ranges,
@@ -114,6 +117,7 @@ impl<'a> Panel<'a> {
             pages: 1,
             elapsed_ms,
             running: None,
+            cancelled: false,
             routing: Some((page.routing.kind, page.routing.reason.as_str())),
             access: Some(&page.access),
             ranges,
@@ -175,19 +179,20 @@ pub fn draw(f: &mut Frame, area: Rect, panel: Option<&Panel>, empty: &str) {
 fn charge_line(p: &Panel) -> Line<'static> {
     let running = match p.running {
         Some((done, retrieved)) => format!(
-            " · running: {done}/{} ranges, {retrieved} docs read",
-            p.ranges.len()
+            " · running: {done}/{} read, {} read",
+            super::plural(p.ranges.len() as u64, "range"),
+            super::plural(retrieved, "doc")
         ),
+        None if p.cancelled => " · cancelled".to_string(),
         None => String::new(),
     };
     Line::from(vec![
         Span::styled(format!("{} RU", fmt_ru(p.request_charge)), theme().charge),
         Span::styled(
             format!(
-                " {} docs · {} page{} · {:.1} ms{running}",
-                p.documents,
-                p.pages,
-                if p.pages == 1 { "" } else { "s" },
+                " {} · {} · {:.1} ms{running}",
+                super::plural(p.documents as u64, "doc"),
+                super::plural(p.pages as u64, "page"),
                 p.elapsed_ms
             ),
             theme().dim,
@@ -239,14 +244,44 @@ fn access_line(p: &Panel, width: usize) -> Option<Line<'static>> {
 }
 
 /// The whole EPK space as a bar, every physical partition drawn to scale, the ones the
-/// query touched lit.
+/// query touched lit. A touched range narrower than a cell or two still gets room (taken
+/// from the widest ranges), so no range that did work is ever hidden.
 fn strip(p: &Panel, width: usize) -> Line<'static> {
     let ranges = p.ranges;
     let width = width.max(10);
     if ranges.is_empty() {
         return Line::styled("key space: …", theme().dim);
     }
+    let touched: Vec<bool> = ranges
+        .iter()
+        .map(|r| p.touched.contains(&r.id.as_str()))
+        .collect();
+    let cells = strip_cells(ranges, &touched, width);
     let mut spans = Vec::new();
+    for ((r, &lit), &n) in ranges.iter().zip(&touched).zip(&cells) {
+        if n == 0 {
+            continue;
+        }
+        // A boundary mark, then the id centred in the range's share of the width.
+        let text = if n >= 2 {
+            let w = n - 1;
+            format!("▏{:─^w$}", clip(&r.id, w))
+        } else {
+            "▏".to_string()
+        };
+        spans.push(Span::styled(
+            text,
+            if lit { theme().lit } else { theme().unlit },
+        ));
+    }
+    Line::from(spans)
+}
+
+/// The cells each range gets on a strip `width` wide: its share of the key space, with
+/// every touched range given at least [`TOUCHED_MIN`] cells (one when too many are
+/// touched for that) from the ranges that have the most to spare.
+fn strip_cells(ranges: &[RangeSpan], touched: &[bool], width: usize) -> Vec<usize> {
+    let mut cells = Vec::with_capacity(ranges.len());
     let mut used = 0usize;
     for (n, r) in ranges.iter().enumerate() {
         let end = if n + 1 == ranges.len() {
@@ -254,26 +289,33 @@ fn strip(p: &Panel, width: usize) -> Line<'static> {
         } else {
             ((r.end * width as f64).round() as usize).clamp(used, width)
         };
-        let cells = end - used;
-        if cells == 0 {
-            continue;
-        }
-        let touched = p.touched.contains(&r.id.as_str());
-        // A boundary mark, then the id centred in the range's share of the width.
-        let text = if cells >= 2 {
-            let w = cells - 1;
-            format!("▏{:─^w$}", clip(&r.id, w))
-        } else {
-            "▏".to_string()
-        };
-        spans.push(Span::styled(
-            text,
-            if touched { theme().lit } else { theme().unlit },
-        ));
+        cells.push(end - used);
         used = end;
     }
-    Line::from(spans)
+    let lit = touched.iter().filter(|t| **t).count();
+    let least = if lit * TOUCHED_MIN <= width {
+        TOUCHED_MIN
+    } else {
+        1
+    };
+    let floor = |i: usize| if touched[i] { least } else { 0 };
+    for i in 0..cells.len() {
+        while touched[i] && cells[i] < least {
+            // The range with the most cells above its own floor gives one.
+            let donor = (0..cells.len())
+                .filter(|&j| j != i && cells[j] > floor(j))
+                .max_by_key(|&j| cells[j] - floor(j));
+            let Some(j) = donor else { break };
+            cells[j] -= 1;
+            cells[i] += 1;
+        }
+    }
+    cells
 }
+
+/// Cells a touched range gets at least on the strip: its boundary and its id's first
+/// character.
+const TOUCHED_MIN: usize = 2;
 
 /// The logical partitions the query read, the first few by name.
 fn logical_line(p: &Panel, width: usize) -> Option<Line<'static>> {

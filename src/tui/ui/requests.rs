@@ -68,8 +68,8 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     f.render_widget(
         Paragraph::new(Line::styled(
             format!(
-                "{} requests · {} dropped · {} RU{filter}",
-                r.tail.received,
+                "{} · {} dropped · {} RU{filter}",
+                super::plural(r.tail.received, "request"),
                 r.tail.dropped,
                 fmt_ru(r.request_charge)
             ),

@@ -26,10 +26,12 @@ enum Tabs {
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     let width = area.width as usize;
-    let container = app
-        .container
-        .as_ref()
-        .map(|(db, c)| Span::styled(format!(" {db}/{c} "), theme().status_container));
+    // In the console, the container its queries run on.
+    let container = match app.view {
+        View::Query => app.query.target.as_ref().or(app.container.as_ref()),
+        _ => app.container.as_ref(),
+    }
+    .map(|(db, c)| Span::styled(format!(" {db}/{c} "), theme().status_container));
     let gateway = gateway(app).map(|g| Span::styled(format!(" {g} "), theme().info));
     let job = app.job.as_ref().map(|job| {
         let pct = if job.total > 0 {

@@ -45,7 +45,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
     let (name, detail, name_style) = match &node.kind {
         NodeKind::Database { db, containers } => (
             db.clone(),
-            format!("{containers} containers"),
+            super::plural(*containers as u64, "container"),
             theme().header,
         ),
         NodeKind::Container {
@@ -87,7 +87,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
             hottest,
             ..
         } => (
-            format!("{}{}", if *hottest { "🔥" } else { "" }, pk_label(pk)),
+            pk_label(pk),
             format!("{} · {}", fmt_count(*items), fmt_bytes(*bytes)),
             if *hottest {
                 theme().hot
@@ -99,9 +99,24 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
         NodeKind::More { .. } => ("… more".into(), String::new(), theme().dim),
         NodeKind::Note(n) => (n.clone(), String::new(), theme().dim),
     };
-    let head = format!("{indent}{marker}");
-    let room = width.saturating_sub(head.chars().count());
-    let name = clip(&name, room);
+    let hot = matches!(node.kind, NodeKind::Logical { hottest: true, .. });
+    let head = format!("{indent}{marker}{}", if hot { "🔥" } else { "" });
+    let head_width = Span::raw(head.as_str()).width();
+    let room = width.saturating_sub(head_width);
+    // A key value's counts keep their room: a long key (a GUID) is cut first, down to a
+    // few characters, and only then the counts. Other names (containers, ranges) come
+    // first, as they say which row this is.
+    let detail_width = if detail.is_empty() {
+        0
+    } else {
+        detail.chars().count() + 1
+    };
+    let name_room = if matches!(node.kind, NodeKind::Logical { .. }) {
+        room.saturating_sub(detail_width).max(room.min(KEY_MIN))
+    } else {
+        room
+    };
+    let name = clip(&name, name_room);
     let room = room.saturating_sub(name.chars().count() + 1);
     let mut spans = vec![Span::raw(head), Span::styled(name, name_style)];
     if !detail.is_empty() && room > 3 {
@@ -112,3 +127,6 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
     }
     Line::from(spans)
 }
+
+/// The fewest characters of a key value a row shows before it cuts the counts beside it.
+const KEY_MIN: usize = 5;

@@ -82,7 +82,7 @@ fn draw_table(
     let mut lines = vec![Line::styled(
         clip(
             &format!(
-                "{} · {} iterations · {:.1} s · median RU / requests / partitions (F fan-out, T targeted, S single)",
+                "{} · {} iterations · {:.1} s · median RU, requests, pp physical partitions, r routing (F fan-out, T targeted, S single)",
                 report.title, report.iterations, report.seconds
             ),
             area.width as usize,
@@ -94,7 +94,14 @@ fn draw_table(
         header.push_str(&format!("│{:^GROUP$}", clip(&d.id, GROUP)));
     }
     lines.push(Line::styled(header, theme().header));
-    let height = (area.height as usize).saturating_sub(2);
+    // The columns' names under every design, so no figure is without its heading even
+    // when the legend above is cut.
+    let mut names = format!("{:<4}", "");
+    for _ in &report.designs {
+        names.push_str(&format!("│{:>8} {:>4} {:>3} {}", "RU", "req", "pp", "r"));
+    }
+    lines.push(Line::styled(names, theme().dim));
+    let height = (area.height as usize).saturating_sub(3);
     let offset = offset_showing(w.selected, w.offset, height);
     for (i, p) in report.patterns.iter().enumerate().skip(offset).take(height) {
         lines.push(mark_selected(
@@ -146,13 +153,13 @@ fn draw_detail(f: &mut Frame, p: &PatternReport, area: Rect) {
     for d in &p.designs.0 {
         lines.push(Line::styled(
             format!(
-                "{}: {} RU median ({}–{}), {:.1} ms, {} requests",
+                "{}: {} RU median ({}–{}), {:.1} ms, {}",
                 d.design,
                 fmt_ru(d.request_charge),
                 fmt_ru(d.request_charge_min),
                 fmt_ru(d.request_charge_max),
                 d.latency_ms,
-                d.requests
+                super::plural(d.requests as u64, "request")
             ),
             theme().title,
         ));

@@ -29,6 +29,27 @@ pub fn ensure_subscribed(app: &mut App) -> Vec<Effect> {
     subscribe(app, scope)
 }
 
+/// Follows the selected container (or its database, when the whole database is followed):
+/// subscribes anew when the selection moved elsewhere, else keeps what is followed.
+pub fn follow(app: &mut App) -> Vec<Effect> {
+    let wanted = match (&app.feed.scope, &app.container) {
+        (Some(FeedScope::Database { db }), Some((sel, _))) if db != sel => {
+            Some(FeedScope::Database { db: sel.clone() })
+        }
+        (Some(FeedScope::Container { db, c }), Some((sdb, sc))) if (db, c) != (sdb, sc) => {
+            Some(FeedScope::Container {
+                db: sdb.clone(),
+                c: sc.clone(),
+            })
+        }
+        _ => None,
+    };
+    match wanted {
+        Some(scope) => subscribe(app, scope),
+        None => ensure_subscribed(app),
+    }
+}
+
 fn subscribe(app: &mut App, scope: FeedScope) -> Vec<Effect> {
     let mut effects = Vec::new();
     if let Some(t) = app.feed.subscription.take() {

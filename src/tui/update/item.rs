@@ -148,6 +148,7 @@ fn edit(app: &mut App) -> Vec<Effect> {
         db: item.db.clone(),
         c: item.c.clone(),
         text,
+        original: None,
         if_match: item.etag.clone(),
         create: false,
     }]
@@ -171,6 +172,7 @@ fn new_item(app: &mut App) -> Vec<Effect> {
         db,
         c,
         text,
+        original: None,
         if_match: None,
         create: true,
     }]
@@ -225,11 +227,26 @@ pub fn on_edited(
     let after: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(e) => {
-            app.error(format!(
-                "not saved: the edited text is not JSON (line {}, column {}: {e})",
+            let why = format!(
+                "the edited text is not JSON (line {}, column {}: {e})",
                 e.line(),
                 e.column()
-            ));
+            );
+            app.error(format!("not saved: {why}"));
+            // The text is kept: the user may fix it where it went wrong.
+            app.layers.push(Layer::Confirm {
+                text: format!(
+                    "Not saved: {why}.\nReopen the editor with your text? (n drops the edit)"
+                ),
+                on_yes: Confirmed::Reedit {
+                    db,
+                    c,
+                    text,
+                    original,
+                    if_match,
+                    create,
+                },
+            });
             return Vec::new();
         }
     };

@@ -16,8 +16,8 @@ use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
 pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Option<Reaction> {
     let top = app.layers.last_mut()?;
     match top {
-        Layer::Help { scroll } => match action {
-            Some(Action::Back | Action::Help) => {
+        Layer::Help { scroll } | Layer::Messages { scroll } => match action {
+            Some(Action::Back | Action::Help | Action::Messages) => {
                 app.layers.pop();
                 Some(Reaction::default())
             }
@@ -62,7 +62,7 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             }
         },
         Layer::Confirm { .. } => Some(on_confirm_key(app, key, action).into()),
-        Layer::Prompt { input, .. } => match (action, key.code) {
+        Layer::Prompt { input, purpose, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {
                 cancel_prompt(app);
@@ -70,9 +70,15 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             }
             (Some(Action::Quit), _) => None,
             _ => {
+                let tree = *purpose == PromptFor::TreeFilter;
                 input.handle_key(key);
                 after_text_edit(app, false);
-                Some(Reaction::default())
+                // The tree filter searches what is not expanded too.
+                Some(if tree {
+                    Request::RevealTreeMatches.into()
+                } else {
+                    Reaction::default()
+                })
             }
         },
         Layer::Params { fields, selected } => match (action, key.code) {
@@ -119,6 +125,11 @@ fn submit_prompt(app: &mut App) -> Reaction {
             app.feed.tail.set_filter(&text);
             Reaction::default()
         }
+        PromptFor::ResultsFilter => {
+            app.query.filter = (!text.trim().is_empty()).then_some(text);
+            app.query.refresh_rows();
+            Reaction::default()
+        }
         PromptFor::RequestsFilter => {
             app.requests.tail.set_filter(&text);
             Reaction::default()
@@ -152,6 +163,10 @@ fn cancel_prompt(app: &mut App) {
                 app.tree.refilter();
             }
             PromptFor::FeedFilter => app.feed.tail.set_filter(""),
+            PromptFor::ResultsFilter => {
+                app.query.filter = None;
+                app.query.refresh_rows();
+            }
             PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
             PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
         }
@@ -161,6 +176,13 @@ fn cancel_prompt(app: &mut App) {
 /// Esc without a layer: clear a filter, leave the editor.
 pub fn back(app: &mut App) -> Vec<Effect> {
     if app.layers.pop().is_some() {
+        return Vec::new();
+    }
+    if app.focus == Focus::View
+        && app.view == crate::tui::state::View::Query
+        && app.query.filter.take().is_some()
+    {
+        app.query.refresh_rows();
         return Vec::new();
     }
     if app.tree.filter.take().is_some() {
@@ -233,6 +255,10 @@ fn choose(app: &mut App) -> Reaction {
             app.container = Some((db.clone(), c.clone()));
             Request::JumpTo(vec![db, c, format!("r{range}")])
         }
+        Target::Logical { db, c, range, pk } => {
+            app.container = Some((db.clone(), c.clone()));
+            Request::JumpTo(vec![db, c, format!("r{range}"), pk.to_string()])
+        }
         Target::Item { db, c, pk, id } => {
             app.container = Some((db.clone(), c.clone()));
             app.focus = Focus::View;
@@ -293,6 +319,21 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             c,
             single,
             composite,
+        }],
+        Confirmed::Reedit {
+            db,
+            c,
+            text,
+            original,
+            if_match,
+            create,
+        } => vec![Effect::Edit {
+            db,
+            c,
+            text,
+            original: Some(original),
+            if_match,
+            create,
         }],
         Confirmed::SaveItem {
             db,

@@ -13,6 +13,7 @@ mod feed;
 mod item;
 mod jobs;
 mod layers;
+mod mouse;
 mod prompt;
 mod query;
 mod request;
@@ -28,10 +29,37 @@ use super::msg::Msg;
 use super::state::{App, Focus, Layer, View};
 use request::{Reaction, Request};
 
-/// Applies one message.
+/// Applies one message; when it moved the selection to another container, the views
+/// that work on the selected container follow it.
 pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    let before = app.container.clone();
+    let mut effects = dispatch(app, msg);
+    if app.container != before {
+        effects.extend(follow_selection(app));
+    }
+    effects
+}
+
+/// The views that work on the selected container move to the one just selected: the
+/// query console (keeping its text), the feed and partitions views when they are shown.
+fn follow_selection(app: &mut App) -> Vec<Effect> {
+    query::follow(app);
+    match app.view {
+        View::Feed => feed::follow(app),
+        View::Partitions => {
+            app.partitions.target = app.container.clone();
+            feed::load_partitions(app)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Hands each message to the view it is for. One arm per kind of message, most a single
+/// call: long because it is the table of them all, not because it does much.
+fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(app, key),
+        Msg::Mouse(m) => on_mouse(app, &m),
         Msg::Paste(text) => on_paste(app, &text),
         Msg::Tick { now } => on_tick(app, now),
         Msg::Children {
@@ -40,6 +68,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             append,
             result,
         } => route(tree::on_children(app, generation, key, append, result), app),
+        Msg::TreeProbe { generation, result } => tree::on_probe(app, generation, result),
         Msg::Item { ticket, result } => item::on_item(app, ticket, result),
         Msg::QueryPage {
             ticket,
@@ -93,13 +122,23 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             result,
             db,
             c,
-        } => route(item::on_saved(app, result, db, c), app),
+            pk_paths,
+        } => {
+            if !pk_paths.is_empty() {
+                app.pk_paths.insert((db.clone(), c.clone()), pk_paths);
+            }
+            route(item::on_saved(app, result, db, c), app)
+        }
         Msg::Deleted {
             ticket: _,
             result,
             id,
         } => route(item::on_deleted(app, result, id), app),
         Msg::Copied(result) => on_copied(app, result),
+        Msg::QueryEdited(result) => {
+            query::on_edited(app, result);
+            Vec::new()
+        }
         Msg::Applied(result) => query::on_applied(app, result),
         Msg::WorkbenchReport { ticket, report } => jobs::on_workbench_report(app, ticket, *report),
         Msg::JobProgress {
@@ -144,6 +183,7 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
     match request {
         Request::Act(action) => act(app, action),
         Request::ReloadTree => tree::reload(app),
+        Request::RevealTreeMatches => tree::reveal_matches(app),
         Request::JumpTo(path) => route(tree::jump(app, &path), app),
         Request::ReadItem { db, c, id, pk } => item::read(app, db, c, id, pk),
         Request::StartJob { title, job } => jobs::start(app, title, job),
@@ -159,6 +199,7 @@ fn on_tick(app: &mut App, now: i64) -> Vec<Effect> {
     if let Some(request) = requests::reload_tree(app, false) {
         effects.extend(carry_out(app, request));
     }
+    effects.extend(tree::probe_due(app));
     app.feed.tick(now);
     // The partitions view follows load and splits live, once a second.
     if new_second && app.view == View::Partitions && app.partitions.loading.is_none() {
@@ -182,6 +223,20 @@ fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
         app.query.editor.insert_str(text);
     }
     Vec::new()
+}
+
+/// A click focuses the pane under it (and selects the row), the wheel scrolls the list
+/// under it: the same actions keys send.
+fn on_mouse(app: &mut App, m: &crossterm::event::MouseEvent) -> Vec<Effect> {
+    let intent = mouse::intent(app, m);
+    if let Some(focus) = intent.focus {
+        app.focus = focus;
+    }
+    intent
+        .actions
+        .into_iter()
+        .flat_map(|a| act(app, a))
+        .collect()
 }
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
@@ -213,7 +268,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
 }
 
-/// Performs one action in the current context.
+/// Performs one action in the current context. One arm per action (the keymap's whole
+/// vocabulary), each a line or a call into its view: long because it is that table.
 pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     app.message = None;
     if action != Action::Complete {
@@ -223,6 +279,16 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Quit => quit(app),
         Action::Help => {
             app.layers.push(Layer::Help { scroll: 0 });
+            Vec::new()
+        }
+        Action::Messages => {
+            // Opened at the newest message.
+            let scroll = app.log.len().saturating_sub(1);
+            app.layers.push(Layer::Messages { scroll });
+            Vec::new()
+        }
+        Action::Zoom => {
+            app.zoom = !app.zoom;
             Vec::new()
         }
         Action::Palette => layers::open_palette(app),
@@ -270,6 +336,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             query::ensure_schema(app)
         }
         Action::Complete => query::complete(app),
+        Action::EditQuery => query::edit(app),
         Action::HistoryPrev | Action::HistoryNext => {
             app.query.history_step(action == Action::HistoryPrev);
             Vec::new()
@@ -308,6 +375,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Expand
         | Action::Collapse
         | Action::Refresh
+        | Action::Sort
         | Action::Filter => navigate(app, action),
     }
 }
@@ -361,7 +429,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             }
             query::ensure_schema(app)
         }
-        View::Feed => feed::ensure_subscribed(app),
+        View::Feed => feed::follow(app),
         View::Partitions => {
             app.partitions.target = app.container.clone();
             feed::load_partitions(app)
@@ -396,9 +464,7 @@ fn copy(app: &mut App, action: Action) -> Vec<Effect> {
         }),
         (Focus::View, View::Query) => app
             .query
-            .run
-            .as_ref()
-            .and_then(|r| r.documents.get(app.query.selected))
+            .selected_document()
             .and_then(|d| serde_json::to_string_pretty(d).ok()),
         (Focus::View, View::Feed) => app
             .feed

@@ -11,6 +11,7 @@ pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
     let initial = match &purpose {
         PromptFor::TreeFilter => app.tree.filter.clone().unwrap_or_default(),
         PromptFor::FeedFilter => app.feed.tail.filter.text.clone(),
+        PromptFor::ResultsFilter => app.query.filter.clone().unwrap_or_default(),
         PromptFor::RequestsFilter => app.requests.tail.filter.text.clone(),
         PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
@@ -79,6 +80,15 @@ pub fn after_text_edit(app: &mut App, appended: bool) {
         }) => {
             let text = input.text();
             app.requests.tail.set_filter(&text);
+        }
+        Some(Layer::Prompt {
+            input,
+            purpose: PromptFor::ResultsFilter,
+            ..
+        }) => {
+            let text = input.text();
+            app.query.filter = (!text.trim().is_empty()).then_some(text);
+            app.query.refresh_rows();
         }
         Some(Layer::Palette) => app.palette.pattern_changed(appended),
         _ => {}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
-use super::prompt::open_params;
+use super::prompt::{open_params, open_prompt};
 use crate::engine::QueryResult;
 use crate::error::{Error, StatusCode};
 use crate::query::complete::{Candidate, Completion, Schema};
@@ -17,26 +17,46 @@ use crate::tui::state::document::pk_of;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryError, QueryRun, RangeSpan, ResultsMode, TargetSchema,
+    columns,
 };
-use crate::tui::state::{App, Focus, ItemView, View};
+use crate::tui::state::{App, Focus, ItemView, PromptFor, View};
 
-/// Points the console at the selected container with a starter query.
+/// The console follows the selection to another container, keeping its text; the last
+/// run's results stay, labelled with the container they came from.
+pub fn follow(app: &mut App) {
+    if let Some(target) = app.container.clone()
+        && app.query.target.as_ref() != Some(&target)
+    {
+        app.query.target = Some(target);
+        app.query.error = None;
+    }
+}
+
+/// Opens the console on the selected container. Asked for on the container it already
+/// queries, it starts over with a starter query; the text it replaces goes into the
+/// history, so ctrl-↑ brings it back.
 pub fn new_query(app: &mut App) {
     app.view = View::Query;
     app.focus = Focus::Editor;
-    if let Some(target) = app.container.clone() {
-        let same = app.query.target.as_ref() == Some(&target);
-        app.query.target = Some(target);
-        if !same || app.query.editor.text().trim().is_empty() {
-            app.query.editor.set_text("SELECT * FROM c");
-            app.query.ranges.clear();
-            app.query.run = None;
-            app.query.error = None;
-        }
-    } else {
+    let Some(target) = app.container.clone() else {
         app.info("select a container in the tree first");
+        return;
+    };
+    let same = app.query.target.as_ref() == Some(&target);
+    app.query.target = Some(target);
+    let text = app.query.editor.text();
+    if same || text.trim().is_empty() {
+        if text.trim() != STARTER {
+            app.query.remember(&text);
+        }
+        app.query.editor.set_text(STARTER);
+        app.query.run = None;
+        app.query.error = None;
     }
 }
+
+/// The query a new console starts with.
+const STARTER: &str = "SELECT * FROM c";
 
 pub fn run(app: &mut App) -> Vec<Effect> {
     let Some((db, c)) = app.query.target.clone() else {
@@ -57,14 +77,22 @@ pub fn run(app: &mut App) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    let mut effects = cancel(app);
+    let mut effects = stop(app);
     let ticket = app.ticket();
     app.query.remember(&sql);
     app.query.running = Some(ticket);
     app.query.error = None;
+    // A new result: its rows and columns are not the last one's.
     app.query.selected = 0;
     app.query.offset = 0;
-    app.query.run = Some(QueryRun::new(sql.clone(), params.clone()));
+    app.query.hscroll = 0;
+    app.query.filter = None;
+    app.query.sort = None;
+    app.query.run = Some(QueryRun::new(
+        (db.clone(), c.clone()),
+        sql.clone(),
+        params.clone(),
+    ));
     app.view = View::Query;
     // The ranges first: the strip is drawn while the query runs.
     effects.push(Effect::LoadRanges {
@@ -80,6 +108,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
         params,
         continuation: None,
     });
+    app.query.refresh_rows();
     effects.push(Effect::SaveHistory {
         entries: app.query.history.clone(),
     });
@@ -108,23 +137,49 @@ fn parameters(app: &App, sql: &str) -> Result<BTreeMap<String, Value>, String> {
     Ok(out)
 }
 
-pub fn cancel(app: &mut App) -> Vec<Effect> {
+/// Stops the running query, if one runs, without a word (a new one replaces it).
+fn stop(app: &mut App) -> Vec<Effect> {
     match app.query.running.take() {
-        Some(ticket) => {
-            app.info("query cancelled");
-            vec![Effect::CancelQuery { ticket }]
-        }
+        Some(ticket) => vec![Effect::CancelQuery { ticket }],
         None => Vec::new(),
     }
+}
+
+/// The user cancels the running query: the page under way is dropped, and the run, the
+/// message and the status line all say what it cost until then (the pages received; the
+/// page under way returns no charge, as with the service when a client gives up on it).
+pub fn cancel(app: &mut App) -> Vec<Effect> {
+    let effects = stop(app);
+    if effects.is_empty() {
+        return effects;
+    }
+    if let Some(run) = app.query.run.as_mut() {
+        run.cancelled = true;
+        run.progress.clear();
+        let pages = match run.pages {
+            0 => "before its first page".to_string(),
+            1 => "after 1 page".to_string(),
+            n => format!("after {n} pages"),
+        };
+        let text = format!(
+            "query cancelled {pages}: {} RU spent, {} loaded",
+            crate::tui::ui::fmt_ru(run.request_charge),
+            crate::tui::ui::plural(run.documents.len() as u64, "document")
+        );
+        app.last_charge = Some(run.request_charge);
+        app.info(text);
+    }
+    effects
 }
 
 pub fn load_more(app: &mut App) -> Vec<Effect> {
     if app.query.running.is_some() {
         return Vec::new();
     }
-    let (Some((db, c)), Some(run)) = (app.query.target.clone(), app.query.run.as_ref()) else {
+    let Some(run) = app.query.run.as_ref() else {
         return Vec::new();
     };
+    let (db, c) = run.target.clone();
     let Some(continuation) = run.continuation.clone() else {
         app.info("no more results");
         return Vec::new();
@@ -132,6 +187,9 @@ pub fn load_more(app: &mut App) -> Vec<Effect> {
     let (sql, params) = (run.sql.clone(), run.params.clone());
     let ticket = app.ticket();
     app.query.running = Some(ticket);
+    if let Some(run) = app.query.run.as_mut() {
+        run.cancelled = false;
+    }
     vec![Effect::RunQuery {
         ticket,
         db,
@@ -158,6 +216,7 @@ pub fn on_page(
             if let Some(run) = app.query.run.as_mut() {
                 run.add_page(page, elapsed_ms);
             }
+            app.query.refresh_rows();
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);
@@ -214,8 +273,20 @@ pub fn toggle_mode(app: &mut App) {
 }
 
 pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
-    let len = app.query.run.as_ref().map_or(0, |r| r.documents.len());
+    let len = app.query.rows().len();
     match action {
+        Action::Filter => {
+            open_prompt(
+                app,
+                "search the loaded results (words anywhere in a document)",
+                PromptFor::ResultsFilter,
+            );
+            Vec::new()
+        }
+        Action::Sort => {
+            sort_next(app);
+            Vec::new()
+        }
         Action::Left => {
             app.query.hscroll = app.query.hscroll.saturating_sub(1);
             Vec::new()
@@ -254,16 +325,10 @@ pub fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
 /// Shows the selected result in the item view (as a document; a stored item can be
 /// edited from the tree).
 fn open_selected(app: &mut App) -> Vec<Effect> {
-    let Some((db, c)) = app.query.target.clone() else {
+    let Some((db, c)) = app.query.run.as_ref().map(|r| r.target.clone()) else {
         return Vec::new();
     };
-    let Some(doc) = app
-        .query
-        .run
-        .as_ref()
-        .and_then(|r| r.documents.get(app.query.selected))
-        .cloned()
-    else {
+    let Some(doc) = app.query.selected_document().cloned() else {
         return Vec::new();
     };
     let id = doc
@@ -287,6 +352,64 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     app.view = View::Item;
     app.focus = Focus::View;
     Vec::new()
+}
+
+/// Hands the query text to `$EDITOR`.
+pub fn edit(app: &mut App) -> Vec<Effect> {
+    app.view = View::Query;
+    app.focus = Focus::Editor;
+    vec![Effect::EditQuery {
+        text: app.query.editor.text(),
+    }]
+}
+
+/// The text `$EDITOR` left becomes the query (the editor's final newline dropped).
+pub fn on_edited(app: &mut App, result: Result<String, String>) {
+    match result {
+        Ok(text) => {
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text == app.query.editor.text() {
+                app.info("query unchanged");
+            } else {
+                app.query.editor.set_text(text);
+                app.query.completion = None;
+                app.info("query text from $EDITOR");
+            }
+        }
+        Err(e) => app.error(format!("the query was not edited: {e}")),
+    }
+}
+
+/// Sorts the loaded results by the first column shown (scroll sideways to pick another):
+/// ascending, then descending, then back to the order the query returned.
+fn sort_next(app: &mut App) {
+    let Some(run) = app.query.run.as_ref() else {
+        app.info("run a query first");
+        return;
+    };
+    let columns = columns(&run.documents);
+    let Some(column) = columns.get(app.query.hscroll.min(columns.len().saturating_sub(1))) else {
+        app.info("nothing to sort");
+        return;
+    };
+    app.query.sort = match &app.query.sort {
+        Some((c, false)) if c == column => Some((column.clone(), true)),
+        Some((c, true)) if c == column => None,
+        _ => Some((column.clone(), false)),
+    };
+    app.query.refresh_rows();
+    match &app.query.sort {
+        Some((c, descending)) => app.info(format!(
+            "sorted by {c} {} here, over the {} loaded results: not an ORDER BY (the next page is in the query's order)",
+            if *descending { "descending" } else { "ascending" },
+            run_len(app)
+        )),
+        None => app.info("in the order the query returned"),
+    }
+}
+
+fn run_len(app: &App) -> usize {
+    app.query.run.as_ref().map_or(0, |r| r.documents.len())
 }
 
 // ---- completion ----
@@ -420,9 +543,10 @@ pub fn completion_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
     let len = list.completion.candidates.len().max(1);
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     match key.code {
-        KeyCode::Up => list.selected = (list.selected + len - 1) % len,
+        // ctrl-↑/↓ walk the history, list or not.
+        KeyCode::Up if !ctrl => list.selected = (list.selected + len - 1) % len,
         KeyCode::Char('p') if ctrl => list.selected = (list.selected + len - 1) % len,
-        KeyCode::Down => list.selected = (list.selected + 1) % len,
+        KeyCode::Down if !ctrl => list.selected = (list.selected + 1) % len,
         KeyCode::Char('n') if ctrl => list.selected = (list.selected + 1) % len,
         KeyCode::PageUp => list.selected = list.selected.saturating_sub(COMPLETION_ROWS),
         KeyCode::PageDown => list.selected = (list.selected + COMPLETION_ROWS).min(len - 1),

@@ -17,6 +17,9 @@ pub enum Request {
     Act(Action),
     /// Reload the resource tree: databases or items came or went.
     ReloadTree,
+    /// Open the databases whose containers match the tree filter, so that it finds what
+    /// is not expanded yet.
+    RevealTreeMatches,
     /// Select the tree node at this path (database, container, range), loading the levels
     /// that lead to it.
     JumpTo(Vec<String>),

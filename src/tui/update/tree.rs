@@ -26,6 +26,80 @@ pub fn reload(app: &mut App) -> Vec<Effect> {
     effects
 }
 
+/// Seconds between checks that the tree still shows what the store holds.
+pub const PROBE_SECONDS: i64 = 2;
+
+/// Asks whether the tree is out of date (another process wrote, an import ran), once
+/// every [`PROBE_SECONDS`] and never twice at once.
+pub fn probe_due(app: &mut App) -> Vec<Effect> {
+    if app.tree.probing || app.now - app.tree.probed_at < PROBE_SECONDS {
+        return Vec::new();
+    }
+    app.tree.probing = true;
+    app.tree.probed_at = app.now;
+    vec![Effect::ProbeTree {
+        generation: app.tree.generation,
+    }]
+}
+
+/// Reloads the tree when the store's databases or counts differ from what it shows.
+pub fn on_probe(
+    app: &mut App,
+    generation: u64,
+    result: Result<Vec<NodeKind>, Error>,
+) -> Vec<Effect> {
+    app.tree.probing = false;
+    let Ok(fresh) = result else {
+        return Vec::new();
+    };
+    // A reload since the probe was sent already shows newer counts.
+    let stale = generation == app.tree.generation && app.tree.is_stale(&fresh);
+    app.tree.catalog = fresh;
+    let mut effects = if stale { reload(app) } else { Vec::new() };
+    effects.extend(reveal_matches(app));
+    effects
+}
+
+/// Opens the databases whose containers the filter matches (they may not be loaded yet),
+/// so the filter searches the whole tree, not only what is expanded; asks for the list
+/// of every container first when there is none yet.
+pub fn reveal_matches(app: &mut App) -> Vec<Effect> {
+    if app
+        .tree
+        .filter
+        .as_deref()
+        .is_none_or(|f| f.trim().is_empty())
+    {
+        return Vec::new();
+    }
+    if app.tree.catalog.is_empty() {
+        if app.tree.probing {
+            return Vec::new();
+        }
+        app.tree.probing = true;
+        return vec![Effect::ProbeTree {
+            generation: app.tree.generation,
+        }];
+    }
+    let mut effects = Vec::new();
+    for db in app.tree.databases_to_reveal() {
+        let Some(i) = app.tree.find(&db) else {
+            continue;
+        };
+        let node = app.tree.nodes[i].clone();
+        app.tree
+            .set_children(&node.key, vec![NodeKind::Note("loading…".into())], None);
+        effects.push(Effect::LoadChildren {
+            generation: app.tree.generation,
+            key: node.key,
+            node: node.kind,
+            cursor: None,
+        });
+    }
+    app.tree.refilter();
+    effects
+}
+
 pub fn on_children(
     app: &mut App,
     generation: u64,
@@ -39,7 +113,8 @@ pub fn on_children(
     let key = key.unwrap_or_default();
     let selected_key = app.tree.selected_node().map(|n| n.key.clone());
     match result {
-        Ok((kinds, more)) => {
+        Ok((mut kinds, more)) => {
+            app.tree.mark_hot(&key, &mut kinds);
             for k in &kinds {
                 if let NodeKind::Container {
                     db, c, pk_paths, ..

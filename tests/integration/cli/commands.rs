@@ -173,6 +173,14 @@ fn item_round_trip_and_error_contract() {
         2,
     );
     assert!(e["message"].as_str().unwrap().contains("--pk must be JSON"));
+    // A missing --pk names itself and says what to pass.
+    let e = err(run(dir, &["item", "read", "shop/orders", "o1"]), 2);
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("--pk <JSON>"), "{message}");
+    assert!(
+        message.contains("the partition key value as JSON"),
+        "{message}"
+    );
     assert_eq!(
         err(run(dir, &["item", "read", "noslash", "o1", "--pk", "1"]), 2)["status"],
         400

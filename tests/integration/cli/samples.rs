@@ -92,16 +92,39 @@ fn sample_load_creates_and_fills_the_database() {
 fn first_launch_loads_every_sample_once_without_asking() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    // Piped, the launch prints the store's status as one JSON document, and what the
+    // first launch loaded.
     let out = run(d, &[]);
     assert!(out.status.success(), "{}", stdout(&out));
-    let text = stdout(&out);
-    assert!(
-        text.starts_with("First launch: loaded the bundled sample sets"),
-        "{text}"
+    let status = json_of(&out);
+    let loaded = status["firstLaunch"]["loaded"].as_array().map(Vec::len);
+    assert_eq!(
+        loaded,
+        Some(cosmoscope::samples::registry::SETS.len()),
+        "{status}"
     );
     assert!(
-        text.contains("blog-v3 (3 containers)"),
-        "the status follows: {text}"
+        status["firstLaunch"]["items"].as_u64() > Some(0),
+        "{status}"
+    );
+    assert_eq!(status["dataDirectory"], d.display().to_string());
+    let v3 = status["databases"]
+        .as_array()
+        .and_then(|dbs| dbs.iter().find(|db| db["id"] == "blog-v3"))
+        .unwrap_or_else(|| panic!("no blog-v3: {status}"));
+    assert_eq!(v3["containers"].as_array().map(Vec::len), Some(3), "{v3}");
+    let containers = v3["containers"].as_array().cloned().unwrap_or_default();
+    assert!(
+        containers.iter().all(|c| c["partitionKey"].is_array()),
+        "{v3}"
+    );
+    assert!(
+        containers.iter().any(|c| c["items"].as_u64() > Some(0)),
+        "{v3}"
+    );
+    assert!(
+        !stdout(&out).contains("Usage"),
+        "no help text in the status"
     );
     let dbs = ok(d, &["db", "list"]);
     assert_eq!(dbs.as_array().map(Vec::len), Some(6));
@@ -109,12 +132,18 @@ fn first_launch_loads_every_sample_once_without_asking() {
     // Later launches, even after the user deleted everything, leave the store alone.
     let again = run(d, &[]);
     assert!(again.status.success());
-    assert!(!stdout(&again).contains("First launch"));
+    assert_eq!(json_of(&again).get("firstLaunch"), None);
     for db in cosmoscope::samples::registry::SETS {
         ok(d, &["db", "delete", db]);
     }
     let empty = run(d, &[]);
     assert!(empty.status.success());
-    assert!(stdout(&empty).contains("The store is empty"));
+    let status = json_of(&empty);
+    assert_eq!(status["databases"], serde_json::json!([]));
+    assert!(
+        status["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("The store is empty"))
+    );
     assert_eq!(ok(d, &["db", "list"]).as_array().map(Vec::len), Some(0));
 }

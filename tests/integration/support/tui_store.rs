@@ -7,6 +7,9 @@ use std::sync::Arc;
 use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::engine::{ContainerSettings, Throughput};
 use cosmoscope::tui::harness::Harness;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -105,4 +108,50 @@ pub fn select(h: &mut Harness, label: &str) {
         h.app.tree.selected_node().map(|n| n.label()),
         Some(label.to_string())
     );
+}
+
+/// Draws `app` on a `width`×`height` test terminal (no harness: for states built by hand).
+pub fn frame_of(app: &cosmoscope::tui::state::App, width: u16, height: u16) -> Buffer {
+    let mut term = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+    term.draw(|f| {
+        cosmoscope::tui::ui::draw(f, app);
+    })
+    .expect("a frame");
+    term.backend().buffer().clone()
+}
+
+/// A frame as text, one line per row, trailing blanks trimmed.
+pub fn text_of(buf: &Buffer) -> String {
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// [`frame_of`] as text.
+pub fn draw_app(app: &cosmoscope::tui::state::App, width: u16, height: u16) -> String {
+    text_of(&frame_of(app, width, height))
+}
+
+/// Expands the tree along `labels` from the top (`shop`, `orders`, `range 3`): each is
+/// selected with `j`/`k` and opened with Enter.
+pub fn expand(h: &mut Harness, labels: &[&str]) {
+    for label in labels {
+        select(h, label);
+        h.keys("<enter>");
+    }
+}
+
+/// Opens the query console on `orders` with `sql` typed in place of the starter query.
+pub fn type_query(h: &mut Harness, sql: &str) {
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("<c-n> <c-a> <c-k>");
+    h.type_text(sql);
 }

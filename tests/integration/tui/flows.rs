@@ -86,6 +86,10 @@ fn navigating_the_tree_to_an_item_shows_its_json() {
     h.keys("<tab> s");
     let frame = h.render();
     assert!(!frame.contains("\"_etag\""), "{frame}");
+    assert!(
+        !frame.contains("system properties"),
+        "no empty heading:\n{frame}"
+    );
     assert!(frame.contains("\"status\": \"Pending\""), "{frame}");
 }
 
@@ -467,8 +471,8 @@ fn the_palette_jumps_to_a_container() {
     let h = &mut s.h;
     h.keys("<c-p>");
     let frame = h.render();
-    // Actions, the database, 2 containers, 5 ranges and 16 items.
-    let total = cosmoscope::tui::action::Action::ALL.len() + 1 + 2 + 5 + 16;
+    // Actions, the database, 2 containers, 5 ranges, 8 partition key values and 16 items.
+    let total = cosmoscope::tui::action::Action::ALL.len() + 1 + 2 + 5 + 8 + 16;
     assert!(
         frame.contains(&format!("Palette · {total}/{total}")),
         "{frame}"

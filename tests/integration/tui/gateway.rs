@@ -310,7 +310,7 @@ fn a_key_of_the_users_own_is_never_shown() {
 #[test]
 fn with_tls_the_explorers_gateway_serves_https_and_says_which_certificate_to_trust() {
     let mut s = store(200, 40);
-    s.h.set_gateway_options(cosmoscope::tui::GatewayOptions {
+    s.h.set_gateway_options(cosmoscope::tui::Options {
         tls: true,
         ..Default::default()
     });

@@ -2,9 +2,14 @@
 //! headless harness, the gateway run from the explorer with signed requests over HTTP, the
 //! keymap as help shows it, and a smoke test of the binary in tmux.
 
+mod finding;
 mod flows;
 mod gateway;
 mod keymap;
+mod layout;
+mod partition_picture;
+mod results;
+mod selection;
 mod smoke;
 mod snapshots;
 mod update;

@@ -143,6 +143,20 @@ fn query_console_with_results_and_stats() {
     });
 }
 
+/// The tree and the stats panel grow with the window (issue 23): the same query at
+/// 80×24, 140×45 and 200×60.
+#[test]
+fn the_layout_grows_with_the_window() {
+    for (w, ht) in [(80, 24), (140, 45), (200, 60)] {
+        let mut s = store(w, ht);
+        query(
+            &mut s.h,
+            "SELECT c.id, c.pk, c.status, c.total FROM c WHERE c.pk IN ('c-1', 'c-3')",
+        );
+        check(&mut s.h, &format!("layout_{w}x{ht}"));
+    }
+}
+
 #[test]
 fn query_completion_list() {
     each_size("query_completion", |h| {

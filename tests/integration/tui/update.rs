@@ -26,7 +26,7 @@ fn app() -> App {
 }
 
 /// Sends a key macro (see `Harness::keys`) and collects every effect it produced.
-fn keys(app: &mut App, spec: &str) -> Vec<Effect> {
+pub(super) fn keys(app: &mut App, spec: &str) -> Vec<Effect> {
     parse_keys(spec)
         .into_iter()
         .flat_map(|k| update(app, Msg::Key(k)))
@@ -87,7 +87,7 @@ fn with_roots() -> App {
 }
 
 /// An app with `shop` expanded and `orders` selected in the tree.
-fn with_container() -> App {
+pub(super) fn with_container() -> App {
     let mut a = with_roots();
     keys(&mut a, "l");
     update(
@@ -104,7 +104,7 @@ fn with_container() -> App {
     a
 }
 
-fn page(docs: Vec<Value>, continuation: Option<&str>, charge: f64) -> QueryResult {
+pub(super) fn page(docs: Vec<Value>, continuation: Option<&str>, charge: f64) -> QueryResult {
     QueryResult {
         documents: docs.into_iter().map(Document::from_value).collect(),
         continuation: continuation.map(str::to_string),
@@ -131,7 +131,7 @@ fn page(docs: Vec<Value>, continuation: Option<&str>, charge: f64) -> QueryResul
     }
 }
 
-fn run_ticket(effects: &[Effect]) -> u64 {
+pub(super) fn run_ticket(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|e| match e {
@@ -154,6 +154,7 @@ fn feed_row(id: &str, lsn: u64) -> FeedRow {
         current: Some(json!({"id": id, "pk": "c-1"})),
         previous: None,
         ttl_expired: false,
+        search: Default::default(),
     }
 }
 
@@ -805,6 +806,7 @@ fn edit_hands_the_item_without_system_properties_to_the_editor_with_its_etag() {
                 db,
                 c,
                 text,
+                original: None,
                 if_match,
                 create,
             },
@@ -843,6 +845,21 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
     assert!(matches!(&a.message, Some((Level::Error, m)) if m.contains("vi exited")));
     assert!(update(&mut a, edited(original, Ok("{\"id\": "))).is_empty());
     assert!(matches!(&a.message, Some((Level::Error, m)) if m.contains("not JSON")));
+    // The broken text is offered back in the editor, still compared with the original.
+    assert!(
+        matches!(a.layers.last(), Some(Layer::Confirm { text, .. }) if text.contains("Reopen the editor with your text?"))
+    );
+    assert_eq!(
+        keys(&mut a, "y"),
+        [Effect::Edit {
+            db: "shop".into(),
+            c: "orders".into(),
+            text: "{\"id\": ".into(),
+            original: Some(original.into()),
+            if_match: Some("\"e1\"".into()),
+            create: false,
+        }]
+    );
     assert!(a.layers.is_empty());
 
     // A real change asks first, showing what changed; `n` keeps the store as it is.
@@ -894,6 +911,7 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
             result: Err(Error::precondition_failed("etag mismatch").with_charge(1.0)),
             db: "shop".into(),
             c: "orders".into(),
+            pk_paths: vec!["/pk".into()],
         },
     );
     assert!(effects.is_empty());
@@ -976,8 +994,12 @@ fn the_partitions_view_refreshes_once_a_second_when_idle() {
         }
         other => panic!("expected LoadPartitions, got {other:?}"),
     };
-    // A load is in flight: ticks do not pile up more.
-    assert!(update(&mut a, Msg::Tick { now: 100 }).is_empty());
+    // A load is in flight: ticks do not pile up more (the first asks whether the tree
+    // is out of date, once until answered).
+    assert_eq!(
+        update(&mut a, Msg::Tick { now: 100 }),
+        [Effect::ProbeTree { generation: 1 }]
+    );
     update(
         &mut a,
         Msg::Partitions {

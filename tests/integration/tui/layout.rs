@@ -1,0 +1,154 @@
+//! The screen as a modeller uses it (issue 23): a pane zoomed to the whole screen, the
+//! message log, and the change feed following new events and filtering whole documents.
+
+use cosmoscope::tui::state::Focus;
+use serde_json::json;
+
+use crate::support::tui_store::*;
+
+#[test]
+fn z_zooms_the_focused_pane_and_back() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    type_query(h, "SELECT * FROM c");
+    h.keys("<f5> <esc>");
+    assert_eq!(h.app.focus, Focus::View);
+    h.keys("z");
+    let frame = h.render();
+    assert!(!frame.contains("Resources"), "{frame}");
+    assert!(frame.starts_with("┌ Query · shop/orders"), "{frame}");
+    // Focus moves to the tree: zoomed, the tree has the screen.
+    h.keys("<tab>");
+    let frame = h.render();
+    assert!(frame.starts_with("┌ Resources"), "{frame}");
+    assert!(!frame.contains("Query · shop/orders"), "{frame}");
+    h.keys("z");
+    let frame = h.render();
+    assert!(
+        frame.contains("Resources") && frame.contains("Query · shop/orders"),
+        "{frame}"
+    );
+}
+
+#[test]
+fn the_message_log_holds_every_message_whole() {
+    let mut s = store(80, 24);
+    let h = &mut s.h;
+    type_query(
+        h,
+        "SELECT * FROM c WHERE c.pk = @customer AND c.status = @status",
+    );
+    h.keys("<f5>");
+    // A long error, cut on the status line at 80 columns.
+    let long = h.app.message.clone().expect("a message").1;
+    assert!(long.contains("@customer has no value"), "{long}");
+    h.keys("<esc> <esc> y");
+    let last = h.app.message.clone().expect("a message").1;
+    h.keys("M");
+    let frame = h.render();
+    assert!(frame.contains("Messages · 2 this session"), "{frame}");
+    let flat: String = frame
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains(&long), "the whole error:\n{frame}");
+    assert!(flat.contains(&last), "{frame}");
+    h.keys("<esc>");
+    assert!(h.app.layers.is_empty());
+}
+
+#[test]
+fn the_feed_follows_new_events_at_the_bottom_and_filters_whole_documents() {
+    let mut s = store(120, 30);
+    s.h.keys("<enter>");
+    select(&mut s.h, ORDERS);
+    s.h.keys("3");
+    for n in 13..=50 {
+        create(&s.engine, ORDERS, &order(n));
+    }
+    s.h.poll_feeds();
+    let frame = s.h.render();
+    assert!(frame.contains("o-50"), "the newest is on screen:\n{frame}");
+    // One more arrives: it shows too.
+    create(&s.engine, ORDERS, &order(51));
+    s.h.poll_feeds();
+    let frame = s.h.render();
+    assert!(frame.contains("o-51"), "{frame}");
+
+    // Words match the whole document: `delivered` is a status, not in any id.
+    s.h.keys("/");
+    s.h.type_text("delivered");
+    s.h.keys("<enter>");
+    let visible = s.h.app.feed.tail.visible();
+    assert!(!visible.is_empty());
+    for &i in &visible {
+        let doc = s.h.app.feed.tail.rows[i]
+            .current
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(doc["status"], json!("Delivered"), "{doc}");
+    }
+    // A filter that hides everything says how many events it hides.
+    s.h.keys("/ <c-u>");
+    s.h.type_text("zebra");
+    s.h.keys("<enter>");
+    let frame = s.h.render();
+    assert!(
+        frame.contains("the filter /zebra hides all 39 events"),
+        "{frame}"
+    );
+}
+
+/// The screen line of the first frame row holding `text`, and the column it starts at.
+fn where_is(frame: &str, text: &str) -> (u16, u16) {
+    frame
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            let at = l.find(text)?;
+            Some((l[..at].chars().count() as u16, y as u16))
+        })
+        .unwrap_or_else(|| panic!("no {text:?}:\n{frame}"))
+}
+
+#[test]
+fn clicks_and_the_wheel_go_through_the_same_actions_as_keys() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    type_query(h, "SELECT c.id, c.total FROM c");
+    h.keys("<f5>");
+    assert_eq!(h.app.focus, Focus::Editor);
+
+    // A click on a result row focuses the results and selects it.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "o-07");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::View);
+    let selected = h.app.query.selected_document().cloned().unwrap_or_default();
+    assert_eq!(selected["id"], json!("o-07"));
+    // The wheel moves the selection three rows, as three presses of j.
+    let before = h.app.query.selected;
+    assert!(before >= 3, "{before}");
+    h.wheel(false, x, y);
+    assert_eq!(h.app.query.selected, before - 3);
+    h.wheel(true, x, y);
+    assert_eq!(h.app.query.selected, before);
+
+    // A click in the tree focuses it and selects the row; the console follows.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "customers /pk");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::Tree);
+    assert_eq!(h.app.container, Some((DB.into(), CUSTOMERS.into())));
+    assert_eq!(h.app.query.target, Some((DB.into(), CUSTOMERS.into())));
+
+    // A click in the editor gives it the keys.
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "SELECT c.id");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::Editor);
+    // Outside any pane (the status line) nothing changes.
+    h.click(0, 38);
+    assert_eq!(h.app.focus, Focus::Editor);
+}
