@@ -53,6 +53,9 @@ pub struct Capabilities {
     /// Throughput enforcement can be switched off ([`Backend::set_throughput_enforcement`]),
     /// as the official emulator runs; the service always enforces.
     pub enforcement_switch: bool,
+    /// Writes are taken. False for a store on read-only media or without write permission
+    /// (every write answers 403 saying why).
+    pub writes: bool,
 }
 
 /// The operations of a Cosmos DB for NoSQL account as front ends use them. Names are the

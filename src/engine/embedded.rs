@@ -27,6 +27,7 @@ impl Backend for Engine {
             partition_statistics: true,
             metering: true,
             enforcement_switch: true,
+            writes: self.store.read_only().is_none(),
         }
     }
 

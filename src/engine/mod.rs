@@ -133,6 +133,20 @@ impl Engine {
         })
     }
 
+    /// Opens the store in `dir` for reading only, whatever the directory allows: every
+    /// write answers 403 with `reason`, and nothing in the directory changes.
+    pub fn open_read_only(dir: &Path, reason: &str) -> Result<Engine> {
+        Ok(Engine {
+            store: Arc::new(Store::open_read_only(dir, reason.to_string())?),
+            _background: None,
+            queries: Default::default(),
+            results: crate::query::run::cache::ResultCache::spilling_to(
+                dir.join(QUERY_RESULTS_DIR),
+            ),
+            group_commit: Default::default(),
+        })
+    }
+
     /// `$COSMOSCOPE_DATA_DIR`, else the platform's data directory for cosmoscope.
     pub fn default_data_dir() -> PathBuf {
         if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {

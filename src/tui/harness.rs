@@ -50,6 +50,8 @@ impl Harness {
         let terminal = Terminal::new(TestBackend::new(width, height))
             .unwrap_or_else(|e| panic!("test backend: {e}"));
         let serving = Serving::new(engine.clone(), data_dir.clone(), Options::default());
+        let mut app = app;
+        app.read_only = !engine.capabilities().writes;
         let mut h = Harness {
             app,
             serving,

@@ -81,6 +81,7 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> 
     let (theme, theme_problems) = ui::theme::Theme::load(theme_file.as_deref());
     ui::theme::install(theme);
     let mut app = App::new(data_dir.display().to_string(), Arc::new(keymap));
+    app.read_only = !crate::engine::Backend::capabilities(&engine).writes;
     if let Some(addr) = gateway.serve {
         app.gateway.addr = addr;
         app.gateway.at_launch = true;

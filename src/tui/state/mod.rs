@@ -252,6 +252,8 @@ impl Default for WorkbenchState {
 #[derive(Debug)]
 pub struct App {
     pub data_dir: String,
+    /// The store takes no writes (read-only media, no permission): the status line says so.
+    pub read_only: bool,
     pub keymap: Arc<Keymap>,
     pub view: View,
     pub focus: Focus,
@@ -295,6 +297,7 @@ impl App {
     pub fn new(data_dir: String, keymap: Arc<Keymap>) -> App {
         App {
             data_dir,
+            read_only: false,
             keymap,
             view: View::default(),
             focus: Focus::default(),

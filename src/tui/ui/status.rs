@@ -1,4 +1,5 @@
-//! The status line: the data directory, the container, the view tabs, the gateway with
+//! The status line: the data directory, `read-only` when the store takes no writes, the
+//! container, the view tabs, the gateway with
 //! its request rate, a running job, the last charge and the message. The tabs shorten
 //! (full titles, short ones, then numbers with only the current view named) so that the
 //! container, the gateway and the job fit with room for the message (up to a point), and
@@ -33,6 +34,9 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     }
     .map(|(db, c)| Span::styled(format!(" {db}/{c} "), theme().status_container));
     let gateway = gateway(app).map(|g| Span::styled(format!(" {g} "), theme().info));
+    let read_only = app
+        .read_only
+        .then(|| Span::styled(" read-only ", theme().error));
     let job = app.job.as_ref().map(|job| {
         let pct = if job.total > 0 {
             format!(" {}%", job.done * 100 / job.total.max(1))
@@ -64,7 +68,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         .filter_map(|s| s.as_ref().map(Span::width))
         .sum::<usize>()
         .clamp(MESSAGE_ROOM.0, MESSAGE_ROOM.1);
-    let fixed: usize = [&container, &gateway, &job]
+    let fixed: usize = [&read_only, &container, &gateway, &job]
         .iter()
         .filter_map(|s| s.as_ref().map(Span::width))
         .sum();
@@ -82,6 +86,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             theme().status_dir,
         ));
     }
+    spans.extend(read_only);
     spans.extend(container);
     spans.extend(tabs);
     spans.extend(gateway);

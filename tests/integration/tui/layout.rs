@@ -1,6 +1,7 @@
 //! The screen as a modeller uses it (issue 23): a pane zoomed to the whole screen, the
 //! message log, and the change feed following new events and filtering whole documents.
 
+use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::state::Focus;
 use serde_json::json;
 
@@ -151,4 +152,28 @@ fn clicks_and_the_wheel_go_through_the_same_actions_as_keys() {
     // Outside any pane (the status line) nothing changes.
     h.click(0, 38);
     assert_eq!(h.app.focus, Focus::Editor);
+}
+
+#[test]
+fn a_read_only_store_says_so_on_the_status_line() {
+    use cosmoscope::engine::{Backend, Engine};
+    let (engine, dir) = engine();
+    drop(engine);
+    let engine = std::sync::Arc::new(
+        Engine::open_read_only(dir.path(), "opened read-only by the test").expect("open"),
+    );
+    let mut h = Harness::new(engine.clone(), dir.path().to_path_buf(), 120, 30);
+    let frame = h.render();
+    // The status line sits above the key hints.
+    let status = frame.lines().rev().nth(1).unwrap_or_default().to_string();
+    assert!(status.contains("read-only"), "{frame}");
+    // Reading works; a write says why it cannot happen.
+    assert_eq!(engine.list_databases().expect("list").len(), 1);
+    let err = engine.create_database("more").expect_err("a write");
+    assert_eq!(err.status.as_u16(), 403);
+    assert!(
+        err.message.contains("opened read-only by the test"),
+        "{}",
+        err.message
+    );
 }
