@@ -471,14 +471,21 @@ fn floor_top100(engine: &Engine) -> usize {
     let cid_len = key.len();
     let mut docs: Vec<Arc<[u8]>> = Vec::with_capacity(100);
     reader
-        .walk(path.finish(), 1, true, &[], &everywhere, |_, item| {
-            key.truncate(cid_len);
-            key.extend_from_slice(item);
-            if let Some(record) = store.read_record(&txn, &key)? {
-                docs.push(Arc::from(StoredRecord::decode(record)?.json));
-            }
-            Ok(docs.len() < 100)
-        })
+        .walk(
+            path.finish(),
+            1,
+            (true, None),
+            &[],
+            &everywhere,
+            |_, item| {
+                key.truncate(cid_len);
+                key.extend_from_slice(item);
+                if let Some(record) = store.read_record(&txn, &key)? {
+                    docs.push(Arc::from(StoredRecord::decode(record)?.json));
+                }
+                Ok(docs.len() < 100)
+            },
+        )
         .expect("walk");
     docs.len()
 }

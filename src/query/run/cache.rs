@@ -92,6 +92,8 @@ impl ResultCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::read::document::Document;
+    use crate::query::run::result::AccessView;
 
     fn key(query: u64, version: u64) -> CacheKey {
         CacheKey {

@@ -141,7 +141,7 @@ impl Spill {
                 Some((meta.modified().ok()?, meta.len(), e.path()))
             })
             .collect();
-        files.sort_by(|a, b| b.0.cmp(&a.0));
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
         let mut kept = 0u64;
         for (i, (_, len, path)) in files.into_iter().enumerate() {
             kept += len;

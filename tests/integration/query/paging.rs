@@ -15,7 +15,7 @@ fn load(dir: &std::path::Path, n: usize) {
     engine.create_container("db", "c", s).unwrap();
     for i in 0..n {
         // Few distinct prices: long runs of ties across the four ranges.
-        let doc = json!({"id": format!("i{i}"), "pk": format!("p{}", i % 53), "price": i % 7,
+        let doc = json!({"id": format!("i{i}"), "pk": format!("p{}", i % 53), "price": 1 + i % 7,
                          "tag": format!("t{}", i % 41)});
         engine
             .upsert_item("db", "c", doc.to_string().as_bytes(), None)
