@@ -4,7 +4,8 @@
 //! JSON) and speaks its own vocabulary: query requests and results ([`query`]), query plans
 //! for clients that run a query range by range ([`plan`]), change feed
 //! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
-//! batches and patches ([`batch`]), and the container settings and policies re-exported
+//! batches and patches ([`batch`]), server-side scripts and their executions ([`scripts`]),
+//! and the container settings and policies re-exported
 //! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
 //! its embedded implementation (`embedded.rs`) on the store of a data directory, which also
 //! offers what only a local store can: opening a directory, compaction, and stepping the
@@ -23,6 +24,8 @@ pub mod import;
 pub mod plan;
 pub mod query;
 pub mod retry;
+mod script_host;
+pub mod scripts;
 pub mod views;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +43,10 @@ pub use batch::{
 };
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
+pub use scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggerOperation, TriggerType,
+    TriggeredOp, TriggeredWrite,
+};
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView, query_values,

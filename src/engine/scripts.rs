@@ -1,0 +1,529 @@
+//! Server-side scripts as the engine offers them: stored procedures, triggers and UDFs as
+//! resources of a container, the execution of a stored procedure in one logical partition
+//! as one write transaction, and item writes with their pre- and post-triggers in the
+//! write's transaction. The JavaScript runs in [`crate::scripts`]; its document operations
+//! come back here ([`super::script_host`]) and run in the open transaction.
+
+use serde_json::{Map, Value};
+
+use super::script_host::ScriptHost;
+use super::{Engine, ItemResponse, charged, json_f64, response};
+use crate::charge;
+use crate::error::{Error, Result};
+use crate::scripts::{self, Invocation, Limits, Role};
+use crate::store::catalog::ContainerDef;
+use crate::store::item;
+use crate::store::scripts::ScriptDef;
+pub use crate::store::scripts::{ScriptKind, TriggerOperation, TriggerType};
+use crate::store::write::{WriteBatch, WriteKind};
+
+/// A script to create or replace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptSpec {
+    pub kind: ScriptKind,
+    pub id: String,
+    pub body: String,
+    /// Triggers only: when it runs and on which writes.
+    pub trigger_type: Option<TriggerType>,
+    pub trigger_operation: Option<TriggerOperation>,
+}
+
+impl ScriptSpec {
+    pub fn new(kind: ScriptKind, id: impl Into<String>, body: impl Into<String>) -> ScriptSpec {
+        ScriptSpec {
+            kind,
+            id: id.into(),
+            body: body.into(),
+            trigger_type: None,
+            trigger_operation: None,
+        }
+    }
+
+    /// A trigger of `trigger_type` for `operation` writes.
+    pub fn trigger(
+        id: impl Into<String>,
+        body: impl Into<String>,
+        trigger_type: TriggerType,
+        operation: TriggerOperation,
+    ) -> ScriptSpec {
+        ScriptSpec {
+            trigger_type: Some(trigger_type),
+            trigger_operation: Some(operation),
+            ..ScriptSpec::new(ScriptKind::Trigger, id, body)
+        }
+    }
+
+    /// Reads the REST API's resource body: `{"id", "body", "triggerType"?,
+    /// "triggerOperation"?}` (system properties are ignored).
+    pub fn from_json(kind: ScriptKind, v: &Value) -> Result<ScriptSpec> {
+        let text = |k: &str| v.get(k).and_then(Value::as_str);
+        let id = text("id").ok_or_else(|| {
+            Error::bad_request(format!("a {} needs a string \"id\"", kind.noun()))
+        })?;
+        let body = text("body").ok_or_else(|| {
+            Error::bad_request(format!(
+                "a {} needs its JavaScript function as a string \"body\"",
+                kind.noun()
+            ))
+        })?;
+        let mut spec = ScriptSpec::new(kind, id, body);
+        if kind == ScriptKind::Trigger {
+            let parse = |k: &str| -> Result<Option<Value>> {
+                Ok(v.get(k).filter(|x| !x.is_null()).cloned())
+            };
+            spec.trigger_type = parse("triggerType")?
+                .map(|t| serde_json::from_value(canonical_case(t)))
+                .transpose()
+                .map_err(|_| Error::bad_request("triggerType must be \"Pre\" or \"Post\""))?;
+            spec.trigger_operation = parse("triggerOperation")?
+                .map(|t| serde_json::from_value(canonical_case(t)))
+                .transpose()
+                .map_err(|_| {
+                    Error::bad_request(
+                        "triggerOperation must be one of All, Create, Update, Replace, \
+                         Delete, Upsert",
+                    )
+                })?;
+        }
+        Ok(spec)
+    }
+}
+
+/// `"pre"` and `"PRE"` as `"Pre"`: the SDKs send either case.
+fn canonical_case(v: Value) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut chars = s.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            Value::String(
+                first
+                    .into_iter()
+                    .chain(chars.map(|c| c.to_ascii_lowercase()))
+                    .collect(),
+            )
+        }
+        other => other,
+    }
+}
+
+/// A stored script as front ends show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptInfo {
+    pub kind: ScriptKind,
+    pub id: String,
+    pub body: String,
+    pub trigger_type: Option<TriggerType>,
+    pub trigger_operation: Option<TriggerOperation>,
+    pub rid: String,
+    pub self_link: String,
+    pub etag: String,
+    pub ts: i64,
+}
+
+impl ScriptInfo {
+    fn new(def: &ContainerDef, s: &ScriptDef) -> ScriptInfo {
+        let rids = item::rids(def, 0);
+        // The script's rid: the container's and its number; the resource type nibble is
+        // our choice (the service's encoding of script rids is not in the references).
+        let rid = format!("{}{}", rids.container, script_rid_suffix(s));
+        ScriptInfo {
+            kind: s.kind,
+            id: s.id.clone(),
+            body: s.body.clone(),
+            trigger_type: s.trigger_type,
+            trigger_operation: s.trigger_operation,
+            self_link: format!(
+                "dbs/{}/colls/{}/{}/{rid}/",
+                rids.database,
+                rids.container,
+                s.kind.segment()
+            ),
+            rid,
+            etag: s.etag.clone(),
+            ts: s.ts,
+        }
+    }
+
+    /// The REST API's resource: `{"id", "body", "triggerType"?, "triggerOperation"?, "_rid",
+    /// "_self", "_etag", "_ts"}`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("id".into(), self.id.clone().into());
+        obj.insert("body".into(), self.body.clone().into());
+        if let Some(t) = self.trigger_type {
+            obj.insert("triggerType".into(), serde_json::to_value(t).unwrap_or_default());
+        }
+        if let Some(op) = self.trigger_operation {
+            obj.insert(
+                "triggerOperation".into(),
+                serde_json::to_value(op).unwrap_or_default(),
+            );
+        }
+        obj.insert("_rid".into(), self.rid.clone().into());
+        obj.insert("_self".into(), self.self_link.clone().into());
+        obj.insert("_etag".into(), self.etag.clone().into());
+        obj.insert("_ts".into(), self.ts.into());
+        Value::Object(obj)
+    }
+}
+
+fn script_rid_suffix(s: &ScriptDef) -> String {
+    use base64::Engine as _;
+    let kind: u8 = match s.kind {
+        ScriptKind::StoredProcedure => 0x08,
+        ScriptKind::Trigger => 0x07,
+        ScriptKind::UserDefinedFunction => 0x06,
+    };
+    let mut bytes = (s.number & 0x00FF_FFFF_FFFF_FFFF).to_le_bytes();
+    bytes[7] = kind << 4;
+    base64::engine::general_purpose::STANDARD
+        .encode(bytes)
+        .replace('/', "-")
+}
+
+/// A stored procedure execution request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SprocRequest {
+    /// The logical partition it runs in (JSON, as `--pk` takes it).
+    pub partition_key: Value,
+    /// Its parameters, in order.
+    pub params: Vec<Value>,
+    /// Return `console.log` output (`x-ms-documentdb-script-enable-logging`).
+    pub enable_log: bool,
+}
+
+/// The outcome of a committed stored procedure execution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SprocResponse {
+    /// The response body the script set (`None` when it set none).
+    pub body: Option<Value>,
+    pub request_charge: f64,
+    /// The script's log, when asked for.
+    pub log: Option<String>,
+    /// The physical partition it ran on.
+    pub range: String,
+}
+
+impl SprocResponse {
+    /// `{"body", "requestCharge", "partitionKeyRangeId", "log"?}`: the CLI's output.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("body".into(), self.body.clone().unwrap_or(Value::Null));
+        obj.insert("requestCharge".into(), json_f64(self.request_charge));
+        obj.insert("partitionKeyRangeId".into(), self.range.clone().into());
+        if let Some(log) = &self.log {
+            obj.insert("log".into(), log.clone().into());
+        }
+        Value::Object(obj)
+    }
+}
+
+/// What an item write with triggers does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TriggeredOp {
+    Create(Vec<u8>),
+    Upsert(Vec<u8>),
+    Replace(Vec<u8>),
+    Delete { id: String, partition_key: Value },
+}
+
+/// An item write naming its pre- and post-trigger (at most one of each, as the service
+/// allows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriggeredWrite {
+    pub op: TriggeredOp,
+    pub if_match: Option<String>,
+    pub pre_trigger: Option<String>,
+    pub post_trigger: Option<String>,
+}
+
+impl Engine {
+    pub(super) fn put_script(
+        &self,
+        db: &str,
+        name: &str,
+        spec: &ScriptSpec,
+        replace: bool,
+    ) -> Result<ScriptInfo> {
+        scripts::compile(&spec.body)?;
+        if spec.kind == ScriptKind::Trigger {
+            if spec.trigger_type.is_none() || spec.trigger_operation.is_none() {
+                return Err(Error::bad_request(
+                    "a trigger needs its triggerType (Pre or Post) and triggerOperation \
+                     (All, Create, Replace, Delete or Upsert)",
+                ));
+            }
+        } else if spec.trigger_type.is_some() || spec.trigger_operation.is_some() {
+            return Err(Error::bad_request(format!(
+                "a {} has no triggerType or triggerOperation",
+                spec.kind.noun()
+            )));
+        }
+        let mut txn = self.store.write_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let stored = self.store.put_script(
+            &mut txn,
+            &def,
+            ScriptDef {
+                id: spec.id.clone(),
+                kind: spec.kind,
+                body: spec.body.clone(),
+                trigger_type: spec.trigger_type,
+                trigger_operation: spec.trigger_operation,
+                number: 0,
+                ts: 0,
+                etag: String::new(),
+            },
+            replace,
+        )?;
+        txn.commit()?;
+        Ok(ScriptInfo::new(&def, &stored))
+    }
+
+    pub(super) fn get_script(
+        &self,
+        db: &str,
+        name: &str,
+        kind: ScriptKind,
+        id: &str,
+    ) -> Result<ScriptInfo> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        let s = self.store.read_script(&txn, &def, kind, id)?;
+        Ok(ScriptInfo::new(&def, &s))
+    }
+
+    pub(super) fn all_scripts(
+        &self,
+        db: &str,
+        name: &str,
+        kind: ScriptKind,
+    ) -> Result<Vec<ScriptInfo>> {
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        Ok(self
+            .store
+            .list_scripts(&txn, &def, kind)?
+            .iter()
+            .map(|s| ScriptInfo::new(&def, s))
+            .collect())
+    }
+
+    pub(super) fn remove_script(
+        &self,
+        db: &str,
+        name: &str,
+        kind: ScriptKind,
+        id: &str,
+    ) -> Result<()> {
+        let mut txn = self.store.write_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        self.store.delete_script(&mut txn, &def, kind, id)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Runs stored procedure `id` in the logical partition of `request.partition_key`, as
+    /// one write transaction: committed when the script returns, rolled back whole when it
+    /// throws, aborts or runs out of time.
+    pub(super) fn run_stored_procedure(
+        &self,
+        db: &str,
+        name: &str,
+        id: &str,
+        request: &SprocRequest,
+    ) -> Result<SprocResponse> {
+        charged((|| {
+            let script = self.get_script(db, name, ScriptKind::StoredProcedure, id)?;
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let def = batch.container().clone();
+            let key = def
+                .partition_key
+                .parse_request_value(&request.partition_key)?;
+            let range = def.owner(key.epk(&def.partition_key).as_bytes())?.id;
+            let (links, alt) = links(&def);
+            let invocation = Invocation {
+                role: Role::StoredProcedure,
+                body: script.body,
+                args: request.params.clone(),
+                request: None,
+                response: None,
+                self_link: links,
+                alt_link: alt,
+            };
+            let mut host = ScriptHost::new(self, &mut batch, key, Limits::default());
+            let outcome = scripts::execute(invocation, Limits::default(), &mut host);
+            let operations = host.charge();
+            match outcome {
+                Ok(outcome) => {
+                    batch.commit()?;
+                    Ok(SprocResponse {
+                        body: outcome.response,
+                        request_charge: charge::script(operations, outcome.ticks),
+                        log: request.enable_log.then_some(outcome.log),
+                        range: range.to_string(),
+                    })
+                }
+                Err(e) => {
+                    drop(batch); // aborts the transaction: nothing is written
+                    Err(e.with_charge(charge::script(operations, 0)))
+                }
+            }
+        })())
+    }
+
+    /// An item write with its named triggers, all in one transaction: the pre-trigger may
+    /// change the item, the post-trigger sees the stored item, and a throw from either
+    /// undoes the write.
+    pub(super) fn run_triggered_write(
+        &self,
+        db: &str,
+        name: &str,
+        write: &TriggeredWrite,
+    ) -> Result<ItemResponse> {
+        charged((|| {
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let def = batch.container().clone();
+            let (operation, mut doc, key) = match &write.op {
+                TriggeredOp::Create(body) | TriggeredOp::Upsert(body) | TriggeredOp::Replace(body) => {
+                    let doc = item::parse_body(body)?;
+                    let key = def.partition_key.extract(&doc)?;
+                    let operation = match &write.op {
+                        TriggeredOp::Create(_) => TriggerOperation::Create,
+                        TriggeredOp::Upsert(_) => TriggerOperation::Upsert,
+                        _ => TriggerOperation::Replace,
+                    };
+                    (operation, Some(doc), key)
+                }
+                TriggeredOp::Delete { partition_key, .. } => (
+                    TriggerOperation::Delete,
+                    None,
+                    def.partition_key.parse_request_value(partition_key)?,
+                ),
+            };
+            let pre = self.trigger_for(&def, write.pre_trigger.as_deref(), TriggerType::Pre, operation)?;
+            let post = self.trigger_for(&def, write.post_trigger.as_deref(), TriggerType::Post, operation)?;
+            let (self_link, alt_link) = links(&def);
+            let mut scripts_charge = 0.0;
+            if let Some(body) = pre {
+                let invocation = Invocation {
+                    role: Role::PreTrigger,
+                    body,
+                    args: Vec::new(),
+                    request: doc.clone().map(Value::Object),
+                    response: None,
+                    self_link: self_link.clone(),
+                    alt_link: alt_link.clone(),
+                };
+                let outcome = run_trigger(self, &mut batch, &key, invocation, &mut scripts_charge)?;
+                if doc.is_some() {
+                    doc = match outcome.request {
+                        Some(Value::Object(changed)) => Some(changed),
+                        Some(other) => {
+                            return Err(Error::bad_request(format!(
+                                "the pre-trigger set the request body to {}, not an item",
+                                crate::error::json_type_name(&other)
+                            )));
+                        }
+                        None => doc,
+                    };
+                }
+            }
+            if let Some(doc) = &doc
+                && def.partition_key.extract(doc)? != key
+            {
+                return Err(Error::bad_request(
+                    "the pre-trigger moved the item to another logical partition; a trigger \
+                     works in the partition of the write that named it",
+                ));
+            }
+            let if_match = write.if_match.as_deref();
+            let result = match (&write.op, doc) {
+                (TriggeredOp::Delete { id, .. }, _) => batch.delete(id, &key, if_match)?,
+                (TriggeredOp::Create(_), Some(doc)) => batch.write(WriteKind::Create, doc, None)?,
+                (TriggeredOp::Upsert(_), Some(doc)) => batch.write(WriteKind::Upsert, doc, if_match)?,
+                (_, Some(doc)) => batch.write(WriteKind::Replace, doc, if_match)?,
+                (_, None) => return Err(Error::internal("a write without its item")),
+            };
+            if let Some(body) = post {
+                let stored = result
+                    .body
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice::<Value>(b).ok());
+                let invocation = Invocation {
+                    role: Role::PostTrigger,
+                    body,
+                    args: Vec::new(),
+                    request: stored.clone(),
+                    response: stored,
+                    self_link,
+                    alt_link,
+                };
+                run_trigger(self, &mut batch, &key, invocation, &mut scripts_charge)?;
+            }
+            batch.commit()?;
+            let mut out = response(result);
+            if write.pre_trigger.is_some() || write.post_trigger.is_some() {
+                out.request_charge = charge::round(out.request_charge + scripts_charge);
+            }
+            Ok(out)
+        })())
+    }
+
+    /// The body of the trigger a write names, checked against its type and operation
+    /// (400 otherwise, as the service refuses a trigger named on the wrong write).
+    fn trigger_for(
+        &self,
+        def: &ContainerDef,
+        id: Option<&str>,
+        wanted: TriggerType,
+        operation: TriggerOperation,
+    ) -> Result<Option<String>> {
+        let Some(id) = id else { return Ok(None) };
+        let txn = self.store.read_txn()?;
+        let t = self.store.read_script(&txn, def, ScriptKind::Trigger, id)?;
+        if t.trigger_type != Some(wanted) {
+            return Err(Error::bad_request(format!(
+                "trigger {id:?} is a {:?}-trigger; it cannot be named as a {wanted:?}-trigger",
+                t.trigger_type.unwrap_or(TriggerType::Pre)
+            )));
+        }
+        if !t.trigger_operation.is_some_and(|op| op.covers(operation)) {
+            return Err(Error::bad_request(format!(
+                "trigger {id:?} runs on {:?} operations, not on {operation:?}",
+                t.trigger_operation.unwrap_or(TriggerOperation::All)
+            )));
+        }
+        Ok(Some(t.body))
+    }
+}
+
+/// Runs one trigger in `batch`, adding what it cost to `total`; its error (with the cost
+/// so far) fails the write.
+fn run_trigger(
+    engine: &Engine,
+    batch: &mut WriteBatch,
+    key: &crate::store::partition_key::PartitionKeyValue,
+    invocation: Invocation,
+    total: &mut f64,
+) -> Result<scripts::Outcome> {
+    let mut host = ScriptHost::new(engine, batch, key.clone(), Limits::default());
+    let outcome = scripts::execute(invocation, Limits::default(), &mut host);
+    let operations = host.charge();
+    match outcome {
+        Ok(o) => {
+            *total += charge::script(operations, o.ticks);
+            Ok(o)
+        }
+        Err(e) => Err(e.with_charge(*total + charge::script(operations, 0))),
+    }
+}
+
+/// The container's `_self` link and its name-based link.
+fn links(def: &ContainerDef) -> (String, String) {
+    let rids = item::rids(def, 0);
+    (
+        format!("dbs/{}/colls/{}/", rids.database, rids.container),
+        format!("dbs/{}/colls/{}", def.database, def.id),
+    )
+}

@@ -1,0 +1,1 @@
+//! User-defined functions in queries: placeholder, filled in below.
