@@ -19,7 +19,9 @@ use super::feed::{FeedPage, FeedRequest};
 use super::import::Record;
 use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
-use super::scripts::{ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite};
+use super::scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite,
+};
 use super::views::{
     ContainerInfo, DatabaseInfo, EpkInfo, ImportSummary, ItemResponse, LogicalPartitionPage,
     PartitionKeyRange, PartitionsReport,
@@ -277,8 +279,7 @@ pub trait Backend: Send + Sync {
     /// Replaces a script's body (and a trigger's type and operation); 404 if it is absent.
     fn replace_script(&self, db: &str, name: &str, script: &ScriptSpec) -> Result<ScriptInfo>;
 
-    fn read_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str)
-    -> Result<ScriptInfo>;
+    fn read_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<ScriptInfo>;
 
     /// The container's scripts of one kind, by id.
     fn list_scripts(&self, db: &str, name: &str, kind: ScriptKind) -> Result<Vec<ScriptInfo>>;

@@ -9,7 +9,9 @@ use super::feed::{FeedChange, FeedPage, FeedRequest};
 use super::import::{self};
 use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
-use super::scripts::{ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite};
+use super::scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite,
+};
 use super::views::*;
 use super::{Engine, IMPORT_BATCH_ITEMS, charge_round, charged, response};
 use crate::error::{Error, Result, StatusCode};
@@ -600,13 +602,7 @@ impl Backend for Engine {
         self.put_script(db, name, script, true)
     }
 
-    fn read_script(
-        &self,
-        db: &str,
-        name: &str,
-        kind: ScriptKind,
-        id: &str,
-    ) -> Result<ScriptInfo> {
+    fn read_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<ScriptInfo> {
         self.get_script(db, name, kind, id)
     }
 

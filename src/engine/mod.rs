@@ -43,13 +43,13 @@ pub use batch::{
 };
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 pub use plan::QueryPlan;
-pub use scripts::{
-    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggerOperation, TriggerType,
-    TriggeredOp, TriggeredWrite,
-};
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryMetrics, QueryOptions,
     QueryResult, RangeProgress, RoutingView, query_values,
+};
+pub use scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggerOperation, TriggerType,
+    TriggeredOp, TriggeredWrite,
 };
 pub use views::*;
 

@@ -169,7 +169,10 @@ impl<'a, 's> ScriptHost<'a, 's> {
         options: &Map<String, Value>,
     ) -> Result<(Value, Map<String, Value>)> {
         let def = self.batch.container().clone();
-        let page_size = options.get("pageSize").and_then(Value::as_i64).unwrap_or(100);
+        let page_size = options
+            .get("pageSize")
+            .and_then(Value::as_i64)
+            .unwrap_or(100);
         let mut opts = QueryOptions {
             params: parameters
                 .into_iter()
@@ -185,9 +188,7 @@ impl<'a, 's> ScriptHost<'a, 's> {
         };
         let mut documents = Vec::new();
         let continuation = loop {
-            let page = self
-                .engine
-                .query(&def.database, &def.id, sql, &opts)?;
+            let page = self.engine.query(&def.database, &def.id, sql, &opts)?;
             self.charge += page.request_charge;
             documents.extend(page.documents.iter().map(|d| d.value().clone()));
             match page.continuation {
@@ -234,12 +235,15 @@ impl<'a, 's> ScriptHost<'a, 's> {
             let number = document_number(rid).ok_or_else(|| {
                 Error::bad_request(format!("{rid:?} is not a document resource id"))
             })?;
-            return self.batch.id_of_document(&self.key, number)?.ok_or_else(|| {
-                Error::not_found(format!(
-                    "no item with resource id {rid:?} in this logical partition"
-                ))
-                .with_charge(charge::NOT_FOUND_READ)
-            });
+            return self
+                .batch
+                .id_of_document(&self.key, number)?
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "no item with resource id {rid:?} in this logical partition"
+                    ))
+                    .with_charge(charge::NOT_FOUND_READ)
+                });
         }
         Err(Error::bad_request(format!(
             "{link:?} is not a document link of this collection; use \

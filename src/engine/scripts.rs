@@ -151,7 +151,10 @@ impl ScriptInfo {
         obj.insert("id".into(), self.id.clone().into());
         obj.insert("body".into(), self.body.clone().into());
         if let Some(t) = self.trigger_type {
-            obj.insert("triggerType".into(), serde_json::to_value(t).unwrap_or_default());
+            obj.insert(
+                "triggerType".into(),
+                serde_json::to_value(t).unwrap_or_default(),
+            );
         }
         if let Some(op) = self.trigger_operation {
             obj.insert(
@@ -385,7 +388,9 @@ impl Engine {
             let mut batch = WriteBatch::begin(&self.store, db, name)?;
             let def = batch.container().clone();
             let (operation, mut doc, key) = match &write.op {
-                TriggeredOp::Create(body) | TriggeredOp::Upsert(body) | TriggeredOp::Replace(body) => {
+                TriggeredOp::Create(body)
+                | TriggeredOp::Upsert(body)
+                | TriggeredOp::Replace(body) => {
                     let doc = item::parse_body(body)?;
                     let key = def.partition_key.extract(&doc)?;
                     let operation = match &write.op {
@@ -401,8 +406,18 @@ impl Engine {
                     def.partition_key.parse_request_value(partition_key)?,
                 ),
             };
-            let pre = self.trigger_for(&def, write.pre_trigger.as_deref(), TriggerType::Pre, operation)?;
-            let post = self.trigger_for(&def, write.post_trigger.as_deref(), TriggerType::Post, operation)?;
+            let pre = self.trigger_for(
+                &def,
+                write.pre_trigger.as_deref(),
+                TriggerType::Pre,
+                operation,
+            )?;
+            let post = self.trigger_for(
+                &def,
+                write.post_trigger.as_deref(),
+                TriggerType::Post,
+                operation,
+            )?;
             let (self_link, alt_link) = links(&def);
             let mut scripts_charge = 0.0;
             if let Some(body) = pre {
@@ -441,7 +456,9 @@ impl Engine {
             let result = match (&write.op, doc) {
                 (TriggeredOp::Delete { id, .. }, _) => batch.delete(id, &key, if_match)?,
                 (TriggeredOp::Create(_), Some(doc)) => batch.write(WriteKind::Create, doc, None)?,
-                (TriggeredOp::Upsert(_), Some(doc)) => batch.write(WriteKind::Upsert, doc, if_match)?,
+                (TriggeredOp::Upsert(_), Some(doc)) => {
+                    batch.write(WriteKind::Upsert, doc, if_match)?
+                }
                 (_, Some(doc)) => batch.write(WriteKind::Replace, doc, if_match)?,
                 (_, None) => return Err(Error::internal("a write without its item")),
             };

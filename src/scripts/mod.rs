@@ -209,7 +209,9 @@ pub fn execute(invocation: Invocation, limits: Limits, host: &mut dyn Host) -> R
             });
         drop(to_host);
         if let Err(e) = spawned {
-            return Err(Error::internal(format!("cannot start a script thread: {e}")));
+            return Err(Error::internal(format!(
+                "cannot start a script thread: {e}"
+            )));
         }
         for message in from_script {
             match message {
@@ -219,7 +221,9 @@ pub fn execute(invocation: Invocation, limits: Limits, host: &mut dyn Host) -> R
                 ToHost::Finished(outcome) => return outcome,
             }
         }
-        Err(Error::internal("the script's thread ended without an outcome"))
+        Err(Error::internal(
+            "the script's thread ended without an outcome",
+        ))
     })
 }
 
@@ -232,7 +236,12 @@ fn run(invocation: Invocation, limits: Limits, to_host: mpsc::Sender<ToHost>) ->
         options.global = true;
         options.filename = Some("prelude".to_string());
         ctx.eval_with_options::<(), _>(PRELUDE, options)
-            .map_err(|e| Error::internal(format!("server-side API: {}", Thrown::catch(&ctx, e).message)))?;
+            .map_err(|e| {
+                Error::internal(format!(
+                    "server-side API: {}",
+                    Thrown::catch(&ctx, e).message
+                ))
+            })?;
         let function = compiled(&ctx, &invocation.body)?;
         let globals = ctx.globals();
         let stopped = |ctx: &Ctx, e: rquickjs::Error| -> Error {
@@ -311,9 +320,7 @@ fn install_host(ctx: &Ctx<'_>, to_host: mpsc::Sender<ToHost>) -> Result<()> {
         reply_json(reply)
     };
     let function = Function::new(ctx.clone(), call).map_err(internal)?;
-    ctx.globals()
-        .set("__host_call", function)
-        .map_err(internal)
+    ctx.globals().set("__host_call", function).map_err(internal)
 }
 
 fn parse_operation(op: &str, args: &str) -> Result<Operation> {

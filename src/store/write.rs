@@ -725,7 +725,11 @@ impl<'s> WriteBatch<'s> {
     /// The id of the live item of logical partition `pk` whose document number (the end
     /// of its `_rid`) is `doc_number`, for a script that names an item by its `_self`
     /// link. Reads the partition's record headers, never their JSON.
-    pub fn id_of_document(&self, pk: &PartitionKeyValue, doc_number: u64) -> Result<Option<String>> {
+    pub fn id_of_document(
+        &self,
+        pk: &PartitionKeyValue,
+        doc_number: u64,
+    ) -> Result<Option<String>> {
         let epk = pk.epk(&self.def.partition_key);
         let prefix = keys::item(self.def.rid, &epk, "");
         let epk_len = self.def.partition_key.epk_len();

@@ -14,6 +14,7 @@ mod items;
 mod partitioning;
 mod patch;
 mod samples;
+mod scripts;
 mod search_policies;
 mod store_compact;
 mod ttl_unique;
