@@ -537,16 +537,22 @@ impl Backend for Engine {
         let q = self.parsed(sql)?;
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
-        crate::query::run::run(
-            &self.store,
-            &txn,
-            &def,
-            sql,
-            &q,
-            &opts.request(),
-            cancel,
-            &self.results,
-        )
+        let run = || {
+            crate::query::run::run(
+                &self.store,
+                &txn,
+                &def,
+                sql,
+                &q,
+                &opts.request(),
+                cancel,
+                &self.results,
+            )
+        };
+        match self.query_udfs(&txn, &def, sql, &q)? {
+            Some(udfs) => crate::query::eval::udf::with_udfs(udfs, run),
+            None => run(),
+        }
     }
 
     /// The plan of `sql` on the container's partition key and ranges; it reads no item and

@@ -515,6 +515,48 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The container's UDFs that `q` calls, compiled for one execution; `None` when it
+    /// calls none. A name the container does not have is a 400 at the call's position.
+    pub(super) fn query_udfs(
+        &self,
+        txn: &crate::store::RoTxn,
+        def: &ContainerDef,
+        sql: &str,
+        q: &crate::query::syntax::ast::Query,
+    ) -> Result<Option<std::rc::Rc<dyn crate::query::eval::udf::UdfCall>>> {
+        // Most queries call no UDF: skip the walk unless the text could.
+        if !sql.contains("udf") {
+            return Ok(None);
+        }
+        let names = crate::query::eval::udf::names(q);
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let mut bodies = Vec::with_capacity(names.len());
+        for name in names {
+            match self
+                .store
+                .read_script(txn, def, ScriptKind::UserDefinedFunction, &name)
+            {
+                Ok(s) => bodies.push((name, s.body)),
+                Err(e) if e.is(crate::error::StatusCode::NotFound) => {
+                    return Err(Error::bad_request(format!(
+                        "udf.{name} is not a user-defined function of {}; create it with \
+                         `udf create {} {name} FILE`",
+                        def.full_name(),
+                        def.full_name()
+                    ))
+                    .with_charge(charge::REJECTED));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let udfs = scripts::udf::Udfs::new(&bodies, Limits::default())?;
+        Ok(Some(std::rc::Rc::new(udfs)))
+    }
+}
+
 /// Runs one trigger in `batch`, adding what it cost to `total`; its error (with the cost
 /// so far) fails the write.
 fn run_trigger(

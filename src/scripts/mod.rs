@@ -142,7 +142,7 @@ pub fn compile(body: &str) -> Result<()> {
 }
 
 /// `body` compiled to its function value.
-fn compiled<'js>(ctx: &Ctx<'js>, body: &str) -> Result<rquickjs::Value<'js>> {
+pub(crate) fn compiled<'js>(ctx: &Ctx<'js>, body: &str) -> Result<rquickjs::Value<'js>> {
     let source = format!("{WRAP_OPEN}{body}{WRAP_CLOSE}");
     let mut options = rquickjs::context::EvalOptions::default();
     options.global = true;

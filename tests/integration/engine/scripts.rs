@@ -820,3 +820,62 @@ fn triggers_run_in_the_writes_transaction() {
     .unwrap();
     assert_eq!(f.read_json("c", "meta", &json!("a"))["count"], 3);
 }
+
+/// The docs' UDF: a tiered tax on an income, which throws when there is none.
+const TAX: &str = r#"function tax(income) {
+    if (income == undefined) throw "no input";
+    if (income < 1000) return income * 0.1;
+    else if (income < 10000) return income * 0.2;
+    else return income * 0.4;
+}"#;
+
+fn udf_query(f: &Fixture, sql: &str) -> cosmoscope::Result<Vec<Value>> {
+    f.engine
+        .query(DB, "c", sql, &Default::default())
+        .map(|r| r.documents.iter().map(|d| d.value().clone()).collect())
+}
+
+#[test]
+fn udfs_in_queries_equal_the_same_logic_in_sql() {
+    let f = fixture::open();
+    f.pk_container("c");
+    for (i, income) in [500, 999, 1000, 5000, 9999, 10000, 250000]
+        .iter()
+        .enumerate()
+    {
+        f.create(
+            "c",
+            &json!({"id": format!("{i}"), "pk": format!("p{}", i % 3), "income": income}),
+        );
+    }
+    let e = err(udf_query(&f, "SELECT VALUE udf.tax(c.income) FROM c"));
+    assert_eq!(e.status, 400, "no such UDF yet: {e}");
+    f.engine
+        .create_script(
+            DB,
+            "c",
+            &ScriptSpec::new(ScriptKind::UserDefinedFunction, "tax", TAX),
+        )
+        .unwrap();
+    let by_udf = udf_query(
+        &f,
+        "SELECT c.id, udf.tax(c.income) AS tax FROM c WHERE udf.tax(c.income) > 100 ORDER BY c.id",
+    )
+    .unwrap();
+    let by_sql = udf_query(
+        &f,
+        "SELECT c.id, (c.income < 1000 ? c.income * 0.1 : (c.income < 10000 ? c.income * 0.2 : c.income * 0.4)) AS tax \
+         FROM c WHERE (c.income < 1000 ? c.income * 0.1 : (c.income < 10000 ? c.income * 0.2 : c.income * 0.4)) > 100 ORDER BY c.id",
+    )
+    .unwrap();
+    assert_eq!(by_udf, by_sql);
+    assert_eq!(by_udf.len(), 5, "{by_udf:?}");
+    // Nested in other expressions, with a subquery and a constructed argument.
+    let v = udf_query(&f, "SELECT VALUE {t: udf.tax(ABS(-2000)), n: (SELECT VALUE COUNT(1) FROM x IN [udf.tax(10)])} FROM c WHERE c.id = '0'").unwrap();
+    assert_eq!(v, vec![json!({"t": 400, "n": 1})]);
+    // A throwing UDF fails the query with a 400.
+    f.create("c", &json!({"id": "none", "pk": "p0"}));
+    let e = err(udf_query(&f, "SELECT VALUE udf.tax(c.income) FROM c"));
+    assert_eq!(e.status, 400);
+    assert!(e.message.contains("no input"), "{}", e.message);
+}
