@@ -13,6 +13,7 @@ mod items;
 mod query;
 mod resources;
 mod samples;
+mod scripts;
 mod serve;
 mod workbench;
 
@@ -130,6 +131,9 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Compact) => compact::compact(engine),
         Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
+        Some(Command::Sproc(cmd)) => scripts::sproc(&engine, cmd),
+        Some(Command::Trigger(cmd)) => scripts::trigger(&engine, cmd),
+        Some(Command::Udf(cmd)) => scripts::udf(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import {
             target,

@@ -4,4 +4,5 @@
 mod batch;
 mod commands;
 mod samples;
+mod scripts;
 mod workbench;
