@@ -25,6 +25,7 @@ pub mod plan;
 pub mod query;
 pub mod retry;
 mod script_host;
+mod script_run;
 pub mod scripts;
 pub mod views;
 

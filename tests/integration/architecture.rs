@@ -18,7 +18,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("charge", &[]),
     ("store", &["error", "charge"]),
     ("query", &["error", "charge", "store"]),
-    ("engine", &["error", "charge", "store", "query"]),
+    ("scripts", &["error", "charge", "store", "query"]),
+    ("engine", &["error", "charge", "store", "query", "scripts"]),
     ("processor", &["error", "charge", "engine"]),
     ("samples", &["error", "charge", "engine", "processor"]),
     (
