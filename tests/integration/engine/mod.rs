@@ -13,6 +13,7 @@ mod index_served;
 mod items;
 mod partitioning;
 mod patch;
+mod sample_scripts;
 mod samples;
 mod scripts;
 mod search_policies;

@@ -884,23 +884,42 @@ fn udfs_in_queries_equal_the_same_logic_in_sql() {
 fn runaway_recursion_and_memory_fail_cleanly() {
     let f = fixture::open();
     f.pk_container("c");
-    sproc(&f, "c", "deep", "function deep() { function r(n) { return r(n + 1) + 1; } r(0); }");
+    sproc(
+        &f,
+        "c",
+        "deep",
+        "function deep() { function r(n) { return r(n + 1) + 1; } r(0); }",
+    );
     let e = err(exec(&f, "c", "deep", json!("a"), vec![]));
     assert_eq!(e.status, 400, "{e}");
     assert!(e.message.to_lowercase().contains("stack"), "{}", e.message);
-    sproc(&f, "c", "hog", "function hog() { var a = []; for (;;) { a.push(new Array(1000000).fill(1)); } }");
+    sproc(
+        &f,
+        "c",
+        "hog",
+        "function hog() { var a = []; for (;;) { a.push(new Array(1000000).fill(1)); } }",
+    );
     let e = err(exec(&f, "c", "hog", json!("a"), vec![]));
     assert!(e.status == 400 || e.status == 408, "{e}");
     // The engine still serves scripts afterwards.
     sproc(&f, "c", "helloWorld", HELLO);
-    assert_eq!(exec(&f, "c", "helloWorld", json!("a"), vec![]).unwrap().body, Some(json!("Hello, World")));
+    assert_eq!(
+        exec(&f, "c", "helloWorld", json!("a"), vec![])
+            .unwrap()
+            .body,
+        Some(json!("Hello, World"))
+    );
 }
 
 #[test]
 fn odd_inputs_are_request_errors() {
     let f = fixture::open();
     f.pk_container("c");
-    sproc(&f, "c", "odd", r#"function odd(kind) {
+    sproc(
+        &f,
+        "c",
+        "odd",
+        r#"function odd(kind) {
         var c = getContext().getCollection();
         if (kind === "notObject") c.createDocument(c.getSelfLink(), 42);
         if (kind === "badLink") c.createDocument("dbs/x/colls/y", {id: "1", pk: "a"});
@@ -909,12 +928,24 @@ fn odd_inputs_are_request_errors() {
         if (kind === "throwString") throw "plain string";
         if (kind === "throwObject") throw {code: 7};
         if (kind === "noCallbackFn") c.createDocument(c.getSelfLink(), {id: "1", pk: "a"}, {}, 5);
-    }"#);
-    for kind in ["notObject", "badLink", "badDocLink", "badQuery", "throwString", "throwObject", "noCallbackFn"] {
+    }"#,
+    );
+    for kind in [
+        "notObject",
+        "badLink",
+        "badDocLink",
+        "badQuery",
+        "throwString",
+        "throwObject",
+        "noCallbackFn",
+    ] {
         let e = err(exec(&f, "c", "odd", json!("a"), vec![json!(kind)]));
         assert_eq!(e.status, 400, "{kind}: {e}");
     }
     assert_eq!(count(&f, "c"), 0);
     // A missing partition key, or one of the wrong shape.
-    assert_eq!(err(exec(&f, "c", "odd", json!(["a", "b"]), vec![])).status, 400);
+    assert_eq!(
+        err(exec(&f, "c", "odd", json!(["a", "b"]), vec![])).status,
+        400
+    );
 }
