@@ -75,6 +75,18 @@ fn item(n: usize, pk: &str) -> Value {
            "text": "a few words so the item has some weight to it"})
 }
 
+/// The items as import records (their JSON texts kept in `texts`).
+fn records(texts: &[Vec<u8>]) -> Vec<Record<'_>> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Record {
+            json: t,
+            line: i + 1,
+        })
+        .collect()
+}
+
 fn sproc(engine: &Engine, c: &str, id: &str, body: &str) {
     engine
         .create_script(
@@ -140,14 +152,7 @@ fn udf_query(c: &mut Criterion) {
     let texts: Vec<Vec<u8>> = (0..items)
         .map(|n| serde_json::to_vec(&item(n, &format!("k{}", n % 1000))).unwrap())
         .collect();
-    let records: Vec<Record> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Record {
-            json: t,
-            line: i + 1,
-        })
-        .collect();
+    let records = records(&texts);
     engine
         .import_records("b", "q", &records, &mut |_| {})
         .expect("import");
@@ -186,14 +191,7 @@ fn bulk_import(c: &mut Criterion) {
         .iter()
         .map(|i| serde_json::to_vec(i).unwrap())
         .collect();
-    let records: Vec<Record> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, t)| Record {
-            json: t,
-            line: i + 1,
-        })
-        .collect();
+    let records = records(&texts);
     let dir = tempfile::tempdir().unwrap();
     let engine = engine_with(dir.path(), &["bulk", "plain"]);
     sproc(&engine, "bulk", "bulkImport", BULK);

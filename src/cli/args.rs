@@ -173,7 +173,7 @@ pub enum Command {
     Trigger(TriggerCommand),
     /// User-defined functions of a container, called in queries as udf.NAME(...)
     #[command(subcommand)]
-    Udf(UdfCommand),
+    Udf(ScriptCommand),
 }
 
 /// A script's JavaScript function, from FILE or stdin.
@@ -191,17 +191,24 @@ pub struct ScriptName {
     pub name: String,
 }
 
+/// What every stored procedure and user-defined function command does.
 #[derive(Debug, Subcommand)]
-pub enum SprocCommand {
-    /// Create a stored procedure (409 if the name is taken; 400 if it does not compile)
+pub enum ScriptCommand {
+    /// Create it (409 if the name is taken; 400 if it does not compile)
     Create(ScriptSource),
-    /// Replace a stored procedure's body
+    /// Replace its body
     Replace(ScriptSource),
     Read(ScriptName),
     List {
         target: String,
     },
     Delete(ScriptName),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SprocCommand {
+    #[command(flatten)]
+    Resource(ScriptCommand),
     /// Run a stored procedure in one logical partition, as one transaction; prints its
     /// response body, charge and (with --log) its console.log output
     Execute {
@@ -252,19 +259,6 @@ pub enum TriggerCommand {
     Create(TriggerSource),
     /// Replace a trigger's body, type and operation
     Replace(TriggerSource),
-    Read(ScriptName),
-    List {
-        target: String,
-    },
-    Delete(ScriptName),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum UdfCommand {
-    /// Create a user-defined function (409 if the name is taken; 400 if it does not compile)
-    Create(ScriptSource),
-    /// Replace a user-defined function's body
-    Replace(ScriptSource),
     Read(ScriptName),
     List {
         target: String,

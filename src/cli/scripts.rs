@@ -6,8 +6,8 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::args::{
-    ScriptName, ScriptSource, SprocCommand, TriggerCommand, TriggerOperationArg, TriggerSource,
-    TriggerTypeArg, UdfCommand,
+    ScriptCommand, ScriptName, ScriptSource, SprocCommand, TriggerCommand, TriggerOperationArg,
+    TriggerSource, TriggerTypeArg,
 };
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::{Backend, ScriptKind, ScriptSpec, SprocRequest, TriggerOperation, TriggerType};
@@ -21,13 +21,8 @@ enum Action {
 }
 
 pub fn sproc(engine: &dyn Backend, cmd: SprocCommand) -> CliResult {
-    let kind = ScriptKind::StoredProcedure;
-    let action = match cmd {
-        SprocCommand::Create(src) => put(kind, src, false)?,
-        SprocCommand::Replace(src) => put(kind, src, true)?,
-        SprocCommand::Read(name) => Action::Read(name),
-        SprocCommand::List { target } => Action::List(target),
-        SprocCommand::Delete(name) => Action::Delete(name),
+    match cmd {
+        SprocCommand::Resource(cmd) => script(engine, ScriptKind::StoredProcedure, cmd),
         SprocCommand::Execute {
             target,
             name,
@@ -51,8 +46,23 @@ pub fn sproc(engine: &dyn Backend, cmd: SprocCommand) -> CliResult {
                 },
             )?;
             print_json(&response.to_json());
-            return Ok(());
+            Ok(())
         }
+    }
+}
+
+pub fn udf(engine: &dyn Backend, cmd: ScriptCommand) -> CliResult {
+    script(engine, ScriptKind::UserDefinedFunction, cmd)
+}
+
+/// The resource commands of a stored procedure or a UDF.
+fn script(engine: &dyn Backend, kind: ScriptKind, cmd: ScriptCommand) -> CliResult {
+    let action = match cmd {
+        ScriptCommand::Create(src) => put(kind, src, false)?,
+        ScriptCommand::Replace(src) => put(kind, src, true)?,
+        ScriptCommand::Read(name) => Action::Read(name),
+        ScriptCommand::List { target } => Action::List(target),
+        ScriptCommand::Delete(name) => Action::Delete(name),
     };
     run(engine, kind, action)
 }
@@ -65,18 +75,6 @@ pub fn trigger(engine: &dyn Backend, cmd: TriggerCommand) -> CliResult {
         TriggerCommand::Read(name) => Action::Read(name),
         TriggerCommand::List { target } => Action::List(target),
         TriggerCommand::Delete(name) => Action::Delete(name),
-    };
-    run(engine, kind, action)
-}
-
-pub fn udf(engine: &dyn Backend, cmd: UdfCommand) -> CliResult {
-    let kind = ScriptKind::UserDefinedFunction;
-    let action = match cmd {
-        UdfCommand::Create(src) => put(kind, src, false)?,
-        UdfCommand::Replace(src) => put(kind, src, true)?,
-        UdfCommand::Read(name) => Action::Read(name),
-        UdfCommand::List { target } => Action::List(target),
-        UdfCommand::Delete(name) => Action::Delete(name),
     };
     run(engine, kind, action)
 }

@@ -301,3 +301,24 @@ fn charged<T>(result: Result<T>) -> Result<T> {
 fn charge_round(v: f64) -> f64 {
     crate::charge::round(v)
 }
+
+/// A random version-4 GUID in its text form: the ids the service generates (a script's
+/// `createDocument` of an item without one) and the activity ids it answers with.
+pub fn new_guid() -> String {
+    use ring::rand::SecureRandom;
+    let mut b = [0u8; 16];
+    // Without the system's randomness the GUID is all zeros but for its version bits; an id
+    // clash is then a 409, never a panic.
+    let _ = ring::rand::SystemRandom::new().fill(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

@@ -135,7 +135,7 @@ impl<'a, 's> ScriptHost<'a, 's> {
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
         if generate && !doc.contains_key("id") {
-            doc.insert("id".into(), generated_id().into());
+            doc.insert("id".into(), super::new_guid().into());
         }
         let def = self.batch.container();
         let key = def.partition_key.extract(&doc)?;
@@ -300,28 +300,4 @@ fn document_number(rid: &str) -> Option<u64> {
         .ok()?;
     let tail: [u8; 8] = bytes.get(8..16)?.try_into().ok()?;
     Some(u64::from_le_bytes(tail) & 0x0FFF_FFFF_FFFF_FFFF)
-}
-
-/// A random id in the GUID form the service generates.
-fn generated_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut bytes = [0u8; 16];
-    for chunk in bytes.chunks_mut(8) {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        chunk.copy_from_slice(&h.finish().to_le_bytes());
-    }
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }

@@ -66,9 +66,8 @@ fn sproc_commands_create_execute_and_list() {
     assert_eq!(created["body"], CREATE_ORDER);
 
     let order = json!({"id": "o1", "customerId": "c1", "total": 10}).to_string();
-    let r = ok(
-        d,
-        &[
+    let execute = |extra: &[&str]| -> Vec<String> {
+        let base = [
             "sproc",
             "execute",
             "shop/orders",
@@ -76,10 +75,15 @@ fn sproc_commands_create_execute_and_list() {
             "--pk",
             "\"c1\"",
             "--param",
-            &order,
-            "--log",
-        ],
-    );
+        ];
+        base.iter()
+            .chain(std::iter::once(&order.as_str()))
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let args = execute(&["--log"]);
+    let r = ok(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(r["body"], json!({"order": "o1", "count": 1}));
     assert_eq!(r["log"], "order o1 for c1");
     assert!(r["requestCharge"].as_f64().unwrap() > 10.0, "{r}");
@@ -87,20 +91,8 @@ fn sproc_commands_create_execute_and_list() {
     assert_eq!(customer["resource"]["salesOrderCount"], 1);
 
     // The same order again conflicts: the count is not bumped.
-    let e = failed(
-        d,
-        &[
-            "sproc",
-            "execute",
-            "shop/orders",
-            "createSalesOrder",
-            "--pk",
-            "\"c1\"",
-            "--param",
-            &order,
-        ],
-        1,
-    );
+    let args = execute(&[]);
+    let e = failed(d, &args.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     assert_eq!(e["status"], 409);
     let customer = ok(d, &["item", "read", "shop/orders", "c1", "--pk", "\"c1\""]);
     assert_eq!(customer["resource"]["salesOrderCount"], 1);

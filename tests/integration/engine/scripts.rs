@@ -775,37 +775,20 @@ fn triggers_run_in_the_writes_transaction() {
     );
     assert_eq!(f.drain_feed("c", FeedMode::AllVersions).len(), feed);
 
-    // A trigger named on the wrong kind of write or as the wrong type is refused.
-    assert_eq!(
-        err(triggered(
-            &f,
-            TriggeredOp::Upsert(bytes(&json!({"id": "4", "pk": "a"}))),
-            Some("stamp"),
-            None
-        ))
-        .status,
-        400
-    );
-    assert_eq!(
-        err(triggered(
-            &f,
-            TriggeredOp::Create(bytes(&json!({"id": "4", "pk": "a"}))),
-            Some("count"),
-            None
-        ))
-        .status,
-        400
-    );
-    assert_eq!(
-        err(triggered(
-            &f,
-            TriggeredOp::Create(bytes(&json!({"id": "4", "pk": "a"}))),
-            Some("missing"),
-            None
-        ))
-        .status,
-        404
-    );
+    // A trigger named on the wrong kind of write or as the wrong type is refused, and a
+    // missing one is not found.
+    let item = || bytes(&json!({"id": "4", "pk": "a"}));
+    for (op, pre, status) in [
+        (TriggeredOp::Upsert(item()), "stamp", 400),
+        (TriggeredOp::Create(item()), "count", 400),
+        (TriggeredOp::Create(item()), "missing", 404),
+    ] {
+        assert_eq!(
+            err(triggered(&f, op, Some(pre), None)).status,
+            status,
+            "{pre}"
+        );
+    }
 
     // Deletes run their post-trigger too.
     triggered(
