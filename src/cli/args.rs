@@ -198,10 +198,13 @@ pub enum ScriptCommand {
     Create(ScriptSource),
     /// Replace its body
     Replace(ScriptSource),
+    /// Print it: id, body and system properties
     Read(ScriptName),
+    /// Print the container's, by id
     List {
         target: String,
     },
+    /// Delete it
     Delete(ScriptName),
 }
 
@@ -259,10 +262,13 @@ pub enum TriggerCommand {
     Create(TriggerSource),
     /// Replace a trigger's body, type and operation
     Replace(TriggerSource),
+    /// Print it: id, body, type, operation and system properties
     Read(ScriptName),
+    /// Print the container's triggers, by id
     List {
         target: String,
     },
+    /// Delete it
     Delete(ScriptName),
 }
 
