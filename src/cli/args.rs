@@ -201,9 +201,7 @@ pub enum ScriptCommand {
     /// Print it: id, body and system properties
     Read(ScriptName),
     /// Print the container's, by id
-    List {
-        target: String,
-    },
+    List { target: String },
     /// Delete it
     Delete(ScriptName),
 }
@@ -265,9 +263,7 @@ pub enum TriggerCommand {
     /// Print it: id, body, type, operation and system properties
     Read(ScriptName),
     /// Print the container's triggers, by id
-    List {
-        target: String,
-    },
+    List { target: String },
     /// Delete it
     Delete(ScriptName),
 }
