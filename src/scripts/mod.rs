@@ -208,22 +208,36 @@ pub fn execute(invocation: Invocation, limits: Limits, host: &mut dyn Host) -> R
                 let _ = sender.send(ToHost::Finished(outcome));
             });
         drop(to_host);
-        if let Err(e) = spawned {
-            return Err(Error::internal(format!(
-                "cannot start a script thread: {e}"
-            )));
-        }
+        let handle = match spawned {
+            Ok(handle) => handle,
+            Err(e) => {
+                return Err(Error::internal(format!(
+                    "cannot start a script thread: {e}"
+                )));
+            }
+        };
+        let mut outcome = None;
         for message in from_script {
             match message {
                 ToHost::Perform(op, reply) => {
                     let _ = reply.send(host.perform(op));
                 }
-                ToHost::Finished(outcome) => return outcome,
+                ToHost::Finished(result) => {
+                    outcome = Some(result);
+                    break;
+                }
             }
         }
-        Err(Error::internal(
-            "the script's thread ended without an outcome",
-        ))
+        // Joined here, so a panic on the script's thread is an error, not a panic of the
+        // scope that would take the caller down with it.
+        let joined = handle.join();
+        match (outcome, joined) {
+            (Some(outcome), _) => outcome,
+            (None, Err(_)) => Err(Error::internal("the script's thread failed")),
+            (None, Ok(())) => Err(Error::internal(
+                "the script's thread ended without an outcome",
+            )),
+        }
     })
 }
 
