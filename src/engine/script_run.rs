@@ -297,7 +297,7 @@ impl Engine {
 
 impl Engine {
     /// The container's UDFs that `q` calls, compiled for one execution; `None` when it
-    /// calls none. A name the container does not have is a 400 at the call's position.
+    /// calls none. A name the container does not have is a 400 naming it.
     pub(super) fn query_udfs(
         &self,
         txn: &crate::store::RoTxn,
