@@ -5,6 +5,8 @@
 //!
 //! - [`store`]: the LMDB store — catalog, partitioning, items, change feed, statistics, metering
 //! - [`charge`]: the RU model, pure functions of counted work
+//! - [`scripts`]: server-side JavaScript (stored procedures, triggers, UDFs), run by the
+//!   engine inside a store write transaction
 //! - [`engine`]: the facade every front end uses
 //! - [`processor`]: change feed processors (leases, checkpoints, splits) over the engine
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
@@ -23,6 +25,7 @@ pub mod gateway;
 pub mod processor;
 pub mod query;
 pub mod samples;
+pub mod scripts;
 pub mod simulate;
 pub mod store;
 pub mod tui;

@@ -212,6 +212,119 @@ pub enum Command {
     /// Serve the Azure Cosmos DB for NoSQL REST API (gateway mode) on this store, for
     /// applications using the official SDKs; runs until Ctrl-C
     Serve(ServeArgs),
+    /// Stored procedures of a container: create, replace, read, list, delete, execute
+    #[command(subcommand)]
+    Sproc(SprocCommand),
+    /// Pre- and post-triggers of a container, named on item writes with --pre-trigger and
+    /// --post-trigger
+    #[command(subcommand)]
+    Trigger(TriggerCommand),
+    /// User-defined functions of a container, called in queries as udf.NAME(...)
+    #[command(subcommand)]
+    Udf(ScriptCommand),
+}
+
+/// A script's JavaScript function, from FILE or stdin.
+#[derive(Debug, Args)]
+pub struct ScriptSource {
+    pub target: String,
+    pub name: String,
+    /// The JavaScript function (`function name(...) {...}`); stdin when absent or "-"
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScriptName {
+    pub target: String,
+    pub name: String,
+}
+
+/// What every stored procedure and user-defined function command does.
+#[derive(Debug, Subcommand)]
+pub enum ScriptCommand {
+    /// Create it (409 if the name is taken; 400 if it does not compile)
+    Create(ScriptSource),
+    /// Replace its body
+    Replace(ScriptSource),
+    /// Print it: id, body and system properties
+    Read(ScriptName),
+    /// Print the container's, by id
+    List { target: String },
+    /// Delete it
+    Delete(ScriptName),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SprocCommand {
+    #[command(flatten)]
+    Resource(ScriptCommand),
+    /// Run a stored procedure in one logical partition, as one transaction; prints its
+    /// response body, charge and (with --log) its console.log output
+    Execute {
+        target: String,
+        name: String,
+        /// The logical partition it runs in (JSON)
+        #[arg(long, value_name = "JSON")]
+        pk: String,
+        /// A parameter (JSON), in order (repeatable)
+        #[arg(long = "param", value_name = "JSON", allow_hyphen_values = true)]
+        params: Vec<String>,
+        /// Print the script's console.log output
+        #[arg(long)]
+        log: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TriggerTypeArg {
+    Pre,
+    Post,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TriggerOperationArg {
+    All,
+    Create,
+    Replace,
+    Delete,
+    Upsert,
+}
+
+#[derive(Debug, Args)]
+pub struct TriggerSource {
+    #[command(flatten)]
+    pub source: ScriptSource,
+    /// When it runs: before (pre) or after (post) the write that names it
+    #[arg(long = "type", value_enum)]
+    pub trigger_type: TriggerTypeArg,
+    /// The writes it may be named on
+    #[arg(long, value_enum, default_value_t = TriggerOperationArg::All)]
+    pub operation: TriggerOperationArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TriggerCommand {
+    /// Create a trigger (409 if the name is taken; 400 if it does not compile)
+    Create(TriggerSource),
+    /// Replace a trigger's body, type and operation
+    Replace(TriggerSource),
+    /// Print it: id, body, type, operation and system properties
+    Read(ScriptName),
+    /// Print the container's triggers, by id
+    List { target: String },
+    /// Delete it
+    Delete(ScriptName),
+}
+
+/// Triggers an item write names (at most one of each, as the service allows).
+#[derive(Debug, Args, Default)]
+pub struct TriggerFlags {
+    /// Run this pre-trigger before the write, in its transaction
+    #[arg(long, value_name = "NAME")]
+    pub pre_trigger: Option<String>,
+    /// Run this post-trigger after the write, in its transaction
+    #[arg(long, value_name = "NAME")]
+    pub post_trigger: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -418,6 +531,8 @@ pub enum ItemCommand {
     Create {
         /// The container, as DATABASE/CONTAINER
         target: String,
+        #[command(flatten)]
+        triggers: TriggerFlags,
     },
     /// Create or replace an item read from stdin
     Upsert {
@@ -426,6 +541,8 @@ pub enum ItemCommand {
         /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
+        #[command(flatten)]
+        triggers: TriggerFlags,
     },
     /// Replace an existing item with the one read from stdin
     Replace {
@@ -434,6 +551,8 @@ pub enum ItemCommand {
         /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
+        #[command(flatten)]
+        triggers: TriggerFlags,
     },
     /// Read an item by id and partition key
     Read {
@@ -472,6 +591,8 @@ pub enum ItemCommand {
         /// Only if the item's _etag is still this one (else 412)
         #[arg(long, value_name = "ETAG")]
         if_match: Option<String>,
+        #[command(flatten)]
+        triggers: TriggerFlags,
     },
 }
 

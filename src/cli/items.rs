@@ -6,11 +6,13 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::args::ItemCommand;
+use super::args::{ItemCommand, TriggerFlags};
 use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
-use crate::engine::{Backend, Engine, ImportSummary, PatchRequest, import};
+use crate::engine::{
+    Backend, Engine, ImportSummary, ItemResponse, PatchRequest, TriggeredOp, TriggeredWrite, import,
+};
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
@@ -29,19 +31,63 @@ pub(crate) fn parse_stdin_json(body: &[u8]) -> CliResult<serde_json::Value> {
     })
 }
 
+/// A write naming triggers goes through [`Backend::write_item_with_triggers`]; `None` when
+/// it names none.
+#[allow(clippy::type_complexity)]
+fn triggered(
+    flags: TriggerFlags,
+    if_match: Option<String>,
+) -> Option<impl FnOnce(TriggeredOp, &dyn Backend, &str, &str) -> crate::Result<ItemResponse>> {
+    if flags.pre_trigger.is_none() && flags.post_trigger.is_none() {
+        return None;
+    }
+    Some(move |op, engine: &dyn Backend, db: &str, c: &str| {
+        engine.write_item_with_triggers(
+            db,
+            c,
+            &TriggeredWrite {
+                op,
+                if_match,
+                pre_trigger: flags.pre_trigger,
+                post_trigger: flags.post_trigger,
+            },
+        )
+    })
+}
+
 pub fn item(engine: &dyn Backend, cmd: ItemCommand) -> CliResult {
     let response = match cmd {
-        ItemCommand::Create { target } => {
+        ItemCommand::Create { target, triggers } => {
             let (db, c) = split_target(&target)?;
-            engine.create_item(db, c, &read_stdin()?)?
+            let body = read_stdin()?;
+            match triggered(triggers, None) {
+                Some(write) => write(TriggeredOp::Create(body), engine, db, c)?,
+                None => engine.create_item(db, c, &body)?,
+            }
         }
-        ItemCommand::Upsert { target, if_match } => {
+        ItemCommand::Upsert {
+            target,
+            if_match,
+            triggers,
+        } => {
             let (db, c) = split_target(&target)?;
-            engine.upsert_item(db, c, &read_stdin()?, if_match.as_deref())?
+            let body = read_stdin()?;
+            match triggered(triggers, if_match.clone()) {
+                Some(write) => write(TriggeredOp::Upsert(body), engine, db, c)?,
+                None => engine.upsert_item(db, c, &body, if_match.as_deref())?,
+            }
         }
-        ItemCommand::Replace { target, if_match } => {
+        ItemCommand::Replace {
+            target,
+            if_match,
+            triggers,
+        } => {
             let (db, c) = split_target(&target)?;
-            engine.replace_item(db, c, &read_stdin()?, if_match.as_deref())?
+            let body = read_stdin()?;
+            match triggered(triggers, if_match.clone()) {
+                Some(write) => write(TriggeredOp::Replace(body), engine, db, c)?,
+                None => engine.replace_item(db, c, &body, if_match.as_deref())?,
+            }
         }
         ItemCommand::Read { target, id, pk } => {
             let (db, c) = split_target(&target)?;
@@ -69,15 +115,14 @@ pub fn item(engine: &dyn Backend, cmd: ItemCommand) -> CliResult {
             id,
             pk,
             if_match,
+            triggers,
         } => {
             let (db, c) = split_target(&target)?;
-            engine.delete_item(
-                db,
-                c,
-                &id,
-                &parse_json_arg("--pk", &pk)?,
-                if_match.as_deref(),
-            )?
+            let partition_key = parse_json_arg("--pk", &pk)?;
+            match triggered(triggers, if_match.clone()) {
+                Some(write) => write(TriggeredOp::Delete { id, partition_key }, engine, db, c)?,
+                None => engine.delete_item(db, c, &id, &partition_key, if_match.as_deref())?,
+            }
         }
     };
     print_json(&response.to_json());

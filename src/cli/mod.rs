@@ -14,6 +14,7 @@ mod items;
 mod query;
 mod resources;
 mod samples;
+mod scripts;
 mod serve;
 mod workbench;
 
@@ -168,6 +169,9 @@ fn execute(cli: Cli) -> CliResult {
         Some(Command::Check) => check::check(&dir),
         Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
         Some(Command::Item(cmd)) => items::item(&engine, cmd),
+        Some(Command::Sproc(cmd)) => scripts::sproc(&engine, cmd),
+        Some(Command::Trigger(cmd)) => scripts::trigger(&engine, cmd),
+        Some(Command::Udf(cmd)) => scripts::udf(&engine, cmd),
         Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import {
             target,

@@ -19,6 +19,9 @@ use super::feed::{FeedPage, FeedRequest};
 use super::import::Record;
 use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
+use super::scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite,
+};
 use super::views::{
     ContainerInfo, DatabaseInfo, EpkInfo, ImportSummary, ItemResponse, LogicalPartitionPage,
     PartitionKeyRange, PartitionsReport,
@@ -269,4 +272,39 @@ pub trait Backend: Send + Sync {
     /// The container's change sequence: it moves on every write, so a follower polls it
     /// and reads the feed only when it changed.
     fn feed_head(&self, db: &str, name: &str) -> Result<u64>;
+
+    // ---- server-side scripts ----
+
+    /// Creates a stored procedure, trigger or UDF (409 if the id is taken). A body that
+    /// does not compile is a 400 with the JavaScript engine's message and position.
+    fn create_script(&self, db: &str, name: &str, script: &ScriptSpec) -> Result<ScriptInfo>;
+
+    /// Replaces a script's body (and a trigger's type and operation); 404 if it is absent.
+    fn replace_script(&self, db: &str, name: &str, script: &ScriptSpec) -> Result<ScriptInfo>;
+
+    fn read_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<ScriptInfo>;
+
+    /// The container's scripts of one kind, by id.
+    fn list_scripts(&self, db: &str, name: &str, kind: ScriptKind) -> Result<Vec<ScriptInfo>>;
+
+    fn delete_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<()>;
+
+    /// Executes a stored procedure in one logical partition, as one transaction: what it
+    /// wrote is kept only if it returns; a throw, an abort or the time budget rolls it all
+    /// back and fails the request with the script's error.
+    fn execute_stored_procedure(
+        &self,
+        db: &str,
+        name: &str,
+        id: &str,
+        request: &SprocRequest,
+    ) -> Result<SprocResponse>;
+
+    /// Writes or deletes one item with its named pre- and post-trigger, in one transaction.
+    fn write_item_with_triggers(
+        &self,
+        db: &str,
+        name: &str,
+        write: &TriggeredWrite,
+    ) -> Result<ItemResponse>;
 }

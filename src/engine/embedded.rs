@@ -9,6 +9,9 @@ use super::feed::{FeedChange, FeedPage, FeedRequest};
 use super::import::{self};
 use super::plan::QueryPlan;
 use super::query::{QueryOptions, QueryResult};
+use super::scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggeredWrite,
+};
 use super::views::*;
 use super::{Engine, IMPORT_BATCH_ITEMS, charge_round, charged, response};
 use crate::error::{Error, Result, StatusCode};
@@ -580,16 +583,22 @@ impl Backend for Engine {
         let q = self.parsed(sql)?;
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
-        crate::query::run::run(
-            &self.store,
-            &txn,
-            &def,
-            sql,
-            &q,
-            &opts.request(),
-            cancel,
-            &self.results,
-        )
+        let run = || {
+            crate::query::run::run(
+                &self.store,
+                &txn,
+                &def,
+                sql,
+                &q,
+                &opts.request(),
+                cancel,
+                &self.results,
+            )
+        };
+        match self.query_udfs(&txn, &def, sql, &q)? {
+            Some(udfs) => crate::query::eval::udf::with_udfs(udfs, run),
+            None => run(),
+        }
     }
 
     /// The plan of `sql` on the container's partition key and ranges; it reads no item and
@@ -635,6 +644,45 @@ impl Backend for Engine {
         let txn = self.store.read_txn()?;
         let def = self.store.container(&txn, db, name)?;
         self.store.feed_head(&txn, &def)
+    }
+
+    fn create_script(&self, db: &str, name: &str, script: &ScriptSpec) -> Result<ScriptInfo> {
+        self.put_script(db, name, script, false)
+    }
+
+    fn replace_script(&self, db: &str, name: &str, script: &ScriptSpec) -> Result<ScriptInfo> {
+        self.put_script(db, name, script, true)
+    }
+
+    fn read_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<ScriptInfo> {
+        self.get_script(db, name, kind, id)
+    }
+
+    fn list_scripts(&self, db: &str, name: &str, kind: ScriptKind) -> Result<Vec<ScriptInfo>> {
+        self.all_scripts(db, name, kind)
+    }
+
+    fn delete_script(&self, db: &str, name: &str, kind: ScriptKind, id: &str) -> Result<()> {
+        self.remove_script(db, name, kind, id)
+    }
+
+    fn execute_stored_procedure(
+        &self,
+        db: &str,
+        name: &str,
+        id: &str,
+        request: &SprocRequest,
+    ) -> Result<SprocResponse> {
+        self.run_stored_procedure(db, name, id, request)
+    }
+
+    fn write_item_with_triggers(
+        &self,
+        db: &str,
+        name: &str,
+        write: &TriggeredWrite,
+    ) -> Result<ItemResponse> {
+        self.run_triggered_write(db, name, write)
     }
 }
 

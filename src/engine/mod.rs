@@ -4,7 +4,8 @@
 //! JSON) and speaks its own vocabulary: query requests and results ([`query`]), query plans
 //! for clients that run a query range by range ([`plan`]), change feed
 //! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
-//! batches and patches ([`batch`]), and the container settings and policies re-exported
+//! batches and patches ([`batch`]), server-side scripts and their executions ([`scripts`]),
+//! and the container settings and policies re-exported
 //! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
 //! its embedded implementation (`embedded.rs`) on the store of a data directory, which also
 //! offers what only a local store can: opening a directory, compaction, and stepping the
@@ -24,6 +25,9 @@ pub mod import;
 pub mod plan;
 pub mod query;
 pub mod retry;
+mod script_host;
+mod script_run;
+pub mod scripts;
 pub mod views;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +49,10 @@ pub use plan::QueryPlan;
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics,
     QueryOptions, QueryResult, RangeProgress, RoutingView, query_values,
+};
+pub use scripts::{
+    ScriptInfo, ScriptKind, ScriptSpec, SprocRequest, SprocResponse, TriggerOperation, TriggerType,
+    TriggeredOp, TriggeredWrite,
 };
 pub use views::*;
 
@@ -327,4 +335,25 @@ fn charged<T>(result: Result<T>) -> Result<T> {
 
 fn charge_round(v: f64) -> f64 {
     crate::charge::round(v)
+}
+
+/// A random version-4 GUID in its text form: the ids the service generates (a script's
+/// `createDocument` of an item without one) and the activity ids it answers with.
+pub fn new_guid() -> String {
+    use ring::rand::SecureRandom;
+    let mut b = [0u8; 16];
+    // Without the system's randomness the GUID is all zeros but for its version bits; an id
+    // clash is then a 409, never a panic.
+    let _ = ring::rand::SystemRandom::new().fill(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

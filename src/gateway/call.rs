@@ -22,6 +22,8 @@ pub mod header {
     pub const CONTINUATION: &str = "x-ms-continuation";
     pub const IS_UPSERT: &str = "x-ms-documentdb-is-upsert";
     pub const IS_BATCH: &str = "x-ms-cosmos-is-batch-request";
+    pub const PRE_TRIGGER: &str = "x-ms-documentdb-pre-trigger-include";
+    pub const POST_TRIGGER: &str = "x-ms-documentdb-post-trigger-include";
     pub const A_IM: &str = "a-im";
     pub const IF_MATCH: &str = "if-match";
     pub const IF_NONE_MATCH: &str = "if-none-match";

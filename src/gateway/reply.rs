@@ -27,6 +27,8 @@ pub mod header {
     pub const INDEX_UTILIZATION: &str = "x-ms-cosmos-index-utilization";
     pub const RESOURCE_QUOTA: &str = "x-ms-resource-quota";
     pub const RESOURCE_USAGE: &str = "x-ms-resource-usage";
+    /// A stored procedure's `console.log` output, percent-encoded.
+    pub const SCRIPT_LOG: &str = "x-ms-documentdb-script-log-results";
     pub const INDEX_PROGRESS: &str = "x-ms-documentdb-collection-index-transformation-progress";
 }
 

@@ -7,6 +7,7 @@
 //! and each decoded before matching.
 
 use super::auth::percent_decode;
+use crate::engine::ScriptKind;
 
 /// A resource or feed the gateway serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,12 +38,24 @@ pub enum Resource {
         db: String,
         container: String,
     },
+    /// A container's stored procedures, triggers or user-defined functions.
+    Scripts {
+        db: String,
+        container: String,
+        kind: ScriptKind,
+    },
+    Script {
+        db: String,
+        container: String,
+        kind: ScriptKind,
+        id: String,
+    },
     Offers,
     Offer {
         id: String,
     },
     /// A well-formed path to something the gateway does not serve (users, permissions,
-    /// stored procedures...): signed like any other, answered 404 or 400.
+    /// attachments...): signed like any other, answered 404 or 400.
     Other {
         resource_type: String,
         path: String,
@@ -110,10 +123,30 @@ fn resource_of(s: &[String]) -> Option<Resource> {
             db: own(1),
             container: own(3),
         },
+        ["dbs", _, "colls", _, kind] => Resource::Scripts {
+            db: own(1),
+            container: own(3),
+            kind: script_kind(kind)?,
+        },
+        ["dbs", _, "colls", _, kind, _] => Resource::Script {
+            db: own(1),
+            container: own(3),
+            kind: script_kind(kind)?,
+            id: own(5),
+        },
         ["offers"] => Resource::Offers,
         ["offers", _] => Resource::Offer { id: own(1) },
         _ => return None,
     })
+}
+
+fn script_kind(segment: &str) -> Option<ScriptKind> {
+    match segment {
+        "sprocs" => Some(ScriptKind::StoredProcedure),
+        "triggers" => Some(ScriptKind::Trigger),
+        "udfs" => Some(ScriptKind::UserDefinedFunction),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -162,8 +195,11 @@ mod tests {
 
     #[test]
     fn unknown_paths_keep_their_signing_info() {
-        let (r, ty, link) = t("/dbs/D/colls/C/sprocs/S");
+        let (r, ty, link) = t("/dbs/D/users/U");
         assert!(matches!(r, Resource::Other { .. }));
+        assert_eq!((ty.as_str(), link.as_str()), ("users", "dbs/D/users/U"));
+        let (r, ty, link) = t("/dbs/D/colls/C/sprocs/S");
+        assert!(matches!(r, Resource::Script { .. }));
         assert_eq!(
             (ty.as_str(), link.as_str()),
             ("sprocs", "dbs/D/colls/C/sprocs/S")

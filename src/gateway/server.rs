@@ -135,7 +135,7 @@ async fn respond(
         .get(header::ACTIVITY_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
-        .unwrap_or_else(activity_id);
+        .unwrap_or_else(crate::engine::new_guid);
     let outcome = match read_body(&parts.headers, body).await {
         Ok(bytes) => authorize(shared, &parts, bytes),
         Err(e) => Err(e),
@@ -278,22 +278,4 @@ fn build_response(reply: &Reply, activity: &str) -> Response<Full<Bytes>> {
 fn format_charge(ru: f64) -> String {
     let s = format!("{:.2}", crate::charge::round(ru));
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// A random activity id in UUID form, for requests that bring none.
-fn activity_id() -> String {
-    use ring::rand::SecureRandom;
-    let mut b = [0u8; 16];
-    let _ = ring::rand::SystemRandom::new().fill(&mut b);
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }

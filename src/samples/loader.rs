@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::manifest::Manifest;
 use super::{Generator, Sink, registry};
-use crate::engine::ContainerSettings;
 use crate::engine::{Backend, IMPORT_BATCH_ITEMS, import};
+use crate::engine::{ContainerSettings, ScriptSpec};
 use crate::error::{Error, Result};
 
 /// File in the data directory recording that first launch offered the samples, so a user
@@ -83,6 +83,8 @@ struct Planned {
     database: String,
     id: String,
     settings: ContainerSettings,
+    /// Its stored procedures and triggers.
+    scripts: Vec<ScriptSpec>,
     /// The contents of the container's item files.
     files: Vec<&'static str>,
     stream: Option<String>,
@@ -154,6 +156,11 @@ pub(crate) fn plan(manifest: &Manifest, options: &LoadOptions) -> Result<Plan> {
             database: db.to_string(),
             id: c.id.clone(),
             settings: c.settings(),
+            scripts: c
+                .scripts
+                .iter()
+                .map(|s| s.spec())
+                .collect::<Result<Vec<_>>>()?,
             files,
             stream: c.generated.clone(),
             items,
@@ -280,6 +287,9 @@ fn load_plan(engine: &dyn Backend, plan: &Plan, counter: &mut Counter) -> Result
     }
     for c in &plan.containers {
         engine.create_container(&c.database, &c.id, c.settings.clone())?;
+        for script in &c.scripts {
+            engine.create_script(&c.database, &c.id, script)?;
+        }
     }
     let mut loads: Vec<ContainerLoad> = plan
         .containers

@@ -14,6 +14,7 @@
 //!       "partitionKey": "/postId",
 //!       "throughput": { "autoscale": 40000 },
 //!       "generated": "posts",
+//!       "scripts": [{ "kind": "sprocs", "id": "createComment", "file": "scripts/createComment.js" }],
 //!       "note": "why this key"
 //!     }]
 //!   }]
@@ -26,6 +27,7 @@ use super::registry;
 use crate::engine::IndexingPolicy;
 use crate::engine::{ContainerSettings, Throughput};
 use crate::engine::{FullTextPolicy, VectorEmbeddingPolicy};
+use crate::engine::{ScriptKind, ScriptSpec, TriggerOperation, TriggerType};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -85,9 +87,40 @@ pub struct ContainerManifest {
     /// The generator stream that fills this container.
     #[serde(default)]
     pub generated: Option<String>,
+    /// Server-side scripts the design keeps its logic in (the guides' stored procedures
+    /// and triggers), created with the container.
+    #[serde(default)]
+    pub scripts: Vec<ScriptManifest>,
     /// Why the container is shaped the way it is, for people reading the sample.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// A script of a container: `{"kind": "sprocs"|"triggers"|"udfs", "id", "file",
+/// "triggerType"?, "triggerOperation"?}`, its body in `file` under `sample-data/`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptManifest {
+    pub kind: ScriptKind,
+    pub id: String,
+    pub file: String,
+    #[serde(default)]
+    pub trigger_type: Option<TriggerType>,
+    #[serde(default)]
+    pub trigger_operation: Option<TriggerOperation>,
+}
+
+impl ScriptManifest {
+    /// The script to create, its body read from the bundled file.
+    pub fn spec(&self) -> Result<ScriptSpec> {
+        Ok(ScriptSpec {
+            kind: self.kind,
+            id: self.id.clone(),
+            body: registry::require(&self.file)?.to_string(),
+            trigger_type: self.trigger_type,
+            trigger_operation: self.trigger_operation,
+        })
+    }
 }
 
 /// One path (`"/id"`) or a hierarchical key (`["/tenant", "/user"]`).

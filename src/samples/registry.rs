@@ -40,6 +40,11 @@ pub const FILES: &[EmbeddedFile] = embed![
     "vocab/words.txt",
     "vocab/people.json",
     "vocab/catalog.json",
+    "scripts/createComment.js",
+    "scripts/createLike.js",
+    "scripts/updateUsernames.js",
+    "scripts/truncateFeed.js",
+    "scripts/createSalesOrder.js",
 ];
 
 /// The sets in the order `sample list` shows and first launch loads them.

@@ -557,6 +557,7 @@ impl Store {
 
     /// Removes items, statistics, feed, meter history and indexes of a container.
     fn delete_container_data(&self, txn: &mut RwTxn, def: &ContainerDef) -> Result<()> {
+        self.delete_container_scripts(txn, def.rid)?;
         let prefix = def.rid.to_be_bytes();
         let end = super::keys::prefix_end(&prefix);
         let upper = match &end {

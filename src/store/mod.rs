@@ -18,6 +18,7 @@
 //! - `indexing`: the indexing policy; `index`: the index entries it asks for;
 //!   `reindex`: replacing the policy and rebuilding the index in the background;
 //!   `search_policy`: the vector embedding and full-text policies their indexes rely on
+//! - `scripts`: a container's stored procedures, triggers and UDFs as catalog records
 //! - `stats`, `keys`, `codec`: records and layouts
 //! - `compact`: rewriting the file without its free pages and with full ones, and the lock
 //!   that allows it
@@ -46,6 +47,7 @@ pub(crate) mod ranges;
 pub(crate) mod read;
 mod read_only;
 pub(crate) mod reindex;
+pub(crate) mod scripts;
 pub(crate) mod search_policy;
 pub(crate) mod stats;
 pub(crate) mod ttl;

@@ -722,6 +722,31 @@ impl<'s> WriteBatch<'s> {
         }
     }
 
+    /// The id of the live item of logical partition `pk` whose document number (the end
+    /// of its `_rid`) is `doc_number`, for a script that names an item by its `_self`
+    /// link. Reads the partition's record headers, never their JSON.
+    pub fn id_of_document(
+        &self,
+        pk: &PartitionKeyValue,
+        doc_number: u64,
+    ) -> Result<Option<String>> {
+        let epk = pk.epk(&self.def.partition_key);
+        let prefix = keys::item(self.def.rid, &epk, "");
+        let epk_len = self.def.partition_key.epk_len();
+        for entry in self.store.items.prefix_iter(&self.txn, &prefix)? {
+            let (k, v) = entry?;
+            let (header, _) = item::decode_record(v)?;
+            if header.doc_number & 0x0FFF_FFFF_FFFF_FFFF == doc_number
+                && !header.is_expired(self.now)
+            {
+                let (_, id) = keys::split_item(k, epk_len)
+                    .ok_or_else(|| Error::internal("corrupt item key"))?;
+                return Ok(Some(id.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
     /// Purges an expired item (TTL): a delete flagged `timeToLiveExpired`, charged to nobody.
     /// Returns false if the item is gone or no longer expired.
     pub fn expire(&mut self, epk: &Epk, id: &str) -> Result<bool> {

@@ -19,7 +19,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fault", &["error"]),
     ("store", &["error", "charge", "fault"]),
     ("query", &["error", "charge", "store"]),
-    ("engine", &["error", "charge", "store", "query"]),
+    ("scripts", &["error", "charge", "store", "query"]),
+    ("engine", &["error", "charge", "store", "query", "scripts"]),
     ("processor", &["error", "charge", "engine"]),
     ("samples", &["error", "charge", "engine", "processor"]),
     (

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::Context;
-use crate::engine::{BatchOperation, ItemResponse, PatchRequest};
+use crate::engine::{BatchOperation, ItemResponse, PatchRequest, TriggeredOp, TriggeredWrite};
 use crate::error::{Error, Result, StatusCode, substatus};
 use crate::gateway::call::{Call, header};
 use crate::gateway::reply::{Reply, header as out};
@@ -64,9 +64,47 @@ fn write_body(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<V
     Ok(body)
 }
 
+/// The triggers a write names (`x-ms-documentdb-pre-trigger-include` and
+/// `-post-trigger-include`), as a write that runs them; `None` when it names none. The
+/// service takes at most one of each per write.
+fn triggered(call: &Call, op: impl FnOnce() -> TriggeredOp) -> Result<Option<TriggeredWrite>> {
+    let one = |name: &str| -> Result<Option<String>> {
+        match call.header(name).map(str::trim).filter(|v| !v.is_empty()) {
+            Some(v) if v.contains(',') => Err(Error::bad_request(format!(
+                "{name} names several triggers ({v}); a write runs at most one pre-trigger \
+                 and one post-trigger"
+            ))),
+            other => Ok(other.map(str::to_string)),
+        }
+    };
+    let (pre_trigger, post_trigger) = (one(header::PRE_TRIGGER)?, one(header::POST_TRIGGER)?);
+    if pre_trigger.is_none() && post_trigger.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(TriggeredWrite {
+        op: op(),
+        if_match: call.etag(header::IF_MATCH).map(str::to_string),
+        pre_trigger,
+        post_trigger,
+    }))
+}
+
 pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
     let body = write_body(ctx, call, db, container)?;
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let op = || {
+        if call.flag(header::IS_UPSERT) {
+            TriggeredOp::Upsert(bytes.clone())
+        } else {
+            TriggeredOp::Create(bytes.clone())
+        }
+    };
+    if let Some(write) = triggered(call, op)? {
+        let r = ctx
+            .backend
+            .write_item_with_triggers(db, container, &write)?;
+        return Ok(item_reply(call, r));
+    }
     let r = if call.flag(header::IS_UPSERT) {
         ctx.backend
             .upsert_item(db, container, &bytes, call.etag(header::IF_MATCH))?
@@ -98,6 +136,12 @@ pub fn replace(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) 
         )));
     }
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    if let Some(write) = triggered(call, || TriggeredOp::Replace(bytes.clone()))? {
+        let r = ctx
+            .backend
+            .write_item_with_triggers(db, container, &write)?;
+        return Ok(item_reply(call, r));
+    }
     let r = ctx
         .backend
         .replace_item(db, container, &bytes, call.etag(header::IF_MATCH))?;
@@ -106,6 +150,16 @@ pub fn replace(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) 
 
 pub fn delete(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {
     let pk = required_key(call)?;
+    let op = || TriggeredOp::Delete {
+        id: id.to_string(),
+        partition_key: pk.clone(),
+    };
+    if let Some(write) = triggered(call, op)? {
+        let r = ctx
+            .backend
+            .write_item_with_triggers(db, container, &write)?;
+        return Ok(item_reply(call, r));
+    }
     let r = ctx
         .backend
         .delete_item(db, container, id, &pk, call.etag(header::IF_MATCH))?;

@@ -1,6 +1,6 @@
 //! The REST operations, one module per resource: the account, databases, containers and
-//! their offers, partition key ranges, documents (point operations and batches), queries
-//! and the change feed. Each turns a [`Call`] into engine calls and the engine's answer
+//! their offers, partition key ranges, documents (point operations and batches), queries,
+//! the change feed, and server-side scripts (stored procedures, triggers, UDFs). Each turns a [`Call`] into engine calls and the engine's answer
 //! into a [`Reply`]; none of them knows the store or adds RU rules of its own.
 
 mod account;
@@ -11,6 +11,7 @@ mod items;
 mod offers;
 mod queries;
 mod ranges;
+mod scripts;
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use hyper::Method;
 use super::call::{Call, header};
 use super::reply::Reply;
 use super::resource::Resource;
-use crate::engine::Backend;
+use crate::engine::{Backend, ScriptKind};
 use crate::error::{Error, Result, StatusCode};
 
 /// What every operation may need besides the request.
@@ -75,6 +76,20 @@ pub fn operation_name(call: &Call) -> &'static str {
             _ => "Read",
         },
         Resource::PartitionKeyRanges { .. } => "ReadPartitionKeyRangeFeed",
+        Resource::Scripts { .. } if *m == Method::POST && call.flag(header::IS_QUERY) => {
+            "QueryScripts"
+        }
+        Resource::Scripts { .. } if *m == Method::POST => "CreateScript",
+        Resource::Scripts { .. } => "ReadScriptFeed",
+        Resource::Script {
+            kind: ScriptKind::StoredProcedure,
+            ..
+        } if *m == Method::POST => "ExecuteStoredProcedure",
+        Resource::Script { .. } => match *m {
+            Method::PUT => "ReplaceScript",
+            Method::DELETE => "DeleteScript",
+            _ => "ReadScript",
+        },
         Resource::Offers if *m == Method::POST => "QueryOffers",
         Resource::Offers => "ReadOfferFeed",
         Resource::Offer { .. } if *m == Method::PUT => "ReplaceOffer",
@@ -141,6 +156,32 @@ fn dispatch(ctx: &Context, call: &Call) -> Result<Reply> {
             Method::PATCH => items::patch(ctx, call, db, container, id),
             _ => Err(not_allowed(call)),
         },
+        Resource::Scripts {
+            db,
+            container,
+            kind,
+        } => match *m {
+            Method::GET => scripts::list(ctx, db, container, *kind),
+            Method::POST if call.flag(header::IS_QUERY) || is_query_content(call) => {
+                scripts::query(ctx, call, db, container, *kind)
+            }
+            Method::POST => scripts::create(ctx, call, db, container, *kind),
+            _ => Err(not_allowed(call)),
+        },
+        Resource::Script {
+            db,
+            container,
+            kind,
+            id,
+        } => match *m {
+            Method::GET => scripts::read(ctx, db, container, *kind, id),
+            Method::PUT => scripts::replace(ctx, call, db, container, *kind, id),
+            Method::DELETE => scripts::delete(ctx, db, container, *kind, id),
+            Method::POST if *kind == ScriptKind::StoredProcedure => {
+                scripts::execute(ctx, call, db, container, id)
+            }
+            _ => Err(not_allowed(call)),
+        },
         Resource::Offers if *m == Method::GET => offers::list(ctx),
         Resource::Offers if *m == Method::POST => offers::query(ctx, call),
         Resource::Offer { id } if *m == Method::GET => offers::read(ctx, id),
@@ -169,17 +210,14 @@ fn not_allowed(call: &Call) -> Error {
 
 fn unsupported(resource_type: &str, path: &str) -> Error {
     let what = match resource_type {
-        "sprocs" => "stored procedures",
-        "triggers" => "triggers",
-        "udfs" => "user-defined functions",
         "users" | "permissions" => "users and permissions (resource tokens)",
         "conflicts" => "conflicts (there is one region, so there are none)",
         "attachments" => "attachments",
         "clientencryptionkeys" => "client encryption keys",
         _ => {
             return Error::not_found(format!(
-                "the gateway has no resource at /{path}; it serves dbs, colls, docs, pkranges \
-                 and offers"
+                "the gateway has no resource at /{path}; it serves dbs, colls, docs, pkranges, \
+                 sprocs, triggers, udfs and offers"
             ));
         }
     };

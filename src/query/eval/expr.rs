@@ -140,7 +140,8 @@ pub fn eval(e: &Expr, s: &Scope) -> Val {
         },
         ExprKind::Call { name, args, udf } => {
             if *udf {
-                return Val::Undefined; // user-defined functions are not supported
+                let values: Vec<Val> = args.iter().map(|a| eval(a, s)).collect();
+                return super::udf::call(name, &values);
             }
             let Some(spec) = functions::lookup(name) else {
                 return Val::Undefined;

@@ -17,6 +17,7 @@
 
 use crate::error::Error;
 use crate::query::eval::functions::{self, FnKind};
+use crate::query::eval::udf::MAX_UDFS_PER_QUERY;
 use crate::query::syntax::ast::{
     Expr, ExprKind, FromKind, JoinSource, Literal, OrderItem, PathStep, Pos, Query, SelectKind,
 };
@@ -57,6 +58,8 @@ pub fn check(q: &Query) -> Result<(), Error> {
 #[derive(Default)]
 struct Checker {
     errors: Vec<(Pos, String)>,
+    /// Distinct UDFs called so far.
+    udfs: std::collections::BTreeSet<String>,
     joins: usize,
     join_over_limit: Option<Pos>,
 }
@@ -521,15 +524,17 @@ impl Checker {
 
     fn call(&mut self, e: &Expr, name: &str, args: &[Expr], udf: bool, ctx: Ctx) {
         if udf {
-            // The service resolves a UDF among the container's registered ones; no container
-            // here has any (cosmoscope runs no JavaScript), so the call can never bind.
-            self.fail(
-                e.pos,
-                format!(
-                    "udf.{name} is not a user-defined function of this container: cosmoscope \
-                     stores no user-defined functions, so a query can't call one"
-                ),
-            );
+            // Whether the container has it is the engine's check, when it runs the query.
+            self.udfs.insert(name.to_string());
+            if self.udfs.len() > MAX_UDFS_PER_QUERY {
+                self.fail(
+                    e.pos,
+                    format!(
+                        "the query calls more than {MAX_UDFS_PER_QUERY} user-defined \
+                         functions, the service's limit per query"
+                    ),
+                );
+            }
             return;
         }
         let Some(spec) = functions::lookup(name) else {

@@ -8,4 +8,5 @@ mod damage;
 mod full_disk;
 mod read_only;
 mod samples;
+mod scripts;
 mod workbench;

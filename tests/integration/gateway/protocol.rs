@@ -124,7 +124,11 @@ fn bad_bodies_and_unknown_resources_get_clear_errors() {
     );
     let r = s.send("GET", "/dbs/d/colls/c/nothing/here", &[], "");
     assert_eq!(r.status, 404, "{r:?}");
+    // Scripts are served; users and permissions are not.
     let r = s.send("GET", "/dbs/d/colls/c/sprocs", &[], "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["StoredProcedures"], json!([]), "{r:?}");
+    let r = s.send("GET", "/dbs/d/users", &[], "");
     assert_eq!(r.status, 400, "{r:?}");
     let r = s.send("GET", "/dbs/nope/colls/c", &[], "");
     assert_eq!(

@@ -11,6 +11,7 @@ PHASE is one of
           then waits for a line on stdin (the test splits the ranges meanwhile), resumes the
           same iterators, writes more items and checks that every item came exactly once.
   resume  a new client resumes the continuations STATE_FILE holds (taken before the split).
+  scripts stored procedures, triggers and UDFs (scripts_scenario.py).
 
 Every phase prints one JSON document as its last line on stdout. Anything unexpected (a
 wrong status, result, order or count, an SDK exception) fails with exit status 1 and a
@@ -597,6 +598,10 @@ def main(argv):
     try:
         if phase == "main":
             out = Scenario(endpoint, key, database).main()
+        elif phase == "scripts":
+            import scripts_scenario
+
+            out = scripts_scenario.run(Scenario(endpoint, key, database))
         elif phase in ("split", "resume"):
             if not state_file:
                 print("the %s phase needs STATE_FILE" % phase, file=sys.stderr)

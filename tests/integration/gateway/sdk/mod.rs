@@ -6,5 +6,6 @@
 
 mod clients;
 mod scenarios;
+mod scripts;
 mod server;
 mod split;
