@@ -227,7 +227,9 @@ pub enum Command {
 /// A script's JavaScript function, from FILE or stdin.
 #[derive(Debug, Args)]
 pub struct ScriptSource {
+    /// The container, as DATABASE/CONTAINER
     pub target: String,
+    /// The script's id in the container
     pub name: String,
     /// The JavaScript function (`function name(...) {...}`); stdin when absent or "-"
     pub file: Option<PathBuf>,
@@ -235,7 +237,9 @@ pub struct ScriptSource {
 
 #[derive(Debug, Args)]
 pub struct ScriptName {
+    /// The container, as DATABASE/CONTAINER
     pub target: String,
+    /// The script's id in the container
     pub name: String,
 }
 
@@ -249,7 +253,10 @@ pub enum ScriptCommand {
     /// Print it: id, body and system properties
     Read(ScriptName),
     /// Print the container's, by id
-    List { target: String },
+    List {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+    },
     /// Delete it
     Delete(ScriptName),
 }
@@ -261,7 +268,9 @@ pub enum SprocCommand {
     /// Run a stored procedure in one logical partition, as one transaction; prints its
     /// response body, charge and (with --log) its console.log output
     Execute {
+        /// The container, as DATABASE/CONTAINER
         target: String,
+        /// The stored procedure's id
         name: String,
         /// The logical partition it runs in (JSON)
         #[arg(long, value_name = "JSON")]
@@ -311,7 +320,10 @@ pub enum TriggerCommand {
     /// Print it: id, body, type, operation and system properties
     Read(ScriptName),
     /// Print the container's triggers, by id
-    List { target: String },
+    List {
+        /// The container, as DATABASE/CONTAINER
+        target: String,
+    },
     /// Delete it
     Delete(ScriptName),
 }
