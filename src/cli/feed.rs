@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::args::{FeedArgs, FeedModeArg};
+use super::stream::ArrayDocument;
 use super::{CliResult, Failure, print_json, print_line, split_target};
 use crate::engine::{Backend, FeedMode, FeedRequest, FeedStart, json_f64};
 
@@ -56,13 +57,12 @@ pub fn feed(engine: &dyn Backend, args: FeedArgs) -> CliResult {
 }
 
 /// `--all`: every page to the end, written as it is read, so memory holds one page
-/// whatever the feed's length. The document is the one a single page prints (its members
-/// in another order); an error after the first page ends it with an `error` member, and
-/// the exit status says it failed.
+/// whatever the feed's length. An error after the first page ends the document with an
+/// `error` member, and the exit status says it failed.
 fn drain(engine: &dyn Backend, db: &str, c: &str, mut req: FeedRequest) -> CliResult {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let (mut count, mut charge) = (0u64, 0.0);
-    let mut wrote = out.write_all(b"{\n  \"changes\": [").is_ok();
+    let mut doc =
+        ArrayDocument::begin(std::io::BufWriter::new(std::io::stdout().lock()), "changes");
+    let mut charge = 0.0;
     let outcome = loop {
         let page = match engine.read_feed(db, c, &req) {
             Ok(page) => page,
@@ -70,45 +70,35 @@ fn drain(engine: &dyn Backend, db: &str, c: &str, mut req: FeedRequest) -> CliRe
         };
         charge += page.request_charge;
         for change in &page.changes {
-            let text = serde_json::to_string_pretty(&change.to_json(req.mode, &page.partition_key))
-                .unwrap_or_default()
-                // Nested two levels deep; JSON strings hold no raw newlines.
-                .replace('\n', "\n    ");
-            let sep: &[u8] = if count == 0 { b"\n    " } else { b",\n    " };
-            wrote = wrote
-                && out
-                    .write_all(sep)
-                    .and_then(|_| out.write_all(text.as_bytes()))
-                    .is_ok();
-            count += 1;
-        }
-        if !wrote {
-            return Ok(()); // the reader went away (`| head`)
+            if !doc.push(&change.to_json(req.mode, &page.partition_key)) {
+                return Ok(()); // the reader went away (`| head`)
+            }
         }
         if page.changes.is_empty() {
             break Ok(page.continuation);
         }
         req.start = FeedStart::Continuation(page.continuation);
     };
-    let close: &str = if count == 0 { "]" } else { "\n  ]" };
-    let tail = match &outcome {
-        Ok(token) => format!(
-            "{close},\n  \"count\": {count},\n  \"continuation\": {},\n  \"requestCharge\": {}\n}}\n",
-            json!(token),
-            json_f64(crate::charge::round(charge))
-        ),
-        Err(e) => format!(
-            "{close},\n  \"count\": {count},\n  \"error\": {}\n}}\n",
-            serde_json::to_string_pretty(&e.to_json())
-                .unwrap_or_default()
-                .replace('\n', "\n  ")
-        ),
-    };
-    let _ = out.write_all(tail.as_bytes());
-    let _ = out.flush();
+    let mut rest = serde_json::Map::new();
+    rest.insert("count".into(), doc.count().into());
+    let failed = outcome.is_err();
     match outcome {
-        Ok(_) => Ok(()),
-        Err(_) => Err(Failure::Printed),
+        Ok(token) => {
+            rest.insert("continuation".into(), token.into());
+            rest.insert(
+                "requestCharge".into(),
+                json_f64(crate::charge::round(charge)),
+            );
+        }
+        Err(e) => {
+            rest.insert("error".into(), e.to_json());
+        }
+    }
+    doc.finish(rest);
+    if failed {
+        Err(Failure::Printed)
+    } else {
+        Ok(())
     }
 }
 

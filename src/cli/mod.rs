@@ -16,6 +16,7 @@ mod resources;
 mod samples;
 mod scripts;
 mod serve;
+mod stream;
 mod workbench;
 
 use std::io::Write;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::stream::ArrayDocument;
 use super::{CliResult, Failure, parse_json_arg, print_json, split_target};
 use crate::engine::{Backend, QueryOptions};
 
@@ -81,22 +82,49 @@ pub fn query(
         ..QueryOptions::default()
     };
     let mut result = engine.query(db, c, sql, &opts)?;
-    if all {
-        // Drain every page into one result: documents appended, charges and metrics summed.
-        while let Some(token) = result.continuation.take() {
-            opts.continuation = Some(token);
-            let next = engine.query(db, c, sql, &opts)?;
-            result.documents.extend(next.documents);
-            result.request_charge =
-                crate::charge::round(result.request_charge + next.request_charge);
-            result.metrics.output_document_count += next.metrics.output_document_count;
-            result.metrics.output_document_size += next.metrics.output_document_size;
-            for (p, n) in result.partitions.iter_mut().zip(&next.partitions) {
-                p.request_charge = crate::charge::round(p.request_charge + n.request_charge);
-            }
-            result.continuation = next.continuation;
-        }
+    if !all {
+        print_json(&result);
+        return Ok(());
     }
-    print_json(&result);
+    // Every page, its documents written as they come (memory holds one page); the charges
+    // and metrics are summed and written after them.
+    let mut doc = ArrayDocument::begin(
+        std::io::BufWriter::new(std::io::stdout().lock()),
+        "documents",
+    );
+    loop {
+        for d in std::mem::take(&mut result.documents) {
+            if !doc.push(&d) {
+                return Ok(()); // the reader went away (`| head`)
+            }
+        }
+        let Some(token) = result.continuation.take() else {
+            break;
+        };
+        opts.continuation = Some(token);
+        let next = match engine.query(db, c, sql, &opts) {
+            Ok(next) => next,
+            Err(e) => {
+                let mut rest = serde_json::Map::new();
+                rest.insert("error".into(), e.to_json());
+                doc.finish(rest);
+                return Err(Failure::Printed);
+            }
+        };
+        result.request_charge = crate::charge::round(result.request_charge + next.request_charge);
+        result.metrics.output_document_count += next.metrics.output_document_count;
+        result.metrics.output_document_size += next.metrics.output_document_size;
+        for (p, n) in result.partitions.iter_mut().zip(&next.partitions) {
+            p.request_charge = crate::charge::round(p.request_charge + n.request_charge);
+        }
+        result.continuation = next.continuation;
+        result.documents = next.documents;
+    }
+    let mut rest = match serde_json::to_value(&result) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    rest.remove("documents");
+    doc.finish(rest);
     Ok(())
 }
