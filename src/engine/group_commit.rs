@@ -37,7 +37,16 @@ struct Pending {
 struct State {
     queue: Vec<Pending>,
     committing: bool,
+    /// Writers seen around the last commit (its group and those queued by its end): the
+    /// next leader waits briefly for that many, so concurrent writers share one flush
+    /// instead of alternating in two half-size groups.
+    active: usize,
+    /// A leader is waiting for writers to arrive.
+    gathering: bool,
 }
+
+/// The longest a leader waits for the writers of the last round to come back.
+const GATHER: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Writers queue here; one of them at a time commits everything queued.
 #[derive(Default)]
@@ -46,6 +55,8 @@ pub struct GroupCommit {
     /// Signalled when a commit ends: its writers' results are set, and the next group may
     /// start.
     committed: Condvar,
+    /// Signalled when a write queues while a leader gathers.
+    arrived: Condvar,
 }
 
 impl GroupCommit {
@@ -69,6 +80,9 @@ impl GroupCommit {
             if_match: if_match.map(str::to_string),
             result: result.clone(),
         });
+        if state.gathering {
+            self.arrived.notify_one();
+        }
         loop {
             if let Some(r) = result.get() {
                 return r.clone();
@@ -82,12 +96,29 @@ impl GroupCommit {
                     .unwrap_or_else(|e| e.into_inner());
                 continue;
             }
-            // Lead: everything queued while the last commit ran goes in one.
+            // Lead: everything queued while the last commit ran goes in one, with the
+            // writers it woke if they come back within GATHER.
             state.committing = true;
+            let deadline = std::time::Instant::now() + GATHER;
+            while state.queue.len() < state.active {
+                let now = std::time::Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                state.gathering = true;
+                state = self
+                    .arrived
+                    .wait_timeout(state, deadline - now)
+                    .map(|(s, _)| s)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+            state.gathering = false;
             let group = std::mem::take(&mut state.queue);
+            let size = group.len();
             drop(state);
             run_group(store, group);
             state = lock(&self.state);
+            state.active = size + state.queue.len();
             state.committing = false;
             self.committed.notify_all();
         }
