@@ -192,6 +192,9 @@ async fn respond(
 
 /// The body, refused when it is larger than [`MAX_BODY_BYTES`] or slower than
 /// [`BODY_TIMEOUT`].
+/// Oversized bodies up to this size are read and dropped before the 413 is sent.
+const DRAIN_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
 async fn read_body(headers: &hyper::HeaderMap, body: Incoming) -> Result<Bytes, Error> {
     let too_large = || {
         Error::too_large(format!(
@@ -202,7 +205,15 @@ async fn read_body(headers: &hyper::HeaderMap, body: Incoming) -> Result<Bytes, 
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    if let Some(n) = declared.filter(|n| *n > MAX_BODY_BYTES as u64) {
+        // Read and drop what the client is sending (never holding it), up to a bound, so
+        // it gets the 413 instead of a connection reset mid-upload; past the bound, the
+        // connection closes unread.
+        if n <= DRAIN_MAX_BYTES {
+            let mut body = body;
+            let drain = async { while let Some(Ok(_)) = body.frame().await {} };
+            let _ = tokio::time::timeout(BODY_TIMEOUT, drain).await;
+        }
         return Err(too_large());
     }
     match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
