@@ -114,15 +114,7 @@ impl Engine {
             Some(_) => None,
             None => Some(background::Worker::start(store.clone())),
         };
-        Ok(Engine {
-            store,
-            _background: worker,
-            queries: Default::default(),
-            results: crate::query::run::cache::ResultCache::spilling_to(
-                dir.join(QUERY_RESULTS_DIR),
-            ),
-            group_commit: Default::default(),
-        })
+        Ok(Engine::assemble(dir, store, worker))
     }
 
     /// Opens the store without the background worker: metering is flushed, expired items
@@ -130,29 +122,26 @@ impl Engine {
     /// [`Engine::purge_expired`], [`Engine::advance_index_build`]). For tests and tools that
     /// must see each step.
     pub fn open_without_background(dir: &Path) -> Result<Engine> {
-        Ok(Engine {
-            store: Arc::new(Store::open(dir)?),
-            _background: None,
-            queries: Default::default(),
-            results: crate::query::run::cache::ResultCache::spilling_to(
-                dir.join(QUERY_RESULTS_DIR),
-            ),
-            group_commit: Default::default(),
-        })
+        Ok(Engine::assemble(dir, Arc::new(Store::open(dir)?), None))
     }
 
     /// Opens the store in `dir` for reading only, whatever the directory allows: every
     /// write answers 403 with `reason`, and nothing in the directory changes.
     pub fn open_read_only(dir: &Path, reason: &str) -> Result<Engine> {
-        Ok(Engine {
-            store: Arc::new(Store::open_read_only(dir, reason.to_string())?),
-            _background: None,
+        let store = Store::open_read_only(dir, reason.to_string())?;
+        Ok(Engine::assemble(dir, Arc::new(store), None))
+    }
+
+    fn assemble(dir: &Path, store: Arc<Store>, background: Option<background::Worker>) -> Engine {
+        Engine {
+            store,
+            _background: background,
             queries: Default::default(),
             results: crate::query::run::cache::ResultCache::spilling_to(
                 dir.join(QUERY_RESULTS_DIR),
             ),
             group_commit: Default::default(),
-        })
+        }
     }
 
     /// `$COSMOSCOPE_DATA_DIR`, else the platform's data directory for cosmoscope.

@@ -7,7 +7,7 @@
 //! multiset (a count and two wrapping sums of each entry's hash), which differ when an entry
 //! is missing, extra or changed, whatever the container's size.
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::Hasher;
 
 use serde_json::Value;
 
@@ -43,7 +43,7 @@ struct Multiset {
 impl Multiset {
     fn add(&mut self, key: &[u8]) {
         let hash = |seed: u64| {
-            let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().build_hasher();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
             h.write_u64(seed);
             h.write(key);
             h.finish()

@@ -191,10 +191,7 @@ impl Store {
                 for name in DATABASES {
                     out.push(opener.open_database::<Bytes, Bytes>(rtxn, Some(name))?);
                 }
-                let arr: [_; 11] = out
-                    .try_into()
-                    .map_err(|_| Error::internal("database handle count mismatch"))?;
-                Ok(CommitOrAbort::<_, ()>::Commit(arr))
+                Ok(CommitOrAbort::<_, ()>::Commit(handles(out)?))
             })?
             .unwrap_commit();
         let missing = || {
@@ -207,13 +204,12 @@ impl Store {
                 ),
             )
         };
-        let dbs: Vec<Db> = opened
-            .into_iter()
-            .map(|db| db.ok_or_else(missing))
-            .collect::<Result<_>>()?;
-        let dbs: [Db; 11] = dbs
-            .try_into()
-            .map_err(|_| Error::internal("database handle count mismatch"))?;
+        let dbs = handles(
+            opened
+                .into_iter()
+                .map(|db| db.ok_or_else(missing))
+                .collect::<Result<Vec<Db>>>()?,
+        )?;
         let mut store = Self::assemble(env, dir, dbs, fault_guard);
         store.read_only = Some(reason);
         store._open_lock = lock;
@@ -260,10 +256,7 @@ impl Store {
                 for name in DATABASES {
                     out.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
                 }
-                let arr: [_; 11] = out
-                    .try_into()
-                    .map_err(|_| Error::internal("database handle count mismatch"))?;
-                Ok(CommitOrAbort::<_, ()>::Commit(arr))
+                Ok(CommitOrAbort::<_, ()>::Commit(handles(out)?))
             })?
             .unwrap_commit();
         let store = Self::assemble(env, dir, dbs, fault_guard);
@@ -362,6 +355,13 @@ impl Store {
             &self.index_counts,
         ]
     }
+}
+
+/// One handle per name of [`DATABASES`], in its order.
+fn handles<T>(opened: Vec<T>) -> Result<[T; 11]> {
+    opened
+        .try_into()
+        .map_err(|_| Error::internal("database handle count mismatch"))
 }
 
 /// Bytes reserved for an LMDB lock file: at least what LMDB sizes it to for 254 readers

@@ -31,19 +31,19 @@ const FORMAT_KEY: &[u8] = b"format";
 pub const FORMAT: u32 = 2;
 
 impl Store {
-    /// Brings a store written by an older build up to [`FORMAT`]. A store from before the
-    /// index existed has items without index entries: each container's index is rebuilt
-    /// in the background like a policy replacement whose previous policy indexed nothing,
-    /// so queries scan until it is complete. A new store is simply marked current.
-    /// For a store opened read-only, which cannot be upgraded: 403 when it would need it.
-    pub(crate) fn check_format_read_only(&self) -> Result<()> {
-        let txn = self.read_txn()?;
+    /// Whether the store's recorded format is this build's (or newer).
+    fn format_is_current(&self, txn: &super::RoTxn) -> Result<bool> {
         let version = self
             .meta
-            .get(&txn, FORMAT_KEY)?
+            .get(txn, FORMAT_KEY)?
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
             .map(u32::from_le_bytes);
-        if version.is_some_and(|v| v >= FORMAT) {
+        Ok(version.is_some_and(|v| v >= FORMAT))
+    }
+
+    /// For a store opened read-only, which cannot be upgraded: 403 when it would need it.
+    pub(crate) fn check_format_read_only(&self) -> Result<()> {
+        if self.format_is_current(&self.read_txn()?)? {
             return Ok(());
         }
         Err(crate::error::Error::new(
@@ -57,14 +57,13 @@ impl Store {
         ))
     }
 
+    /// Brings a store written by an older build up to [`FORMAT`]. A store from before the
+    /// index existed has items without index entries: each container's index is rebuilt
+    /// in the background like a policy replacement whose previous policy indexed nothing,
+    /// so queries scan until it is complete. A new store is simply marked current.
     pub(crate) fn upgrade_format(&self) -> Result<()> {
         let mut txn = self.write_txn()?;
-        let version = self
-            .meta
-            .get(&txn, FORMAT_KEY)?
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_le_bytes);
-        if version.is_some_and(|v| v >= FORMAT) {
+        if self.format_is_current(&txn)? {
             return Ok(());
         }
         for db in self.list_databases(&txn)? {

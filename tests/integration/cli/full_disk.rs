@@ -2,21 +2,13 @@
 //! once space is freed. The disk is a small tmpfs mounted in a mount namespace of the
 //! test's own (`unshare`, util-linux), so the test needs neither root nor a spare disk.
 
+use crate::support::cli::in_mount_namespace;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs `script` (bash) with `$MNT` a fresh 8 MB tmpfs and `$C` the binary; returns stdout.
 fn on_small_disk(mnt: &Path, script: &str) -> String {
     let mnt = mnt.to_str().expect("a UTF-8 path");
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let namespace: &[&str] = if root {
-        &["--mount"]
-    } else {
-        &["--map-root-user", "--mount"]
-    };
-    let out = Command::new("unshare")
-        .args(namespace)
+    let out = in_mount_namespace()
         .args([
             "bash",
             "-c",
@@ -24,7 +16,6 @@ fn on_small_disk(mnt: &Path, script: &str) -> String {
         ])
         .env("MNT", mnt)
         .env("C", env!("CARGO_BIN_EXE_cosmoscope"))
-        .env_remove("COSMOSCOPE_DATA_DIR")
         .output()
         .expect("unshare (util-linux) runs: the small disk needs it");
     assert_ne!(

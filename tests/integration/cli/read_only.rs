@@ -4,33 +4,22 @@
 //! needs neither root nor a spare file system.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::cli::ok;
+use crate::support::cli::{in_mount_namespace, ok};
 
 /// Runs the binary with `args` on `dir`, where `dir` is mounted read-only.
 fn on_read_only_mount(dir: &Path, args: &[&str]) -> Output {
     let dir = dir.to_str().expect("a UTF-8 path");
     let script =
         format!("mount --bind '{dir}' '{dir}' && mount -o remount,bind,ro '{dir}' && exec \"$@\"");
-    // Root needs no user namespace (which some kernels refuse); anyone else maps to root
-    // in one of their own.
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let namespace: &[&str] = if root {
-        &["--mount"]
-    } else {
-        &["--map-root-user", "--mount"]
-    };
-    let out = Command::new("unshare")
-        .args(namespace)
+    let out = in_mount_namespace()
         .args(["sh", "-c", &script, "sh"])
         .arg(env!("CARGO_BIN_EXE_cosmoscope"))
         .args(["--data-dir", dir])
         .args(args)
-        .env_remove("COSMOSCOPE_DATA_DIR")
         .output()
         .expect("unshare (util-linux) runs: the read-only mount needs it");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -704,17 +704,7 @@ fn a_range_scoped_query_reads_only_the_epk_span_it_is_given_and_a_read_feed_need
     );
     assert_eq!(r.status, 201, "{r:?}");
     let path = docs("d", "h");
-    for i in 0..60 {
-        let (t, u) = (format!("t{}", i % 6), format!("u{i}"));
-        let pk = json!([t, u]).to_string();
-        let r = s.send(
-            "POST",
-            &path,
-            &[(PK, &pk)],
-            &json!({"id": i.to_string(), "t": t, "u": u}).to_string(),
-        );
-        assert_eq!(r.status, 201, "{r:?}");
-    }
+    (0..60).for_each(|i| write_tenant_item(&s, i));
     // The prefix t1's EPK span and the range holding it, as the Python SDK sends them.
     let info = s.engine.epk("d", "h", &json!(["t1"])).unwrap();
     let (start, end) = info.epk_range.clone().expect("a prefix spans a range");
@@ -766,17 +756,7 @@ fn a_change_feed_for_an_epk_span_delivers_only_that_span_and_resumes_within_it()
     let r = s.send("POST", "/dbs/d/colls", &[], def);
     assert_eq!(r.status, 201, "{r:?}");
     let path = docs("d", "h");
-    let write = |i: usize| {
-        let (t, u) = (format!("t{}", i % 6), format!("u{i}"));
-        let pk = json!([t, u]).to_string();
-        let r = s.send(
-            "POST",
-            &path,
-            &[(PK, &pk)],
-            &json!({"id": i.to_string(), "t": t, "u": u}).to_string(),
-        );
-        assert_eq!(r.status, 201, "{r:?}");
-    };
+    let write = |i| write_tenant_item(&s, i);
     (0..60).for_each(write);
     // The feed range of the prefix t1: a span inside one physical partition, as the Python
     // SDK reads a feed range smaller than a partition.
@@ -832,4 +812,17 @@ fn a_change_feed_for_an_epk_span_delivers_only_that_span_and_resumes_within_it()
     let mut bad = span.to_vec();
     bad[2] = ("x-ms-start-epk", "not-hex");
     assert_eq!(s.send("GET", &path, &bad, "").status, 400);
+}
+
+/// Item `i` of container d/h (key `/t,/u`): tenant `t{i % 6}`, user `u{i}`.
+fn write_tenant_item(s: &Server, i: usize) {
+    let (t, u) = (format!("t{}", i % 6), format!("u{i}"));
+    let pk = json!([t, u]).to_string();
+    let r = s.send(
+        "POST",
+        &docs("d", "h"),
+        &[(PK, &pk)],
+        &json!({"id": i.to_string(), "t": t, "u": u}).to_string(),
+    );
+    assert_eq!(r.status, 201, "{r:?}");
 }

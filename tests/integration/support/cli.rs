@@ -63,3 +63,17 @@ pub fn failed(dir: &Path, args: &[&str], code: i32) -> Value {
     assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stdout(&out));
     json_of(&out)["error"].clone()
 }
+
+/// `unshare` into a mount namespace of the test's own (util-linux), ready for the command
+/// to run there: root needs no user namespace (which some kernels refuse); anyone else maps
+/// to root in one of their own.
+pub fn in_mount_namespace() -> Command {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = Command::new("unshare");
+    if !root {
+        cmd.arg("--map-root-user");
+    }
+    cmd.arg("--mount").env_remove("COSMOSCOPE_DATA_DIR");
+    cmd
+}
