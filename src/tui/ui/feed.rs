@@ -7,7 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
-use super::{clip, diff_line, fmt_bytes, fmt_ru, is_focused, mark_selected, pane, paused_note};
+use super::{
+    diff_line, escape, fit, fmt_bytes, fmt_ru, is_focused, mark_selected, pane, paused_note,
+};
 use crate::tui::state::App;
 use crate::tui::state::document::item_diff;
 use crate::tui::state::feed::{FeedModeChoice, FeedRow, FeedScope, FeedState};
@@ -85,17 +87,13 @@ impl Columns {
         let (key_w, id_w) = (self.key_w, self.id_w);
         let mut s = String::new();
         if self.container_w > 0 {
-            s.push_str(&format!("{:<10} ", clip(container, 10)));
+            s.push_str(&format!("{} ", fit(container, 10)));
         }
         s.push_str(&format!("{rng:>3} "));
         if self.wide {
             s.push_str(&format!("{lsn:>7} "));
         }
-        s.push_str(&format!(
-            "{:<key_w$} {:<id_w$}",
-            clip(key, key_w),
-            clip(id, id_w)
-        ));
+        s.push_str(&format!("{} {}", fit(key, key_w), fit(id, id_w)));
         if self.wide {
             s.push_str(&format!(" {size:>7}"));
         }
@@ -162,7 +160,7 @@ fn event_line(cols: &Columns, e: &FeedRow) -> Line<'static> {
     };
     Line::from(vec![
         Span::raw(format!("{time:<8} ")),
-        Span::styled(format!("{:<9} ", clip(&e.op, 9)), op_style),
+        Span::styled(format!("{} ", fit(&e.op, 9)), op_style),
         Span::raw(cols.row(
             &e.container,
             &e.range,
@@ -212,7 +210,7 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
         format!(
             "{} {} · range {} · lsn {}{}",
             e.op,
-            e.id,
+            escape(&e.id),
             e.range,
             e.lsn,
             if e.ttl_expired {
@@ -233,13 +231,16 @@ fn draw_detail(f: &mut Frame, app: &App, area: Rect) {
         }
         (Some(prev), None) => {
             lines.push(Line::styled("previous image:", theme().dim));
-            lines.push(Line::styled(prev.to_string(), theme().removed));
+            lines.push(Line::styled(
+                escape(&prev.to_string()).into_owned(),
+                theme().removed,
+            ));
         }
         (None, Some(cur)) => lines.extend(
             serde_json::to_string_pretty(cur)
                 .unwrap_or_default()
                 .lines()
-                .map(|l| Line::styled(l.to_string(), theme().string)),
+                .map(|l| Line::styled(escape(l).into_owned(), theme().string)),
         ),
         (None, None) => lines.push(Line::styled(
             "no image (deletes carry one only with previous images kept)",

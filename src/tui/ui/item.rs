@@ -7,7 +7,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
 use super::theme::theme;
-use super::{diff_line, fmt_ru, is_focused, mark_selected, pane};
+use super::{diff_line, escape, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::state::App;
 use crate::tui::state::json_tree::{Row, RowValue, Step};
 use crate::tui::state::list::offset_showing;
@@ -88,7 +88,10 @@ fn row_line(r: &Row) -> Line<'static> {
     };
     match &r.key {
         Some(Step::Key(k)) => {
-            spans.push(Span::styled(format!("{k:?}"), key_style));
+            spans.push(Span::styled(
+                escape(&Value::String(k.clone()).to_string()).into_owned(),
+                key_style,
+            ));
             spans.push(Span::styled(": ", theme().punct));
         }
         Some(Step::Index(i)) => {
@@ -123,7 +126,7 @@ fn row_line(r: &Row) -> Line<'static> {
                     _ => theme().literal,
                 }
             };
-            spans.push(Span::styled(v.to_string(), style));
+            spans.push(Span::styled(escape(&v.to_string()).into_owned(), style));
         }
         RowValue::SystemHeader => {
             spans.push(Span::styled("── system properties ──", theme().system));

@@ -9,6 +9,7 @@ pub mod query;
 mod query_stats;
 mod requests;
 mod status;
+mod text;
 pub mod theme;
 mod tree;
 mod workbench;
@@ -17,6 +18,8 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
+
+pub use text::{clip, columns_before, escape, fit, width};
 
 use super::keymap::Mode;
 use super::state::{App, Focus, View};
@@ -100,7 +103,8 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
             theme().border
         })
         .title(Span::styled(
-            format!(" {title} "),
+            // Titles name user resources (items, containers): escaped like the rest.
+            format!(" {} ", escape(&title)),
             if focused {
                 theme().title_focus
             } else {
@@ -258,21 +262,9 @@ pub fn fmt_count(n: u64) -> String {
     }
 }
 
-/// Cuts `s` to `width` characters, marking the cut.
-pub fn clip(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else if width == 0 {
-        String::new()
-    } else {
-        let mut out: String = s.chars().take(width - 1).collect();
-        out.push('…');
-        out
-    }
-}
-
 /// One line of an item diff (`item_diff`), coloured by what happened to the property.
 pub fn diff_line(change: String) -> Line<'static> {
+    let change = escape(&change).into_owned();
     let style = match change.chars().next() {
         Some('+') => theme().added,
         Some('-') => theme().removed,

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, mark_selected, pane};
+use super::{clip, columns_before, fit, mark_selected, pane, width};
 use crate::tui::keymap::Mode;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::list::offset_showing;
@@ -124,10 +124,7 @@ fn help(f: &mut Frame, app: &App, area: Rect, scroll: usize) {
     for (action, keys) in app.keymap.bindings(mode) {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{:<22}", clip(&keys.join(" "), 22)),
-                theme().hint_key,
-            ),
+            Span::styled(fit(&keys.join(" "), 22), theme().hint_key),
             Span::styled(format!("{:<16}", action.name()), theme().key),
             Span::raw(action.description()),
         ]));
@@ -187,7 +184,11 @@ fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: 
         area,
     );
     if cursor {
-        let x = area.x + label.chars().count() as u16 + buf.col as u16;
+        let typed = buf
+            .lines
+            .get(buf.row)
+            .map_or(0, |l| columns_before(l, buf.col));
+        let x = area.x + width(label) as u16 + typed as u16;
         f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
     }
 }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
+use super::{clip, fit, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
 use crate::engine::{LogicalPartitionView, PartitionsReport, RangeInfo, RangeLoad};
 use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, PartitionsState};
@@ -215,7 +215,7 @@ fn logical_list(
         };
         lines.push(Line::from(vec![
             Span::styled(
-                format!("{:<key_w$} ", clip(&pk_label(&l.partition_key), key_w)),
+                format!("{} ", fit(&pk_label(&l.partition_key), key_w)),
                 theme().string,
             ),
             Span::raw(format!("{value:>10} r{}", l.range)),

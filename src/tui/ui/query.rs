@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::query_stats;
 use super::theme::theme;
-use super::{clip, mark_selected, pane};
+use super::{clip, columns_before, fit, mark_selected, pane, width};
 use crate::query::complete::{Candidate, CandidateKind};
 use crate::tui::state::list::offset_showing;
 use crate::tui::state::query::{
@@ -138,10 +138,7 @@ fn draw_completion(f: &mut Frame, list: &CompletionList, cursor: Position, area:
             };
             let line = Line::from(vec![
                 Span::styled(format!("{:<5} ", c.kind.tag()), theme().dim),
-                Span::styled(
-                    format!("{:<label_width$} ", clip(&c.label, label_width)),
-                    kind,
-                ),
+                Span::styled(format!("{} ", fit(&c.label, label_width)), kind),
                 Span::styled(clip(&c.detail, detail_width), theme().dim),
             ]);
             mark_selected(line, i == list.selected, true)
@@ -189,7 +186,10 @@ fn draw_editor(f: &mut Frame, app: &App, area: Rect) -> Option<Position> {
         .map(|(i, l)| highlight(l, error_at.filter(|(line, _)| *line == i).map(|(_, c)| c)))
         .collect();
     // Long lines scroll sideways to keep the cursor in view.
-    let col = ed.col as u16;
+    let col = ed
+        .lines
+        .get(ed.row)
+        .map_or(0, |l| columns_before(l, ed.col)) as u16;
     let hscroll = (col + 1).saturating_sub(inner.width);
     f.render_widget(Paragraph::new(lines).scroll((0, hscroll)), inner);
     if !focused {
@@ -396,8 +396,8 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
         .map(|c| {
             shown
                 .iter()
-                .map(|(_, d)| cell(d, c).chars().count())
-                .chain(std::iter::once(c.chars().count()))
+                .map(|(_, d)| width(&cell(d, c)))
+                .chain(std::iter::once(width(c)))
                 .max()
                 .unwrap_or(4)
                 .clamp(3, 28)
@@ -407,7 +407,7 @@ fn draw_table(f: &mut Frame, app: &App, run: &QueryRun, area: Rect, focused: boo
         values
             .iter()
             .zip(&widths)
-            .map(|(v, w)| format!("{:<w$}", clip(v, *w), w = *w))
+            .map(|(v, w)| fit(v, *w))
             .collect::<Vec<_>>()
             .join(" │ ")
     };

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::query_stats::{self, Panel};
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, mark_selected, pane, paused_note};
+use super::{fit, fmt_ru, is_focused, mark_selected, pane, paused_note};
 use crate::gateway::{EMULATOR_KEY, Exchange};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
@@ -270,22 +270,17 @@ impl Columns {
         ))];
         if self.client {
             spans.push(Span::styled(
-                format!(
-                    " {:<w$}",
-                    clip(&e.client.to_string(), Columns::CLIENT),
-                    w = Columns::CLIENT
-                ),
+                format!(" {}", fit(&e.client.to_string(), Columns::CLIENT)),
                 theme().dim,
             ));
         }
         spans.push(Span::styled(
-            format!(" {:<w$}", clip(e.operation, self.op), w = self.op),
+            format!(" {}", fit(e.operation, self.op)),
             theme().key,
         ));
         spans.push(Span::raw(format!(
-            " {:<w$}",
-            clip(&resource_label(&e.path), self.resource),
-            w = self.resource
+            " {}",
+            fit(&resource_label(&e.path), self.resource)
         )));
         spans.push(Span::styled(
             format!(" {:>w$}", status_text(e), w = Columns::STATUS),

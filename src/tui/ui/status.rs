@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fmt_count, fmt_rate, fmt_ru};
+use super::{clip, escape, fmt_count, fmt_rate, fmt_ru};
 use crate::tui::state::requests::GatewayStatus;
 use crate::tui::state::{App, Level, View};
 
@@ -32,7 +32,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         View::Query => app.query.target.as_ref().or(app.container.as_ref()),
         _ => app.container.as_ref(),
     }
-    .map(|(db, c)| Span::styled(format!(" {db}/{c} "), theme().status_container));
+    .map(|(db, c)| {
+        Span::styled(
+            format!(" {} ", escape(&format!("{db}/{c}"))),
+            theme().status_container,
+        )
+    });
     let gateway = gateway(app).map(|g| Span::styled(format!(" {g} "), theme().info));
     let read_only = app
         .read_only
@@ -58,7 +63,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Level::Info => theme().info,
             Level::Error => theme().error,
         };
-        Span::styled(format!(" {text}"), style)
+        Span::styled(format!(" {}", escape(text)), style)
     });
     let charge = app
         .last_charge

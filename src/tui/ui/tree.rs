@@ -109,7 +109,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
     let detail_width = if detail.is_empty() {
         0
     } else {
-        detail.chars().count() + 1
+        super::width(&detail) + 1
     };
     let name_room = if matches!(node.kind, NodeKind::Logical { .. }) {
         room.saturating_sub(detail_width).max(room.min(KEY_MIN))
@@ -117,7 +117,7 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
         room
     };
     let name = clip(&name, name_room);
-    let room = room.saturating_sub(name.chars().count() + 1);
+    let room = room.saturating_sub(super::width(&name) + 1);
     let mut spans = vec![Span::raw(head), Span::styled(name, name_style)];
     if !detail.is_empty() && room > 3 {
         spans.push(Span::styled(

@@ -12,4 +12,5 @@ mod results;
 mod selection;
 mod smoke;
 mod snapshots;
+mod untrusted_text;
 mod update;
