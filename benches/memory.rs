@@ -145,7 +145,10 @@ fn load(n: usize) -> Loaded {
             "60000",
         ],
     );
-    let import = measure(&path, &["import", TARGET, input.to_str().expect("utf-8 path")]);
+    let import = measure(
+        &path,
+        &["import", TARGET, input.to_str().expect("utf-8 path")],
+    );
     Loaded {
         _dir: dir,
         path,
@@ -166,7 +169,10 @@ fn main() -> ExitCode {
     let small = if full { 50_000 } else { 1_000 };
     let sizes = [small, small * 4];
     let commands: [(&str, &[&str]); 4] = [
-        ("query --all", &["query", TARGET, "SELECT * FROM c", "--all"]),
+        (
+            "query --all",
+            &["query", TARGET, "SELECT * FROM c", "--all"],
+        ),
         (
             "query --all (JOIN)",
             &[

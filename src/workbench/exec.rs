@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use super::suite::{Action, Design, Generate, ParamSource, Step, Suite, WriteKind};
 use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
-use crate::engine::{Backend, BatchOperation, ItemResponse, PatchRequest, QueryOptions};
+use crate::engine::{
+    Backend, BatchOperation, ItemResponse, PatchRequest, QueryOptions, SprocRequest,
+};
 use crate::error::{Error, Result};
 use crate::samples::rng::Rng;
 use crate::samples::vocab::{Vocabulary, iso_millis, vocabulary};
@@ -400,6 +402,12 @@ impl<'e> Executor<'e> {
                 pk,
                 operations,
             } => call.batch(container, pk, operations),
+            Action::Execute {
+                container,
+                sproc,
+                pk,
+                args,
+            } => call.execute(container, sproc, pk, args),
         }?;
         run.throttled += call.throttled;
         Ok(result)
@@ -547,13 +555,8 @@ impl Call<'_, '_> {
         let r = self.retry.run(&mut self.throttled, || {
             engine.execute_batch(db, container, &pk, &ops)
         })?;
-        self.rec.op(
-            SINGLE,
-            vec![r.range.clone()],
-            r.request_charge,
-            started.elapsed(),
-            format!("{} operations, partition key {pk}", ops.len()),
-        );
+        let detail = format!("{} operations, partition key {pk}", ops.len());
+        self.rec.single(&r.range, r.request_charge, started, detail);
         if let Some(f) = r.failure {
             return Err(Error {
                 message: format!(
@@ -570,6 +573,33 @@ impl Call<'_, '_> {
                 .map(|o| o.resource_body.unwrap_or(Value::Null))
                 .collect(),
         ))
+    }
+
+    /// Executes stored procedure `sproc` in partition `pk` with `args`; returns the body it
+    /// set. A script that throws rolls back and fails the step with the script's error.
+    fn execute(
+        &mut self,
+        container: &str,
+        sproc: &str,
+        pk: &Template,
+        args: &Template,
+    ) -> Result<Value> {
+        let request = SprocRequest {
+            partition_key: self.fill(pk)?,
+            params: match self.fill(args)? {
+                Value::Array(args) => args,
+                other => vec![other],
+            },
+            enable_log: false,
+        };
+        let (engine, db) = (self.engine, self.db);
+        let started = Instant::now();
+        let r = self.retry.run(&mut self.throttled, || {
+            engine.execute_stored_procedure(db, container, sproc, &request)
+        })?;
+        let detail = format!("{sproc}, partition key {}", request.partition_key);
+        self.rec.single(&r.range, r.request_charge, started, detail);
+        Ok(r.body.unwrap_or(Value::Null))
     }
 }
 
@@ -618,16 +648,21 @@ impl Recorder<'_> {
         });
     }
 
-    /// A point operation: one logical partition, one range. Returns the item it returned.
-    fn point(&mut self, r: &ItemResponse, started: Instant, detail: String) -> Value {
-        let partitions = vec![r.range.clone()];
+    /// A request to one logical partition (one range), sent at `started`.
+    fn single(&mut self, range: &str, request_charge: f64, started: Instant, detail: String) {
+        let partitions = vec![range.to_string()];
         self.op(
             SINGLE,
             partitions,
-            r.request_charge,
+            request_charge,
             started.elapsed(),
             detail,
         );
+    }
+
+    /// A point operation: one logical partition, one range. Returns the item it returned.
+    fn point(&mut self, r: &ItemResponse, started: Instant, detail: String) -> Value {
+        self.single(&r.range, r.request_charge, started, detail);
         body(r.body.as_deref())
     }
 }

@@ -21,13 +21,14 @@
 //! title = "Retrieve a post"
 //! workbench = true               # false: only the simulator runs it
 //! [[patterns.steps."v1,v2"]]     # one list of steps per design (or comma-separated designs)
-//! read = "posts"                 # read | query | create | upsert | replace | patch | delete | batch
+//! read = "posts"                 # read | query | create | upsert | replace | patch | delete | batch | execute
 //! id = "{postId}"
 //! pk = "{postId}"
 //! as = "post"                    # bind the result for later steps: {post.userId}
 //! # query: sql, params = { name = "{...}" }, pk?, orderBy = "-field"?, take = N?
 //! # create/upsert/replace: body;  patch: id, pk, operations, condition?;  delete: id, pk
 //! # batch: pk, operations (the SDKs' {operationType, id?, resourceBody?, ifMatch?})
+//! # execute: sproc, pk, args (the stored procedure's parameters, in order)
 //! # forEach = "list": repeat for each element ({item});  setup = true: not measured
 //!
 //! [simulate]
@@ -217,6 +218,13 @@ pub enum Action {
         pk: Template,
         operations: Template,
     },
+    /// Executes a stored procedure of the container in one logical partition.
+    Execute {
+        container: String,
+        sproc: String,
+        pk: Template,
+        args: Template,
+    },
 }
 
 impl Action {
@@ -239,6 +247,7 @@ impl Action {
             Action::Patch { .. } => "patch",
             Action::Delete { .. } => "delete",
             Action::Batch { .. } => "batch",
+            Action::Execute { .. } => "execute",
         }
     }
 
@@ -249,7 +258,8 @@ impl Action {
             | Action::Write { container, .. }
             | Action::Patch { container, .. }
             | Action::Delete { container, .. }
-            | Action::Batch { container, .. } => container,
+            | Action::Batch { container, .. }
+            | Action::Execute { container, .. } => container,
         }
     }
 
@@ -268,6 +278,7 @@ impl Action {
                 id, pk, operations, ..
             } => vec![id, pk, operations],
             Action::Batch { pk, operations, .. } => vec![pk, operations],
+            Action::Execute { pk, args, .. } => vec![pk, args],
         }
     }
 }
@@ -459,6 +470,12 @@ struct RawStep {
     delete: Option<String>,
     #[serde(default)]
     batch: Option<String>,
+    #[serde(default)]
+    execute: Option<String>,
+    #[serde(default)]
+    sproc: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
@@ -841,6 +858,7 @@ impl RawStep {
             ("patch", &self.patch),
             ("delete", &self.delete),
             ("batch", &self.batch),
+            ("execute", &self.execute),
         ];
         let named: Vec<(&str, &String)> = actions
             .iter()
@@ -850,7 +868,7 @@ impl RawStep {
             [one] => Ok(*one),
             [] => Err(bad(format!(
                 "{at}: a step names one action with its container: read, query, create, \
-                 upsert, replace, patch, delete or batch (e.g. read = \"users\")"
+                 upsert, replace, patch, delete, batch or execute (e.g. read = \"users\")"
             ))),
             several => Err(bad(format!(
                 "{at}: a step does one thing; this one names {}",
@@ -871,6 +889,7 @@ impl RawStep {
             "query" => &["sql", "params", "pk", "orderBy", "take"],
             "create" | "upsert" | "replace" => &["body"],
             "patch" => &["id", "pk", "operations", "condition"],
+            "execute" => &["sproc", "pk", "args"],
             _ => &["pk", "operations"],
         };
         let given = [
@@ -883,10 +902,13 @@ impl RawStep {
             ("condition", self.condition.is_some()),
             ("orderBy", self.order_by.is_some()),
             ("take", self.take.is_some()),
+            ("sproc", self.sproc.is_some()),
+            ("args", self.args.is_some()),
         ];
         if let Some((f, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
             return Err(bad(format!(
-                "{at}: {f} does not apply to a {kind} step (it takes {})",
+                "{at}: {f} does not apply to {} (it takes {})",
+                a_step(kind),
                 allowed.join(", ")
             )));
         }
@@ -923,6 +945,24 @@ impl RawStep {
                 pk: tpl("pk", &self.pk)?,
                 operations: tpl("operations", &self.operations)?,
                 condition: self.condition.clone(),
+            },
+            "execute" => Action::Execute {
+                container,
+                sproc: self
+                    .sproc
+                    .clone()
+                    .ok_or_else(|| bad(format!("{at}: an execute step needs sproc")))?,
+                pk: tpl("pk", &self.pk)?,
+                args: match &self.args {
+                    None => Template::parse(&Value::Array(Vec::new()))
+                        .map_err(|why| bad(format!("{at}, args: {why}")))?,
+                    Some(Value::Array(_)) => tpl("args", &self.args)?,
+                    Some(_) => {
+                        return Err(bad(format!(
+                            "{at}: args is the stored procedure's parameters, a list"
+                        )));
+                    }
+                },
             },
             _ => Action::Batch {
                 container,
@@ -997,8 +1037,18 @@ impl RawStep {
 }
 
 /// Field `field` of a `kind` step as a template: it must be there and parse.
+/// "a read step", "an execute step".
+fn a_step(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind} step")
+}
+
 fn required(at: &str, kind: &str, field: &str, v: Option<&Value>) -> Result<Template> {
-    let v = v.ok_or_else(|| bad(format!("{at}: a {kind} step needs {field}")))?;
+    let v = v.ok_or_else(|| bad(format!("{at}: {} needs {field}", a_step(kind))))?;
     Template::parse(v).map_err(|why| bad(format!("{at}, {field}: {why}")))
 }
 
@@ -1018,13 +1068,22 @@ mod tests {
             .collect();
         assert_eq!(
             ids,
-            ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]
+            [
+                "C1", "Q1", "C2", "Q2", "Q3", "C3", "C3s", "Q4", "C4", "C4s", "Q5", "Q6"
+            ]
         );
+        // The stored-procedure rows are the designs that keep counts (v1 keeps none).
         for p in &blog.patterns {
             for d in &blog.designs {
-                assert!(p.steps_for(&d.id).is_some(), "{} {}", p.id, d.id);
+                let scripted = p.id.ends_with('s') && d.id == "v1";
+                assert_eq!(p.steps_for(&d.id).is_some(), !scripted, "{} {}", p.id, d.id);
             }
         }
+        let c3s = blog.pattern("C3s").unwrap().steps_for("v3").unwrap();
+        assert!(matches!(
+            &c3s[1].action,
+            Action::Execute { container, sproc, .. } if container == "posts" && sproc == "createComment"
+        ));
         assert!(blog.pattern("C3").unwrap().is_command());
         assert!(!blog.pattern("Q6").unwrap().is_command());
         assert!(blog.pattern("C3").unwrap().uses("v2", "postId"));

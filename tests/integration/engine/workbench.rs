@@ -2,7 +2,7 @@
 //! for every design with positive charges and the routing each design implies, the JSON
 //! has the documented shape, and bad suites and runs fail with clear errors.
 
-use cosmoscope::engine::Backend;
+use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::workbench::{self, Report, RunOptions, RunProgress, Suite};
 use serde_json::Value;
 
@@ -53,11 +53,19 @@ fn the_blog_suite_compares_the_three_designs() {
     let ids: Vec<&str> = report.patterns.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]
+        [
+            "C1", "Q1", "C2", "Q2", "Q3", "C3", "C3s", "Q4", "C4", "C4s", "Q5", "Q6"
+        ]
     );
     for p in &report.patterns {
         let designs: Vec<&str> = p.designs.0.iter().map(|d| d.design.as_str()).collect();
-        assert_eq!(designs, ["v1", "v2", "v3"], "{}", p.id);
+        // The stored-procedure rows run where the guide keeps counts: v2 and v3.
+        let expected: &[&str] = if p.id.ends_with('s') {
+            &["v2", "v3"]
+        } else {
+            &["v1", "v2", "v3"]
+        };
+        assert_eq!(designs, expected, "{}", p.id);
         for d in &p.designs.0 {
             let at = format!("{} on {}", p.id, d.design);
             assert!(d.request_charge > 0.0, "{at}: charge");
@@ -160,9 +168,14 @@ fn the_webstore_suite_compares_relational_and_denormalized() {
     let st = store();
     let report = run(&st, "webstore");
     let ids: Vec<&str> = report.patterns.iter().map(|p| p.id.as_str()).collect();
-    assert_eq!(ids, ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]);
+    assert_eq!(ids, ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W7s"]);
     for p in &report.patterns {
-        for d in ["relational", "denormalized"] {
+        let designs: &[&str] = if p.id == "W7s" {
+            &["denormalized"]
+        } else {
+            &["relational", "denormalized"]
+        };
+        for &d in designs {
             let r = p.design(d).unwrap_or_else(|| panic!("{} has no {d}", p.id));
             assert!(r.request_charge > 0.0, "{} {d}", p.id);
         }
@@ -189,6 +202,82 @@ fn the_webstore_suite_compares_relational_and_denormalized() {
         "batch"
     );
     assert_eq!(w7.design("relational").unwrap().requests, 2);
+}
+
+#[test]
+fn the_stored_procedure_rows_do_what_the_batch_rows_do() {
+    let st = store();
+    let suite = Suite::builtin("blog").unwrap();
+    let options = RunOptions {
+        patterns: Some(vec!["C3".into(), "C3s".into(), "C4".into(), "C4s".into()]),
+        ..options()
+    };
+    let report = workbench::run(&st.engine, &suite, &options, &mut |_| true).unwrap();
+    for (batch, script) in [("C3", "C3s"), ("C4", "C4s")] {
+        for design in ["v2", "v3"] {
+            let b = row(&report, batch).design(design).unwrap();
+            let s = row(&report, script).design(design).unwrap();
+            let ops: Vec<_> = s.operations.iter().filter(|o| !o.setup).collect();
+            assert_eq!(ops.len(), 1, "{script} on {design}: one request");
+            assert_eq!(ops[0].kind, "execute");
+            assert_eq!(ops[0].container, "posts");
+            assert_eq!(
+                (s.routing.as_str(), s.partitions_touched),
+                ("single-partition", 1)
+            );
+            // Both write the same two documents; the script's charge adds what it runs.
+            assert!(s.request_charge > 0.0 && b.request_charge > 0.0, "{design}");
+        }
+    }
+    // Either way, every post's counts agree with its comments and likes.
+    let all = QueryOptions {
+        max_items: Some(1_000_000),
+        ..QueryOptions::default()
+    };
+    for db in ["blog-v2", "blog-v3"] {
+        let counts = st
+            .engine
+            .query(
+                db,
+                "posts",
+                "SELECT c.postId, c.type, COUNT(1) AS n FROM c WHERE c.type IN ('comment', 'like') \
+                 GROUP BY c.postId, c.type",
+                &all,
+            )
+            .unwrap();
+        let posts = st
+            .engine
+            .query(
+                db,
+                "posts",
+                "SELECT c.postId, c.commentCount, c.likeCount FROM c WHERE c.type = 'post'",
+                &all,
+            )
+            .unwrap();
+        let count_of = |post: &Value, kind: &str| {
+            counts
+                .documents
+                .iter()
+                .map(|d| d.value())
+                .find(|d| d["postId"] == post["postId"] && d["type"] == kind)
+                .map_or(0, |d| d["n"].as_u64().unwrap_or(0))
+        };
+        let mut checked = 0;
+        for post in posts.documents.iter().map(|d| d.value()) {
+            assert_eq!(
+                post["commentCount"].as_u64(),
+                Some(count_of(post, "comment")),
+                "{db}: {post}"
+            );
+            assert_eq!(
+                post["likeCount"].as_u64(),
+                Some(count_of(post, "like")),
+                "{db}: {post}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 0, "{db} has posts");
+    }
 }
 
 #[test]
@@ -267,6 +356,22 @@ fn suite_errors_say_what_and_where() {
         "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nquery = \"posts\"\n"
     ));
     assert!(m.contains("a query step needs sql"), "{m}");
+    // A stored procedure step: its procedure, and its parameters as a list.
+    let execute = |fields: &str| {
+        parse_error(&format!(
+            "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\n\
+             execute = \"posts\"\npk = \"{{postId}}\"\n{fields}"
+        ))
+    };
+    let m = execute("");
+    assert!(m.contains("an execute step needs sproc"), "{m}");
+    let m = execute("sproc = \"s\"\nargs = \"{postId}\"\n");
+    assert!(
+        m.contains("args is the stored procedure's parameters, a list"),
+        "{m}"
+    );
+    let m = execute("sproc = \"s\"\nsql = \"SELECT 1\"\n");
+    assert!(m.contains("sql does not apply to an execute step"), "{m}");
     let m = parse_error(&format!(
         "{head}[[patterns]]\nid = \"Q\"\ntitle = \"q\"\n[[patterns.steps.a]]\nread = \"posts\"\n\
          id = \"{{item.id}}\"\npk = \"x\"\n"
