@@ -379,6 +379,10 @@ pub struct WorkbenchArgs {
     /// Only these patterns (repeatable)
     #[arg(long = "pattern", value_name = "ID")]
     pub patterns: Vec<String>,
+    /// Also project the table to N times today's data and throughput: physical partitions
+    /// by the service's split rules, each charge recomputed from its counted work
+    #[arg(long, value_name = "N")]
+    pub project: Option<f64>,
     /// Print the report as JSON instead of a table
     #[arg(long)]
     pub json: bool,

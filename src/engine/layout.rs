@@ -42,6 +42,23 @@ pub fn item_key(def: &PartitionKeyDefinition, doc: &Map<String, Value>) -> Resul
     })
 }
 
+/// The value at a `/a/b` path of a document, as the store reads a partition key path.
+pub use crate::store::partition_key::lookup as value_at;
+
+/// A number every client computes from a string alike: the first 8 bytes of its V2 hash
+/// (the hash of a one-path key with that value). Synthetic keys bucket items by it.
+pub fn id_hash(s: &str) -> u64 {
+    let e = crate::store::epk::effective_partition_key(
+        &[crate::store::epk::PkComponent::String(s.to_string())],
+        false,
+    );
+    let mut b = [0u8; 8];
+    for (i, v) in e.as_bytes().iter().take(8).enumerate() {
+        b[i] = *v;
+    }
+    u64::from_be_bytes(b)
+}
+
 /// The EPK of a key value in request form (a bare value for a one-path key, an array per
 /// level otherwise).
 pub fn value_epk(def: &PartitionKeyDefinition, value: &Value) -> Result<Vec<u8>> {
