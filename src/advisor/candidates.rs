@@ -80,9 +80,7 @@ impl Candidate {
     pub fn source_paths(&self) -> Vec<String> {
         match self {
             Candidate::Path { path } => vec![path.clone()],
-            Candidate::Hierarchical { paths } | Candidate::Synthetic { paths, .. } => {
-                paths.clone()
-            }
+            Candidate::Hierarchical { paths } | Candidate::Synthetic { paths, .. } => paths.clone(),
         }
     }
 
@@ -107,7 +105,11 @@ impl Candidate {
     }
 
     /// The key of `doc` (as it is before [`Candidate::prepare`]) under this candidate.
-    pub fn key_of(&self, def: &PartitionKeyDefinition, doc: &Map<String, Value>) -> Result<ItemKey> {
+    pub fn key_of(
+        &self,
+        def: &PartitionKeyDefinition,
+        doc: &Map<String, Value>,
+    ) -> Result<ItemKey> {
         match self {
             Candidate::Synthetic { paths, buckets } => {
                 let value = synthetic_value(paths, *buckets, doc)?;
@@ -144,10 +146,18 @@ impl Candidate {
 }
 
 /// The synthetic value of `doc`: the paths' values joined with `-`, and the bucket suffix.
-fn synthetic_value(paths: &[String], buckets: Option<u32>, doc: &Map<String, Value>) -> Result<String> {
+fn synthetic_value(
+    paths: &[String],
+    buckets: Option<u32>,
+    doc: &Map<String, Value>,
+) -> Result<String> {
     let parts: Vec<String> = paths
         .iter()
-        .map(|p| engine::layout::value_at(doc, p).map(text_of).unwrap_or_default())
+        .map(|p| {
+            engine::layout::value_at(doc, p)
+                .map(text_of)
+                .unwrap_or_default()
+        })
         .collect();
     let base = parts.join("-");
     Ok(match buckets {
@@ -211,7 +221,10 @@ fn split_top_level(text: &str) -> Result<Vec<&str>> {
             _ => {}
         }
         if !(0..=1).contains(&depth) {
-            return Err(syntax(text, "brackets do not nest: a hierarchical key is [/a,/b]"));
+            return Err(syntax(
+                text,
+                "brackets do not nest: a hierarchical key is [/a,/b]",
+            ));
         }
     }
     if depth != 0 {
@@ -226,7 +239,10 @@ fn parse_one(entry: &str) -> Result<Candidate> {
         let inner = inner
             .strip_suffix(']')
             .ok_or_else(|| syntax(entry, "a hierarchical key ends with ]"))?;
-        let paths: Vec<String> = inner.split(',').map(|p| path(entry, p)).collect::<Result<_>>()?;
+        let paths: Vec<String> = inner
+            .split(',')
+            .map(|p| path(entry, p))
+            .collect::<Result<_>>()?;
         if !(2..=3).contains(&paths.len()) {
             return Err(syntax(entry, "a hierarchical key has 2 or 3 levels"));
         }
@@ -240,7 +256,12 @@ fn parse_one(entry: &str) -> Result<Candidate> {
                 .parse()
                 .ok()
                 .filter(|n| (2..=MAX_BUCKETS).contains(n))
-                .ok_or_else(|| syntax(entry, &format!("the bucket count is a number from 2 to {MAX_BUCKETS}")))?;
+                .ok_or_else(|| {
+                    syntax(
+                        entry,
+                        &format!("the bucket count is a number from 2 to {MAX_BUCKETS}"),
+                    )
+                })?;
             (*base, Some(n))
         }
         _ => {
@@ -251,7 +272,10 @@ fn parse_one(entry: &str) -> Result<Candidate> {
             ));
         }
     };
-    let paths: Vec<String> = base.split('+').map(|p| path(entry, p)).collect::<Result<_>>()?;
+    let paths: Vec<String> = base
+        .split('+')
+        .map(|p| path(entry, p))
+        .collect::<Result<_>>()?;
     Ok(match (paths.as_slice(), buckets) {
         ([one], None) => Candidate::Path { path: one.clone() },
         _ => Candidate::Synthetic { paths, buckets },
@@ -261,10 +285,12 @@ fn parse_one(entry: &str) -> Result<Candidate> {
 fn path(entry: &str, p: &str) -> Result<String> {
     let p = p.trim();
     if !p.starts_with('/') || p.len() < 2 {
-        return Err(syntax(entry, &format!("{p:?} is not a path; paths start with / (/tenantId)")));
+        return Err(syntax(
+            entry,
+            &format!("{p:?} is not a path; paths start with / (/tenantId)"),
+        ));
     }
-    engine::layout::key_definition(vec![p.to_string()])
-        .map_err(|e| syntax(entry, &e.message))?;
+    engine::layout::key_definition(vec![p.to_string()]).map_err(|e| syntax(entry, &e.message))?;
     Ok(p.to_string())
 }
 
@@ -289,10 +315,23 @@ mod tests {
 
     #[test]
     fn bad_syntax_says_why() {
-        for bad in ["a", "[/a", "[/a]", "/a suffix x buckets", "/a suffix 1 buckets", "/a b", "[/a,[/b]]", "/a/*"] {
+        for bad in [
+            "a",
+            "[/a",
+            "[/a]",
+            "/a suffix x buckets",
+            "/a suffix 1 buckets",
+            "/a b",
+            "[/a,[/b]]",
+            "/a/*",
+        ] {
             let e = parse_list(bad).unwrap_err();
             assert_eq!(e.status, 400, "{bad}");
-            assert!(e.message.contains("invalid candidate key"), "{bad}: {}", e.message);
+            assert!(
+                e.message.contains("invalid candidate key"),
+                "{bad}: {}",
+                e.message
+            );
         }
         assert!(parse_list(" , ").is_err());
     }
@@ -300,15 +339,24 @@ mod tests {
     #[test]
     fn synthetic_values_follow_the_article() {
         let c = parse_list("/deviceId+/date").unwrap().remove(0);
-        let mut doc = json!({"id": "x", "deviceId": "abc-123", "date": 2018}).as_object().unwrap().clone();
+        let mut doc = json!({"id": "x", "deviceId": "abc-123", "date": 2018})
+            .as_object()
+            .unwrap()
+            .clone();
         c.prepare(&mut doc).unwrap();
         assert_eq!(doc["partitionKey"], json!("abc-123-2018"));
         let b = parse_list("/date suffix 4 buckets").unwrap().remove(0);
-        let mut doc = json!({"id": "x", "date": "2018-08-09"}).as_object().unwrap().clone();
+        let mut doc = json!({"id": "x", "date": "2018-08-09"})
+            .as_object()
+            .unwrap()
+            .clone();
         b.prepare(&mut doc).unwrap();
         let v = doc["partitionKey"].as_str().unwrap().to_string();
         assert_eq!(v, format!("2018-08-09.{}", bucket("x", 4)));
-        assert_eq!(b.synthetic_keys(&[json!(["2018-08-09"])], Some("x")), vec![v]);
+        assert_eq!(
+            b.synthetic_keys(&[json!(["2018-08-09"])], Some("x")),
+            vec![v]
+        );
         assert_eq!(b.synthetic_keys(&[json!(["d"])], None).len(), 4);
     }
 }
