@@ -235,7 +235,14 @@ impl Run<'_, '_> {
         let copy_ranges = self
             .engine
             .partition_key_ranges(&copy.database, &copy.container)?;
-        let note = (copy_ranges != placement.range_table()).then(|| {
+        let bounds = |r: &crate::engine::PartitionKeyRange| {
+            (r.min_inclusive.clone(), r.max_exclusive.clone())
+        };
+        let same = copy_ranges
+            .iter()
+            .map(bounds)
+            .eq(placement.range_table().iter().map(bounds));
+        let note = (!same).then(|| {
             format!(
                 "{label}: the copy split differently from the placement (it was imported in \
                  several batches); its RU per range follows the copy's {} ranges",
@@ -253,6 +260,7 @@ impl Run<'_, '_> {
             is_current,
             self.items,
             &placement,
+            &copy_ranges,
         );
         let iterations = self.opts.iterations;
         let total = (workload.patterns.len() * iterations) as u64;

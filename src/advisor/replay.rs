@@ -66,6 +66,9 @@ pub struct Replayer<'a> {
     pub placement: &'a Placement,
     /// Items the replay created: (id, today's key in wire form) → candidate key.
     created: Mutex<HashMap<(String, String), Value>>,
+    /// The copy's range ids → the placement's ids for the same EPK bounds (the store
+    /// numbers the ranges of a split in the order it happens to visit them).
+    range_ids: HashMap<String, String>,
     log: Mutex<Vec<Logged>>,
     /// Every query text the replay saw, with its parameters.
     queries: Mutex<Vec<(String, HashMap<String, Value>)>>,
@@ -84,7 +87,20 @@ impl<'a> Replayer<'a> {
         is_current: bool,
         items: &'a Items,
         placement: &'a Placement,
+        copy_ranges: &[PartitionKeyRange],
     ) -> Replayer<'a> {
+        let placed = placement.range_table();
+        let range_ids = copy_ranges
+            .iter()
+            .filter_map(|c| {
+                placed
+                    .iter()
+                    .find(|p| {
+                        p.min_inclusive == c.min_inclusive && p.max_exclusive == c.max_exclusive
+                    })
+                    .map(|p| (c.id.clone(), p.id.clone()))
+            })
+            .collect();
         Replayer {
             engine,
             database,
@@ -97,6 +113,7 @@ impl<'a> Replayer<'a> {
             items,
             placement,
             created: Mutex::default(),
+            range_ids,
             log: Mutex::default(),
             queries: Mutex::default(),
         }
@@ -117,6 +134,10 @@ impl<'a> Replayer<'a> {
     }
 
     fn record(&self, ranges: Vec<(String, f64)>, written_key: Option<&Value>) {
+        let ranges = ranges
+            .into_iter()
+            .map(|(id, ru)| (self.range_ids.get(&id).cloned().unwrap_or(id), ru))
+            .collect();
         lock(&self.log).push(Logged {
             ranges,
             written_key: written_key.map(Value::to_string),
