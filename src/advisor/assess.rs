@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::measure::PatternMeasure;
-use super::placement::{LevelCardinality, Placement};
+use super::placement::{LevelCardinality, Placement, RangePlacement};
 use crate::workbench::exec::FAN_OUT;
 
 /// Fewer distinct values than this is low cardinality ("hundreds or thousands of distinct
@@ -67,16 +67,12 @@ pub struct LargestPartition {
     pub share_of_limit: f64,
 }
 
-/// One physical partition under the candidate.
+/// One physical partition under the candidate: its data and its load.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RangeView {
-    pub id: String,
-    pub min_inclusive: String,
-    pub max_exclusive: String,
-    pub items: u64,
-    pub bytes: u64,
-    pub logical_partitions: u64,
+    #[serde(flatten)]
+    pub data: RangePlacement,
     pub ru_per_second: f64,
     pub write_ru_per_second: f64,
     /// RU/s this range may use (the throughput over the ranges).
@@ -145,12 +141,7 @@ pub fn figures(
         .ranges
         .iter()
         .map(|r| RangeView {
-            id: r.id.clone(),
-            min_inclusive: r.min_inclusive.clone(),
-            max_exclusive: r.max_exclusive.clone(),
-            items: r.items,
-            bytes: r.bytes,
-            logical_partitions: r.logical_partitions,
+            data: r.clone(),
             ru_per_second: 0.0,
             write_ru_per_second: 0.0,
             budget: round(budget),
@@ -161,7 +152,7 @@ pub fn figures(
     let mut key_writes: HashMap<&str, f64> = HashMap::new();
     for p in patterns {
         for (id, ru) in &p.per_range {
-            if let Some(r) = ranges.iter_mut().find(|r| &r.id == id) {
+            if let Some(r) = ranges.iter_mut().find(|r| r.data.id == *id) {
                 r.ru_per_second += ru * p.rate;
             }
             let e = heaters.entry(id.clone()).or_insert((p.id.clone(), 0.0));
@@ -170,7 +161,7 @@ pub fn figures(
             }
         }
         for (id, ru) in &p.writes_per_range {
-            if let Some(r) = ranges.iter_mut().find(|r| &r.id == id) {
+            if let Some(r) = ranges.iter_mut().find(|r| r.data.id == *id) {
                 r.write_ru_per_second += ru * p.rate;
             }
         }
@@ -191,10 +182,10 @@ pub fn figures(
         .max_by(|a, b| a.ru_per_second.total_cmp(&b.ru_per_second))
         .filter(|r| r.ru_per_second > 0.0)
         .map(|r| HottestRange {
-            id: r.id.clone(),
+            id: r.data.id.clone(),
             ru_per_second: r.ru_per_second,
             budget: r.budget,
-            pattern: heaters.get(&r.id).map(|(p, _)| p.clone()),
+            pattern: heaters.get(&r.data.id).map(|(p, _)| p.clone()),
         });
     let requests: f64 = patterns.iter().map(|p| p.rate * p.requests as f64).sum();
     let fanned: f64 = patterns

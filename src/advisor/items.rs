@@ -49,7 +49,7 @@ impl Items {
             items.by_address.insert((id, pk), items.docs.len());
             items.docs.push(doc);
             items.bytes.push(json.len() as u64);
-            if items.docs.len() as u64 % PROGRESS_EVERY == 0 {
+            if (items.docs.len() as u64).is_multiple_of(PROGRESS_EVERY) {
                 progress(items.docs.len() as u64);
             }
             Ok(())

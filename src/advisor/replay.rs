@@ -222,6 +222,25 @@ impl<'a> Replayer<'a> {
         Ok(r)
     }
 
+    /// A write to an existing item addressed by `id` and today's key `pk`: sent to the copy
+    /// with the item's candidate key.
+    fn addressed_write(
+        &self,
+        db: &str,
+        name: &str,
+        id: &str,
+        pk: &Value,
+        send: impl FnOnce(&dyn Backend, &str, &Value) -> Result<ItemResponse>,
+    ) -> Result<ItemResponse> {
+        if !self.ours(db, name) {
+            return Err(self.refuse_write(db, name));
+        }
+        let key = self.address(id, pk)?;
+        let r = send(self.engine, self.copy_database, &key)?;
+        self.record(vec![(r.range.clone(), r.request_charge)], Some(&key));
+        Ok(r)
+    }
+
     /// The candidate key every operation of a batch addressed with today's key `pk` falls
     /// in; 400 when they fall in several (no transactional batch can then hold them).
     fn batch_key(&self, pk: &Value, ops: &mut [BatchOperation]) -> Result<Value> {
@@ -516,15 +535,9 @@ impl Backend for Replayer<'_> {
         pk: &Value,
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        if !self.ours(db, name) {
-            return Err(self.refuse_write(db, name));
-        }
-        let key = self.address(id, pk)?;
-        let r = self
-            .engine
-            .delete_item(self.copy_database, self.container, id, &key, if_match)?;
-        self.record(vec![(r.range.clone(), r.request_charge)], Some(&key));
-        Ok(r)
+        self.addressed_write(db, name, id, pk, |e, copy, key| {
+            e.delete_item(copy, self.container, id, key, if_match)
+        })
     }
 
     fn patch_item(
@@ -536,20 +549,9 @@ impl Backend for Replayer<'_> {
         request: &PatchRequest,
         if_match: Option<&str>,
     ) -> Result<ItemResponse> {
-        if !self.ours(db, name) {
-            return Err(self.refuse_write(db, name));
-        }
-        let key = self.address(id, pk)?;
-        let r = self.engine.patch_item(
-            self.copy_database,
-            self.container,
-            id,
-            &key,
-            request,
-            if_match,
-        )?;
-        self.record(vec![(r.range.clone(), r.request_charge)], Some(&key));
-        Ok(r)
+        self.addressed_write(db, name, id, pk, |e, copy, key| {
+            e.patch_item(copy, self.container, id, key, request, if_match)
+        })
     }
 
     fn execute_batch(

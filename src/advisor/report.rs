@@ -16,7 +16,8 @@ use super::measure::PatternMeasure;
 use super::placement::Placement;
 use super::workload::Workload;
 use crate::engine::ContainerInfo;
-use crate::workbench::projection::{human_bytes, project_request, throughput_of};
+use crate::engine::fmt_bytes;
+use crate::workbench::projection::{project_request, throughput_of};
 
 /// One candidate as measured, before it is judged.
 pub struct Measured {
@@ -141,7 +142,7 @@ pub fn rank(
                 findings.extend(projected_findings(&figures, info, n, n_items));
                 p
             });
-            findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+            findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
             Assessment {
                 rank: 0,
                 key: m.candidate.to_string(),
@@ -241,8 +242,8 @@ fn projected_findings(f: &Figures, info: &ContainerInfo, n: f64, items: u64) -> 
                     "at {n}× the data its largest logical partition ({}) would hold {}, over the \
                      {} limit (its values do not multiply with the data)",
                     l.key,
-                    human_bytes((l.bytes as f64 * n) as u64),
-                    human_bytes(info.max_logical_partition_bytes)
+                    fmt_bytes((l.bytes as f64 * n) as u64),
+                    fmt_bytes(info.max_logical_partition_bytes)
                 ),
             }]
         }
@@ -259,7 +260,7 @@ impl Advice {
             "advise {} — {} items, {}, {} RU/s, partition key {}",
             self.container,
             self.items,
-            human_bytes(self.bytes),
+            fmt_bytes(self.bytes),
             self.throughput,
             self.partition_key
         );
@@ -304,7 +305,7 @@ fn candidate_table(out: &mut String, a: &Assessment) {
             "  largest logical partition: {} — {} items, {} ({:.4}% of the limit)",
             l.key,
             l.items,
-            human_bytes(l.bytes),
+            fmt_bytes(l.bytes),
             l.share_of_limit * 100.0
         );
     }
@@ -360,12 +361,12 @@ fn candidate_table(out: &mut String, a: &Assessment) {
         let _ = writeln!(
             out,
             "  range {:>3} [{}, {}): {} items, {}, {} logical · {:.1} RU/s ({:.1} writes) of {:.1}",
-            r.id,
-            short(&r.min_inclusive),
-            short(&r.max_exclusive),
-            r.items,
-            human_bytes(r.bytes),
-            r.logical_partitions,
+            r.data.id,
+            short(&r.data.min_inclusive),
+            short(&r.data.max_exclusive),
+            r.data.items,
+            fmt_bytes(r.data.bytes),
+            r.data.logical_partitions,
             r.ru_per_second,
             r.write_ru_per_second,
             r.budget

@@ -47,7 +47,7 @@ pub struct Workload {
 pub enum Source {
     /// A suite and the id of the design the container belongs to.
     Suite {
-        suite: Suite,
+        suite: Box<Suite>,
         design: String,
     },
     File,
@@ -168,7 +168,10 @@ fn from_suite(suite: Suite, name: &str, db: &str, c: &str, rate: f64) -> Result<
     Ok(Workload {
         name: name.to_string(),
         patterns,
-        source: Source::Suite { suite, design },
+        source: Source::Suite {
+            suite: Box::new(suite),
+            design,
+        },
     })
 }
 

@@ -29,7 +29,7 @@ use serde::Serialize;
 use super::exec::{FAN_OUT, QueryWorkCount, SINGLE};
 use super::report::{DesignResult, OperationReport, Report};
 use crate::charge::{self, QueryWork};
-use crate::engine::{Backend, ContainerInfo, Throughput};
+use crate::engine::{Backend, ContainerInfo, Throughput, fmt_bytes};
 use crate::error::{Error, Result};
 
 /// One container at today's scale and at N times it.
@@ -310,9 +310,9 @@ impl Projection {
                 c.database,
                 c.container,
                 c.items,
-                human_bytes(c.bytes),
+                fmt_bytes(c.bytes),
                 c.projected_items,
-                human_bytes(c.projected_bytes),
+                fmt_bytes(c.projected_bytes),
                 c.throughput,
                 c.projected_throughput,
                 c.ranges,
@@ -326,22 +326,6 @@ impl Projection {
             }
         }
         out
-    }
-}
-
-/// Bytes in the largest unit that keeps a whole number before the point.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 
