@@ -51,7 +51,7 @@ impl Severity {
 pub struct Finding {
     pub severity: Severity,
     /// A short name: low-cardinality, hot-key, over-budget, fan-out, storage-skew,
-    /// partition-limit, cannot-run.
+    /// partition-limit, id-collision, cannot-run.
     pub kind: &'static str,
     pub text: String,
 }
@@ -112,6 +112,8 @@ pub struct HottestRange {
 pub struct Figures {
     pub cardinality: Vec<LevelCardinality>,
     pub logical_partitions: u64,
+    /// Items that share an id with another item of their logical partition under this key.
+    pub id_collisions: u64,
     pub largest_logical_partition: Option<LargestPartition>,
     pub physical_partitions: usize,
     pub storage_skew: f64,
@@ -198,6 +200,7 @@ pub fn figures(
     Figures {
         cardinality: placement.cardinality.clone(),
         logical_partitions: placement.logical.len() as u64,
+        id_collisions: placement.id_collisions,
         largest_logical_partition: placement.largest().map(|l| LargestPartition {
             key: super::replay::request_form(&l.value),
             items: l.items,
@@ -270,6 +273,18 @@ pub fn findings(f: &Figures, items: u64) -> Vec<Finding> {
                 "its largest logical partition ({}) holds {} bytes, over the logical partition \
                  limit: writes to it fail with 403",
                 l.key, l.bytes
+            ),
+        );
+    }
+    if f.id_collisions > 0 {
+        add(
+            Severity::Fatal,
+            "id-collision",
+            format!(
+                "{} items share an id with another item of their logical partition: a \
+                 container with this key cannot hold them all (ids are unique per logical \
+                 partition)",
+                f.id_collisions
             ),
         );
     }

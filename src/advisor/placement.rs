@@ -43,6 +43,9 @@ pub struct Placement {
     pub layout: Layout,
     pub ranges: Vec<RangePlacement>,
     pub cardinality: Vec<LevelCardinality>,
+    /// Items whose id another item of the same logical partition already has: a container
+    /// with this key cannot hold both (ids are unique within a logical partition).
+    pub id_collisions: u64,
 }
 
 /// A physical partition's share of the data.
@@ -114,6 +117,18 @@ impl Placement {
         for l in sorted.iter_mut() {
             l.range = layout.owner(&l.epk).unwrap_or(0);
         }
+        let mut ids: HashSet<(usize, &str)> = HashSet::with_capacity(items.len());
+        let id_collisions = items
+            .docs
+            .iter()
+            .zip(&item_partition)
+            .filter(|(doc, p)| {
+                !ids.insert((
+                    **p,
+                    doc.get("id").and_then(Value::as_str).unwrap_or_default(),
+                ))
+            })
+            .count() as u64;
         let ranges = range_figures(&layout, &sorted);
         let cardinality = cardinality(candidate, items, sorted.len() as u64);
         Ok(Placement {
@@ -123,6 +138,7 @@ impl Placement {
             layout,
             ranges,
             cardinality,
+            id_collisions,
         })
     }
 

@@ -178,8 +178,8 @@ pub fn rank(
     }
 }
 
-/// The candidate at `n` times the data and throughput, with the workload's rates `n` times
-/// today's: ranges by the split rules, each pattern's charge recomputed from the counted
+/// The candidate at `n` times the data and throughput (at most the service's 1,000,000 RU/s),
+/// with the workload's rates `n` times today's: ranges by the split rules, each pattern's charge recomputed from the counted
 /// work of a median execution (see `workbench::projection`).
 fn project(m: &Measured, f: &Figures, info: &ContainerInfo, n: f64) -> ProjectedFigures {
     let throughput = throughput_of(info);
@@ -220,7 +220,9 @@ fn project(m: &Measured, f: &Figures, info: &ContainerInfo, n: f64) -> Projected
     ProjectedFigures {
         scale: n,
         physical_partitions: at_n,
-        budget: crate::charge::round(throughput.max_ru() as f64 * n / at_n.max(1) as f64),
+        budget: crate::charge::round(
+            crate::engine::projected_throughput(throughput, n) as f64 / at_n.max(1) as f64,
+        ),
         ru_per_second: crate::charge::round(patterns.iter().map(|p| p.ru_per_second).sum()),
         patterns,
         notes,

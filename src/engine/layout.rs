@@ -155,9 +155,15 @@ fn partitions_in(partitions: &[(Vec<u8>, u64)], range: &PkRange) -> Vec<(Epk, u6
 /// past anything the service provisions; the figure only bounds the loop).
 const MAX_PROJECTED_RANGES: usize = 1 << 20;
 
+/// RU/s `n` times `throughput`, at most the service's 1,000,000 RU/s per container (its
+/// default maximum; more takes a support request, which a projection does not assume).
+pub fn projected_throughput(throughput: Throughput, n: f64) -> u64 {
+    ((throughput.max_ru() as f64 * n).ceil() as u64).min(crate::store::catalog::MAX_THROUGHPUT)
+}
+
 /// The physical partitions a container whose ranges are `ranges` ((share of the hash space,
 /// bytes) each) would have with `n` times its data and its throughput raised to
-/// `n × throughput`: first the throughput splits (the widest range at its midpoint until
+/// [`projected_throughput`]: first the throughput splits (the widest range at its midpoint until
 /// there are `ceil(RU/s / 10,000)`, as raising throughput does), then the storage splits (a
 /// range over `max_partition_bytes` in two, until each fits). Data is assumed to grow evenly
 /// within each range (more logical partitions of today's shape, hashed uniformly), so a
@@ -173,7 +179,7 @@ pub fn projected_range_count(
     if table.is_empty() {
         table.push((1.0, 0.0));
     }
-    let ru = (throughput.max_ru() as f64 * n).ceil() as u64;
+    let ru = projected_throughput(throughput, n);
     let target = ranges::required_for_throughput(ru).min(MAX_PROJECTED_RANGES);
     while table.len() < target {
         // The widest range; the first of equals, as the store picks the lowest id.

@@ -47,7 +47,9 @@ pub use batch::{
 };
 pub use check::{CheckReport, ContainerReport};
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
-pub use layout::{ItemKey, Layout, bound_keys, item_key, projected_range_count, value_epk};
+pub use layout::{
+    ItemKey, Layout, bound_keys, item_key, projected_range_count, projected_throughput, value_epk,
+};
 pub use plan::QueryPlan;
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics,

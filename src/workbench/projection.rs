@@ -1,6 +1,7 @@
 //! Projection: what the same requests would cost with N times the data and throughput.
 //!
-//! Each container's physical partition count at scale comes from the service's rules as the
+//! The throughput at scale is N times today's, at most the service's default maximum of
+//! 1,000,000 RU/s per container. Each container's physical partition count at scale comes from the service's rules as the
 //! store applies them ([`crate::engine::projected_range_count`]: throughput splits, then
 //! storage splits). Each request's charge is recomputed from the RU model's counted work:
 //! the charge at scale is the measured charge plus the model's price of the work that
@@ -69,7 +70,7 @@ impl ContainerScale {
             ranges: info.partition_count,
             projected_items: (items as f64 * n).round() as u64,
             projected_bytes: (bytes as f64 * n).round() as u64,
-            projected_throughput: (throughput.max_ru() as f64 * n).round() as u64,
+            projected_throughput: crate::engine::projected_throughput(throughput, n),
             projected_ranges: crate::engine::projected_range_count(
                 &ranges,
                 throughput,
@@ -298,8 +299,11 @@ impl Projection {
     /// The workbench table at scale, with the containers' growth and the notes.
     pub fn to_table(&self) -> String {
         let mut out = format!(
-            "projected to {}× today's data and throughput\n\n",
-            self.scale
+            "projected to {}× today's data and throughput (at most 1,000,000 RU/s per container, \
+             the service's default maximum); ms and req are as measured: latency is not \
+             projected, and every container is assumed to grow {}×, though one its design keeps \
+             at a fixed size (a feed of the 100 newest) does not\n\n",
+            self.scale, self.scale
         );
         out.push_str(&self.report.to_table());
         out.push_str("\ncontainers at scale:\n");

@@ -126,3 +126,24 @@ fn proposes_the_properties_the_workload_filters_on() {
     // never filtered on; n and note are not either.
     assert_eq!(keys, ["/id", "/userId"]);
 }
+
+#[test]
+fn a_key_under_which_two_items_share_an_id_is_fatal() {
+    let f = fixture::open();
+    // The same id in two logical partitions of today's key: under /kind they would meet.
+    let items: Vec<serde_json::Value> = (0..40)
+        .map(|i| serde_json::json!({"id": format!("o{}", i % 20), "userId": format!("u{}", i / 20), "kind": "a"}))
+        .collect();
+    container_with(&f, "c", &["/userId"], Throughput::Manual(400), None, &items);
+    let opts = AdviseOptions {
+        candidates: Some("/kind".into()),
+        ..AdviseOptions::new(DB, "c")
+    };
+    let advice = advisor::advise(&f.engine, &opts, &mut |_| true).unwrap();
+    let kind = advice.candidates.iter().find(|a| a.key == "/kind").unwrap();
+    assert_eq!(kind.figures.id_collisions, 20);
+    assert_eq!(kind.findings[0].kind, "id-collision");
+    assert!(kind.verdict.starts_with("avoid"), "{}", kind.verdict);
+    assert_eq!(advice.candidates[0].key, "/userId");
+    assert!(advice.notes.iter().any(|n| n.starts_with("no workload")));
+}
