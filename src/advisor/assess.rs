@@ -393,7 +393,11 @@ pub fn verdict(findings: &[Finding], f: &Figures) -> String {
         Some(Severity::Moderate) => format!("workable: {}", list(Severity::Moderate).join("; ")),
         None => {
             let distinct = f.cardinality.last().map_or(0, |c| c.distinct);
-            let mut good = vec![format!("high cardinality ({distinct} values)")];
+            let mut good = vec![if distinct >= LOW_CARDINALITY {
+                format!("high cardinality ({distinct} values)")
+            } else {
+                format!("{distinct} distinct values, enough for this data")
+            }];
             if f.hottest_key_write_share > 0.0 {
                 good.push(format!(
                     "writes spread evenly (the busiest key takes {:.1}%)",

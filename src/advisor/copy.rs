@@ -25,8 +25,8 @@ pub struct Copy<'e> {
 impl<'e> Copy<'e> {
     /// Creates database `database` (which must not exist) with a container named like
     /// `source` but keyed by `candidate`, with `source`'s throughput, storage limit,
-    /// indexing policy and unique keys (its TTL off, so nothing expires mid-replay), and
-    /// copies `items` into it; `progress` gets the items written so far.
+    /// indexing and search policies and unique keys (its TTL off, so nothing expires
+    /// mid-replay), and copies `items` into it; `progress` gets the items written so far.
     pub fn create(
         engine: &'e dyn Backend,
         database: &str,
@@ -46,6 +46,9 @@ impl<'e> Copy<'e> {
         settings.max_partition_bytes = Some(source.max_partition_bytes);
         settings.max_logical_partition_bytes = Some(UNLIMITED_LOGICAL_BYTES);
         settings.indexing_policy = Some(source.indexing_policy.clone());
+        // The search policies the indexing policy's vector and full-text indexes rest on.
+        settings.vector_embedding_policy = source.vector_embedding_policy.clone();
+        settings.full_text_policy = source.full_text_policy.clone();
         settings.unique_keys = source
             .unique_key_policy
             .unique_keys
