@@ -147,3 +147,74 @@ fn a_key_under_which_two_items_share_an_id_is_fatal() {
     assert_eq!(advice.candidates[0].key, "/userId");
     assert!(advice.notes.iter().any(|n| n.starts_with("no workload")));
 }
+
+#[test]
+fn synthetic_keys_route_as_the_application_would_address_them() {
+    let f = fixture::open();
+    container_with(
+        &f,
+        "c",
+        &["/id"],
+        Throughput::Manual(40_000),
+        None,
+        &skewed_items(800),
+    );
+    let file = f.dir.path().join("workload.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[operations]]
+id = "byUserKind"
+weight = 5
+query = "SELECT * FROM c WHERE c.userId = @u AND c.kind = @k"
+params = { u = "/userId", k = "/kind" }
+
+[[operations]]
+id = "byUser"
+weight = 3
+query = "SELECT * FROM c WHERE c.userId = @u"
+params = { u = "/userId" }
+
+[[operations]]
+id = "read"
+weight = 2
+read = true
+"#,
+    )
+    .unwrap();
+    let opts = AdviseOptions {
+        workload: Some(file.to_string_lossy().into_owned()),
+        candidates: Some("/userId+/kind,/userId suffix 4 buckets".into()),
+        iterations: 5,
+        ..AdviseOptions::new(DB, "c")
+    };
+    let advice = advisor::advise(&f.engine, &opts, &mut |_| true).unwrap();
+    let pattern = |key: &str, id: &str| {
+        let a = advice.candidates.iter().find(|a| a.key == key).unwrap();
+        a.figures
+            .patterns
+            .iter()
+            .find(|p| p.id == id)
+            .unwrap()
+            .clone()
+    };
+    // The concatenation is bound when both its paths are; with one of them it fans out.
+    let both = pattern("/userId+/kind", "byUserKind");
+    assert_eq!(
+        (both.routing.as_str(), both.ranges_touched),
+        ("single-partition", 1)
+    );
+    assert_eq!(pattern("/userId+/kind", "byUser").routing, "fan-out");
+    // The bucketed key: the application sends the query once per bucket.
+    let buckets = pattern("/userId suffix 4 buckets", "byUser");
+    assert_eq!(buckets.routing, "targeted");
+    assert!((2..=4).contains(&buckets.ranges_touched), "{buckets:?}");
+    // A point read computes the key from the item, under every candidate.
+    for key in ["/userId+/kind", "/userId suffix 4 buckets", "/id"] {
+        let read = pattern(key, "read");
+        assert_eq!(
+            (read.routing.as_str(), read.ranges_touched, read.error),
+            ("single-partition", 1, None)
+        );
+    }
+}
