@@ -137,48 +137,12 @@ pub fn figures(
     throughput: u64,
     max_logical_bytes: u64,
 ) -> Figures {
-    let n_ranges = placement.ranges.len().max(1);
-    let budget = throughput as f64 / n_ranges as f64;
-    let mut ranges: Vec<RangeView> = placement
-        .ranges
-        .iter()
-        .map(|r| RangeView {
-            data: r.clone(),
-            ru_per_second: 0.0,
-            write_ru_per_second: 0.0,
-            budget: round(budget),
-        })
-        .collect();
-    // Per range: RU/s, and which pattern contributes most.
-    let mut heaters: HashMap<String, (String, f64)> = HashMap::new();
-    let mut key_writes: HashMap<&str, f64> = HashMap::new();
-    for p in patterns {
-        for (id, ru) in &p.per_range {
-            if let Some(r) = ranges.iter_mut().find(|r| r.data.id == *id) {
-                r.ru_per_second += ru * p.rate;
-            }
-            let e = heaters.entry(id.clone()).or_insert((p.id.clone(), 0.0));
-            if ru * p.rate > e.1 {
-                *e = (p.id.clone(), ru * p.rate);
-            }
-        }
-        for (id, ru) in &p.writes_per_range {
-            if let Some(r) = ranges.iter_mut().find(|r| r.data.id == *id) {
-                r.write_ru_per_second += ru * p.rate;
-            }
-        }
-        for (key, ru) in &p.writes_per_key {
-            *key_writes.entry(key).or_default() += ru * p.rate;
-        }
-    }
-    for r in &mut ranges {
-        r.ru_per_second = round(r.ru_per_second);
-        r.write_ru_per_second = round(r.write_ru_per_second);
-    }
-    let total_writes: f64 = key_writes.values().sum();
-    let hottest_key = key_writes.values().copied().fold(0.0, f64::max);
+    let load = Load::of(placement, patterns, throughput);
+    let ranges = load.ranges;
     let writes: Vec<f64> = ranges.iter().map(|r| r.write_ru_per_second).collect();
-    let mean_writes = writes.iter().sum::<f64>() / n_ranges as f64;
+    let mean_writes = writes.iter().sum::<f64>() / ranges.len().max(1) as f64;
+    let total_writes: f64 = load.key_writes.values().sum();
+    let hottest_key = load.key_writes.values().copied().fold(0.0, f64::max);
     let hottest_range = ranges
         .iter()
         .max_by(|a, b| a.ru_per_second.total_cmp(&b.ru_per_second))
@@ -187,7 +151,7 @@ pub fn figures(
             id: r.data.id.clone(),
             ru_per_second: r.ru_per_second,
             budget: r.budget,
-            pattern: heaters.get(&r.data.id).map(|(p, _)| p.clone()),
+            pattern: load.heaters.get(&r.data.id).map(|(p, _)| p.clone()),
         });
     let requests: f64 = patterns.iter().map(|p| p.rate * p.requests as f64).sum();
     let fanned: f64 = patterns
@@ -197,6 +161,13 @@ pub fn figures(
             p.rate * fan as f64
         })
         .sum();
+    let share = |part: f64, whole: f64| {
+        if whole > 0.0 {
+            round(part / whole)
+        } else {
+            0.0
+        }
+    };
     Figures {
         cardinality: placement.cardinality.clone(),
         logical_partitions: placement.logical.len() as u64,
@@ -209,38 +180,86 @@ pub fn figures(
         }),
         physical_partitions: placement.ranges.len(),
         storage_skew: round(placement.storage_skew()),
-        write_skew: if mean_writes > 0.0 {
-            round(writes.iter().copied().fold(0.0, f64::max) / mean_writes)
-        } else {
-            1.0
+        write_skew: match mean_writes > 0.0 {
+            true => round(writes.iter().copied().fold(0.0, f64::max) / mean_writes),
+            false => 1.0,
         },
-        hottest_key_write_share: if total_writes > 0.0 {
-            round(hottest_key / total_writes)
-        } else {
-            0.0
-        },
+        hottest_key_write_share: share(hottest_key, total_writes),
         ru_per_second: round(patterns.iter().map(|p| p.rate * mean_charge(p)).sum()),
-        fan_out_share: if requests > 0.0 {
-            round(fanned / requests)
-        } else {
-            0.0
-        },
+        fan_out_share: share(fanned, requests),
         hottest_range,
         ranges,
-        patterns: patterns
-            .iter()
-            .map(|p| PatternView {
-                id: p.id.clone(),
-                title: p.title.clone(),
-                rate: round(p.rate),
-                routing: p.routing.to_string(),
-                requests: p.requests,
-                ranges_touched: p.ranges_touched,
-                request_charge: p.request_charge,
-                ru_per_second: round(p.rate * mean_charge(p)),
-                error: p.error.clone(),
-            })
-            .collect(),
+        patterns: patterns.iter().map(pattern_view).collect(),
+    }
+}
+
+/// The workload's load on the placement's ranges at the patterns' rates.
+struct Load<'p> {
+    ranges: Vec<RangeView>,
+    /// Per range id: the pattern that contributes most RU/s, and that RU/s.
+    heaters: HashMap<String, (String, f64)>,
+    /// Write RU/s per candidate key.
+    key_writes: HashMap<&'p str, f64>,
+}
+
+impl<'p> Load<'p> {
+    fn of(placement: &Placement, patterns: &'p [PatternMeasure], throughput: u64) -> Load<'p> {
+        let budget = round(throughput as f64 / placement.ranges.len().max(1) as f64);
+        let mut load = Load {
+            ranges: placement
+                .ranges
+                .iter()
+                .map(|r| RangeView {
+                    data: r.clone(),
+                    ru_per_second: 0.0,
+                    write_ru_per_second: 0.0,
+                    budget,
+                })
+                .collect(),
+            heaters: HashMap::new(),
+            key_writes: HashMap::new(),
+        };
+        for p in patterns {
+            for (id, ru) in &p.per_range {
+                if let Some(r) = load.ranges.iter_mut().find(|r| r.data.id == *id) {
+                    r.ru_per_second += ru * p.rate;
+                }
+                let e = load
+                    .heaters
+                    .entry(id.clone())
+                    .or_insert((p.id.clone(), 0.0));
+                if ru * p.rate > e.1 {
+                    *e = (p.id.clone(), ru * p.rate);
+                }
+            }
+            for (id, ru) in &p.writes_per_range {
+                if let Some(r) = load.ranges.iter_mut().find(|r| r.data.id == *id) {
+                    r.write_ru_per_second += ru * p.rate;
+                }
+            }
+            for (key, ru) in &p.writes_per_key {
+                *load.key_writes.entry(key).or_default() += ru * p.rate;
+            }
+        }
+        for r in &mut load.ranges {
+            r.ru_per_second = round(r.ru_per_second);
+            r.write_ru_per_second = round(r.write_ru_per_second);
+        }
+        load
+    }
+}
+
+fn pattern_view(p: &PatternMeasure) -> PatternView {
+    PatternView {
+        id: p.id.clone(),
+        title: p.title.clone(),
+        rate: round(p.rate),
+        routing: p.routing.to_string(),
+        requests: p.requests,
+        ranges_touched: p.ranges_touched,
+        request_charge: p.request_charge,
+        ru_per_second: round(p.rate * mean_charge(p)),
+        error: p.error.clone(),
     }
 }
 

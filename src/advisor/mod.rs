@@ -191,7 +191,39 @@ struct Run<'a, 'e> {
     copies: usize,
 }
 
-impl Run<'_, '_> {
+impl<'e> Run<'_, 'e> {
+    /// A copy of the container keyed by `cand` (named `label` in progress reports), in a
+    /// database of its own; 499 when `progress` cancels while it fills.
+    fn copy(&mut self, cand: &Candidate, label: &str) -> Result<copy::Copy<'e>> {
+        self.copies += 1;
+        let copy_db = format!(
+            "advisor-{:x}-{}",
+            self.copy_nonce & 0xffff_ffff,
+            self.copies
+        );
+        let total = self.items.len() as u64;
+        let progress = &mut *self.progress;
+        let mut cancelled = false;
+        let copy = copy::Copy::create(
+            self.engine,
+            &copy_db,
+            self.info,
+            cand,
+            self.items,
+            &mut |done| {
+                cancelled |= !progress(&Progress::Copying {
+                    candidate: label.to_string(),
+                    done,
+                    total,
+                });
+            },
+        )?;
+        if cancelled {
+            return Err(Error::cancelled("the advisor was cancelled"));
+        }
+        Ok(copy)
+    }
+
     /// Places, copies and replays one candidate.
     fn assess(&mut self, cand: &Candidate, is_current: bool) -> Result<report::Measured> {
         let placement = placement::Placement::compute(cand, self.items, &self.limits)?;
@@ -205,33 +237,8 @@ impl Run<'_, '_> {
                 None,
             ));
         };
-        self.copies += 1;
-        let copy_db = format!(
-            "advisor-{:x}-{}",
-            self.copy_nonce & 0xffff_ffff,
-            self.copies
-        );
-        let total = self.items.len() as u64;
         let label = cand.to_string();
-        let progress = &mut *self.progress;
-        let mut cancelled = false;
-        let copy = copy::Copy::create(
-            self.engine,
-            &copy_db,
-            self.info,
-            cand,
-            self.items,
-            &mut |done| {
-                cancelled |= !progress(&Progress::Copying {
-                    candidate: label.clone(),
-                    done,
-                    total,
-                });
-            },
-        )?;
-        if cancelled {
-            return Err(Error::cancelled("the advisor was cancelled"));
-        }
+        let copy = self.copy(cand, &label)?;
         let copy_ranges = self
             .engine
             .partition_key_ranges(&copy.database, &copy.container)?;
@@ -263,6 +270,7 @@ impl Run<'_, '_> {
             &copy_ranges,
         );
         let iterations = self.opts.iterations;
+        let progress = &mut *self.progress;
         let total = (workload.patterns.len() * iterations) as u64;
         let patterns = measure::run_workload(
             &replayer,
