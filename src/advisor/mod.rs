@@ -69,8 +69,8 @@ impl AdviseOptions {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "stage")]
 pub enum Progress {
-    /// Reading the container's items.
-    Reading { done: u64 },
+    /// Reading the container's items: read so far, of the container's count.
+    Reading { done: u64, total: u64 },
     /// Copying the items into a container keyed by `candidate`.
     Copying {
         candidate: String,
@@ -110,8 +110,9 @@ pub fn advise(
         .map(candidates::parse_list)
         .transpose()?;
     let current_key = info.partition_key.clone();
+    let total = info.statistics.item_count;
     let items = items::Items::load(engine, db, c, &current_key, &mut |done| {
-        progress(&Progress::Reading { done });
+        progress(&Progress::Reading { done, total });
     })?;
     if let Some(list) = &named {
         for cand in list {

@@ -338,7 +338,10 @@ fn candidate_table(out: &mut String, a: &Assessment) {
             "pattern", "rate/s", "routing", "ranges", "req", "RU/exec", "RU/s"
         );
         for p in &f.patterns {
-            let title = format!("{} {}", p.id, p.title);
+            let title = match p.title == p.id {
+                true => p.id.clone(),
+                false => format!("{} {}", p.id, p.title),
+            };
             let title: String = title.chars().take(24).collect();
             match &p.error {
                 Some(e) => {

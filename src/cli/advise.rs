@@ -38,7 +38,8 @@ pub fn advise(engine: &dyn Backend, args: AdviseArgs) -> CliResult {
     let bar = progress_bar(0);
     let advice = advisor::advise(engine, &opts, &mut |p| {
         match p {
-            Progress::Reading { done } => {
+            Progress::Reading { done, total } => {
+                bar.set_length(*total);
                 bar.set_position(*done);
                 bar.set_message(format!("reading {db}/{c}"));
             }
