@@ -218,3 +218,36 @@ read = true
         );
     }
 }
+
+#[test]
+fn a_cancelled_advice_leaves_no_copy_behind() {
+    let f = fixture::open();
+    container_with(
+        &f,
+        "c",
+        &["/id"],
+        Throughput::Manual(400),
+        None,
+        &skewed_items(300),
+    );
+    let file = f.dir.path().join("workload.toml");
+    std::fs::write(&file, WORKLOAD).unwrap();
+    let opts = AdviseOptions {
+        workload: Some(file.to_string_lossy().into_owned()),
+        candidates: Some("/userId".into()),
+        ..AdviseOptions::new(DB, "c")
+    };
+    let mut replays = 0;
+    let e = advisor::advise(&f.engine, &opts, &mut |p| {
+        replays += usize::from(matches!(p, advisor::Progress::Replaying { .. }));
+        replays < 3
+    })
+    .unwrap_err();
+    assert_eq!(e.status, 499);
+    let dbs: Vec<String> = cosmoscope::engine::Backend::list_databases(&f.engine)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(dbs, [DB]);
+}
