@@ -11,11 +11,13 @@
 //! - [`processor`]: change feed processors (leases, checkpoints, splits) over the engine
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
 //! - [`workbench`]: access-pattern suites run against data models, compared pattern by pattern
+//! - [`advisor`]: the partition-key advisor: candidate keys placed, replayed and ranked
 //! - [`simulate`]: live mixed workloads against a design, with its change feed processors
 //! - [`gateway`]: the Cosmos DB REST API over the engine, for applications on the official SDKs
 //! - [`cli`]: the headless subcommands
 //! - [`tui`]: the terminal UI
 
+pub mod advisor;
 pub mod charge;
 pub mod cli;
 pub mod engine;

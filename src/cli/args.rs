@@ -195,6 +195,20 @@ pub enum Command {
                       (`cosmoscope feed blog-v3/posts --from now --follow`) sees the changes live."
     )]
     Simulate(SimulateArgs),
+    /// Advise on a partition key: place the container's items under today's key and
+    /// candidate keys, replay a workload on a copy with each, and rank them with reasons
+    #[command(
+        after_help = "CANDIDATES is a comma-separated list: /a (one path), [/a,/b] (hierarchical, 2-3 levels), \
+                      /a+/b (synthetic: the values joined with -), /a suffix 10 buckets (synthetic: the value \
+                      and a suffix .1 to .10 from the item id's hash). Without --candidates, the properties in \
+                      every item with many distinct values that the workload's queries filter on by equality \
+                      are proposed. The WORKLOAD is a bundled suite (blog, webstore: the patterns of the design \
+                      on this database), a suite file, or a workload file of weighted queries and point \
+                      operations (see the README); without it, the bundled suite with a design on this \
+                      database, if any. Each candidate is replayed on a temporary copy of the container, \
+                      deleted afterwards."
+    )]
+    Advise(AdviseArgs),
     /// The effective partition key (EPK) of a partition key value and the range that owns it
     Epk {
         /// The container, as DATABASE/CONTAINER
@@ -379,7 +393,38 @@ pub struct WorkbenchArgs {
     /// Only these patterns (repeatable)
     #[arg(long = "pattern", value_name = "ID")]
     pub patterns: Vec<String>,
+    /// Also project the table to N times today's data and throughput: physical partitions
+    /// by the service's split rules, each charge recomputed from its counted work
+    #[arg(long, value_name = "N")]
+    pub project: Option<f64>,
     /// Print the report as JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// The container, as DATABASE/CONTAINER
+    pub target: String,
+    /// A bundled suite (blog, webstore), a suite file or a workload file
+    #[arg(long, value_name = "SUITE|FILE")]
+    pub workload: Option<String>,
+    /// Candidate keys, comma-separated (repeatable): /a, [/a,/b], /a+/b, "/a suffix N buckets"
+    #[arg(long, value_name = "KEYS", allow_hyphen_values = true)]
+    pub candidates: Vec<String>,
+    /// Requests per second the workload's weights are scaled to
+    #[arg(long, default_value_t = crate::advisor::workload::DEFAULT_RATE, value_name = "OPS")]
+    pub rate: f64,
+    /// Runs of each pattern on each candidate, each with different parameters
+    #[arg(long, default_value_t = crate::advisor::DEFAULT_ITERATIONS, value_name = "N")]
+    pub iterations: usize,
+    /// Seed of the parameters drawn
+    #[arg(long, default_value_t = crate::samples::DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Also project each candidate to N times today's data, throughput and request rate
+    #[arg(long, value_name = "N")]
+    pub project: Option<f64>,
+    /// Print the advice as JSON instead of a table
     #[arg(long)]
     pub json: bool,
 }

@@ -5,6 +5,7 @@
 //! status 1 for a request error and 2 for a usage error. Progress goes to stderr, only when
 //! stderr is a terminal.
 
+mod advise;
 pub mod args;
 mod batch;
 mod check;
@@ -165,6 +166,7 @@ fn execute(cli: Cli) -> CliResult {
         },
         Some(Command::Workbench(args)) => workbench::workbench(&engine, args),
         Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
+        Some(Command::Advise(args)) => advise::advise(&engine, args),
         Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Compact) => compact::compact(engine),
         Some(Command::Check) => check::check(&dir),

@@ -16,6 +16,12 @@ use crate::workbench::{self, RunOptions, RunProgress, Suite};
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 pub fn workbench(engine: &dyn Backend, args: WorkbenchArgs) -> CliResult {
+    if let Some(n) = args.project.filter(|n| !(n.is_finite() && *n >= 1.0)) {
+        return Err(Failure::Usage(format!(
+            "--project is how many times today's data and throughput to project to, 1 or \
+             more; got {n}"
+        )));
+    }
     let suite = Suite::load(&args.suite)?;
     let options = RunOptions {
         scale: args.scale,
@@ -53,11 +59,21 @@ pub fn workbench(engine: &dyn Backend, args: WorkbenchArgs) -> CliResult {
     });
     bar.finish_and_clear();
     let report = report?;
-    if args.json {
-        print_json(&report);
-    } else {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report.to_table().as_bytes());
+    let projection = args
+        .project
+        .map(|n| workbench::projection::project(engine, &report, n))
+        .transpose()?;
+    match (args.json, projection) {
+        (true, None) => print_json(&report),
+        (true, Some(p)) => print_json(&serde_json::json!({"measured": report, "projection": p})),
+        (false, p) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(report.to_table().as_bytes());
+            if let Some(p) = p {
+                let _ = out.write_all(b"\n");
+                let _ = out.write_all(p.to_table().as_bytes());
+            }
+        }
     }
     Ok(())
 }

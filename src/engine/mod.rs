@@ -5,6 +5,7 @@
 //! for clients that run a query range by range ([`plan`]), change feed
 //! requests and pages ([`feed`]), containers, partitions and item responses ([`views`]),
 //! batches and patches ([`batch`]), server-side scripts and their executions ([`scripts`]),
+//! hypothetical partition layouts for the advisor and projections ([`layout`]),
 //! and the container settings and policies re-exported
 //! below. The operations on them are the [`Backend`] trait (`backend.rs`); [`Engine`] is
 //! its embedded implementation (`embedded.rs`) on the store of a data directory, which also
@@ -22,6 +23,7 @@ mod embedded;
 pub mod feed;
 mod group_commit;
 pub mod import;
+pub mod layout;
 pub mod plan;
 pub mod query;
 pub mod retry;
@@ -45,6 +47,9 @@ pub use batch::{
 };
 pub use check::{CheckReport, ContainerReport};
 pub use feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
+pub use layout::{
+    ItemKey, Layout, bound_keys, item_key, projected_range_count, projected_throughput, value_epk,
+};
 pub use plan::QueryPlan;
 pub use query::{
     AccessView, Document, IndexMetrics, PartitionResult, Progress, QueryLimits, QueryMetrics,

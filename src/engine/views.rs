@@ -332,3 +332,19 @@ pub struct ImportSummary {
     pub throttled: u64,
     pub seconds: f64,
 }
+
+/// A size for people: `830 B`, `1.2 MB` (binary units, one decimal).
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

@@ -243,6 +243,24 @@ pub struct OpRecord {
     pub detail: String,
     /// A setup step: not counted.
     pub setup: bool,
+    /// For a query page: the work the RU model priced, for projections.
+    pub work: Option<QueryWorkCount>,
+}
+
+/// What a query page did, as the RU model counts it: the projection recomputes its charge
+/// from these at another scale.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryWorkCount {
+    /// Physical partitions the page read.
+    pub ranges: usize,
+    /// Documents loaded (the service's retrieved document count) and their bytes.
+    pub loaded_docs: u64,
+    pub loaded_bytes: u64,
+    pub output_bytes: u64,
+    /// The documents were found by scanning (every document in scope loaded) rather than
+    /// through the index.
+    pub scan: bool,
 }
 
 /// The requests of one run of a pattern.
@@ -490,6 +508,15 @@ impl Call<'_, '_> {
                 started.elapsed(),
                 sql.to_string(),
             );
+            if let Some(last) = self.rec.run.ops.last_mut() {
+                last.work = Some(QueryWorkCount {
+                    ranges: page.partitions.len(),
+                    loaded_docs: page.metrics.retrieved_document_count,
+                    loaded_bytes: page.metrics.retrieved_document_size,
+                    output_bytes: page.metrics.output_document_size,
+                    scan: page.access.kind == "scan",
+                });
+            }
             docs.extend(page.documents.into_iter().map(Document::into_value));
             match page.continuation {
                 Some(token) => opts.continuation = Some(token),
@@ -645,6 +672,7 @@ impl Recorder<'_> {
             latency,
             detail,
             setup: self.setup,
+            work: None,
         });
     }
 

@@ -20,6 +20,7 @@
 //! data stays as consistent as the design promises.
 
 pub mod exec;
+pub mod projection;
 pub mod report;
 pub mod suite;
 pub mod template;
@@ -28,7 +29,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-pub use exec::{Executor, OpRecord, PatternRun, Pools, Vars};
+pub use exec::{Executor, OpRecord, PatternRun, Pools, QueryWorkCount, Vars};
 pub use report::{DesignInfo, DesignResult, DesignResults, OperationReport, PatternReport, Report};
 pub use suite::{Design, Pattern, Suite};
 

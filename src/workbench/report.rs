@@ -23,7 +23,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::exec::{FAN_OUT, PatternRun};
+use super::exec::{FAN_OUT, PatternRun, QueryWorkCount};
 use crate::samples::denormalize::ProcessorStats;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,6 +118,9 @@ pub struct OperationReport {
     pub detail: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub setup: bool,
+    /// A query page's counted work (what a projection recomputes the charge from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<QueryWorkCount>,
 }
 
 impl DesignResult {
@@ -162,6 +165,7 @@ impl DesignResult {
                     latency_ms: round3(ms(o.latency)),
                     detail: o.detail.clone(),
                     setup: o.setup,
+                    work: o.work,
                 })
                 .collect(),
         }

@@ -28,6 +28,17 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["error", "charge", "engine", "processor", "samples"],
     ),
     (
+        "advisor",
+        &[
+            "error",
+            "charge",
+            "engine",
+            "processor",
+            "samples",
+            "workbench",
+        ],
+    ),
+    (
         "simulate",
         &[
             "error",
@@ -62,6 +73,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "samples",
             "workbench",
             "simulate",
+            "advisor",
             "gateway",
             "tui",
         ],
@@ -83,6 +95,7 @@ const ABOVE_THE_FACADE: &[&str] = &[
     "samples",
     "workbench",
     "simulate",
+    "advisor",
     "gateway",
     "tui",
     "cli",

@@ -5,6 +5,7 @@
 //! Tests that spawn the program use `env!("CARGO_BIN_EXE_cosmoscope")`; fixtures read from
 //! `tests/data`. The gateway tests run the official SDKs (installed by `tests/sdk/setup`).
 
+mod advisor;
 mod architecture;
 mod cli;
 mod engine;
