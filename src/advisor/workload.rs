@@ -32,6 +32,7 @@ use serde::Deserialize;
 
 use super::items::Items;
 use crate::error::{Error, Result};
+use crate::workbench::suite::Action;
 use crate::workbench::{Design, Suite};
 
 /// Requests per second of the whole workload when it gives weights rather than rates.
@@ -143,8 +144,15 @@ fn from_suite(suite: Suite, name: &str, db: &str, c: &str, rate: f64) -> Result<
         .patterns
         .iter()
         .filter(|p| {
-            p.steps_for(&design.id)
-                .is_some_and(|steps| steps.iter().any(|s| !s.setup && s.action.container() == c))
+            p.steps_for(&design.id).is_some_and(|steps| {
+                steps.iter().any(|s| !s.setup && s.action.container() == c)
+                    // Stored-procedure patterns (C3s, C4s, W7s) are not replayed: a copy
+                    // under another key has no scripts, and their transactional-batch twins
+                    // (C3, C4, W7) send the same writes to the same logical partition.
+                    && !steps
+                        .iter()
+                        .any(|s| matches!(s.action, Action::Execute { .. }))
+            })
         })
         .map(|p| WorkPattern {
             id: p.id.clone(),
