@@ -60,6 +60,8 @@ pub enum Action {
     EditItem,
     NewItem,
     DeleteItem,
+    /// Opens the execute form of the selected stored procedure.
+    ExecuteScript,
     ToggleSystem,
     FeedPause,
     FeedMode,
@@ -123,6 +125,7 @@ impl Action {
         Action::EditItem,
         Action::NewItem,
         Action::DeleteItem,
+        Action::ExecuteScript,
         Action::ToggleSystem,
         Action::FeedPause,
         Action::FeedMode,
@@ -185,6 +188,7 @@ impl Action {
             Action::EditItem => "edit",
             Action::NewItem => "new item",
             Action::DeleteItem => "delete",
+            Action::ExecuteScript => "execute",
             Action::ToggleSystem => "system props",
             Action::FeedPause => "pause",
             Action::FeedMode => "mode",
@@ -251,9 +255,14 @@ impl Action {
             Action::LoadMore => "Load the next page",
             Action::CopyValue => "Copy the selected value to the clipboard",
             Action::CopyPath => "Copy the selected value's path to the clipboard",
-            Action::EditItem => "Edit the item in $EDITOR (saved with If-Match)",
-            Action::NewItem => "Create an item in the selected container in $EDITOR",
-            Action::DeleteItem => "Delete the selected item (asks first)",
+            Action::EditItem => "Edit the item (saved with If-Match) or the script in $EDITOR",
+            Action::NewItem => {
+                "Create an item in the selected container, or a script in the selected group, in $EDITOR"
+            }
+            Action::DeleteItem => "Delete the selected item or script (asks first)",
+            Action::ExecuteScript => {
+                "Execute the selected stored procedure: partition key, parameters, script log"
+            }
             Action::ToggleSystem => "Show or hide system properties (_rid, _etag, ...)",
             Action::FeedPause => "Pause or resume the feed view (events keep buffering)",
             Action::FeedMode => "Switch between latest-version and all-versions mode",

@@ -11,9 +11,12 @@ use super::msg::Msg;
 use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
 use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
+use super::state::script::{KINDS, trigger_label};
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::Progress;
-use crate::engine::{Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions};
+use crate::engine::{
+    Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions, ScriptKind,
+};
 use crate::error::{Result, StatusCode};
 use crate::query::complete::Schema;
 
@@ -60,7 +63,12 @@ pub fn children(
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     match node {
         NodeKind::Database { db, .. } => Ok((container_nodes(engine, db)?, None)),
-        NodeKind::Container { db, c, .. } => Ok((range_nodes(engine, db, c)?, None)),
+        NodeKind::Container { db, c, .. } => {
+            let mut nodes = range_nodes(engine, db, c)?;
+            nodes.extend(script_groups(engine, db, c)?);
+            Ok((nodes, None))
+        }
+        NodeKind::Scripts { db, c, kind, .. } => Ok((script_nodes(engine, db, c, *kind)?, None)),
         NodeKind::Range { db, c, range, .. } => logical_nodes(engine, db, c, *range, cursor),
         NodeKind::Logical { db, c, pk, .. } => item_nodes(engine, db, c, pk, cursor),
         _ => Ok((Vec::new(), None)),
@@ -105,6 +113,42 @@ fn range_nodes(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>>
                 bytes: r.statistics.size_bytes,
                 ru_now,
             }
+        })
+        .collect())
+}
+
+/// The container's script groups (stored procedures, triggers, UDFs) with their counts,
+/// listed even when empty: a group is where a new script of its kind is created.
+fn script_groups(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>> {
+    KINDS
+        .iter()
+        .map(|&kind| {
+            Ok(NodeKind::Scripts {
+                db: db.to_string(),
+                c: c.to_string(),
+                kind,
+                count: engine.list_scripts(db, c, kind)?.len(),
+            })
+        })
+        .collect()
+}
+
+/// A container's scripts of one kind, by id.
+fn script_nodes(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    kind: ScriptKind,
+) -> Result<Vec<NodeKind>> {
+    Ok(engine
+        .list_scripts(db, c, kind)?
+        .into_iter()
+        .map(|s| NodeKind::Script {
+            db: db.to_string(),
+            c: c.to_string(),
+            kind,
+            detail: trigger_label(s.trigger_type, s.trigger_operation),
+            id: s.id,
         })
         .collect())
 }
@@ -560,11 +604,57 @@ pub fn perform(
         }],
         Effect::LoadRanges { ticket, db, c } => vec![load_ranges(engine, ticket, db, c)],
         Effect::LoadSchema { db, c } => vec![Msg::Schema {
-            result: engine
-                .sample_documents(&db, &c, SCHEMA_SAMPLE)
-                .map(|docs| Schema::from_documents(docs.iter().map(Vec::as_slice))),
+            result: schema(engine, &db, &c),
             db,
             c,
+        }],
+        Effect::ReadScript {
+            ticket,
+            db,
+            c,
+            kind,
+            id,
+        } => vec![Msg::ScriptRead {
+            ticket,
+            result: engine.read_script(&db, &c, kind, &id),
+        }],
+        Effect::SaveScript {
+            ticket,
+            db,
+            c,
+            spec,
+            create,
+        } => {
+            let result = if create {
+                engine.create_script(&db, &c, &spec)
+            } else {
+                engine.replace_script(&db, &c, &spec)
+            };
+            vec![Msg::ScriptSaved {
+                ticket,
+                db,
+                c,
+                spec,
+                create,
+                result,
+            }]
+        }
+        Effect::DeleteScript { db, c, kind, id } => vec![Msg::ScriptDeleted {
+            result: engine.delete_script(&db, &c, kind, &id),
+            db,
+            c,
+            kind,
+            id,
+        }],
+        Effect::ExecuteProcedure {
+            ticket,
+            db,
+            c,
+            id,
+            request,
+        } => vec![Msg::Executed {
+            ticket,
+            result: engine.execute_stored_procedure(&db, &c, &id, &request),
         }],
         Effect::RunQuery {
             ticket,
@@ -639,12 +729,24 @@ pub fn perform(
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
         | Effect::EditQuery { .. }
+        | Effect::EditScript { .. }
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. }
         | Effect::StartGateway { .. }
         | Effect::StopGateway { .. } => Vec::new(),
     }
+}
+
+/// A sample of the container's documents for completion, with its UDFs' names (a backend
+/// without scripts completes without them).
+fn schema(engine: &dyn Backend, db: &str, c: &str) -> Result<Schema> {
+    let docs = engine.sample_documents(db, c, SCHEMA_SAMPLE)?;
+    let udfs = engine
+        .list_scripts(db, c, ScriptKind::UserDefinedFunction)
+        .map(|list| list.into_iter().map(|s| s.id).collect())
+        .unwrap_or_default();
+    Ok(Schema::from_documents(docs.iter().map(Vec::as_slice)).with_udfs(udfs))
 }
 
 /// The container's ranges for the strip, and its partition key paths.

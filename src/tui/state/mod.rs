@@ -8,6 +8,7 @@ pub mod list;
 pub mod palette;
 pub mod query;
 pub mod requests;
+pub mod script;
 pub mod tail;
 pub mod tree;
 
@@ -110,6 +111,8 @@ pub enum Layer {
         fields: Vec<(String, TextBuffer)>,
         selected: usize,
     },
+    /// The form that executes a stored procedure.
+    Execute(script::ExecuteForm),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +140,22 @@ pub enum Confirmed {
         if_match: Option<String>,
         create: bool,
     },
+    /// Delete a stored procedure, trigger or UDF.
+    DeleteScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+        id: String,
+    },
+    /// Open the editor again on a script that did not compile (`spec.body` as typed),
+    /// compared with the stored `original`.
+    ReeditScript {
+        db: String,
+        c: String,
+        spec: crate::engine::ScriptSpec,
+        original: String,
+        create: bool,
+    },
     /// Save an edited or new item (the body as typed) after showing the change.
     SaveItem {
         db: String,
@@ -159,6 +178,12 @@ pub enum PromptFor {
     ExportPath {
         db: String,
         c: String,
+    },
+    /// The name (and, for a trigger, type and operation) of a new script.
+    NewScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
     },
 }
 
@@ -261,6 +286,10 @@ pub struct App {
     pub tree: TreeState,
     pub item: Option<ItemView>,
     pub item_loading: Option<ItemRequest>,
+    /// The stored procedure, trigger or UDF the item view shows instead of an item.
+    pub script: Option<script::ScriptView>,
+    pub script_loading: Option<script::ScriptRequest>,
+    pub executing: Option<script::PendingExecution>,
     /// Partition key paths of the containers seen so far, by (database, container).
     pub pk_paths: std::collections::HashMap<(String, String), Vec<String>>,
     pub query: QueryState,
@@ -305,6 +334,9 @@ impl App {
             tree: TreeState::default(),
             item: None,
             item_loading: None,
+            script: None,
+            script_loading: None,
+            executing: None,
             pk_paths: Default::default(),
             query: QueryState::default(),
             feed: FeedState::default(),
@@ -337,9 +369,12 @@ impl App {
         match self.layers.last() {
             Some(Layer::Help { .. } | Layer::Messages { .. }) => Mode::Help,
             Some(Layer::Palette) => Mode::Palette,
-            Some(Layer::Prompt { .. } | Layer::Params { .. } | Layer::Confirm { .. }) => {
-                Mode::Input
-            }
+            Some(
+                Layer::Prompt { .. }
+                | Layer::Params { .. }
+                | Layer::Confirm { .. }
+                | Layer::Execute(_),
+            ) => Mode::Input,
             None => self.base_mode(),
         }
     }

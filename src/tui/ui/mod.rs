@@ -8,6 +8,7 @@ mod partitions;
 pub mod query;
 mod query_stats;
 mod requests;
+mod script;
 mod status;
 pub mod theme;
 mod tree;
@@ -77,7 +78,10 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         return app.page_rows.max(1);
     }
     let rows = match app.view {
-        View::Item => item::draw(f, app, right),
+        View::Item => match &app.script {
+            Some(s) => script::draw(f, app, s, right),
+            None => item::draw(f, app, right),
+        },
         View::Query => query::draw(f, app, right),
         View::Feed => feed::draw(f, app, right),
         View::Partitions => partitions::draw(f, app, right),
@@ -136,6 +140,14 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
             A::ShowPartitions,
             A::Palette,
             A::Quit,
+        ],
+        Mode::Item if app.script.is_some() => &[
+            A::ExecuteScript,
+            A::Help,
+            A::EditItem,
+            A::NewItem,
+            A::DeleteItem,
+            A::CopyValue,
         ],
         Mode::Item => &[
             A::Select,

@@ -23,11 +23,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Layer::Confirm { text, .. } => confirm(f, area, text),
             Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
             Layer::Params { fields, selected } => params(f, area, fields, *selected, top),
+            Layer::Execute(form) => super::script::form(f, area, form, top),
         }
     }
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect::new(
@@ -177,7 +178,7 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
     f.render_widget(Paragraph::new(lines), list);
 }
 
-fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
+pub(super) fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
     let text = buf.text();
     f.render_widget(
         Paragraph::new(Line::from(vec![
@@ -194,7 +195,19 @@ fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: 
 
 fn confirm(f: &mut Frame, area: Rect, text: &str) {
     let lines: Vec<&str> = text.lines().collect();
-    let r = centered(area, 70, lines.len() as u16 + 4);
+    // Long lines wrap: the box is as tall as the wrapped text, so the question and its
+    // keys at the end are never cut off.
+    let inner_width = usize::from(70u16.min(area.width).saturating_sub(2).max(1));
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            l.chars()
+                .count()
+                .div_ceil(inner_width.saturating_sub(8).max(1))
+                .max(1)
+        })
+        .sum();
+    let r = centered(area, 70, u16::try_from(rows + 4).unwrap_or(u16::MAX));
     f.render_widget(Clear, r);
     let block = pane("Confirm".into(), true);
     let inner = block.inner(r);

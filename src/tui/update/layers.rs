@@ -81,6 +81,33 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 })
             }
         },
+        Layer::Execute(form) => match (action, key.code) {
+            (Some(Action::Back), _) => {
+                app.layers.pop();
+                Some(Reaction::default())
+            }
+            (Some(Action::RunQuery), _) | (_, KeyCode::Enter) => Some(Request::ExecuteForm.into()),
+            (_, KeyCode::Up) | (Some(Action::FocusPrev), _) => {
+                form.step(false);
+                Some(Reaction::default())
+            }
+            (_, KeyCode::Down) | (Some(Action::FocusNext), _) => {
+                form.step(true);
+                Some(Reaction::default())
+            }
+            (Some(Action::Quit), _) => None,
+            _ => {
+                match form.text_field() {
+                    Some(buf) => {
+                        buf.handle_key(key);
+                    }
+                    // Space (or x) switches the script log on or off.
+                    None if matches!(key.code, KeyCode::Char(' ' | 'x')) => form.log = !form.log,
+                    None => {}
+                }
+                Some(Reaction::default())
+            }
+        },
         Layer::Params { fields, selected } => match (action, key.code) {
             (Some(Action::Back), _) => {
                 app.layers.pop();
@@ -143,6 +170,13 @@ fn submit_prompt(app: &mut App) -> Reaction {
             }
             .into()
         }
+        PromptFor::NewScript { db, c, kind } => Request::NewScript {
+            db,
+            c,
+            kind,
+            answer: text,
+        }
+        .into(),
         PromptFor::ExportPath { db, c } => Request::StartJob {
             title: format!("exporting {db}/{c}"),
             job: JobKind::Export {
@@ -168,7 +202,10 @@ fn cancel_prompt(app: &mut App) {
                 app.query.refresh_rows();
             }
             PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
-            PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
+            PromptFor::FeedStartTime
+            | PromptFor::SampleName
+            | PromptFor::ExportPath { .. }
+            | PromptFor::NewScript { .. } => {}
         }
     }
 }
@@ -333,6 +370,22 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             text,
             original: Some(original),
             if_match,
+            create,
+        }],
+        Confirmed::DeleteScript { db, c, kind, id } => {
+            vec![Effect::DeleteScript { db, c, kind, id }]
+        }
+        Confirmed::ReeditScript {
+            db,
+            c,
+            spec,
+            original,
+            create,
+        } => vec![Effect::EditScript {
+            db,
+            c,
+            spec,
+            original: Some(original),
             create,
         }],
         Confirmed::SaveItem {

@@ -18,6 +18,7 @@ mod prompt;
 mod query;
 mod request;
 mod requests;
+mod script;
 mod tree;
 
 use crossterm::event::KeyEvent;
@@ -140,6 +141,30 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Applied(result) => query::on_applied(app, result),
+        Msg::ScriptRead { ticket, result } => script::on_read(app, ticket, result),
+        Msg::ScriptEdited {
+            db,
+            c,
+            spec,
+            create,
+            result,
+        } => script::on_edited(app, db, c, spec, create, result),
+        Msg::ScriptSaved {
+            ticket: _,
+            db,
+            c,
+            spec,
+            create,
+            result,
+        } => route(script::on_saved(app, db, c, spec, create, result), app),
+        Msg::ScriptDeleted {
+            db,
+            c,
+            kind,
+            id,
+            result,
+        } => route(script::on_deleted(app, db, c, kind, id, result), app),
+        Msg::Executed { ticket, result } => route(script::on_executed(app, ticket, result), app),
         Msg::WorkbenchReport { ticket, report } => jobs::on_workbench_report(app, ticket, *report),
         Msg::JobProgress {
             ticket,
@@ -186,6 +211,14 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
         Request::RevealTreeMatches => tree::reveal_matches(app),
         Request::JumpTo(path) => route(tree::jump(app, &path), app),
         Request::ReadItem { db, c, id, pk } => item::read(app, db, c, id, pk),
+        Request::ShowScript { db, c, kind, id } => script::read(app, db, c, kind, id, false),
+        Request::NewScript {
+            db,
+            c,
+            kind,
+            answer,
+        } => script::begin_new(app, db, c, kind, &answer),
+        Request::ExecuteForm => script::submit_form(app),
         Request::StartJob { title, job } => jobs::start(app, title, job),
         Request::RestartFeed { from } => feed::restart_from(app, &from),
     }
@@ -359,8 +392,17 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Gateway | Action::RequestsPause | Action::RequestsClear => {
             requests::act(app, action)
         }
+        Action::ExecuteScript => script::act(app, action),
+        Action::EditItem | Action::NewItem | Action::DeleteItem if script::applies(app) => {
+            script::act(app, action)
+        }
         Action::EditItem | Action::NewItem | Action::DeleteItem | Action::ToggleSystem => {
             item::act(app, action)
+        }
+        Action::CopyValue
+            if app.focus == Focus::View && app.view == View::Item && app.script.is_some() =>
+        {
+            script::act(app, action)
         }
         Action::CopyValue | Action::CopyPath => copy(app, action),
         Action::Up
@@ -443,6 +485,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
 fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
     match (app.focus, app.view) {
         (Focus::Tree, _) => route(tree::navigate(app, action), app),
+        (Focus::View, View::Item) if app.script.is_some() => script::navigate(app, action),
         (Focus::View, View::Item) => item::navigate(app, action),
         (Focus::View, View::Query) => query::navigate(app, action),
         (Focus::View, View::Feed) => feed::navigate(app, action),

@@ -13,7 +13,9 @@ pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
         PromptFor::FeedFilter => app.feed.tail.filter.text.clone(),
         PromptFor::ResultsFilter => app.query.filter.clone().unwrap_or_default(),
         PromptFor::RequestsFilter => app.requests.tail.filter.text.clone(),
-        PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
+        PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::NewScript { .. } => {
+            String::new()
+        }
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
     };
     app.layers.push(Layer::Prompt {
@@ -50,6 +52,7 @@ pub fn text_field(app: &mut App) -> Option<&mut TextBuffer> {
         Layer::Palette => Some(&mut app.palette.input),
         Layer::Prompt { input, .. } => Some(input),
         Layer::Params { fields, selected } => fields.get_mut(*selected).map(|(_, b)| b),
+        Layer::Execute(form) => form.text_field(),
         _ => None,
     }
 }

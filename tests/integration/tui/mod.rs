@@ -9,6 +9,7 @@ mod keymap;
 mod layout;
 mod partition_picture;
 mod results;
+mod scripts;
 mod selection;
 mod smoke;
 mod snapshots;

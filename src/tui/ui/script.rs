@@ -1,0 +1,220 @@
+//! A script in the item view (its body with line numbers and light JavaScript colouring,
+//! then the last execution's report) and the form that executes a stored procedure.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::overlays::{centered, draw_input};
+use super::theme::theme;
+use super::{is_focused, pane};
+use crate::engine::ScriptKind;
+use crate::tui::state::App;
+use crate::tui::state::script::{ExecuteField, ExecuteForm, ReportLine, ScriptView, trigger_label};
+
+/// Draws the script; returns the rows of its body area (for paging keys).
+pub fn draw(f: &mut Frame, app: &App, s: &ScriptView, area: Rect) -> usize {
+    let focused = is_focused(app, true);
+    let trigger = trigger_label(s.info.trigger_type, s.info.trigger_operation);
+    let title = format!(
+        "{} {} · {}/{}{}",
+        s.info.kind.noun(),
+        s.info.id,
+        s.db,
+        s.c,
+        if trigger.is_empty() {
+            String::new()
+        } else {
+            format!(" · {trigger}")
+        }
+    );
+    let block = pane(title, focused);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let body: Vec<&str> = s.info.body.lines().collect();
+    let number_width = body.len().to_string().len();
+    let mut lines: Vec<Line> = body
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let mut spans = vec![Span::styled(
+                format!("{:>number_width$} │ ", i + 1),
+                theme().dim,
+            )];
+            spans.extend(javascript(text));
+            Line::from(spans)
+        })
+        .collect();
+    if let Some(e) = &s.execution {
+        // The report wraps (a script's error is long); the code does not, so its line
+        // numbers stay in their column.
+        let width = usize::from(inner.width.max(1));
+        for (kind, text) in e.report() {
+            let style = match kind {
+                ReportLine::Heading => theme().header,
+                ReportLine::Plain => Style::default(),
+                ReportLine::Error => theme().error,
+            };
+            let chars: Vec<char> = text.chars().collect();
+            for chunk in chars.chunks(width) {
+                lines.push(Line::styled(chunk.iter().collect::<String>(), style));
+            }
+            if chars.is_empty() {
+                lines.push(Line::raw(""));
+            }
+        }
+    } else if s.info.kind == ScriptKind::StoredProcedure {
+        let key = app
+            .keymap
+            .key_for(
+                crate::tui::keymap::Mode::Item,
+                crate::tui::action::Action::ExecuteScript,
+            )
+            .map_or_else(|| "the palette".to_string(), |k| k.to_string());
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!("{key} executes it: partition key, parameters, script log."),
+            theme().dim,
+        ));
+    }
+    let height = usize::from(inner.height);
+    let scroll = s.scroll.min(lines.len().saturating_sub(1));
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(height).collect();
+    f.render_widget(Paragraph::new(shown), inner);
+    height
+}
+
+/// JavaScript's keywords, the words coloured as such.
+const KEYWORDS: &[&str] = &[
+    "function",
+    "var",
+    "let",
+    "const",
+    "return",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "throw",
+    "new",
+    "try",
+    "catch",
+    "finally",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "typeof",
+    "break",
+    "continue",
+    "switch",
+    "case",
+    "default",
+    "this",
+    "in",
+    "of",
+];
+
+/// A line of JavaScript as spans: keywords, strings and `//` comments coloured, the rest
+/// plain. A light touch (no parser): enough to read a script at a glance.
+fn javascript(text: &str) -> Vec<Span<'static>> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut spans = Vec::new();
+    let mut plain = String::new();
+    let mut i = 0;
+    let flush = |plain: &mut String, spans: &mut Vec<Span<'static>>| {
+        if !plain.is_empty() {
+            spans.push(Span::raw(std::mem::take(plain)));
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            flush(&mut plain, &mut spans);
+            spans.push(Span::styled(
+                chars[i..].iter().collect::<String>(),
+                theme().dim,
+            ));
+            return spans;
+        }
+        if matches!(c, '"' | '\'' | '`') {
+            flush(&mut plain, &mut spans);
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != c {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(chars.len());
+            spans.push(Span::styled(
+                chars[i..end].iter().collect::<String>(),
+                theme().string,
+            ));
+            i = end;
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' || c == '$' {
+            let mut j = i;
+            while j < chars.len()
+                && (chars[j].is_alphanumeric() || chars[j] == '_' || chars[j] == '$')
+            {
+                j += 1;
+            }
+            let word: String = chars[i..j].iter().collect();
+            if KEYWORDS.contains(&word.as_str()) {
+                flush(&mut plain, &mut spans);
+                spans.push(Span::styled(word, theme().keyword));
+            } else {
+                plain.push_str(&word);
+            }
+            i = j;
+            continue;
+        }
+        plain.push(c);
+        i += 1;
+    }
+    flush(&mut plain, &mut spans);
+    spans
+}
+
+/// The execute form: the partition key, the parameters and the script log switch.
+pub fn form(f: &mut Frame, area: Rect, form: &ExecuteForm, top: bool) {
+    let r = centered(area, 72, 7);
+    f.render_widget(Clear, r);
+    let block = pane(format!("Execute {} · {}/{}", form.id, form.db, form.c), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let row = |i: u16| Rect::new(inner.x, inner.y + i, inner.width, 1);
+    let focus = |field: ExecuteField| top && form.field == field;
+    draw_input(
+        f,
+        row(0),
+        "partition key (JSON) ",
+        &form.partition_key,
+        focus(ExecuteField::PartitionKey),
+    );
+    draw_input(
+        f,
+        row(1),
+        "parameters (array)   ",
+        &form.params,
+        focus(ExecuteField::Params),
+    );
+    let check = if form.log { "[x]" } else { "[ ]" };
+    let log = Line::from(vec![
+        Span::styled("script log           ", theme().hint_key),
+        Span::raw(format!("{check} return console.log output")),
+    ]);
+    let log = if focus(ExecuteField::Log) {
+        log.style(theme().selected)
+    } else {
+        log
+    };
+    f.render_widget(Paragraph::new(log), row(2));
+    f.render_widget(
+        Paragraph::new("↑↓ field · space switches the log · Enter executes · Esc closes")
+            .style(theme().dim),
+        row(inner.height.saturating_sub(1)),
+    );
+}
