@@ -55,6 +55,10 @@ pub enum Action {
     ToggleResults,
     FocusEditor,
     LoadMore,
+    /// Writes the query's result to a file: JSON, NDJSON or CSV.
+    ExportResults,
+    /// Shows the selected result's cell (or document) whole.
+    ShowValue,
     CopyValue,
     CopyPath,
     EditItem,
@@ -120,6 +124,8 @@ impl Action {
         Action::ToggleResults,
         Action::FocusEditor,
         Action::LoadMore,
+        Action::ExportResults,
+        Action::ShowValue,
         Action::CopyValue,
         Action::CopyPath,
         Action::EditItem,
@@ -183,6 +189,8 @@ impl Action {
             Action::ToggleResults => "table/json",
             Action::FocusEditor => "editor",
             Action::LoadMore => "more",
+            Action::ExportResults => "export",
+            Action::ShowValue => "value",
             Action::CopyValue => "copy value",
             Action::CopyPath => "copy path",
             Action::EditItem => "edit",
@@ -253,6 +261,12 @@ impl Action {
             Action::ToggleResults => "Show results as a table or as JSON",
             Action::FocusEditor => "Move focus to the query editor",
             Action::LoadMore => "Load the next page",
+            Action::ExportResults => {
+                "Export the query's result to a file (.json, .ndjson or .csv): the loaded rows, or every page"
+            }
+            Action::ShowValue => {
+                "Show the selected cell whole (the document in JSON view), to scroll and copy"
+            }
             Action::CopyValue => "Copy the selected value to the clipboard",
             Action::CopyPath => "Copy the selected value's path to the clipboard",
             Action::EditItem => "Edit the item (saved with If-Match) or the script in $EDITOR",

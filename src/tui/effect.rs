@@ -20,6 +20,12 @@ pub enum JobKind {
         c: String,
         path: String,
     },
+    /// Write a query's result to a file (the loaded rows, or every page run again).
+    ExportResult {
+        source: crate::tui::export::Source,
+        path: String,
+        format: crate::tui::export::Format,
+    },
     /// Run a bundled workbench suite (loading the designs' samples if missing).
     Workbench {
         suite: String,

@@ -27,6 +27,8 @@ pub enum Mode {
     Requests,
     Palette,
     Help,
+    /// A value shown whole over the panes (a result's cell or document).
+    Value,
     /// A one-line text field (tree filter, parameter form, prompts).
     Input,
 }
@@ -43,6 +45,7 @@ impl Mode {
         Mode::Requests,
         Mode::Palette,
         Mode::Help,
+        Mode::Value,
         Mode::Input,
     ];
 
@@ -59,6 +62,7 @@ impl Mode {
             Mode::Requests => &["requests", "navigation", "global"],
             Mode::Palette => &["palette", "global"],
             Mode::Help => &["help", "global"],
+            Mode::Value => &["value", "help", "global"],
             Mode::Input => &["global"],
         }
     }
@@ -80,6 +84,7 @@ impl Mode {
             Mode::Requests => "Requests",
             Mode::Palette => "Palette",
             Mode::Help => "Help",
+            Mode::Value => "Value",
             Mode::Input => "Text field",
         }
     }

@@ -11,6 +11,7 @@
 
 pub mod action;
 pub mod effect;
+pub mod export;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod keymap;

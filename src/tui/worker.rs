@@ -869,8 +869,51 @@ pub fn run_job(
         }
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
+        JobKind::ExportResult {
+            source,
+            path,
+            format,
+        } => export_result(engine, ticket, source, path, *format, stop, send),
     };
     Msg::JobDone { ticket, result }
+}
+
+/// Writes a query's result to a file, with the rows written as progress.
+fn export_result(
+    engine: &dyn Backend,
+    ticket: u64,
+    source: &super::export::Source,
+    path: &str,
+    format: super::export::Format,
+    stop: &AtomicBool,
+    send: &dyn Fn(Msg),
+) -> Result<String> {
+    use super::export::Source;
+    let total = match source {
+        Source::Loaded(rows) => rows.len() as u64,
+        Source::Query { .. } => 0,
+    };
+    let mut progress = |done| {
+        send(Msg::JobProgress {
+            ticket,
+            done,
+            total,
+        })
+    };
+    let w = super::export::export(engine, source, path, format, stop, &mut progress)?;
+    let rerun = match source {
+        Source::Loaded(_) => String::new(),
+        Source::Query { .. } => format!(
+            " (the query run again for every page: {} RU)",
+            crate::tui::ui::fmt_ru(w.request_charge)
+        ),
+    };
+    Ok(format!(
+        "exported {} as {} to {}{rerun}",
+        crate::tui::ui::plural(w.rows, "row"),
+        format.name(),
+        w.path.display()
+    ))
 }
 
 fn run_workbench(

@@ -100,6 +100,17 @@ pub enum Layer {
         text: String,
         on_yes: Confirmed,
     },
+    /// A question with a few answers, each picked by its key (Esc picks none).
+    Choose {
+        text: String,
+        choices: Vec<Choice>,
+    },
+    /// A value shown whole (a result's cell or document), scrollable and copyable.
+    Value {
+        title: String,
+        text: String,
+        scroll: usize,
+    },
     /// A one-line prompt; `purpose` says what the answer is for.
     Prompt {
         title: String,
@@ -115,8 +126,21 @@ pub enum Layer {
     Execute(script::ExecuteForm),
 }
 
+/// One answer of a [`Layer::Choose`]: its key, what it says, and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub key: char,
+    pub label: String,
+    pub then: Confirmed,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
+    /// Start long work (an export).
+    Job {
+        title: String,
+        job: crate::tui::effect::JobKind,
+    },
     DeleteItem {
         db: String,
         c: String,
@@ -179,6 +203,8 @@ pub enum PromptFor {
         db: String,
         c: String,
     },
+    /// The file the query's result is exported to.
+    ResultsExport,
     /// The name (and, for a trigger, type and operation) of a new script.
     NewScript {
         db: String,
@@ -373,8 +399,10 @@ impl App {
                 Layer::Prompt { .. }
                 | Layer::Params { .. }
                 | Layer::Confirm { .. }
+                | Layer::Choose { .. }
                 | Layer::Execute(_),
             ) => Mode::Input,
+            Some(Layer::Value { .. }) => Mode::Value,
             None => self.base_mode(),
         }
     }

@@ -172,8 +172,10 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Results => &[
             A::Select,
             A::Help,
+            A::ShowValue,
             A::Filter,
             A::Sort,
+            A::ExportResults,
             A::LoadMore,
             A::ToggleResults,
             A::FocusEditor,
@@ -207,6 +209,7 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         ],
         Mode::Palette => &[A::Select, A::Back],
         Mode::Help => &[A::Down, A::Up, A::Back],
+        Mode::Value => &[A::Down, A::Up, A::CopyValue, A::Back],
         Mode::Input => &[A::Back],
     }
 }

@@ -11,7 +11,7 @@ use super::{clip, mark_selected, pane};
 use crate::tui::keymap::Mode;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::list::offset_showing;
-use crate::tui::state::{App, Layer};
+use crate::tui::state::{App, Choice, Layer};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     for (i, layer) in app.layers.iter().enumerate() {
@@ -21,6 +21,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Layer::Messages { scroll } => messages(f, app, area, *scroll),
             Layer::Palette => palette(f, app, area, top),
             Layer::Confirm { text, .. } => confirm(f, area, text),
+            Layer::Choose { text, choices } => choose(f, area, text, choices),
+            Layer::Value {
+                title,
+                text,
+                scroll,
+            } => value(f, app, area, title, text, *scroll),
             Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
             Layer::Params { fields, selected } => params(f, area, fields, *selected, top),
             Layer::Execute(form) => super::script::form(f, area, form, top),
@@ -229,6 +235,64 @@ fn confirm(f: &mut Frame, area: Rect, text: &str) {
         theme().hint_key,
     ));
     f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
+}
+
+/// A question with its answers, each behind its key.
+fn choose(f: &mut Frame, area: Rect, text: &str, choices: &[Choice]) {
+    let width = 76u16.min(area.width);
+    let inner_width = usize::from(width.saturating_sub(2).max(1));
+    let mut lines = vec![Line::styled(text.to_string(), theme().title)];
+    for c in choices {
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {}  ", c.key), theme().hint_key),
+            Span::raw(c.label.clone()),
+        ]));
+    }
+    lines.push(Line::styled("Esc: none of these", theme().dim));
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            l.width()
+                .div_ceil(inner_width.saturating_sub(8).max(1))
+                .max(1)
+        })
+        .sum();
+    let r = centered(area, width, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+    f.render_widget(Clear, r);
+    let block = pane("Choose".into(), true);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// A value shown whole, wrapped, from line `scroll`; `y` copies it.
+fn value(f: &mut Frame, app: &App, area: Rect, title: &str, text: &str, scroll: usize) {
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(30, 120),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let copy = app
+        .keymap
+        .key_for(Mode::Value, crate::tui::action::Action::CopyValue)
+        .map_or_else(String::new, |k| format!(" · {k} copies"));
+    let lines = text.lines().count().max(1);
+    let block = pane(
+        format!(
+            "{title} · line {} of {lines}{copy} · esc closes",
+            scroll + 1
+        ),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let shown: Vec<Line> = text
+        .lines()
+        .skip(scroll)
+        .map(|l| Line::raw(l.to_string()))
+        .collect();
+    f.render_widget(Paragraph::new(shown).wrap(Wrap { trim: false }), inner);
 }
 
 fn prompt(f: &mut Frame, area: Rect, title: &str, input: &TextBuffer, top: bool) {

@@ -40,6 +40,34 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             Some(Action::Quit) => None,
             _ => Some(Reaction::default()),
         },
+        Layer::Value { text, scroll, .. } => match action {
+            Some(Action::Back | Action::ShowValue) => {
+                app.layers.pop();
+                Some(Reaction::default())
+            }
+            Some(Action::CopyValue) => Some(vec![Effect::Copy { text: text.clone() }].into()),
+            Some(
+                a @ (Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom),
+            ) => {
+                let last = text.lines().count().saturating_sub(1);
+                *scroll = match a {
+                    Action::Up => scroll.saturating_sub(1),
+                    Action::Down => (*scroll + 1).min(last),
+                    Action::PageUp => scroll.saturating_sub(10),
+                    Action::PageDown => (*scroll + 10).min(last),
+                    Action::Top => 0,
+                    _ => last,
+                };
+                Some(Reaction::default())
+            }
+            Some(Action::Quit) => None,
+            _ => Some(Reaction::default()),
+        },
         Layer::Palette => match action {
             Some(Action::Back | Action::Palette) => Some(close_palette(app).into()),
             Some(a @ (Action::Up | Action::Down)) => {
@@ -61,7 +89,8 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 Some(Reaction::default())
             }
         },
-        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action).into()),
+        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action)),
+        Layer::Choose { .. } => Some(on_choice_key(app, key, action)),
         Layer::Prompt { input, purpose, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {
@@ -170,6 +199,7 @@ fn submit_prompt(app: &mut App) -> Reaction {
             }
             .into()
         }
+        PromptFor::ResultsExport => Request::ExportResult { path: text }.into(),
         PromptFor::NewScript { db, c, kind } => Request::NewScript {
             db,
             c,
@@ -205,7 +235,8 @@ fn cancel_prompt(app: &mut App) {
             PromptFor::FeedStartTime
             | PromptFor::SampleName
             | PromptFor::ExportPath { .. }
-            | PromptFor::NewScript { .. } => {}
+            | PromptFor::NewScript { .. }
+            | PromptFor::ResultsExport => {}
         }
     }
 }
@@ -313,7 +344,7 @@ fn save_params(app: &mut App) {
     }
 }
 
-fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<Effect> {
+fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Reaction {
     let yes = matches!(
         key.code,
         KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
@@ -321,17 +352,48 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
     let no =
         matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N')) || action == Some(Action::Back);
     if !yes && !no {
-        return Vec::new();
+        return Reaction::default();
     }
     let Some(Layer::Confirm { on_yes, .. }) = app.layers.pop() else {
-        return Vec::new();
+        return Reaction::default();
     };
     if no {
         app.info("cancelled");
-        return Vec::new();
+        return Reaction::default();
     }
+    perform(app, on_yes)
+}
+
+/// A choice among a few answers, each picked by its key; Esc picks none.
+fn on_choice_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Reaction {
+    if action == Some(Action::Back) {
+        app.layers.pop();
+        app.info("cancelled");
+        return Reaction::default();
+    }
+    let KeyCode::Char(pressed) = key.code else {
+        return Reaction::default();
+    };
+    let Some(Layer::Choose { choices, .. }) = app.layers.last() else {
+        return Reaction::default();
+    };
+    let Some(at) = choices
+        .iter()
+        .position(|c| c.key.eq_ignore_ascii_case(&pressed))
+    else {
+        return Reaction::default();
+    };
+    let Some(Layer::Choose { mut choices, .. }) = app.layers.pop() else {
+        return Reaction::default();
+    };
+    perform(app, choices.swap_remove(at).then)
+}
+
+/// Does what a confirmation or a choice was about.
+fn perform(app: &mut App, on_yes: Confirmed) -> Reaction {
     let ticket = app.ticket();
-    match on_yes {
+    let effects = match on_yes {
+        Confirmed::Job { title, job } => return Request::StartJob { title, job }.into(),
         Confirmed::DeleteItem {
             db,
             c,
@@ -402,5 +464,6 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             if_match,
             create,
         }],
-    }
+    };
+    effects.into()
 }

@@ -219,6 +219,7 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
             answer,
         } => script::begin_new(app, db, c, kind, &answer),
         Request::ExecuteForm => script::submit_form(app),
+        Request::ExportResult { path } => route(query::export_to(app, path), app),
         Request::StartJob { title, job } => jobs::start(app, title, job),
         Request::RestartFeed { from } => feed::restart_from(app, &from),
     }
@@ -384,6 +385,14 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             query::ensure_schema(app)
         }
         Action::LoadMore => query::load_more(app),
+        Action::ExportResults => {
+            query::ask_export(app);
+            Vec::new()
+        }
+        Action::ShowValue => {
+            query::show_value(app);
+            Vec::new()
+        }
         Action::FeedPause
         | Action::FeedMode
         | Action::FeedStart

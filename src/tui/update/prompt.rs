@@ -17,6 +17,12 @@ pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
             String::new()
         }
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
+        PromptFor::ResultsExport => app
+            .query
+            .run
+            .as_ref()
+            .map(|r| format!("{}-result.json", r.target.1))
+            .unwrap_or_default(),
     };
     app.layers.push(Layer::Prompt {
         title: title.to_string(),

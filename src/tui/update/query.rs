@@ -8,11 +8,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::prompt::{open_params, open_prompt};
+use super::request::{Reaction, Request};
 use crate::engine::QueryResult;
 use crate::error::{Error, StatusCode};
 use crate::query::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
+use crate::tui::effect::JobKind;
+use crate::tui::export::{Format, Source};
 use crate::tui::state::document::pk_of;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::query::{
@@ -20,6 +23,8 @@ use crate::tui::state::query::{
     columns,
 };
 use crate::tui::state::{App, Focus, ItemView, PromptFor, View};
+use crate::tui::state::{Choice, Confirmed, Layer};
+use crate::tui::ui::plural;
 
 /// The console follows the selection to another container, keeping its text; the last
 /// run's results stay, labelled with the container they came from.
@@ -353,6 +358,136 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     app.view = View::Item;
     app.focus = Focus::View;
     Vec::new()
+}
+
+/// Asks where to export the result (the format is the file's extension).
+pub fn ask_export(app: &mut App) {
+    if app.query.run.is_none() {
+        app.info("run a query first: its result is what is exported");
+        return;
+    }
+    open_prompt(
+        app,
+        "export the result to (.json, .ndjson or .csv)",
+        PromptFor::ResultsExport,
+    );
+}
+
+/// Exports the result to `path`: the rows loaded (as shown, searched and sorted), or,
+/// when the query has more pages, every page if the user picks that.
+pub fn export_to(app: &mut App, path: String) -> Reaction {
+    let path = path.trim().to_string();
+    let format = match Format::of(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            app.error(format!("not exported: {e}"));
+            return Reaction::default();
+        }
+    };
+    let Some(run) = app.query.run.as_ref() else {
+        return Reaction::default();
+    };
+    let rows: Vec<Value> = app
+        .query
+        .rows()
+        .iter()
+        .filter_map(|&i| run.documents.get(i).cloned())
+        .collect();
+    let shown = if app.query.filter.is_some() {
+        format!(
+            "the {} matching the search",
+            plural(rows.len() as u64, "loaded row")
+        )
+    } else {
+        format!("the {}", plural(rows.len() as u64, "loaded row"))
+    };
+    let loaded = Confirmed::Job {
+        title: format!("exporting {} to {path}", plural(rows.len() as u64, "row")),
+        job: JobKind::ExportResult {
+            source: Source::Loaded(rows),
+            path: path.clone(),
+            format,
+        },
+    };
+    if run.continuation.is_none() {
+        let Confirmed::Job { title, job } = loaded else {
+            return Reaction::default();
+        };
+        return Request::StartJob { title, job }.into();
+    }
+    let (db, c) = run.target.clone();
+    let every = Confirmed::Job {
+        title: format!("exporting every page to {path}"),
+        job: JobKind::ExportResult {
+            source: Source::Query {
+                db,
+                c,
+                sql: run.sql.clone(),
+                params: run.params.clone(),
+            },
+            path,
+            format,
+        },
+    };
+    app.layers.push(Layer::Choose {
+        text: format!(
+            "The query has more results than the {} loaded. Export which?",
+            run.documents.len()
+        ),
+        choices: vec![
+            Choice {
+                key: 'a',
+                label: "all of them: the query runs again, page by page, in the background (its RU are spent again; ctrl-x cancels)".into(),
+                then: every,
+            },
+            Choice {
+                key: 'l',
+                label: shown,
+                then: loaded,
+            },
+        ],
+    });
+    Reaction::default()
+}
+
+/// Opens the selected row's cell whole (the column the table is scrolled to), or the
+/// whole document in JSON view.
+pub fn show_value(app: &mut App) {
+    let Some(doc) = app.query.selected_document() else {
+        app.info("no row selected");
+        return;
+    };
+    let id = doc
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("row {}", app.query.selected + 1), str::to_string);
+    let (title, value) = match app.query.mode {
+        ResultsMode::Json => (id, Some(doc)),
+        ResultsMode::Table => {
+            let docs = app.query.run.as_ref().map_or(&[][..], |r| &r.documents);
+            let cols = columns(docs);
+            let column = cols
+                .get(app.query.hscroll.min(cols.len().saturating_sub(1)))
+                .cloned()
+                .unwrap_or_default();
+            let value = match doc {
+                Value::Object(o) => o.get(&column),
+                other if column == "value" => Some(other),
+                _ => None,
+            };
+            (format!("{id} · {column}"), value)
+        }
+    };
+    let text = match value {
+        None => "(not in this row)".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+    };
+    app.layers.push(Layer::Value {
+        title,
+        text,
+        scroll: 0,
+    });
 }
 
 /// Hands the query text to `$EDITOR`.

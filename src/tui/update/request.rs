@@ -44,6 +44,8 @@ pub enum Request {
         kind: crate::engine::ScriptKind,
         answer: String,
     },
+    /// Export the query's result to the file the prompt named.
+    ExportResult { path: String },
     /// Enter in the execute form: run the stored procedure if the form is complete.
     ExecuteForm,
     /// Start long work, unless some is running.

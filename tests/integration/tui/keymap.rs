@@ -162,6 +162,7 @@ fn tables(mode: Mode) -> &'static [&'static str] {
         Mode::Requests => &["requests", "navigation", "global"],
         Mode::Palette => &["palette", "global"],
         Mode::Help => &["help", "global"],
+        Mode::Value => &["value", "help", "global"],
         Mode::Input => &["global"],
     }
 }
