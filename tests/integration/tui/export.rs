@@ -263,30 +263,21 @@ fn snapshots_of_the_value_view_and_the_export_choice() {
 /// Fixes what changes from run to run: the loaded documents' `_ts` and `_etag` (which
 /// holds the time) and the query's timings.
 fn still(h: &mut Harness) {
-    let Some(run) = h.app.query.run.as_mut() else {
-        return;
-    };
-    for doc in &mut run.documents {
-        if let Some(o) = doc.as_object_mut() {
-            o.insert("_ts".into(), json!(1_700_000_000));
-            o.insert(
-                "_etag".into(),
-                json!("\"00000000-0000-0000-0000-000000000000\""),
-            );
+    if let Some(run) = h.app.query.run.as_mut() {
+        for doc in &mut run.documents {
+            if let Some(o) = doc.as_object_mut() {
+                o.insert("_ts".into(), json!(1_700_000_000));
+                o.insert(
+                    "_etag".into(),
+                    json!("\"00000000-0000-0000-0000-000000000000\""),
+                );
+            }
         }
     }
-    run.elapsed_ms = 0.0;
-    let zero = |m: &mut cosmoscope::engine::QueryMetrics| {
-        m.index_lookup_time_in_ms = 0.0;
-        m.document_load_time_in_ms = 0.0;
-        m.query_engine_execution_time_in_ms = 0.0;
-    };
-    zero(&mut run.metrics);
-    for p in run.partitions.values_mut() {
-        zero(&mut p.metrics);
-    }
+    zero_query_timings(h);
 }
 
+/// Checks `frame` against tests/snapshots/…`name`.snap, where the UI's snapshots are.
 fn snapshot(name: &str, frame: &str) {
     insta::with_settings!({
         omit_expression => true,

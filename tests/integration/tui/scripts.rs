@@ -338,23 +338,9 @@ fn udf_dot_in_the_query_editor_offers_the_containers_functions() {
     assert_eq!(run.documents, [json!({"id": "o-04", "tax": 10.5})]);
 }
 
-/// Checks `frame` against tests/snapshots/…`name`.snap, where the UI's snapshots are.
-fn snapshot(name: &str, frame: &str) {
-    insta::with_settings!({
-        omit_expression => true,
-        snapshot_path => "../../snapshots",
-    }, {
-        insta::assert_snapshot!(name.to_string(), frame);
-    });
-}
-
-/// The frame with the ranges' RU/s meters (RU per wall-clock second) zeroed.
+/// The frame with the ranges' RU/s meters zeroed.
 fn still(h: &mut Harness) -> String {
-    for n in &mut h.app.tree.nodes {
-        if let cosmoscope::tui::state::tree::NodeKind::Range { ru_now, .. } = &mut n.kind {
-            *ru_now = 0.0;
-        }
-    }
+    zero_range_meters(h);
     h.render()
 }
 
@@ -373,4 +359,14 @@ fn snapshots_of_a_procedure_and_its_execute_form() {
         h.keys("<down> <space> <enter>");
         snapshot(&format!("script_executed_{w}x{ht}"), &still(h));
     }
+}
+
+/// Checks `frame` against tests/snapshots/…`name`.snap, where the UI's snapshots are.
+fn snapshot(name: &str, frame: &str) {
+    insta::with_settings!({
+        omit_expression => true,
+        snapshot_path => "../../snapshots",
+    }, {
+        insta::assert_snapshot!(name.to_string(), frame);
+    });
 }
