@@ -66,6 +66,8 @@ pub enum Action {
     DeleteItem,
     /// Opens the execute form of the selected stored procedure.
     ExecuteScript,
+    /// Shows the selected container's settings and statistics.
+    Details,
     ToggleSystem,
     FeedPause,
     FeedMode,
@@ -132,6 +134,7 @@ impl Action {
         Action::NewItem,
         Action::DeleteItem,
         Action::ExecuteScript,
+        Action::Details,
         Action::ToggleSystem,
         Action::FeedPause,
         Action::FeedMode,
@@ -197,6 +200,7 @@ impl Action {
             Action::NewItem => "new item",
             Action::DeleteItem => "delete",
             Action::ExecuteScript => "execute",
+            Action::Details => "details",
             Action::ToggleSystem => "system props",
             Action::FeedPause => "pause",
             Action::FeedMode => "mode",
@@ -274,6 +278,9 @@ impl Action {
                 "Create an item in the selected container, or a script in the selected group, in $EDITOR"
             }
             Action::DeleteItem => "Delete the selected item or script (asks first)",
+            Action::Details => {
+                "Show the selected container's details: key, throughput and per-partition budget, indexing, TTL, unique keys, statistics, partitions"
+            }
             Action::ExecuteScript => {
                 "Execute the selected stored procedure: partition key, parameters, script log"
             }

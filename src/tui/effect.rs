@@ -151,6 +151,12 @@ pub enum Effect {
     SaveHistory {
         entries: Vec<String>,
     },
+    /// Read a container's settings and statistics for its details pane (`Msg::Details`).
+    LoadDetails {
+        ticket: u64,
+        db: String,
+        c: String,
+    },
     /// Read a stored procedure, trigger or UDF for the item view (`Msg::ScriptRead`).
     ReadScript {
         ticket: u64,

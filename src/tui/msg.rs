@@ -103,6 +103,13 @@ pub enum Msg {
         id: String,
     },
     Copied(Result<&'static str, String>),
+    /// A container's details, for its pane.
+    Details {
+        ticket: u64,
+        db: String,
+        c: String,
+        result: Result<Box<super::state::details::Details>, Error>,
+    },
     ScriptRead {
         ticket: u64,
         result: Result<ScriptInfo, Error>,

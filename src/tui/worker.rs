@@ -608,6 +608,12 @@ pub fn perform(
             db,
             c,
         }],
+        Effect::LoadDetails { ticket, db, c } => vec![Msg::Details {
+            ticket,
+            result: details(engine, &db, &c).map(Box::new),
+            db,
+            c,
+        }],
         Effect::ReadScript {
             ticket,
             db,
@@ -736,6 +742,26 @@ pub fn perform(
         | Effect::StartGateway { .. }
         | Effect::StopGateway { .. } => Vec::new(),
     }
+}
+
+/// A container's settings and statistics for its pane, with its scripts counted and, for
+/// a bundled sample's container, the note on its design.
+fn details(engine: &dyn Backend, db: &str, c: &str) -> Result<super::state::details::Details> {
+    let info = engine.container(db, c)?;
+    let count = |kind| engine.list_scripts(db, c, kind).map_or(0, |l| l.len());
+    let note = crate::samples::list().ok().and_then(|sets| {
+        sets.into_iter()
+            .flat_map(|s| s.databases)
+            .filter(|d| d.id == db)
+            .flat_map(|d| d.containers)
+            .find(|x| x.id == c)
+            .and_then(|x| x.note)
+    });
+    Ok(super::state::details::Details {
+        info,
+        note,
+        scripts: KINDS.map(count),
+    })
 }
 
 /// A sample of the container's documents for completion, with its UDFs' names (a backend

@@ -1,5 +1,6 @@
 //! Everything the screen shows, in one value that `update` changes and drawing reads.
 
+pub mod details;
 pub mod document;
 pub mod editor;
 pub mod feed;
@@ -316,6 +317,9 @@ pub struct App {
     pub script: Option<script::ScriptView>,
     pub script_loading: Option<script::ScriptRequest>,
     pub executing: Option<script::PendingExecution>,
+    /// A container's details pane, shown in the item view, and the ticket of its read.
+    pub details: Option<details::DetailsView>,
+    pub details_loading: Option<u64>,
     /// Partition key paths of the containers seen so far, by (database, container).
     pub pk_paths: std::collections::HashMap<(String, String), Vec<String>>,
     pub query: QueryState,
@@ -363,6 +367,8 @@ impl App {
             script: None,
             script_loading: None,
             executing: None,
+            details: None,
+            details_loading: None,
             pk_paths: Default::default(),
             query: QueryState::default(),
             feed: FeedState::default(),
@@ -388,6 +394,14 @@ impl App {
     pub fn ticket(&mut self) -> u64 {
         self.next_ticket += 1;
         self.next_ticket
+    }
+
+    /// Empties the item view (an item, a script or a container's details), before it
+    /// shows something else.
+    pub fn clear_item_view(&mut self) {
+        self.item = None;
+        self.script = None;
+        self.details = None;
     }
 
     /// The keymap mode keys are read in now.

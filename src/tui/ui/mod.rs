@@ -1,6 +1,7 @@
 //! Drawing: pure functions from the state to a frame. Nothing here changes state or
 //! touches the store.
 
+mod details;
 mod feed;
 mod item;
 mod overlays;
@@ -78,9 +79,10 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         return app.page_rows.max(1);
     }
     let rows = match app.view {
-        View::Item => match &app.script {
-            Some(s) => script::draw(f, app, s, right),
-            None => item::draw(f, app, right),
+        View::Item => match (&app.script, &app.details) {
+            (Some(s), _) => script::draw(f, app, s, right),
+            (None, Some(d)) => details::draw(f, app, d, right),
+            (None, None) => item::draw(f, app, right),
         },
         View::Query => query::draw(f, app, right),
         View::Feed => feed::draw(f, app, right),
@@ -134,10 +136,10 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Tree => &[
             A::Select,
             A::Help,
+            A::Details,
             A::Filter,
             A::NewQuery,
             A::ShowFeed,
-            A::ShowPartitions,
             A::Palette,
             A::Quit,
         ],

@@ -50,21 +50,7 @@ pub fn draw(f: &mut Frame, app: &App, s: &ScriptView, area: Rect) -> usize {
     if let Some(e) = &s.execution {
         // The report wraps (a script's error is long); the code does not, so its line
         // numbers stay in their column.
-        let width = usize::from(inner.width.max(1));
-        for (kind, text) in e.report() {
-            let style = match kind {
-                ReportLine::Heading => theme().header,
-                ReportLine::Plain => Style::default(),
-                ReportLine::Error => theme().error,
-            };
-            let chars: Vec<char> = text.chars().collect();
-            for chunk in chars.chunks(width) {
-                lines.push(Line::styled(chunk.iter().collect::<String>(), style));
-            }
-            if chars.is_empty() {
-                lines.push(Line::raw(""));
-            }
-        }
+        lines.extend(report_lines(e.report(), inner.width));
     } else if s.info.kind == ScriptKind::StoredProcedure {
         let key = app
             .keymap
@@ -84,6 +70,40 @@ pub fn draw(f: &mut Frame, app: &App, s: &ScriptView, area: Rect) -> usize {
     let shown: Vec<Line> = lines.into_iter().skip(scroll).take(height).collect();
     f.render_widget(Paragraph::new(shown), inner);
     height
+}
+
+/// Report lines styled by their kind, wrapped into rows of `width` characters (at a space
+/// where one is near the end of the row).
+pub(super) fn report_lines(report: Vec<(ReportLine, String)>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    let mut lines = Vec::new();
+    for (kind, text) in report {
+        let style = match kind {
+            ReportLine::Heading => theme().header,
+            ReportLine::Plain => Style::default(),
+            ReportLine::Error => theme().error,
+        };
+        let mut rest: Vec<char> = text.chars().collect();
+        if rest.is_empty() {
+            lines.push(Line::raw(""));
+        }
+        while !rest.is_empty() {
+            // Break at the last space that fits, unless that leaves most of the row empty.
+            let cut = if rest.len() <= width {
+                rest.len()
+            } else {
+                match rest[..=width].iter().rposition(|c| *c == ' ') {
+                    Some(space) if space > width / 2 => space,
+                    _ => width,
+                }
+            };
+            let row: String = rest[..cut].iter().collect();
+            lines.push(Line::styled(row, style));
+            let skip = usize::from(rest.get(cut) == Some(&' '));
+            rest.drain(..(cut + skip).min(rest.len()));
+        }
+    }
+    lines
 }
 
 /// JavaScript's keywords, the words coloured as such.

@@ -51,7 +51,7 @@ pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) 
             let mut tree = JsonTree::new(doc);
             tree.hide_system = hide;
             tree.rebuild();
-            app.script = None;
+            app.clear_item_view();
             app.item = Some(ItemView {
                 db,
                 c,

@@ -9,6 +9,7 @@
 //! Below the views sit what they all may use: `request` (those types) and `prompt`
 //! (asking for text); the list movement and document helpers they share are in `state`.
 
+mod details;
 mod feed;
 mod item;
 mod jobs;
@@ -141,6 +142,12 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Applied(result) => query::on_applied(app, result),
+        Msg::Details {
+            ticket,
+            db,
+            c,
+            result,
+        } => details::on_details(app, ticket, db, c, result),
         Msg::ScriptRead { ticket, result } => script::on_read(app, ticket, result),
         Msg::ScriptEdited {
             db,
@@ -402,6 +409,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             requests::act(app, action)
         }
         Action::ExecuteScript => script::act(app, action),
+        Action::Details => details::show(app),
         Action::EditItem | Action::NewItem | Action::DeleteItem if script::applies(app) => {
             script::act(app, action)
         }
@@ -495,6 +503,7 @@ fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
     match (app.focus, app.view) {
         (Focus::Tree, _) => route(tree::navigate(app, action), app),
         (Focus::View, View::Item) if app.script.is_some() => script::navigate(app, action),
+        (Focus::View, View::Item) if app.details.is_some() => details::navigate(app, action),
         (Focus::View, View::Item) => item::navigate(app, action),
         (Focus::View, View::Query) => query::navigate(app, action),
         (Focus::View, View::Feed) => feed::navigate(app, action),

@@ -343,7 +343,7 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
         .to_string();
     let etag = doc.get("_etag").and_then(Value::as_str).map(str::to_string);
     let pk = pk_of(&doc, &app.partition_key_paths(&db, &c));
-    app.script = None;
+    app.clear_item_view();
     app.item = Some(ItemView {
         db,
         c,

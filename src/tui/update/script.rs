@@ -108,8 +108,8 @@ pub fn on_read(app: &mut App, ticket: u64, result: Result<ScriptInfo, Error>) ->
                 view.execution = old.execution;
                 view.last_form = old.last_form;
             }
+            app.clear_item_view();
             app.script = Some(view);
-            app.item = None;
             app.view = View::Item;
             if req.then_edit {
                 return edit(app);
@@ -313,8 +313,8 @@ pub fn on_saved(
                 view.execution = old.execution;
                 view.last_form = old.last_form;
             }
+            app.clear_item_view();
             app.script = Some(view);
-            app.item = None;
             app.view = View::Item;
             Request::ReloadTree.into()
         }

@@ -167,7 +167,7 @@ fn a_procedure_that_throws_shows_its_error_and_writes_nothing() {
     h.keys("<enter>");
     let frame = h.render();
     assert!(frame.contains("failed (400 BadRequest)"), "{frame}");
-    assert!(frame.contains("Exception = Error: refused af"), "{frame}");
+    assert!(frame.contains("Exception = Error: refused"), "{frame}");
     let message = h.app.message.clone().expect("a message").1;
     assert!(message.contains("refused after writing o-99"), "{message}");
     let read = s.engine.read_item(DB, ORDERS, "o-99", &json!("c-9"));
