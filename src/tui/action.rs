@@ -47,6 +47,8 @@ pub enum Action {
     QueryParams,
     NewQuery,
     HistoryPrev,
+    /// Searches the console's container's query history.
+    SearchHistory,
     /// Edits the query text in `$EDITOR`.
     EditQuery,
     /// Completes the word at the editor's cursor: properties, aliases, keywords, functions.
@@ -120,6 +122,7 @@ impl Action {
         Action::QueryParams,
         Action::NewQuery,
         Action::HistoryPrev,
+        Action::SearchHistory,
         Action::EditQuery,
         Action::Complete,
         Action::HistoryNext,
@@ -186,6 +189,7 @@ impl Action {
             Action::QueryParams => "params",
             Action::NewQuery => "new query",
             Action::HistoryPrev => "history back",
+            Action::SearchHistory => "search history",
             Action::EditQuery => "$EDITOR",
             Action::Complete => "complete",
             Action::HistoryNext => "history fwd",
@@ -257,6 +261,9 @@ impl Action {
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
+            Action::SearchHistory => {
+                "Search the queries run on this container (with their parameters), newest first"
+            }
             Action::EditQuery => "Edit the query text in $EDITOR (a .sql file)",
             Action::Complete => {
                 "Complete at the cursor: properties seen in the container, aliases, @parameters, keywords, functions"

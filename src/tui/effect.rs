@@ -149,7 +149,7 @@ pub enum Effect {
         ticket: u64,
     },
     SaveHistory {
-        entries: Vec<String>,
+        entries: Vec<super::state::history::HistoryEntry>,
     },
     /// Read a container's settings and statistics for its details pane (`Msg::Details`).
     LoadDetails {

@@ -161,7 +161,7 @@ pub enum Msg {
         ticket: u64,
         result: Result<String, Error>,
     },
-    History(Vec<String>),
+    History(Vec<super::state::history::HistoryEntry>),
     /// The gateway is serving, or why it could not start (a port in use).
     GatewayStarted {
         ticket: u64,

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::effect::Effect;
 use super::msg::Msg;
 use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
+use super::state::history::HistoryEntry;
 use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
 use super::state::script::{KINDS, trigger_label};
@@ -541,14 +542,14 @@ pub fn history_path(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("query-history.json")
 }
 
-pub fn load_history(data_dir: &std::path::Path) -> Vec<String> {
+/// The history the data directory keeps (either of its file forms; none if unreadable).
+pub fn load_history(data_dir: &std::path::Path) -> Vec<HistoryEntry> {
     std::fs::read(history_path(data_dir))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+        .map(|b| super::state::history::parse(&b))
         .unwrap_or_default()
 }
 
-pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::Result<()> {
+pub fn save_history(data_dir: &std::path::Path, entries: &[HistoryEntry]) -> std::io::Result<()> {
     let path = history_path(data_dir);
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(entries).unwrap_or_default())?;

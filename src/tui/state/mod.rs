@@ -4,6 +4,7 @@ pub mod details;
 pub mod document;
 pub mod editor;
 pub mod feed;
+pub mod history;
 pub mod json_tree;
 pub mod list;
 pub mod palette;
@@ -117,6 +118,11 @@ pub enum Layer {
         title: String,
         input: TextBuffer,
         purpose: PromptFor,
+    },
+    /// The console's history, searched as you type; Enter takes the selected query.
+    History {
+        input: TextBuffer,
+        selected: usize,
     },
     /// The query's parameter values, one field per `@name`.
     Params {
@@ -408,7 +414,7 @@ impl App {
     pub fn mode(&self) -> Mode {
         match self.layers.last() {
             Some(Layer::Help { .. } | Layer::Messages { .. }) => Mode::Help,
-            Some(Layer::Palette) => Mode::Palette,
+            Some(Layer::Palette | Layer::History { .. }) => Mode::Palette,
             Some(
                 Layer::Prompt { .. }
                 | Layer::Params { .. }

@@ -20,6 +20,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Layer::Help { scroll } => help(f, app, area, *scroll),
             Layer::Messages { scroll } => messages(f, app, area, *scroll),
             Layer::Palette => palette(f, app, area, top),
+            Layer::History { input, selected } => history(f, app, area, input, *selected, top),
             Layer::Confirm { text, .. } => confirm(f, area, text),
             Layer::Choose { text, choices } => choose(f, area, text, choices),
             Layer::Value {
@@ -179,6 +180,54 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
                 Span::raw(clip(&e.text, list.width.saturating_sub(10) as usize)),
             ]);
             mark_selected(line, i == p.selected, true)
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), list);
+}
+
+/// The search over the console's container's history: newest first, each query on one
+/// line with the parameter values it ran with.
+fn history(f: &mut Frame, app: &App, area: Rect, input: &TextBuffer, selected: usize, top: bool) {
+    let key = app.query.target_key().unwrap_or_default();
+    let found = app.query.history.search(&key, &input.text());
+    let total = app.query.history.of(&key).len();
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(40, 110),
+        area.height.saturating_sub(4).max(6),
+    );
+    f.render_widget(Clear, r);
+    let block = pane(
+        format!("History · {key} · {}/{total} · Enter takes it", found.len()),
+        top,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let [field, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    draw_input(f, field, "> ", input, top);
+    let height = list.height as usize;
+    let offset = offset_showing(selected, 0, height);
+    let width = usize::from(list.width);
+    let lines: Vec<Line> = found
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .filter_map(|(row, &i)| {
+            let e = app.query.history.entries.get(i)?;
+            let sql = e.sql.split_whitespace().collect::<Vec<_>>().join(" ");
+            let params: Vec<String> = e.params.iter().map(|(k, v)| format!("@{k}={v}")).collect();
+            let params = if params.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", params.join(" "))
+            };
+            let room = width.saturating_sub(params.chars().count());
+            let line = Line::from(vec![
+                Span::raw(clip(&sql, room)),
+                Span::styled(params, theme().param),
+            ]);
+            Some(mark_selected(line, row == selected, true))
         })
         .collect();
     f.render_widget(Paragraph::new(lines), list);

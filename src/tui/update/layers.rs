@@ -68,6 +68,38 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             Some(Action::Quit) => None,
             _ => Some(Reaction::default()),
         },
+        Layer::History { input, selected } => {
+            let matches = |input: &crate::tui::state::editor::TextBuffer| {
+                app.query
+                    .target_key()
+                    .map(|key| app.query.history.search(&key, &input.text()))
+                    .unwrap_or_default()
+            };
+            match action {
+                Some(Action::Back) => {
+                    app.layers.pop();
+                    Some(Reaction::default())
+                }
+                Some(a @ (Action::Up | Action::Down)) => {
+                    let len = matches(input).len();
+                    let mut offset = 0;
+                    move_selection(selected, &mut offset, len, len.max(1), a);
+                    Some(Reaction::default())
+                }
+                Some(Action::Select) => {
+                    let chosen = matches(input).get(*selected).copied();
+                    app.layers.pop();
+                    Some(chosen.map_or_else(Reaction::default, |i| Request::UseHistory(i).into()))
+                }
+                Some(Action::Quit | Action::Help) => None,
+                Some(_) => Some(Reaction::default()),
+                None => {
+                    input.handle_key(key);
+                    *selected = 0;
+                    Some(Reaction::default())
+                }
+            }
+        }
         Layer::Palette => match action {
             Some(Action::Back | Action::Palette) => Some(close_palette(app).into()),
             Some(a @ (Action::Up | Action::Down)) => {

@@ -180,7 +180,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
         } => jobs::on_progress(app, ticket, done, total),
         Msg::JobDone { ticket, result } => route(jobs::on_done(app, ticket, result), app),
         Msg::History(entries) => {
-            app.query.history = entries;
+            app.query.history.entries = entries;
             Vec::new()
         }
         Msg::GatewayStarted { ticket, result } => requests::on_started(app, ticket, result),
@@ -226,6 +226,10 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
             answer,
         } => script::begin_new(app, db, c, kind, &answer),
         Request::ExecuteForm => script::submit_form(app),
+        Request::UseHistory(index) => {
+            query::use_history(app, index);
+            Vec::new()
+        }
         Request::ExportResult { path } => route(query::export_to(app, path), app),
         Request::StartJob { title, job } => jobs::start(app, title, job),
         Request::RestartFeed { from } => feed::restart_from(app, &from),
@@ -379,7 +383,11 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Complete => query::complete(app),
         Action::EditQuery => query::edit(app),
         Action::HistoryPrev | Action::HistoryNext => {
-            app.query.history_step(action == Action::HistoryPrev);
+            query::history_step(app, action == Action::HistoryPrev);
+            Vec::new()
+        }
+        Action::SearchHistory => {
+            query::search_history(app);
             Vec::new()
         }
         Action::ToggleResults => {

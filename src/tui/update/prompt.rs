@@ -59,6 +59,7 @@ pub fn text_field(app: &mut App) -> Option<&mut TextBuffer> {
         Layer::Prompt { input, .. } => Some(input),
         Layer::Params { fields, selected } => fields.get_mut(*selected).map(|(_, b)| b),
         Layer::Execute(form) => form.text_field(),
+        Layer::History { input, .. } => Some(input),
         _ => None,
     }
 }

@@ -17,6 +17,8 @@ use crate::tui::effect::Effect;
 use crate::tui::effect::JobKind;
 use crate::tui::export::{Format, Source};
 use crate::tui::state::document::pk_of;
+use crate::tui::state::editor::TextBuffer;
+use crate::tui::state::history::HistoryEntry;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryError, QueryRun, RangeSpan, ResultsMode, TargetSchema,
@@ -48,11 +50,21 @@ pub fn new_query(app: &mut App) {
         return;
     };
     let same = app.query.target.as_ref() == Some(&target);
-    app.query.target = Some(target);
+    app.query.target = Some(target.clone());
     let text = app.query.editor.text();
     if same || text.trim().is_empty() {
-        if text.trim() != STARTER {
-            app.query.remember(&text);
+        // A text that ran is in the history already, under the container it ran on.
+        let ran = app
+            .query
+            .run
+            .as_ref()
+            .is_some_and(|r| r.sql.trim() == text.trim());
+        if text.trim() != STARTER && !ran {
+            let (db, c) = &target;
+            let params = app.query.params_of(&text);
+            app.query
+                .history
+                .remember(&format!("{db}/{c}"), &text, &params);
         }
         app.query.editor.set_text(STARTER);
         app.query.run = None;
@@ -84,7 +96,10 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     };
     let mut effects = stop(app);
     let ticket = app.ticket();
-    app.query.remember(&sql);
+    let typed = app.query.params_of(&sql);
+    app.query
+        .history
+        .remember(&format!("{db}/{c}"), &sql, &typed);
     app.query.running = Some(ticket);
     app.query.error = None;
     // A new result: its rows and columns are not the last one's.
@@ -115,7 +130,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     });
     app.query.refresh_rows();
     effects.push(Effect::SaveHistory {
-        entries: app.query.history.clone(),
+        entries: app.query.history.entries.clone(),
     });
     // A fresh sample for completion: the data may have changed since the last one.
     effects.extend(load_schema(app, true));
@@ -488,6 +503,54 @@ pub fn show_value(app: &mut App) {
         text,
         scroll: 0,
     });
+}
+
+/// One step through the console's container's history (ctrl-↑/↓): the query comes back
+/// with the parameter values it ran with.
+pub fn history_step(app: &mut App, back: bool) {
+    let Some(key) = app.query.target_key() else {
+        return;
+    };
+    let text = app.query.editor.text();
+    if let Some(entry) = app.query.history.step(&key, back, &text) {
+        restore(app, &entry);
+    }
+}
+
+fn restore(app: &mut App, entry: &HistoryEntry) {
+    app.query.editor.set_text(&entry.sql);
+    app.query.completion = None;
+    for (name, value) in &entry.params {
+        app.query.params.insert(name.clone(), value.clone());
+    }
+}
+
+/// Opens the search over the console's container's history.
+pub fn search_history(app: &mut App) {
+    let Some(key) = app.query.target_key() else {
+        app.info("select a container first: the history is kept per container");
+        return;
+    };
+    if app.query.history.of(&key).is_empty() {
+        app.info(format!("no queries run on {key} yet"));
+        return;
+    }
+    app.view = View::Query;
+    app.focus = Focus::Editor;
+    app.layers.push(Layer::History {
+        input: TextBuffer::new("", false),
+        selected: 0,
+    });
+}
+
+/// The history search's choice: entry `index` goes into the editor, with its parameters.
+pub fn use_history(app: &mut App, index: usize) {
+    let Some(entry) = app.query.history.entries.get(index).cloned() else {
+        return;
+    };
+    app.query.history.pos = None;
+    restore(app, &entry);
+    app.info("query from history (F5 runs it)");
 }
 
 /// Hands the query text to `$EDITOR`.

@@ -44,6 +44,8 @@ pub enum Request {
         kind: crate::engine::ScriptKind,
         answer: String,
     },
+    /// Put history entry `.0` (an index into the history) into the query editor.
+    UseHistory(usize),
     /// Export the query's result to the file the prompt named.
     ExportResult { path: String },
     /// Enter in the execute form: run the stored procedure if the form is complete.

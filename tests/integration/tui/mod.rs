@@ -7,6 +7,7 @@ mod export;
 mod finding;
 mod flows;
 mod gateway;
+mod history;
 mod keymap;
 mod layout;
 mod partition_picture;

@@ -364,7 +364,11 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
                 continuation: None,
             },
             Effect::SaveHistory {
-                entries: vec!["SELECT * FROM c".into()]
+                entries: vec![cosmoscope::tui::state::history::HistoryEntry {
+                    container: Some("shop/orders".into()),
+                    sql: "SELECT * FROM c".into(),
+                    params: BTreeMap::new(),
+                }]
             },
             // A fresh sample: the data may have changed since.
             sample,
