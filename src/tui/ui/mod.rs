@@ -2,18 +2,18 @@
 //! touches the store.
 
 mod details;
-mod feed;
+pub mod feed;
 mod item;
 mod overlays;
-mod partitions;
+pub mod partitions;
 pub mod query;
 mod query_stats;
-mod requests;
+pub mod requests;
 mod script;
 mod status;
 pub mod theme;
 mod tree;
-mod workbench;
+pub mod workbench;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -57,6 +57,39 @@ pub fn panes(app: &App, area: Rect) -> Panes {
         view,
         status,
         hints,
+    }
+}
+
+/// A list as drawn: the screen rows its entries take, the entry on the first of them, how
+/// many entries it has and the selected one. The mouse places a click with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListArea {
+    pub rows: Rect,
+    pub first: usize,
+    pub len: usize,
+    pub selected: usize,
+}
+
+impl ListArea {
+    /// The list whose entries start at row `top` of `area` (below its headers), scrolled
+    /// as drawing scrolls it.
+    pub fn below(area: Rect, headers: u16, selected: usize, offset: usize, len: usize) -> ListArea {
+        let rows = Rect::new(
+            area.x,
+            area.y.saturating_add(headers),
+            area.width,
+            area.height.saturating_sub(headers),
+        );
+        ListArea {
+            rows,
+            first: crate::tui::state::list::offset_showing(
+                selected,
+                offset,
+                usize::from(rows.height),
+            ),
+            len,
+            selected,
+        }
     }
 }
 

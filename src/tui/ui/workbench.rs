@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, mark_selected, pane};
+use super::{ListArea, clip, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
 use crate::tui::state::list::offset_showing;
@@ -16,6 +16,31 @@ use crate::workbench::{PatternReport, Report};
 
 /// Width of one design's column group.
 const GROUP: usize = 19;
+
+/// The table of patterns and the selected pattern's detail, inside the border.
+fn areas(w: &WorkbenchState, inner: Rect) -> [Rect; 2] {
+    let detail_height = if w.detail {
+        (inner.height / 2).clamp(4, 14)
+    } else {
+        0
+    };
+    Layout::vertical([Constraint::Min(4), Constraint::Length(detail_height)]).areas(inner)
+}
+
+/// The patterns' rows on a pane drawn in `area` (under the table's three header lines),
+/// once a report is in.
+pub fn list(app: &App, area: Rect) -> Option<ListArea> {
+    let w = &app.workbench;
+    let report = w.report.as_ref()?;
+    let [table, _] = areas(w, pane(String::new(), false).inner(area));
+    Some(ListArea::below(
+        table,
+        3,
+        w.selected,
+        w.offset,
+        report.patterns.len(),
+    ))
+}
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let focused = is_focused(app, true);
@@ -27,13 +52,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         draw_intro(f, app, inner);
         return inner.height as usize;
     };
-    let detail_height = if w.detail {
-        (inner.height / 2).clamp(4, 14)
-    } else {
-        0
-    };
-    let [table, detail] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(detail_height)]).areas(inner);
+    let [table, detail] = areas(w, inner);
     let height = draw_table(f, w, report, focused, table);
     if w.detail
         && let Some(p) = report.patterns.get(w.selected)
