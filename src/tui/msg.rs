@@ -96,6 +96,8 @@ pub enum Msg {
         /// The container's partition key paths, so the saved item's key can be named even
         /// when the tree never loaded the container.
         pk_paths: Vec<String>,
+        /// The body as it was sent (shown beside the stored one after a 412).
+        body: String,
     },
     Deleted {
         ticket: u64,

@@ -699,6 +699,7 @@ pub fn perform(
                 .unwrap_or_default(),
             db,
             c,
+            body,
         }],
         Effect::DeleteItem {
             ticket,

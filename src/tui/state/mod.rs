@@ -124,6 +124,8 @@ pub enum Layer {
         input: TextBuffer,
         selected: usize,
     },
+    /// After a 412: the user's edit beside the item as it is stored now.
+    Conflict(Conflict),
     /// The query's parameter values, one field per `@name`.
     Params {
         fields: Vec<(String, TextBuffer)>,
@@ -244,6 +246,26 @@ pub struct ItemView {
     pub diff: Option<Vec<String>>,
 }
 
+/// An edit refused with 412: the text the user saved and the item as stored now, with
+/// the etag a second save must match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    pub db: String,
+    pub c: String,
+    pub mine: String,
+    pub theirs: Value,
+    pub etag: Option<String>,
+}
+
+/// The stored version being read after a 412, with the refused edit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictRequest {
+    pub ticket: u64,
+    pub db: String,
+    pub c: String,
+    pub mine: String,
+}
+
 /// The item being read for the item view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemRequest {
@@ -319,6 +341,8 @@ pub struct App {
     pub tree: TreeState,
     pub item: Option<ItemView>,
     pub item_loading: Option<ItemRequest>,
+    /// The stored version being read after a 412.
+    pub conflict_loading: Option<ConflictRequest>,
     /// The stored procedure, trigger or UDF the item view shows instead of an item.
     pub script: Option<script::ScriptView>,
     pub script_loading: Option<script::ScriptRequest>,
@@ -370,6 +394,7 @@ impl App {
             tree: TreeState::default(),
             item: None,
             item_loading: None,
+            conflict_loading: None,
             script: None,
             script_loading: None,
             executing: None,
@@ -420,6 +445,7 @@ impl App {
                 | Layer::Params { .. }
                 | Layer::Confirm { .. }
                 | Layer::Choose { .. }
+                | Layer::Conflict(_)
                 | Layer::Execute(_),
             ) => Mode::Input,
             Some(Layer::Value { .. }) => Mode::Value,

@@ -9,9 +9,10 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 use super::theme::theme;
 use super::{clip, mark_selected, pane};
 use crate::tui::keymap::Mode;
+use crate::tui::state::document::without_system;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::list::offset_showing;
-use crate::tui::state::{App, Choice, Layer};
+use crate::tui::state::{App, Choice, Conflict, Layer};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     for (i, layer) in app.layers.iter().enumerate() {
@@ -23,6 +24,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Layer::History { input, selected } => history(f, app, area, input, *selected, top),
             Layer::Confirm { text, .. } => confirm(f, area, text),
             Layer::Choose { text, choices } => choose(f, area, text, choices),
+            Layer::Conflict(c) => conflict(f, area, c),
             Layer::Value {
                 title,
                 text,
@@ -284,6 +286,73 @@ fn confirm(f: &mut Frame, area: Rect, text: &str) {
         theme().hint_key,
     ));
     f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
+}
+
+/// After a 412: the user's edit and the item as stored now, side by side, the lines one
+/// has and the other lacks marked.
+fn conflict(f: &mut Frame, area: Rect, c: &Conflict) {
+    // The status line stays in sight: it says why the save failed.
+    let r = centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(4),
+    );
+    f.render_widget(Clear, r);
+    let block = pane(
+        format!(
+            "Not saved (412): {}/{} changed since you read it",
+            c.db, c.c
+        ),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let [cols, keys] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let [left, right] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(cols);
+    let mine: Vec<String> = match serde_json::from_str::<serde_json::Value>(&c.mine) {
+        Ok(v) => serde_json::to_string_pretty(&without_system(&v)).unwrap_or_default(),
+        Err(_) => c.mine.clone(),
+    }
+    .lines()
+    .map(str::to_string)
+    .collect();
+    let theirs: Vec<String> = serde_json::to_string_pretty(&without_system(&c.theirs))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let side = |title: &str, lines: &[String], other: &[String], style: ratatui::style::Style| {
+        let mut out = vec![Line::styled(title.to_string(), theme().header)];
+        out.extend(lines.iter().map(|l| {
+            if other.contains(l) {
+                Line::raw(l.clone())
+            } else {
+                Line::styled(l.clone(), style)
+            }
+        }));
+        out
+    };
+    f.render_widget(
+        Paragraph::new(side("your edit", &mine, &theirs, theme().added)),
+        left,
+    );
+    let etag = c.etag.as_deref().unwrap_or("");
+    f.render_widget(
+        Paragraph::new(side(
+            &format!("stored now (etag {etag})"),
+            &theirs,
+            &mine,
+            theme().removed,
+        )),
+        right,
+    );
+    f.render_widget(
+        Paragraph::new(
+            "e / Enter: edit yours again and save it over theirs · t: take theirs · esc: drop your edit",
+        )
+        .style(theme().hint_key),
+        keys,
+    );
 }
 
 /// A question with its answers, each behind its key.

@@ -123,6 +123,8 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
         },
         Layer::Confirm { .. } => Some(on_confirm_key(app, key, action)),
         Layer::Choose { .. } => Some(on_choice_key(app, key, action)),
+        // Its keys are the item view's (the router hands them there first).
+        Layer::Conflict(_) => Some(Reaction::default()),
         Layer::Prompt { input, purpose, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {

@@ -125,11 +125,12 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             db,
             c,
             pk_paths,
+            body,
         } => {
             if !pk_paths.is_empty() {
                 app.pk_paths.insert((db.clone(), c.clone()), pk_paths);
             }
-            route(item::on_saved(app, result, db, c), app)
+            route(item::on_saved(app, result, db, c, body), app)
         }
         Msg::Deleted {
             ticket: _,
@@ -290,6 +291,11 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     let mode = app.mode();
     let action = Chord::from_event(&key).and_then(|c| app.keymap.resolve(mode, &c));
+    // The conflict view's choices belong to the item view.
+    if matches!(app.layers.last(), Some(Layer::Conflict(_))) && action != Some(Action::Quit) {
+        let back = action == Some(Action::Back);
+        return route(item::on_conflict_key(app, &key, back), app);
+    }
     if !app.layers.is_empty() {
         if let Some(reaction) = layers::on_layer_key(app, &key, action) {
             return route(reaction, app);
