@@ -551,17 +551,22 @@ fn editing_an_item_saves_it_with_if_match() {
     assert!(frame.contains("last save changed:"), "{frame}");
 }
 
-#[test]
-fn a_concurrent_change_is_reported_not_overwritten() {
+/// o-02 open in the item view, then changed by someone else (its status `Returned`).
+fn changed_meanwhile() -> Store {
     let mut s = store(120, 40);
     open_o02(&mut s.h);
-    // Someone else changes the item after it was read.
     let mut theirs = order(2);
     theirs["status"] = json!("Returned");
     let body = serde_json::to_vec(&theirs).expect("JSON");
     s.engine
         .upsert_item(DB, ORDERS, &body, None)
         .expect("concurrent write");
+    s
+}
+
+#[test]
+fn a_concurrent_change_is_reported_not_overwritten() {
+    let s = &mut changed_meanwhile();
 
     s.h.editor_results
         .push_back(Ok(r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#.into()));
@@ -597,14 +602,7 @@ fn a_concurrent_change_is_reported_not_overwritten() {
 
 #[test]
 fn after_a_412_the_stored_version_is_shown_beside_the_edit_which_can_be_saved_over_it() {
-    let mut s = store(120, 40);
-    open_o02(&mut s.h);
-    let mut theirs = order(2);
-    theirs["status"] = json!("Returned");
-    let body = serde_json::to_vec(&theirs).expect("JSON");
-    s.engine
-        .upsert_item(DB, ORDERS, &body, None)
-        .expect("concurrent write");
+    let mut s = changed_meanwhile();
     let mine = r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#;
     s.h.editor_results.push_back(Ok(mine.into()));
     s.h.keys("<tab> e y");
@@ -636,11 +634,7 @@ fn after_a_412_the_stored_version_is_shown_beside_the_edit_which_can_be_saved_ov
     assert_eq!(read(&s, "o-02", "c-2").expect("there")["status"], "Mine");
 
     // `t` takes theirs into the item view instead.
-    let mut s = store(120, 40);
-    open_o02(&mut s.h);
-    s.engine
-        .upsert_item(DB, ORDERS, &body, None)
-        .expect("concurrent write");
+    let mut s = changed_meanwhile();
     s.h.editor_results.push_back(Ok(mine.into()));
     s.h.keys("<tab> e y t");
     assert!(s.h.app.layers.is_empty());
