@@ -314,6 +314,10 @@ pub struct WorkbenchState {
     pub offset: usize,
     /// Whether the selected row's operations are shown.
     pub detail: bool,
+    /// The design whose requests the detail lists (an index into the report's designs),
+    /// and the first of them shown.
+    pub design: usize,
+    pub detail_scroll: usize,
 }
 
 impl Default for WorkbenchState {
@@ -324,6 +328,8 @@ impl Default for WorkbenchState {
             selected: 0,
             offset: 0,
             detail: true,
+            design: 0,
+            detail_scroll: 0,
         }
     }
 }

@@ -17,3 +17,4 @@ mod selection;
 mod smoke;
 mod snapshots;
 mod update;
+mod workbench;
