@@ -578,7 +578,7 @@ fn a_concurrent_change_is_reported_not_overwritten() {
         "{text}"
     );
     assert_eq!(
-        read(&s, "o-02", "c-2").expect("still there")["status"],
+        read(s, "o-02", "c-2").expect("still there")["status"],
         "Returned",
         "their change stays"
     );
@@ -597,7 +597,7 @@ fn a_concurrent_change_is_reported_not_overwritten() {
         .push_back(Ok(r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#.into()));
     s.h.keys("e y");
     assert_eq!(message(&s.h).0, Level::Info, "{:?}", s.h.app.message);
-    assert_eq!(read(&s, "o-02", "c-2").expect("there")["status"], "Mine");
+    assert_eq!(read(s, "o-02", "c-2").expect("there")["status"], "Mine");
 }
 
 #[test]
