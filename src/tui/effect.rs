@@ -20,6 +20,11 @@ pub enum JobKind {
         c: String,
         path: String,
     },
+    /// A new store's first launch: every bundled sample set at scale 1, the data directory
+    /// marked once done (`samples::first_launch`).
+    FirstLaunch {
+        dir: std::path::PathBuf,
+    },
     /// Write a query's result to a file (the loaded rows, or every page run again).
     ExportResult {
         source: crate::tui::export::Source,

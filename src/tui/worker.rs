@@ -897,6 +897,24 @@ pub fn run_job(
         }
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
+        JobKind::FirstLaunch { dir } => {
+            let mut progress = |p: &crate::samples::Progress| {
+                send(Msg::JobProgress {
+                    ticket,
+                    done: p.done,
+                    total: p.total,
+                });
+                !stop.load(Ordering::Acquire)
+            };
+            crate::samples::first_launch(engine, dir, &mut progress).map(|loaded| {
+                let reports = loaded.unwrap_or_default();
+                let items: u64 = reports.iter().map(|r| r.items).sum();
+                format!(
+                    "first launch: loaded the bundled sample sets ({})",
+                    crate::tui::ui::plural(items, "item")
+                )
+            })
+        }
         JobKind::ExportResult {
             source,
             path,

@@ -340,6 +340,8 @@ pub struct App {
     pub data_dir: String,
     /// The store takes no writes (read-only media, no permission): the status line says so.
     pub read_only: bool,
+    /// A new store's data directory: the session starts by loading the bundled samples.
+    pub first_launch: Option<std::path::PathBuf>,
     pub keymap: Arc<Keymap>,
     pub view: View,
     pub focus: Focus,
@@ -393,6 +395,7 @@ impl App {
         App {
             data_dir,
             read_only: false,
+            first_launch: None,
             keymap,
             view: View::default(),
             focus: Focus::default(),

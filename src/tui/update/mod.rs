@@ -194,6 +194,15 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
 /// was opened with it (`--serve`).
 pub fn start(app: &mut App) -> Vec<Effect> {
     let mut effects = tree::reload(app);
+    // The first frame comes at once; the samples of a new store load behind it, and the
+    // tree's probe shows their databases as they arrive.
+    if let Some(dir) = app.first_launch.take() {
+        effects.extend(jobs::start(
+            app,
+            "first launch: loading the bundled samples".into(),
+            crate::tui::effect::JobKind::FirstLaunch { dir },
+        ));
+    }
     if app.gateway.at_launch {
         effects.extend(requests::start(app));
     }

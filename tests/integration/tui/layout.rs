@@ -218,3 +218,34 @@ fn a_click_selects_a_row_in_the_feed_and_partitions_lists_too() {
     assert_eq!(h.app.focus, Focus::View);
     assert_eq!(h.app.partitions.selected, 2, "{row}\n{frame}");
 }
+
+#[test]
+fn a_first_launch_draws_at_once_and_loads_the_samples_as_a_job_behind_it() {
+    use cosmoscope::tui::effect::{Effect, JobKind};
+    use cosmoscope::tui::state::App;
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut app = App::new(
+        "<data-dir>".into(),
+        std::sync::Arc::new(cosmoscope::tui::keymap::Keymap::defaults()),
+    );
+    app.first_launch = Some(dir.path().to_path_buf());
+    let effects = cosmoscope::tui::update::start(&mut app);
+    // The tree is asked for first; the load is a job, so the first frame needs neither.
+    assert!(matches!(
+        effects.first(),
+        Some(Effect::LoadDatabases { .. })
+    ));
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::StartJob { job: JobKind::FirstLaunch { dir: d }, .. } if d == dir.path()
+        )),
+        "{effects:?}"
+    );
+    let frame = draw_app(&app, 120, 24);
+    assert!(
+        frame.contains("first launch: loading the bundled samples"),
+        "{frame}"
+    );
+    assert!(frame.contains("ctrl-x cancels"), "{frame}");
+}
