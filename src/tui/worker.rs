@@ -877,44 +877,34 @@ pub fn run_job(
     send: &dyn Fn(Msg),
 ) -> Msg {
     use crate::tui::effect::JobKind;
+    // A sample load's progress goes to the status line; `stop` ends it between batches.
+    let mut progress = |p: &crate::samples::Progress| {
+        send(Msg::JobProgress {
+            ticket,
+            done: p.done,
+            total: p.total,
+        });
+        !stop.load(Ordering::Acquire)
+    };
     let result = match job {
-        JobKind::LoadSample { name } => {
-            let mut progress = |p: &crate::samples::Progress| {
-                send(Msg::JobProgress {
-                    ticket,
-                    done: p.done,
-                    total: p.total,
-                });
-                !stop.load(Ordering::Acquire)
-            };
-            crate::samples::load(
-                engine,
-                name,
-                &crate::samples::LoadOptions::default(),
-                &mut progress,
-            )
-            .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item")))
-        }
+        JobKind::LoadSample { name } => crate::samples::load(
+            engine,
+            name,
+            &crate::samples::LoadOptions::default(),
+            &mut progress,
+        )
+        .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item"))),
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
-        JobKind::FirstLaunch { dir } => {
-            let mut progress = |p: &crate::samples::Progress| {
-                send(Msg::JobProgress {
-                    ticket,
-                    done: p.done,
-                    total: p.total,
-                });
-                !stop.load(Ordering::Acquire)
-            };
-            crate::samples::first_launch(engine, dir, &mut progress).map(|loaded| {
+        JobKind::FirstLaunch { dir } => crate::samples::first_launch(engine, dir, &mut progress)
+            .map(|loaded| {
                 let reports = loaded.unwrap_or_default();
                 let items: u64 = reports.iter().map(|r| r.items).sum();
                 format!(
                     "first launch: loaded the bundled sample sets ({})",
                     crate::tui::ui::plural(items, "item")
                 )
-            })
-        }
+            }),
         JobKind::ExportResult {
             source,
             path,
