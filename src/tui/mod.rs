@@ -12,6 +12,7 @@
 pub mod action;
 pub mod effect;
 pub mod export;
+pub mod format;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod keymap;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::script::ReportLine;
 use crate::engine::ContainerInfo;
-use crate::tui::ui::{fmt_bytes, fmt_ru, plural};
+use crate::tui::format::{fmt_bytes, fmt_ru, plural};
 
 /// What the pane shows, as the worker read it.
 #[derive(Debug, Clone)]

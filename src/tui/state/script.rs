@@ -74,7 +74,7 @@ impl Execution {
                     Plain,
                     format!(
                         "{} RU · range {}",
-                        crate::tui::ui::fmt_ru(r.request_charge),
+                        crate::tui::format::fmt_ru(r.request_charge),
                         r.range
                     ),
                 ));
@@ -99,7 +99,7 @@ impl Execution {
                         "failed ({} {}) · {} RU · nothing it wrote was kept",
                         e.status,
                         e.status.name(),
-                        crate::tui::ui::fmt_ru(e.request_charge)
+                        crate::tui::format::fmt_ru(e.request_charge)
                     ),
                 ));
                 out.extend(

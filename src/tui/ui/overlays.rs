@@ -12,6 +12,7 @@ use crate::tui::keymap::Mode;
 use crate::tui::state::document::without_system;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::list::offset_showing;
+use crate::tui::state::script::{ExecuteField, ExecuteForm};
 use crate::tui::state::{App, Choice, Conflict, Layer};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
@@ -32,12 +33,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             } => value(f, app, area, title, text, *scroll),
             Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
             Layer::Params { fields, selected } => params(f, area, fields, *selected, top),
-            Layer::Execute(form) => super::script::form(f, area, form, top),
+            Layer::Execute(form) => execute_form(f, area, form, top),
         }
     }
 }
 
-pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect::new(
@@ -235,7 +236,7 @@ fn history(f: &mut Frame, app: &App, area: Rect, input: &TextBuffer, selected: u
     f.render_widget(Paragraph::new(lines), list);
 }
 
-pub(super) fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
+fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
     let text = buf.text();
     f.render_widget(
         Paragraph::new(Line::from(vec![
@@ -439,5 +440,46 @@ fn params(f: &mut Frame, area: Rect, fields: &[(String, TextBuffer)], selected: 
     f.render_widget(
         Paragraph::new("↑↓ field · Enter runs · strings need quotes: \"abc\"").style(theme().dim),
         help,
+    );
+}
+
+/// The execute form: the partition key, the parameters and the script log switch.
+fn execute_form(f: &mut Frame, area: Rect, form: &ExecuteForm, top: bool) {
+    let r = centered(area, 72, 7);
+    f.render_widget(Clear, r);
+    let block = pane(format!("Execute {} · {}/{}", form.id, form.db, form.c), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let row = |i: u16| Rect::new(inner.x, inner.y + i, inner.width, 1);
+    let focus = |field: ExecuteField| top && form.field == field;
+    draw_input(
+        f,
+        row(0),
+        "partition key (JSON) ",
+        &form.partition_key,
+        focus(ExecuteField::PartitionKey),
+    );
+    draw_input(
+        f,
+        row(1),
+        "parameters (array)   ",
+        &form.params,
+        focus(ExecuteField::Params),
+    );
+    let check = if form.log { "[x]" } else { "[ ]" };
+    let log = Line::from(vec![
+        Span::styled("script log           ", theme().hint_key),
+        Span::raw(format!("{check} return console.log output")),
+    ]);
+    let log = if focus(ExecuteField::Log) {
+        log.style(theme().selected)
+    } else {
+        log
+    };
+    f.render_widget(Paragraph::new(log), row(2));
+    f.render_widget(
+        Paragraph::new("↑↓ field · space switches the log · Enter executes · Esc closes")
+            .style(theme().dim),
+        row(inner.height.saturating_sub(1)),
     );
 }

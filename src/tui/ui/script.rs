@@ -5,14 +5,13 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
-use super::overlays::{centered, draw_input};
 use super::theme::theme;
 use super::{is_focused, pane};
 use crate::engine::ScriptKind;
 use crate::tui::state::App;
-use crate::tui::state::script::{ExecuteField, ExecuteForm, ReportLine, ScriptView, trigger_label};
+use crate::tui::state::script::{ReportLine, ScriptView, trigger_label};
 
 /// Draws the script; returns the rows of its body area (for paging keys).
 pub fn draw(f: &mut Frame, app: &App, s: &ScriptView, area: Rect) -> usize {
@@ -196,45 +195,4 @@ fn javascript(text: &str) -> Vec<Span<'static>> {
     }
     flush(&mut plain, &mut spans);
     spans
-}
-
-/// The execute form: the partition key, the parameters and the script log switch.
-pub fn form(f: &mut Frame, area: Rect, form: &ExecuteForm, top: bool) {
-    let r = centered(area, 72, 7);
-    f.render_widget(Clear, r);
-    let block = pane(format!("Execute {} · {}/{}", form.id, form.db, form.c), top);
-    let inner = block.inner(r);
-    f.render_widget(block, r);
-    let row = |i: u16| Rect::new(inner.x, inner.y + i, inner.width, 1);
-    let focus = |field: ExecuteField| top && form.field == field;
-    draw_input(
-        f,
-        row(0),
-        "partition key (JSON) ",
-        &form.partition_key,
-        focus(ExecuteField::PartitionKey),
-    );
-    draw_input(
-        f,
-        row(1),
-        "parameters (array)   ",
-        &form.params,
-        focus(ExecuteField::Params),
-    );
-    let check = if form.log { "[x]" } else { "[ ]" };
-    let log = Line::from(vec![
-        Span::styled("script log           ", theme().hint_key),
-        Span::raw(format!("{check} return console.log output")),
-    ]);
-    let log = if focus(ExecuteField::Log) {
-        log.style(theme().selected)
-    } else {
-        log
-    };
-    f.render_widget(Paragraph::new(log), row(2));
-    f.render_widget(
-        Paragraph::new("↑↓ field · space switches the log · Enter executes · Esc closes")
-            .style(theme().dim),
-        row(inner.height.saturating_sub(1)),
-    );
 }
