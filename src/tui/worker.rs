@@ -424,6 +424,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 },
             }
             .push_into(injector);
+            push_scripts(engine, injector, &d.id, &c.id);
             containers.push((d.id.clone(), c.id));
         }
     }
@@ -476,6 +477,26 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 Some(n) => after = Some(n),
                 None => break,
             }
+        }
+    }
+}
+
+/// Adds a container's stored procedures, triggers and UDFs to the palette (none when the
+/// backend lists no scripts).
+fn push_scripts(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, db: &str, c: &str) {
+    for kind in KINDS {
+        for s in engine.list_scripts(db, c, kind).unwrap_or_default() {
+            Entry {
+                text: format!("{} · {} in {db}/{c}", s.id, kind.noun()),
+                kind: "script",
+                target: Target::Script {
+                    db: db.to_string(),
+                    c: c.to_string(),
+                    kind,
+                    id: s.id,
+                },
+            }
+            .push_into(injector);
         }
     }
 }

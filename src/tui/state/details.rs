@@ -39,7 +39,7 @@ impl DetailsView {
 fn short_epk(hex: &str) -> String {
     match hex {
         "" => "\"\"".into(),
-        h if h.len() > 8 => format!("{}…", &h[..8]),
+        h if h.chars().count() > 8 => format!("{}…", h.chars().take(8).collect::<String>()),
         h => h.to_string(),
     }
 }

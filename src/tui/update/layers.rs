@@ -366,6 +366,11 @@ fn choose(app: &mut App) -> Reaction {
             app.focus = Focus::View;
             Request::ReadItem { db, c, id, pk }
         }
+        Target::Script { db, c, kind, id } => {
+            app.container = Some((db.clone(), c.clone()));
+            app.focus = Focus::View;
+            Request::ShowScript { db, c, kind, id }
+        }
     };
     Reaction::then(effects, request)
 }

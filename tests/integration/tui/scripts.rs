@@ -313,6 +313,23 @@ fn editing_a_script_replaces_its_body_and_delete_asks_first() {
 }
 
 #[test]
+fn the_palette_finds_a_script_and_opens_it() {
+    let mut s = scripted(120, 40);
+    let h = &mut s.h;
+    h.keys("<c-p>");
+    h.type_text("addOrder stored");
+    let entry = h.app.palette.selected_entry().map(|e| e.text.clone());
+    assert_eq!(
+        entry.as_deref(),
+        Some("addOrder · stored procedure in shop/orders")
+    );
+    h.keys("<enter>");
+    let shown = h.app.script.as_ref().map(|s| s.info.id.clone());
+    assert_eq!(shown.as_deref(), Some("addOrder"));
+    assert_eq!(h.app.view, View::Item);
+}
+
+#[test]
 fn udf_dot_in_the_query_editor_offers_the_containers_functions() {
     let mut s = scripted(120, 40);
     let h = &mut s.h;
