@@ -70,3 +70,24 @@ fn every_request_of_every_design_is_reachable() {
     h.keys("k");
     assert!(h.render().contains("v3: requests 1–"));
 }
+
+#[test]
+fn a_click_on_a_pattern_selects_it() {
+    let mut s = store(140, 45);
+    let h = &mut s.h;
+    h.keys("5");
+    h.app.workbench.report = Some(report());
+    h.keys("<tab>");
+    let frame = h.render();
+    let (x, y) = frame
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            let at = l.find("││Q6")?;
+            Some((l[..at].chars().count() as u16 + 2, y as u16))
+        })
+        .unwrap_or_else(|| panic!("no Q6 row:\n{frame}"));
+    h.click(x, y);
+    assert_eq!(h.app.workbench.selected, 1);
+    assert!(h.render().contains("▸ v1:"), "Q6's detail");
+}
