@@ -143,6 +143,8 @@ fn execute(cli: Cli) -> CliResult {
                 tls: cli.serve_tls,
                 enforce_throughput: cli.serve_enforce_throughput,
                 mouse: !cli.no_mouse,
+                // Decided in `launch`, which knows whether a terminal is there.
+                first_launch: false,
             },
         ),
         Some(Command::Sample(SampleCommand::List)) => samples::list(),
@@ -219,14 +221,20 @@ fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::Options) -
                 .into(),
         ));
     }
-    // A new store gets the bundled samples first, so there is something to explore.
-    let loaded = samples::first_launch(&engine)?;
+    // A new store gets the bundled samples, so there is something to explore: before the
+    // status a script reads, or behind the explorer's first frame (as a job with progress).
     if !terminal {
+        let loaded = samples::first_launch(&engine)?;
         return resources::status(&engine, loaded.as_deref());
     }
-    if let Some(reports) = &loaded {
-        println!("{}", samples::summary(reports));
-    }
+    let fresh = crate::engine::Backend::list_databases(&engine)
+        .map_err(Failure::Request)?
+        .is_empty()
+        && !dir.join(crate::samples::FIRST_LAUNCH_MARKER).exists();
+    let gateway = crate::tui::Options {
+        first_launch: fresh,
+        ..gateway
+    };
     crate::tui::run(engine, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }

@@ -45,15 +45,6 @@ pub fn first_launch(engine: &Engine) -> CliResult<Option<Vec<LoadReport>>> {
     Ok(loaded?)
 }
 
-/// The line a person sees before the explorer opens on a first launch.
-pub fn summary(reports: &[LoadReport]) -> String {
-    let (items, seconds, names) = totals(reports);
-    format!(
-        "First launch: loaded the bundled sample sets ({items} items in {seconds:.1} s): {}",
-        names.join(", ")
-    )
-}
-
 /// What a first launch loaded, for the status a script reads.
 pub fn summary_json(reports: &[LoadReport]) -> serde_json::Value {
     let (items, seconds, names) = totals(reports);

@@ -47,6 +47,8 @@ pub enum Action {
     QueryParams,
     NewQuery,
     HistoryPrev,
+    /// Searches the console's container's query history.
+    SearchHistory,
     /// Edits the query text in `$EDITOR`.
     EditQuery,
     /// Completes the word at the editor's cursor: properties, aliases, keywords, functions.
@@ -55,11 +57,19 @@ pub enum Action {
     ToggleResults,
     FocusEditor,
     LoadMore,
+    /// Writes the query's result to a file: JSON, NDJSON or CSV.
+    ExportResults,
+    /// Shows the selected result's cell (or document) whole.
+    ShowValue,
     CopyValue,
     CopyPath,
     EditItem,
     NewItem,
     DeleteItem,
+    /// Opens the execute form of the selected stored procedure.
+    ExecuteScript,
+    /// Shows the selected container's settings and statistics.
+    Details,
     ToggleSystem,
     FeedPause,
     FeedMode,
@@ -112,17 +122,22 @@ impl Action {
         Action::QueryParams,
         Action::NewQuery,
         Action::HistoryPrev,
+        Action::SearchHistory,
         Action::EditQuery,
         Action::Complete,
         Action::HistoryNext,
         Action::ToggleResults,
         Action::FocusEditor,
         Action::LoadMore,
+        Action::ExportResults,
+        Action::ShowValue,
         Action::CopyValue,
         Action::CopyPath,
         Action::EditItem,
         Action::NewItem,
         Action::DeleteItem,
+        Action::ExecuteScript,
+        Action::Details,
         Action::ToggleSystem,
         Action::FeedPause,
         Action::FeedMode,
@@ -174,17 +189,22 @@ impl Action {
             Action::QueryParams => "params",
             Action::NewQuery => "new query",
             Action::HistoryPrev => "history back",
+            Action::SearchHistory => "search history",
             Action::EditQuery => "$EDITOR",
             Action::Complete => "complete",
             Action::HistoryNext => "history fwd",
             Action::ToggleResults => "table/json",
             Action::FocusEditor => "editor",
             Action::LoadMore => "more",
+            Action::ExportResults => "export",
+            Action::ShowValue => "value",
             Action::CopyValue => "copy value",
             Action::CopyPath => "copy path",
             Action::EditItem => "edit",
             Action::NewItem => "new item",
             Action::DeleteItem => "delete",
+            Action::ExecuteScript => "execute",
+            Action::Details => "details",
             Action::ToggleSystem => "system props",
             Action::FeedPause => "pause",
             Action::FeedMode => "mode",
@@ -241,6 +261,9 @@ impl Action {
             Action::QueryParams => "Edit the values of the query's @parameters",
             Action::NewQuery => "Start a new query on the selected container",
             Action::HistoryPrev => "Previous query from history",
+            Action::SearchHistory => {
+                "Search the queries run on this container (with their parameters), newest first"
+            }
             Action::EditQuery => "Edit the query text in $EDITOR (a .sql file)",
             Action::Complete => {
                 "Complete at the cursor: properties seen in the container, aliases, @parameters, keywords, functions"
@@ -249,11 +272,25 @@ impl Action {
             Action::ToggleResults => "Show results as a table or as JSON",
             Action::FocusEditor => "Move focus to the query editor",
             Action::LoadMore => "Load the next page",
+            Action::ExportResults => {
+                "Export the query's result to a file (.json, .ndjson or .csv): the loaded rows, or every page"
+            }
+            Action::ShowValue => {
+                "Show the selected cell whole (the document in JSON view), to scroll and copy"
+            }
             Action::CopyValue => "Copy the selected value to the clipboard",
             Action::CopyPath => "Copy the selected value's path to the clipboard",
-            Action::EditItem => "Edit the item in $EDITOR (saved with If-Match)",
-            Action::NewItem => "Create an item in the selected container in $EDITOR",
-            Action::DeleteItem => "Delete the selected item (asks first)",
+            Action::EditItem => "Edit the item (saved with If-Match) or the script in $EDITOR",
+            Action::NewItem => {
+                "Create an item in the selected container, or a script in the selected group, in $EDITOR"
+            }
+            Action::DeleteItem => "Delete the selected item or script (asks first)",
+            Action::Details => {
+                "Show the selected container's details: key, throughput and per-partition budget, indexing, TTL, unique keys, statistics, partitions"
+            }
+            Action::ExecuteScript => {
+                "Execute the selected stored procedure: partition key, parameters, script log"
+            }
             Action::ToggleSystem => "Show or hide system properties (_rid, _etag, ...)",
             Action::FeedPause => "Pause or resume the feed view (events keep buffering)",
             Action::FeedMode => "Switch between latest-version and all-versions mode",

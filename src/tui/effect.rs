@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::state::feed::{FeedModeChoice, FeedScope, StartChoice};
 use super::state::tree::NodeKind;
+use crate::engine::{ScriptKind, ScriptSpec, SprocRequest};
 
 /// Long-running work the UI starts and can cancel.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,17 @@ pub enum JobKind {
         db: String,
         c: String,
         path: String,
+    },
+    /// A new store's first launch: every bundled sample set at scale 1, the data directory
+    /// marked once done (`samples::first_launch`).
+    FirstLaunch {
+        dir: std::path::PathBuf,
+    },
+    /// Write a query's result to a file (the loaded rows, or every page run again).
+    ExportResult {
+        source: crate::tui::export::Source,
+        path: String,
+        format: crate::tui::export::Format,
     },
     /// Run a bundled workbench suite (loading the designs' samples if missing).
     Workbench {
@@ -142,7 +154,53 @@ pub enum Effect {
         ticket: u64,
     },
     SaveHistory {
-        entries: Vec<String>,
+        entries: Vec<super::state::history::HistoryEntry>,
+    },
+    /// Read a container's settings and statistics for its details pane (`Msg::Details`).
+    LoadDetails {
+        ticket: u64,
+        db: String,
+        c: String,
+    },
+    /// Read a stored procedure, trigger or UDF for the item view (`Msg::ScriptRead`).
+    ReadScript {
+        ticket: u64,
+        db: String,
+        c: String,
+        kind: ScriptKind,
+        id: String,
+    },
+    /// Hand the terminal to `$EDITOR` with `spec.body` (`Msg::ScriptEdited`).
+    EditScript {
+        db: String,
+        c: String,
+        spec: ScriptSpec,
+        /// What the edit is compared with when it is not `spec.body`: the stored body,
+        /// when the editor reopens on a text that did not compile.
+        original: Option<String>,
+        create: bool,
+    },
+    /// Create or replace a script (`Msg::ScriptSaved`).
+    SaveScript {
+        ticket: u64,
+        db: String,
+        c: String,
+        spec: ScriptSpec,
+        create: bool,
+    },
+    DeleteScript {
+        db: String,
+        c: String,
+        kind: ScriptKind,
+        id: String,
+    },
+    /// Execute a stored procedure in one logical partition (`Msg::Executed`).
+    ExecuteProcedure {
+        ticket: u64,
+        db: String,
+        c: String,
+        id: String,
+        request: SprocRequest,
     },
     /// Start the gateway on `addr` over the explorer's engine (`Msg::GatewayStarted`).
     StartGateway {

@@ -228,6 +228,28 @@ impl Harness {
                         create,
                     }]
                 }
+                Effect::EditScript {
+                    db,
+                    c,
+                    mut spec,
+                    original,
+                    create,
+                } => {
+                    let result = self
+                        .editor_results
+                        .pop_front()
+                        .unwrap_or_else(|| Ok(spec.body.clone()));
+                    if let Some(original) = original {
+                        spec.body = original;
+                    }
+                    vec![Msg::ScriptEdited {
+                        db,
+                        c,
+                        spec,
+                        create,
+                        result,
+                    }]
+                }
                 Effect::EditQuery { text } => {
                     let result = self.editor_results.pop_front().unwrap_or(Ok(text));
                     vec![Msg::QueryEdited(result)]

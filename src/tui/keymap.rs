@@ -27,6 +27,8 @@ pub enum Mode {
     Requests,
     Palette,
     Help,
+    /// A value shown whole over the panes (a result's cell or document).
+    Value,
     /// A one-line text field (tree filter, parameter form, prompts).
     Input,
 }
@@ -43,6 +45,7 @@ impl Mode {
         Mode::Requests,
         Mode::Palette,
         Mode::Help,
+        Mode::Value,
         Mode::Input,
     ];
 
@@ -59,6 +62,7 @@ impl Mode {
             Mode::Requests => &["requests", "navigation", "global"],
             Mode::Palette => &["palette", "global"],
             Mode::Help => &["help", "global"],
+            Mode::Value => &["value", "help", "global"],
             Mode::Input => &["global"],
         }
     }
@@ -80,6 +84,7 @@ impl Mode {
             Mode::Requests => "Requests",
             Mode::Palette => "Palette",
             Mode::Help => "Help",
+            Mode::Value => "Value",
             Mode::Input => "Text field",
         }
     }
@@ -295,6 +300,46 @@ pub struct Keymap {
     tables: BTreeMap<String, BTreeMap<Chord, Action>>,
 }
 
+/// Reads a keymap that is not valid TOML one line at a time: `[table]` headers and
+/// `"key" = "action"` lines; each line TOML cannot read is a problem naming its line.
+fn parse_lines(
+    text: &str,
+) -> (
+    BTreeMap<String, BTreeMap<String, String>>,
+    Vec<KeymapProblem>,
+) {
+    let mut tables: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut table: Option<String> = None;
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let problem = |why: String| KeymapProblem(format!("keymap line {}: {why}", n + 1));
+        if trimmed.starts_with('[') {
+            match toml::from_str::<BTreeMap<String, toml::Table>>(trimmed) {
+                Ok(t) if t.len() == 1 => table = t.into_keys().next(),
+                _ => {
+                    problems.push(problem(format!("{trimmed:?} is not a [table] header")));
+                    table = None;
+                }
+            }
+            continue;
+        }
+        match toml::from_str::<BTreeMap<String, String>>(trimmed) {
+            Ok(entry) => match &table {
+                Some(t) => tables.entry(t.clone()).or_default().extend(entry),
+                None => problems.push(problem(
+                    "a binding outside a [table] (or under a broken header)".into(),
+                )),
+            },
+            Err(e) => problems.push(problem(e.message().trim().to_string().replace('\n', " "))),
+        }
+    }
+    (tables, problems)
+}
+
 /// What loading a keymap found wrong; reported in the UI, never fatal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeymapProblem(pub String);
@@ -311,10 +356,23 @@ impl Keymap {
             })
     }
 
-    /// Parses a keymap file; unknown keys or actions are reported and skipped.
+    /// Parses a keymap file; unknown keys or actions are reported and skipped. A file that
+    /// is not TOML is read line by line instead, so every line that is wrong is reported
+    /// (not only the first) and the good ones still apply.
     pub fn parse(text: &str) -> Result<(Keymap, Vec<KeymapProblem>), KeymapProblem> {
-        let raw: BTreeMap<String, BTreeMap<String, String>> =
-            toml::from_str(text).map_err(|e| KeymapProblem(format!("keymap: {e}")))?;
+        let (raw, mut problems) = match toml::from_str(text) {
+            Ok(raw) => (raw, Vec::new()),
+            Err(_) => parse_lines(text),
+        };
+        let (keymap, more) = Keymap::from_tables(raw);
+        problems.extend(more);
+        Ok((keymap, problems))
+    }
+
+    /// Resolves raw tables of key names and action names.
+    fn from_tables(
+        raw: BTreeMap<String, BTreeMap<String, String>>,
+    ) -> (Keymap, Vec<KeymapProblem>) {
         let mut problems = Vec::new();
         let mut tables = BTreeMap::new();
         for (table, entries) in raw {
@@ -345,7 +403,7 @@ impl Keymap {
             }
             tables.insert(table, map);
         }
-        Ok((Keymap { tables }, problems))
+        (Keymap { tables }, problems)
     }
 
     /// The defaults overlaid with the user's file, if there is one.
@@ -529,6 +587,21 @@ mod tests {
         let (k, problems) = Keymap::load(Some(&path));
         assert_eq!(problems.len(), 1);
         assert_eq!(k.resolve(Mode::Tree, &q), Some(Action::Quit));
+    }
+
+    #[test]
+    fn a_file_that_is_not_toml_reports_every_bad_line_and_keeps_the_good_ones() {
+        let text = "[global]\n\"x\" = \"quit\"\n\"y\" = quit\n[tree\n\"z\" = \"help\"\n[item]\n\"w\" = \"fly\"\n\"v\" \"help\"\n";
+        let (k, problems) = Keymap::parse(text).expect("read line by line");
+        let lines: Vec<&str> = problems.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(problems.len(), 5, "{lines:#?}");
+        assert!(lines[0].starts_with("keymap line 3:"), "{lines:#?}");
+        assert!(lines[1].starts_with("keymap line 4:"), "{lines:#?}");
+        assert!(lines[2].starts_with("keymap line 5:"), "{lines:#?}");
+        assert!(lines[3].starts_with("keymap line 8:"), "{lines:#?}");
+        assert!(lines[4].contains("\"fly\" is not an action"), "{lines:#?}");
+        let x = key(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(k.resolve(Mode::Tree, &x), Some(Action::Quit));
     }
 
     #[test]

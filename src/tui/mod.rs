@@ -11,6 +11,8 @@
 
 pub mod action;
 pub mod effect;
+pub mod export;
+pub mod format;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod keymap;
@@ -51,6 +53,9 @@ pub struct Options {
     pub enforce_throughput: bool,
     /// Clicks and the wheel go to the explorer (`--no-mouse` leaves them to the terminal).
     pub mouse: bool,
+    /// The store is new: the bundled samples load as a background job while the explorer
+    /// is already drawn (their databases appear as they load).
+    pub first_launch: bool,
 }
 
 /// Every problem of the keymap and theme files goes into the message log; the status line
@@ -85,6 +90,9 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> 
     if let Some(addr) = gateway.serve {
         app.gateway.addr = addr;
         app.gateway.at_launch = true;
+    }
+    if gateway.first_launch {
+        app.first_launch = Some(data_dir.to_path_buf());
     }
     let problems: Vec<String> = keymap_problems
         .into_iter()

@@ -7,7 +7,9 @@ use super::state::feed::FeedRow;
 use super::state::query::RangeSpan;
 use super::state::requests::GatewayInfo;
 use super::state::tree::NodeKind;
-use crate::engine::{ItemResponse, PartitionsReport, QueryResult};
+use crate::engine::{
+    ItemResponse, PartitionsReport, QueryResult, ScriptInfo, ScriptKind, ScriptSpec, SprocResponse,
+};
 use crate::error::Error;
 
 #[derive(Debug)]
@@ -57,7 +59,7 @@ pub enum Msg {
         ticket: u64,
         result: Result<PartitionsReport, Error>,
     },
-    /// The property paths sampled from a container.
+    /// The property paths sampled from a container, and its UDFs' names.
     Schema {
         db: String,
         c: String,
@@ -94,6 +96,8 @@ pub enum Msg {
         /// The container's partition key paths, so the saved item's key can be named even
         /// when the tree never loaded the container.
         pk_paths: Vec<String>,
+        /// The body as it was sent (shown beside the stored one after a 412).
+        body: String,
     },
     Deleted {
         ticket: u64,
@@ -101,6 +105,47 @@ pub enum Msg {
         id: String,
     },
     Copied(Result<&'static str, String>),
+    /// A container's details, for its pane.
+    Details {
+        ticket: u64,
+        db: String,
+        c: String,
+        result: Result<Box<super::state::details::Details>, Error>,
+    },
+    ScriptRead {
+        ticket: u64,
+        result: Result<ScriptInfo, Error>,
+    },
+    /// The script text `$EDITOR` left (or why it could not run); `spec.body` is what it
+    /// is compared with.
+    ScriptEdited {
+        db: String,
+        c: String,
+        spec: ScriptSpec,
+        create: bool,
+        result: Result<String, String>,
+    },
+    /// A script created or replaced (`spec` as it was sent), or why not.
+    ScriptSaved {
+        ticket: u64,
+        db: String,
+        c: String,
+        spec: ScriptSpec,
+        create: bool,
+        result: Result<ScriptInfo, Error>,
+    },
+    ScriptDeleted {
+        db: String,
+        c: String,
+        kind: ScriptKind,
+        id: String,
+        result: Result<(), Error>,
+    },
+    /// A stored procedure's execution: its response, or the script's error.
+    Executed {
+        ticket: u64,
+        result: Result<SprocResponse, Error>,
+    },
     /// A policy change went through (what changed) or not.
     Applied(Result<String, Error>),
     /// A workbench run's report (its job ends right after).
@@ -118,7 +163,7 @@ pub enum Msg {
         ticket: u64,
         result: Result<String, Error>,
     },
-    History(Vec<String>),
+    History(Vec<super::state::history::HistoryEntry>),
     /// The gateway is serving, or why it could not start (a port in use).
     GatewayStarted {
         ticket: u64,

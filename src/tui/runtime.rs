@@ -124,7 +124,7 @@ impl Executor {
                     let _ = tx.send(stop.await);
                 });
             }
-            Effect::Edit { .. } | Effect::EditQuery { .. } => {}
+            Effect::Edit { .. } | Effect::EditQuery { .. } | Effect::EditScript { .. } => {}
             other => {
                 let (cancel, progress) = match &other {
                     Effect::RunQuery { ticket, .. } => {
@@ -292,6 +292,26 @@ where
                 result,
                 if_match,
                 create,
+            };
+            queue.extend(update::update(app, msg));
+        } else if let Effect::EditScript {
+            db,
+            c,
+            mut spec,
+            original,
+            create,
+        } = effect
+        {
+            let result = in_editor(terminal, events, &spec.body, "script", "js")?;
+            if let Some(original) = original {
+                spec.body = original;
+            }
+            let msg = Msg::ScriptEdited {
+                db,
+                c,
+                spec,
+                create,
+                result,
             };
             queue.extend(update::update(app, msg));
         } else if let Effect::EditQuery { text } = effect {

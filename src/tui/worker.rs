@@ -9,11 +9,15 @@ use serde_json::Value;
 use super::effect::Effect;
 use super::msg::Msg;
 use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
+use super::state::history::HistoryEntry;
 use super::state::palette::{Entry, Target};
 use super::state::query::RangeSpan;
+use super::state::script::{KINDS, trigger_label};
 use super::state::tree::{NodeKind, PAGE};
 use crate::engine::Progress;
-use crate::engine::{Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions};
+use crate::engine::{
+    Backend, Document, FeedMode, FeedRequest, FeedStart, QueryOptions, ScriptKind,
+};
 use crate::error::{Result, StatusCode};
 use crate::query::complete::Schema;
 
@@ -60,7 +64,12 @@ pub fn children(
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
     match node {
         NodeKind::Database { db, .. } => Ok((container_nodes(engine, db)?, None)),
-        NodeKind::Container { db, c, .. } => Ok((range_nodes(engine, db, c)?, None)),
+        NodeKind::Container { db, c, .. } => {
+            let mut nodes = range_nodes(engine, db, c)?;
+            nodes.extend(script_groups(engine, db, c)?);
+            Ok((nodes, None))
+        }
+        NodeKind::Scripts { db, c, kind, .. } => Ok((script_nodes(engine, db, c, *kind)?, None)),
         NodeKind::Range { db, c, range, .. } => logical_nodes(engine, db, c, *range, cursor),
         NodeKind::Logical { db, c, pk, .. } => item_nodes(engine, db, c, pk, cursor),
         _ => Ok((Vec::new(), None)),
@@ -105,6 +114,42 @@ fn range_nodes(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>>
                 bytes: r.statistics.size_bytes,
                 ru_now,
             }
+        })
+        .collect())
+}
+
+/// The container's script groups (stored procedures, triggers, UDFs) with their counts,
+/// listed even when empty: a group is where a new script of its kind is created.
+fn script_groups(engine: &dyn Backend, db: &str, c: &str) -> Result<Vec<NodeKind>> {
+    KINDS
+        .iter()
+        .map(|&kind| {
+            Ok(NodeKind::Scripts {
+                db: db.to_string(),
+                c: c.to_string(),
+                kind,
+                count: engine.list_scripts(db, c, kind)?.len(),
+            })
+        })
+        .collect()
+}
+
+/// A container's scripts of one kind, by id.
+fn script_nodes(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    kind: ScriptKind,
+) -> Result<Vec<NodeKind>> {
+    Ok(engine
+        .list_scripts(db, c, kind)?
+        .into_iter()
+        .map(|s| NodeKind::Script {
+            db: db.to_string(),
+            c: c.to_string(),
+            kind,
+            detail: trigger_label(s.trigger_type, s.trigger_operation),
+            id: s.id,
         })
         .collect())
 }
@@ -379,6 +424,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 },
             }
             .push_into(injector);
+            push_scripts(engine, injector, &d.id, &c.id);
             containers.push((d.id.clone(), c.id));
         }
     }
@@ -431,6 +477,26 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 Some(n) => after = Some(n),
                 None => break,
             }
+        }
+    }
+}
+
+/// Adds a container's stored procedures, triggers and UDFs to the palette (none when the
+/// backend lists no scripts).
+fn push_scripts(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, db: &str, c: &str) {
+    for kind in KINDS {
+        for s in engine.list_scripts(db, c, kind).unwrap_or_default() {
+            Entry {
+                text: format!("{} · {} in {db}/{c}", s.id, kind.noun()),
+                kind: "script",
+                target: Target::Script {
+                    db: db.to_string(),
+                    c: c.to_string(),
+                    kind,
+                    id: s.id,
+                },
+            }
+            .push_into(injector);
         }
     }
 }
@@ -497,14 +563,14 @@ pub fn history_path(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("query-history.json")
 }
 
-pub fn load_history(data_dir: &std::path::Path) -> Vec<String> {
+/// The history the data directory keeps (either of its file forms; none if unreadable).
+pub fn load_history(data_dir: &std::path::Path) -> Vec<HistoryEntry> {
     std::fs::read(history_path(data_dir))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+        .map(|b| super::state::history::parse(&b))
         .unwrap_or_default()
 }
 
-pub fn save_history(data_dir: &std::path::Path, entries: &[String]) -> std::io::Result<()> {
+pub fn save_history(data_dir: &std::path::Path, entries: &[HistoryEntry]) -> std::io::Result<()> {
     let path = history_path(data_dir);
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(entries).unwrap_or_default())?;
@@ -560,11 +626,63 @@ pub fn perform(
         }],
         Effect::LoadRanges { ticket, db, c } => vec![load_ranges(engine, ticket, db, c)],
         Effect::LoadSchema { db, c } => vec![Msg::Schema {
-            result: engine
-                .sample_documents(&db, &c, SCHEMA_SAMPLE)
-                .map(|docs| Schema::from_documents(docs.iter().map(Vec::as_slice))),
+            result: schema(engine, &db, &c),
             db,
             c,
+        }],
+        Effect::LoadDetails { ticket, db, c } => vec![Msg::Details {
+            ticket,
+            result: details(engine, &db, &c).map(Box::new),
+            db,
+            c,
+        }],
+        Effect::ReadScript {
+            ticket,
+            db,
+            c,
+            kind,
+            id,
+        } => vec![Msg::ScriptRead {
+            ticket,
+            result: engine.read_script(&db, &c, kind, &id),
+        }],
+        Effect::SaveScript {
+            ticket,
+            db,
+            c,
+            spec,
+            create,
+        } => {
+            let result = if create {
+                engine.create_script(&db, &c, &spec)
+            } else {
+                engine.replace_script(&db, &c, &spec)
+            };
+            vec![Msg::ScriptSaved {
+                ticket,
+                db,
+                c,
+                spec,
+                create,
+                result,
+            }]
+        }
+        Effect::DeleteScript { db, c, kind, id } => vec![Msg::ScriptDeleted {
+            result: engine.delete_script(&db, &c, kind, &id),
+            db,
+            c,
+            kind,
+            id,
+        }],
+        Effect::ExecuteProcedure {
+            ticket,
+            db,
+            c,
+            id,
+            request,
+        } => vec![Msg::Executed {
+            ticket,
+            result: engine.execute_stored_procedure(&db, &c, &id, &request),
         }],
         Effect::RunQuery {
             ticket,
@@ -602,6 +720,7 @@ pub fn perform(
                 .unwrap_or_default(),
             db,
             c,
+            body,
         }],
         Effect::DeleteItem {
             ticket,
@@ -639,12 +758,44 @@ pub fn perform(
         | Effect::StopPalette { .. }
         | Effect::Edit { .. }
         | Effect::EditQuery { .. }
+        | Effect::EditScript { .. }
         | Effect::Copy { .. }
         | Effect::StartJob { .. }
         | Effect::CancelJob { .. }
         | Effect::StartGateway { .. }
         | Effect::StopGateway { .. } => Vec::new(),
     }
+}
+
+/// A container's settings and statistics for its pane, with its scripts counted and, for
+/// a bundled sample's container, the note on its design.
+fn details(engine: &dyn Backend, db: &str, c: &str) -> Result<super::state::details::Details> {
+    let info = engine.container(db, c)?;
+    let count = |kind| engine.list_scripts(db, c, kind).map_or(0, |l| l.len());
+    let note = crate::samples::list().ok().and_then(|sets| {
+        sets.into_iter()
+            .flat_map(|s| s.databases)
+            .filter(|d| d.id == db)
+            .flat_map(|d| d.containers)
+            .find(|x| x.id == c)
+            .and_then(|x| x.note)
+    });
+    Ok(super::state::details::Details {
+        info,
+        note,
+        scripts: KINDS.map(count),
+    })
+}
+
+/// A sample of the container's documents for completion, with its UDFs' names (a backend
+/// without scripts completes without them).
+fn schema(engine: &dyn Backend, db: &str, c: &str) -> Result<Schema> {
+    let docs = engine.sample_documents(db, c, SCHEMA_SAMPLE)?;
+    let udfs = engine
+        .list_scripts(db, c, ScriptKind::UserDefinedFunction)
+        .map(|list| list.into_iter().map(|s| s.id).collect())
+        .unwrap_or_default();
+    Ok(Schema::from_documents(docs.iter().map(Vec::as_slice)).with_udfs(udfs))
 }
 
 /// The container's ranges for the strip, and its partition key paths.
@@ -747,28 +898,79 @@ pub fn run_job(
     send: &dyn Fn(Msg),
 ) -> Msg {
     use crate::tui::effect::JobKind;
+    // A sample load's progress goes to the status line; `stop` ends it between batches.
+    let mut progress = |p: &crate::samples::Progress| {
+        send(Msg::JobProgress {
+            ticket,
+            done: p.done,
+            total: p.total,
+        });
+        !stop.load(Ordering::Acquire)
+    };
     let result = match job {
-        JobKind::LoadSample { name } => {
-            let mut progress = |p: &crate::samples::Progress| {
-                send(Msg::JobProgress {
-                    ticket,
-                    done: p.done,
-                    total: p.total,
-                });
-                !stop.load(Ordering::Acquire)
-            };
-            crate::samples::load(
-                engine,
-                name,
-                &crate::samples::LoadOptions::default(),
-                &mut progress,
-            )
-            .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item")))
-        }
+        JobKind::LoadSample { name } => crate::samples::load(
+            engine,
+            name,
+            &crate::samples::LoadOptions::default(),
+            &mut progress,
+        )
+        .map(|r| format!("loaded {name}: {}", crate::tui::ui::plural(r.items, "item"))),
         JobKind::Export { db, c, path } => export(engine, ticket, db, c, path, stop, send),
         JobKind::Workbench { suite } => run_workbench(engine, ticket, suite, stop, send),
+        JobKind::FirstLaunch { dir } => crate::samples::first_launch(engine, dir, &mut progress)
+            .map(|loaded| {
+                let reports = loaded.unwrap_or_default();
+                let items: u64 = reports.iter().map(|r| r.items).sum();
+                format!(
+                    "first launch: loaded the bundled sample sets ({})",
+                    crate::tui::ui::plural(items, "item")
+                )
+            }),
+        JobKind::ExportResult {
+            source,
+            path,
+            format,
+        } => export_result(engine, ticket, source, path, *format, stop, send),
     };
     Msg::JobDone { ticket, result }
+}
+
+/// Writes a query's result to a file, with the rows written as progress.
+fn export_result(
+    engine: &dyn Backend,
+    ticket: u64,
+    source: &super::export::Source,
+    path: &str,
+    format: super::export::Format,
+    stop: &AtomicBool,
+    send: &dyn Fn(Msg),
+) -> Result<String> {
+    use super::export::Source;
+    let total = match source {
+        Source::Loaded(rows) => rows.len() as u64,
+        Source::Query { .. } => 0,
+    };
+    let mut progress = |done| {
+        send(Msg::JobProgress {
+            ticket,
+            done,
+            total,
+        })
+    };
+    let w = super::export::export(engine, source, path, format, stop, &mut progress)?;
+    let rerun = match source {
+        Source::Loaded(_) => String::new(),
+        Source::Query { .. } => format!(
+            " (the query run again for every page: {} RU)",
+            crate::tui::ui::fmt_ru(w.request_charge)
+        ),
+    };
+    Ok(format!(
+        "exported {} as {} to {}{rerun}",
+        crate::tui::ui::plural(w.rows, "row"),
+        format.name(),
+        w.path.display()
+    ))
 }
 
 fn run_workbench(

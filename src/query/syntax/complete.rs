@@ -21,10 +21,12 @@ const MAX_DEPTH: usize = 8;
 /// At most this many candidates are returned.
 const MAX_CANDIDATES: usize = 64;
 
-/// The property paths seen in a sample of documents and how often each was present.
+/// The property paths seen in a sample of documents and how often each was present, and
+/// the container's user-defined functions (offered after `udf.`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Schema {
     root: Node,
+    udfs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -106,7 +108,16 @@ impl Schema {
                 root.add(&v, 0);
             }
         }
-        Schema { root }
+        Schema {
+            root,
+            udfs: Vec::new(),
+        }
+    }
+
+    /// The schema with the container's UDF names, which complete `udf.` as calls.
+    pub fn with_udfs(mut self, names: Vec<String>) -> Schema {
+        self.udfs = names;
+        self
     }
 
     /// How many documents the schema was built from.
@@ -209,6 +220,12 @@ pub fn complete(text: &str, cursor: usize, schema: &Schema) -> Option<Completion
     let rest: String = chars[..start].iter().chain(&chars[cursor..]).collect();
     let bindings = bindings(&rest, &chars[..start]);
     let mut candidates = match context {
+        // `udf.` names a user-defined function, unless the query binds an alias `udf`.
+        Context::Path { root, steps }
+            if root == "udf" && steps.is_empty() && !bindings.iter().any(|b| b.alias == root) =>
+        {
+            udfs(&schema.udfs, &typed, start)
+        }
         // A path the sample never saw has nothing to offer (it may still be right).
         Context::Path { root, steps } => resolve(&bindings, &root, &steps, schema)
             .map_or_else(Vec::new, |node| properties(node, &typed, start)),
@@ -484,6 +501,28 @@ fn rank(label: &str, typed: &str) -> Option<u8> {
     }
 }
 
+/// The container's UDFs matching what was typed, each inserted as the start of its call.
+fn udfs(names: &[String], typed: &str, start: usize) -> Vec<Candidate> {
+    let mut found: Vec<(u8, Candidate)> = names
+        .iter()
+        .filter_map(|name| {
+            let r = rank(name, typed)?;
+            Some((
+                r,
+                Candidate {
+                    label: format!("{name}("),
+                    insert: format!("{name}("),
+                    start,
+                    kind: CandidateKind::Function,
+                    detail: "user-defined function".into(),
+                },
+            ))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.label.cmp(&b.1.label)));
+    found.into_iter().map(|(_, c)| c).collect()
+}
+
 fn properties(node: &Node, typed: &str, start: usize) -> Vec<Candidate> {
     // Each property is counted at most once per value seen here.
     let parent = node.seen.max(1);
@@ -734,6 +773,29 @@ mod tests {
         at(text)
             .map(|c| c.candidates.into_iter().map(|c| c.label).collect())
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn udf_dot_offers_the_containers_functions_as_calls() {
+        let with = schema().with_udfs(vec!["tax".into(), "discount".into(), "taxRate".into()]);
+        let at = |text: &str, schema: &Schema| {
+            let cursor = text.chars().position(|c| c == '|').expect("a cursor");
+            complete(&text.replacen('|', "", 1), cursor, schema)
+                .map(|c| {
+                    c.candidates
+                        .into_iter()
+                        .map(|c| c.insert)
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            at("SELECT udf.| FROM c", &with),
+            ["discount(", "tax(", "taxRate("]
+        );
+        assert_eq!(at("SELECT udf.ta| FROM c", &with), ["tax(", "taxRate("]);
+        // An alias named udf is a path like any other.
+        assert_eq!(at("SELECT udf.cust| FROM c AS udf", &with), ["customerId"]);
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Everything the screen shows, in one value that `update` changes and drawing reads.
 
+pub mod details;
 pub mod document;
 pub mod editor;
 pub mod feed;
+pub mod history;
 pub mod json_tree;
 pub mod list;
 pub mod palette;
 pub mod query;
 pub mod requests;
+pub mod script;
 pub mod tail;
 pub mod tree;
 
@@ -99,21 +102,54 @@ pub enum Layer {
         text: String,
         on_yes: Confirmed,
     },
+    /// A question with a few answers, each picked by its key (Esc picks none).
+    Choose {
+        text: String,
+        choices: Vec<Choice>,
+    },
+    /// A value shown whole (a result's cell or document), scrollable and copyable.
+    Value {
+        title: String,
+        text: String,
+        scroll: usize,
+    },
     /// A one-line prompt; `purpose` says what the answer is for.
     Prompt {
         title: String,
         input: TextBuffer,
         purpose: PromptFor,
     },
+    /// The console's history, searched as you type; Enter takes the selected query.
+    History {
+        input: TextBuffer,
+        selected: usize,
+    },
+    /// After a 412: the user's edit beside the item as it is stored now.
+    Conflict(Conflict),
     /// The query's parameter values, one field per `@name`.
     Params {
         fields: Vec<(String, TextBuffer)>,
         selected: usize,
     },
+    /// The form that executes a stored procedure.
+    Execute(script::ExecuteForm),
+}
+
+/// One answer of a [`Layer::Choose`]: its key, what it says, and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub key: char,
+    pub label: String,
+    pub then: Confirmed,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
+    /// Start long work (an export).
+    Job {
+        title: String,
+        job: crate::tui::effect::JobKind,
+    },
     DeleteItem {
         db: String,
         c: String,
@@ -135,6 +171,22 @@ pub enum Confirmed {
         text: String,
         original: String,
         if_match: Option<String>,
+        create: bool,
+    },
+    /// Delete a stored procedure, trigger or UDF.
+    DeleteScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+        id: String,
+    },
+    /// Open the editor again on a script that did not compile (`spec.body` as typed),
+    /// compared with the stored `original`.
+    ReeditScript {
+        db: String,
+        c: String,
+        spec: crate::engine::ScriptSpec,
+        original: String,
         create: bool,
     },
     /// Save an edited or new item (the body as typed) after showing the change.
@@ -160,6 +212,14 @@ pub enum PromptFor {
         db: String,
         c: String,
     },
+    /// The file the query's result is exported to.
+    ResultsExport,
+    /// The name (and, for a trigger, type and operation) of a new script.
+    NewScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+    },
 }
 
 /// Long work running in the background, with its progress.
@@ -184,6 +244,26 @@ pub struct ItemView {
     pub range: String,
     /// A short description of the last change to it (shown after a save).
     pub diff: Option<Vec<String>>,
+}
+
+/// An edit refused with 412: the text the user saved and the item as stored now, with
+/// the etag a second save must match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    pub db: String,
+    pub c: String,
+    pub mine: String,
+    pub theirs: Value,
+    pub etag: Option<String>,
+}
+
+/// The stored version being read after a 412, with the refused edit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictRequest {
+    pub ticket: u64,
+    pub db: String,
+    pub c: String,
+    pub mine: String,
 }
 
 /// The item being read for the item view.
@@ -234,6 +314,10 @@ pub struct WorkbenchState {
     pub offset: usize,
     /// Whether the selected row's operations are shown.
     pub detail: bool,
+    /// The design whose requests the detail lists (an index into the report's designs),
+    /// and the first of them shown.
+    pub design: usize,
+    pub detail_scroll: usize,
 }
 
 impl Default for WorkbenchState {
@@ -244,6 +328,8 @@ impl Default for WorkbenchState {
             selected: 0,
             offset: 0,
             detail: true,
+            design: 0,
+            detail_scroll: 0,
         }
     }
 }
@@ -254,6 +340,8 @@ pub struct App {
     pub data_dir: String,
     /// The store takes no writes (read-only media, no permission): the status line says so.
     pub read_only: bool,
+    /// A new store's data directory: the session starts by loading the bundled samples.
+    pub first_launch: Option<std::path::PathBuf>,
     pub keymap: Arc<Keymap>,
     pub view: View,
     pub focus: Focus,
@@ -261,6 +349,15 @@ pub struct App {
     pub tree: TreeState,
     pub item: Option<ItemView>,
     pub item_loading: Option<ItemRequest>,
+    /// The stored version being read after a 412.
+    pub conflict_loading: Option<ConflictRequest>,
+    /// The stored procedure, trigger or UDF the item view shows instead of an item.
+    pub script: Option<script::ScriptView>,
+    pub script_loading: Option<script::ScriptRequest>,
+    pub executing: Option<script::PendingExecution>,
+    /// A container's details pane, shown in the item view, and the ticket of its read.
+    pub details: Option<details::DetailsView>,
+    pub details_loading: Option<u64>,
     /// Partition key paths of the containers seen so far, by (database, container).
     pub pk_paths: std::collections::HashMap<(String, String), Vec<String>>,
     pub query: QueryState,
@@ -298,6 +395,7 @@ impl App {
         App {
             data_dir,
             read_only: false,
+            first_launch: None,
             keymap,
             view: View::default(),
             focus: Focus::default(),
@@ -305,6 +403,12 @@ impl App {
             tree: TreeState::default(),
             item: None,
             item_loading: None,
+            conflict_loading: None,
+            script: None,
+            script_loading: None,
+            executing: None,
+            details: None,
+            details_loading: None,
             pk_paths: Default::default(),
             query: QueryState::default(),
             feed: FeedState::default(),
@@ -332,14 +436,28 @@ impl App {
         self.next_ticket
     }
 
+    /// Empties the item view (an item, a script or a container's details), before it
+    /// shows something else.
+    pub fn clear_item_view(&mut self) {
+        self.item = None;
+        self.script = None;
+        self.details = None;
+    }
+
     /// The keymap mode keys are read in now.
     pub fn mode(&self) -> Mode {
         match self.layers.last() {
             Some(Layer::Help { .. } | Layer::Messages { .. }) => Mode::Help,
-            Some(Layer::Palette) => Mode::Palette,
-            Some(Layer::Prompt { .. } | Layer::Params { .. } | Layer::Confirm { .. }) => {
-                Mode::Input
-            }
+            Some(Layer::Palette | Layer::History { .. }) => Mode::Palette,
+            Some(
+                Layer::Prompt { .. }
+                | Layer::Params { .. }
+                | Layer::Confirm { .. }
+                | Layer::Choose { .. }
+                | Layer::Conflict(_)
+                | Layer::Execute(_),
+            ) => Mode::Input,
+            Some(Layer::Value { .. }) => Mode::Value,
             None => self.base_mode(),
         }
     }

@@ -38,6 +38,13 @@ pub enum Target {
         pk: Value,
         id: String,
     },
+    /// A stored procedure, trigger or UDF.
+    Script {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

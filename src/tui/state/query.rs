@@ -7,13 +7,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::editor::TextBuffer;
+use super::history::History;
 use crate::engine::PartitionResult;
 use crate::engine::QueryMetrics;
 use crate::engine::QueryResult;
 use crate::query::complete::{Candidate, Completion, Schema};
-
-/// How many queries the history keeps.
-pub const HISTORY_LIMIT: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResultsMode {
@@ -161,11 +159,8 @@ pub struct QueryState {
     pub target: Option<(String, String)>,
     /// Parameter values as typed (JSON text), by name without `@`.
     pub params: BTreeMap<String, String>,
-    pub history: Vec<String>,
-    /// Position while browsing history (None: editing a new query).
-    pub history_pos: Option<usize>,
-    /// The text being edited when history browsing began, given back past the newest entry.
-    pub draft: Option<String>,
+    /// Every query run, by container, with its parameters.
+    pub history: History,
     pub run: Option<QueryRun>,
     pub ranges: Vec<RangeSpan>,
     pub error: Option<QueryError>,
@@ -195,44 +190,17 @@ impl QueryState {
         crate::query::complete::parameter_names(&self.editor.text())
     }
 
-    /// Adds a query to the history (most recent last, no adjacent duplicates).
-    pub fn remember(&mut self, sql: &str) {
-        let sql = sql.trim();
-        if sql.is_empty() {
-            return;
-        }
-        self.history.retain(|h| h != sql);
-        self.history.push(sql.to_string());
-        if self.history.len() > HISTORY_LIMIT {
-            let extra = self.history.len() - HISTORY_LIMIT;
-            self.history.drain(..extra);
-        }
-        self.history_pos = None;
+    /// The console's container as the history names it (`db/c`).
+    pub fn target_key(&self) -> Option<String> {
+        self.target.as_ref().map(|(db, c)| format!("{db}/{c}"))
     }
 
-    /// Steps through the history; walking past the newest entry gives back the text that
-    /// was being edited when browsing began.
-    pub fn history_step(&mut self, back: bool) {
-        if self.history.is_empty() {
-            return;
-        }
-        let last = self.history.len() - 1;
-        let pos = match (self.history_pos, back) {
-            (None, true) => {
-                self.draft = Some(self.editor.text());
-                Some(last)
-            }
-            (None, false) => return,
-            (Some(p), true) => Some(p.saturating_sub(1)),
-            (Some(p), false) if p < last => Some(p + 1),
-            (Some(_), false) => None,
-        };
-        self.history_pos = pos;
-        let text = match pos {
-            Some(p) => self.history[p].clone(),
-            None => self.draft.take().unwrap_or_default(),
-        };
-        self.editor.set_text(&text);
+    /// The values typed for the `@parameters` `sql` uses, to keep with it in the history.
+    pub fn params_of(&self, sql: &str) -> BTreeMap<String, String> {
+        crate::query::complete::parameter_names(sql)
+            .into_iter()
+            .filter_map(|n| self.params.get(&n).map(|v| (n, v.clone())))
+            .collect()
     }
 
     /// The documents shown, as indices into the run's documents, in the order shown.
@@ -375,22 +343,6 @@ mod tests {
         assert_eq!(cell(&json!({"a": "s"}), "a"), "s");
         assert_eq!(cell(&json!({"a": [1]}), "a"), "[1]");
         assert_eq!(cell(&json!(5), "value"), "5");
-    }
-
-    #[test]
-    fn history_browsing() {
-        let mut q = QueryState::default();
-        q.remember("a");
-        q.remember("b");
-        q.remember("a");
-        assert_eq!(q.history, ["b", "a"]);
-        q.history_step(true);
-        assert_eq!(q.editor.text(), "a");
-        q.history_step(true);
-        assert_eq!(q.editor.text(), "b");
-        q.history_step(false);
-        q.history_step(false);
-        assert_eq!(q.editor.text(), "");
     }
 
     #[test]

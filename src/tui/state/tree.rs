@@ -9,6 +9,8 @@ use nucleo::Matcher;
 use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use serde_json::Value;
 
+use crate::engine::ScriptKind;
+
 /// Rows loaded per request for the deep levels.
 pub const PAGE: usize = 200;
 
@@ -56,6 +58,21 @@ pub enum NodeKind {
         pk: Value,
         id: String,
     },
+    /// A container's scripts of one kind (listed under its ranges), with their number.
+    Scripts {
+        db: String,
+        c: String,
+        kind: ScriptKind,
+        count: usize,
+    },
+    /// One stored procedure, trigger or UDF; `detail` says when a trigger runs.
+    Script {
+        db: String,
+        c: String,
+        kind: ScriptKind,
+        id: String,
+        detail: String,
+    },
     /// The rest of a paged level: selecting it loads the next page.
     More {
         parent: String,
@@ -83,6 +100,8 @@ impl Node {
             NodeKind::Range { range, .. } => format!("r{range}"),
             NodeKind::Logical { pk, .. } => pk.to_string(),
             NodeKind::Item { id, .. } => format!("i{id}"),
+            NodeKind::Scripts { kind, .. } => format!("scripts:{}", kind.segment()),
+            NodeKind::Script { id, .. } => format!("script:{id}"),
             NodeKind::More { cursor, .. } => format!("more:{cursor}"),
             NodeKind::Note(n) => format!("note:{n}"),
         };
@@ -106,6 +125,7 @@ impl Node {
                 | NodeKind::Container { .. }
                 | NodeKind::Range { .. }
                 | NodeKind::Logical { .. }
+                | NodeKind::Scripts { .. }
         )
     }
 
@@ -115,7 +135,9 @@ impl Node {
             NodeKind::Container { db, c, .. }
             | NodeKind::Range { db, c, .. }
             | NodeKind::Logical { db, c, .. }
-            | NodeKind::Item { db, c, .. } => Some((db, c)),
+            | NodeKind::Item { db, c, .. }
+            | NodeKind::Scripts { db, c, .. }
+            | NodeKind::Script { db, c, .. } => Some((db, c)),
             _ => None,
         }
     }
@@ -127,7 +149,8 @@ impl Node {
             NodeKind::Container { c, .. } => c.clone(),
             NodeKind::Range { range, .. } => format!("range {range}"),
             NodeKind::Logical { pk, .. } => pk_label(pk),
-            NodeKind::Item { id, .. } => id.clone(),
+            NodeKind::Item { id, .. } | NodeKind::Script { id, .. } => id.clone(),
+            NodeKind::Scripts { kind, .. } => super::script::group_label(*kind).into(),
             NodeKind::More { .. } => "… more".into(),
             NodeKind::Note(n) => n.clone(),
         }

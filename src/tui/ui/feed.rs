@@ -8,7 +8,8 @@ use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::theme::theme;
 use super::{
-    diff_line, escape, fit, fmt_bytes, fmt_ru, is_focused, mark_selected, pane, paused_note,
+    ListArea, diff_line, escape, fit, fmt_bytes, fmt_ru, is_focused, mark_selected, pane,
+    paused_note,
 };
 use crate::tui::state::App;
 use crate::tui::state::document::item_diff;
@@ -31,17 +32,29 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let block = pane(format!("Change feed · {scope} · {mode}{state}"), focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let detail_height = (inner.height / 3).clamp(4, 14);
-    let [top, list, detail] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Min(3),
-        Constraint::Length(detail_height),
-    ])
-    .areas(inner);
+    let [top, list, detail] = areas(inner);
     draw_rate(f, app, top);
     let height = draw_list(f, feed, focused, list);
     draw_detail(f, app, detail);
     height
+}
+
+/// The rate line, the event list and the detail of the selected event, inside the border.
+fn areas(inner: Rect) -> [Rect; 3] {
+    let detail_height = (inner.height / 3).clamp(4, 14);
+    Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(3),
+        Constraint::Length(detail_height),
+    ])
+    .areas(inner)
+}
+
+/// The event list's rows on a pane drawn in `area` (below its header row).
+pub fn list(app: &App, area: Rect) -> ListArea {
+    let [_, list, _] = areas(pane(String::new(), false).inner(area));
+    let t = &app.feed.tail;
+    ListArea::below(list, 1, t.selected, t.offset, t.visible().len())
 }
 
 /// The columns of the event list that fit: the container only when a whole database is

@@ -1,18 +1,20 @@
 //! Drawing: pure functions from the state to a frame. Nothing here changes state or
 //! touches the store.
 
-mod feed;
+mod details;
+pub mod feed;
 mod item;
 mod overlays;
-mod partitions;
+pub mod partitions;
 pub mod query;
 mod query_stats;
-mod requests;
+pub mod requests;
+mod script;
 mod status;
 mod text;
 pub mod theme;
 mod tree;
-mod workbench;
+pub mod workbench;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -24,6 +26,8 @@ pub use text::{clip, columns_before, escape, fit, width};
 use super::keymap::Mode;
 use super::state::{App, Focus, View};
 use theme::theme;
+
+pub use super::format::{fmt_bytes, fmt_count, fmt_rate, fmt_ru, plural};
 
 /// Where the panes are on a screen of `area`: drawing lays them out with it, and a
 /// click is placed with it.
@@ -61,6 +65,39 @@ pub fn panes(app: &App, area: Rect) -> Panes {
     }
 }
 
+/// A list as drawn: the screen rows its entries take, the entry on the first of them, how
+/// many entries it has and the selected one. The mouse places a click with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListArea {
+    pub rows: Rect,
+    pub first: usize,
+    pub len: usize,
+    pub selected: usize,
+}
+
+impl ListArea {
+    /// The list whose entries start at row `top` of `area` (below its headers), scrolled
+    /// as drawing scrolls it.
+    pub fn below(area: Rect, headers: u16, selected: usize, offset: usize, len: usize) -> ListArea {
+        let rows = Rect::new(
+            area.x,
+            area.y.saturating_add(headers),
+            area.width,
+            area.height.saturating_sub(headers),
+        );
+        ListArea {
+            rows,
+            first: crate::tui::state::list::offset_showing(
+                selected,
+                offset,
+                usize::from(rows.height),
+            ),
+            len,
+            selected,
+        }
+    }
+}
+
 /// Draws a frame and returns how many list rows the main view shows (for paging keys).
 pub fn draw(f: &mut Frame, app: &App) -> usize {
     let area = f.area();
@@ -80,7 +117,11 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         return app.page_rows.max(1);
     }
     let rows = match app.view {
-        View::Item => item::draw(f, app, right),
+        View::Item => match (&app.script, &app.details) {
+            (Some(s), _) => script::draw(f, app, s, right),
+            (None, Some(d)) => details::draw(f, app, d, right),
+            (None, None) => item::draw(f, app, right),
+        },
         View::Query => query::draw(f, app, right),
         View::Feed => feed::draw(f, app, right),
         View::Partitions => partitions::draw(f, app, right),
@@ -134,12 +175,20 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Tree => &[
             A::Select,
             A::Help,
+            A::Details,
             A::Filter,
             A::NewQuery,
             A::ShowFeed,
-            A::ShowPartitions,
             A::Palette,
             A::Quit,
+        ],
+        Mode::Item if app.script.is_some() => &[
+            A::ExecuteScript,
+            A::Help,
+            A::EditItem,
+            A::NewItem,
+            A::DeleteItem,
+            A::CopyValue,
         ],
         Mode::Item => &[
             A::Select,
@@ -164,8 +213,10 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         Mode::Results => &[
             A::Select,
             A::Help,
+            A::ShowValue,
             A::Filter,
             A::Sort,
+            A::ExportResults,
             A::LoadMore,
             A::ToggleResults,
             A::FocusEditor,
@@ -199,6 +250,7 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
         ],
         Mode::Palette => &[A::Select, A::Back],
         Mode::Help => &[A::Down, A::Up, A::Back],
+        Mode::Value => &[A::Down, A::Up, A::CopyValue, A::Back],
         Mode::Input => &[A::Back],
     }
 }
@@ -206,60 +258,6 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
 /// ` · PAUSED (12 buffered)` in a live list's title while it is paused.
 pub fn paused_note(held_back: Option<usize>) -> String {
     held_back.map_or_else(String::new, |n| format!(" · PAUSED ({n} buffered)"))
-}
-
-/// RU as the service reports it, without noise digits.
-pub fn fmt_ru(ru: f64) -> String {
-    let r = crate::charge::round(ru);
-    if r.fract() == 0.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r}")
-    }
-}
-
-/// Requests per second: `0.4`, `12`.
-pub fn fmt_rate(rate: f64) -> String {
-    if rate >= 10.0 {
-        format!("{rate:.0}")
-    } else {
-        format!("{rate:.1}")
-    }
-}
-
-/// `1 container`, `2 containers`: a count with its noun, singular for one.
-pub fn plural(n: impl Into<u64>, noun: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// `1.2 MB`, `830 B`.
-pub fn fmt_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// `1.2M`, `34.5k`, `999`.
-pub fn fmt_count(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
 }
 
 /// One line of an item diff (`item_diff`), coloured by what happened to the property.

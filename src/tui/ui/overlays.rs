@@ -9,9 +9,11 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 use super::theme::theme;
 use super::{clip, columns_before, fit, mark_selected, pane, width};
 use crate::tui::keymap::Mode;
+use crate::tui::state::document::without_system;
 use crate::tui::state::editor::TextBuffer;
 use crate::tui::state::list::offset_showing;
-use crate::tui::state::{App, Layer};
+use crate::tui::state::script::{ExecuteField, ExecuteForm};
+use crate::tui::state::{App, Choice, Conflict, Layer};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     for (i, layer) in app.layers.iter().enumerate() {
@@ -20,9 +22,18 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
             Layer::Help { scroll } => help(f, app, area, *scroll),
             Layer::Messages { scroll } => messages(f, app, area, *scroll),
             Layer::Palette => palette(f, app, area, top),
+            Layer::History { input, selected } => history(f, app, area, input, *selected, top),
             Layer::Confirm { text, .. } => confirm(f, area, text),
+            Layer::Choose { text, choices } => choose(f, area, text, choices),
+            Layer::Conflict(c) => conflict(f, area, c),
+            Layer::Value {
+                title,
+                text,
+                scroll,
+            } => value(f, app, area, title, text, *scroll),
             Layer::Prompt { title, input, .. } => prompt(f, area, title, input, top),
             Layer::Params { fields, selected } => params(f, area, fields, *selected, top),
+            Layer::Execute(form) => execute_form(f, area, form, top),
         }
     }
 }
@@ -174,6 +185,54 @@ fn palette(f: &mut Frame, app: &App, area: Rect, top: bool) {
     f.render_widget(Paragraph::new(lines), list);
 }
 
+/// The search over the console's container's history: newest first, each query on one
+/// line with the parameter values it ran with.
+fn history(f: &mut Frame, app: &App, area: Rect, input: &TextBuffer, selected: usize, top: bool) {
+    let key = app.query.target_key().unwrap_or_default();
+    let found = app.query.history.search(&key, &input.text());
+    let total = app.query.history.of(&key).len();
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(40, 110),
+        area.height.saturating_sub(4).max(6),
+    );
+    f.render_widget(Clear, r);
+    let block = pane(
+        format!("History · {key} · {}/{total} · Enter takes it", found.len()),
+        top,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let [field, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    draw_input(f, field, "> ", input, top);
+    let height = list.height as usize;
+    let offset = offset_showing(selected, 0, height);
+    let width = usize::from(list.width);
+    let lines: Vec<Line> = found
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .filter_map(|(row, &i)| {
+            let e = app.query.history.entries.get(i)?;
+            let sql = e.sql.split_whitespace().collect::<Vec<_>>().join(" ");
+            let params: Vec<String> = e.params.iter().map(|(k, v)| format!("@{k}={v}")).collect();
+            let params = if params.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", params.join(" "))
+            };
+            let room = width.saturating_sub(params.chars().count());
+            let line = Line::from(vec![
+                Span::raw(clip(&sql, room)),
+                Span::styled(params, theme().param),
+            ]);
+            Some(mark_selected(line, row == selected, true))
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), list);
+}
+
 fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: bool) {
     let text = buf.text();
     f.render_widget(
@@ -195,7 +254,19 @@ fn draw_input(f: &mut Frame, area: Rect, label: &str, buf: &TextBuffer, cursor: 
 
 fn confirm(f: &mut Frame, area: Rect, text: &str) {
     let lines: Vec<&str> = text.lines().collect();
-    let r = centered(area, 70, lines.len() as u16 + 4);
+    // Long lines wrap: the box is as tall as the wrapped text, so the question and its
+    // keys at the end are never cut off.
+    let inner_width = usize::from(70u16.min(area.width).saturating_sub(2).max(1));
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            l.chars()
+                .count()
+                .div_ceil(inner_width.saturating_sub(8).max(1))
+                .max(1)
+        })
+        .sum();
+    let r = centered(area, 70, u16::try_from(rows + 4).unwrap_or(u16::MAX));
     f.render_widget(Clear, r);
     let block = pane("Confirm".into(), true);
     let inner = block.inner(r);
@@ -217,6 +288,131 @@ fn confirm(f: &mut Frame, area: Rect, text: &str) {
         theme().hint_key,
     ));
     f.render_widget(Paragraph::new(out).wrap(Wrap { trim: false }), inner);
+}
+
+/// After a 412: the user's edit and the item as stored now, side by side, the lines one
+/// has and the other lacks marked.
+fn conflict(f: &mut Frame, area: Rect, c: &Conflict) {
+    // The status line stays in sight: it says why the save failed.
+    let r = centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(4),
+    );
+    f.render_widget(Clear, r);
+    let block = pane(
+        format!(
+            "Not saved (412): {}/{} changed since you read it",
+            c.db, c.c
+        ),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let [cols, keys] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let [left, right] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(cols);
+    let mine: Vec<String> = match serde_json::from_str::<serde_json::Value>(&c.mine) {
+        Ok(v) => serde_json::to_string_pretty(&without_system(&v)).unwrap_or_default(),
+        Err(_) => c.mine.clone(),
+    }
+    .lines()
+    .map(str::to_string)
+    .collect();
+    let theirs: Vec<String> = serde_json::to_string_pretty(&without_system(&c.theirs))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let side = |title: &str, lines: &[String], other: &[String], style: ratatui::style::Style| {
+        let mut out = vec![Line::styled(title.to_string(), theme().header)];
+        out.extend(lines.iter().map(|l| {
+            if other.contains(l) {
+                Line::raw(l.clone())
+            } else {
+                Line::styled(l.clone(), style)
+            }
+        }));
+        out
+    };
+    f.render_widget(
+        Paragraph::new(side("your edit", &mine, &theirs, theme().added)),
+        left,
+    );
+    let etag = c.etag.as_deref().unwrap_or("");
+    f.render_widget(
+        Paragraph::new(side(
+            &format!("stored now (etag {etag})"),
+            &theirs,
+            &mine,
+            theme().removed,
+        )),
+        right,
+    );
+    f.render_widget(
+        Paragraph::new(
+            "e / Enter: edit yours again and save it over theirs · t: take theirs · esc: drop your edit",
+        )
+        .style(theme().hint_key),
+        keys,
+    );
+}
+
+/// A question with its answers, each behind its key.
+fn choose(f: &mut Frame, area: Rect, text: &str, choices: &[Choice]) {
+    let width = 76u16.min(area.width);
+    let inner_width = usize::from(width.saturating_sub(2).max(1));
+    let mut lines = vec![Line::styled(text.to_string(), theme().title)];
+    for c in choices {
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {}  ", c.key), theme().hint_key),
+            Span::raw(c.label.clone()),
+        ]));
+    }
+    lines.push(Line::styled("Esc: none of these", theme().dim));
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            l.width()
+                .div_ceil(inner_width.saturating_sub(8).max(1))
+                .max(1)
+        })
+        .sum();
+    let r = centered(area, width, u16::try_from(rows + 2).unwrap_or(u16::MAX));
+    f.render_widget(Clear, r);
+    let block = pane("Choose".into(), true);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// A value shown whole, wrapped, from line `scroll`; `y` copies it.
+fn value(f: &mut Frame, app: &App, area: Rect, title: &str, text: &str, scroll: usize) {
+    let r = centered(
+        area,
+        area.width.saturating_sub(4).clamp(30, 120),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let copy = app
+        .keymap
+        .key_for(Mode::Value, crate::tui::action::Action::CopyValue)
+        .map_or_else(String::new, |k| format!(" · {k} copies"));
+    let lines = text.lines().count().max(1);
+    let block = pane(
+        format!(
+            "{title} · line {} of {lines}{copy} · esc closes",
+            scroll + 1
+        ),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let shown: Vec<Line> = text
+        .lines()
+        .skip(scroll)
+        .map(|l| Line::raw(l.to_string()))
+        .collect();
+    f.render_widget(Paragraph::new(shown).wrap(Wrap { trim: false }), inner);
 }
 
 fn prompt(f: &mut Frame, area: Rect, title: &str, input: &TextBuffer, top: bool) {
@@ -245,5 +441,46 @@ fn params(f: &mut Frame, area: Rect, fields: &[(String, TextBuffer)], selected: 
     f.render_widget(
         Paragraph::new("↑↓ field · Enter runs · strings need quotes: \"abc\"").style(theme().dim),
         help,
+    );
+}
+
+/// The execute form: the partition key, the parameters and the script log switch.
+fn execute_form(f: &mut Frame, area: Rect, form: &ExecuteForm, top: bool) {
+    let r = centered(area, 72, 7);
+    f.render_widget(Clear, r);
+    let block = pane(format!("Execute {} · {}/{}", form.id, form.db, form.c), top);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let row = |i: u16| Rect::new(inner.x, inner.y + i, inner.width, 1);
+    let focus = |field: ExecuteField| top && form.field == field;
+    draw_input(
+        f,
+        row(0),
+        "partition key (JSON) ",
+        &form.partition_key,
+        focus(ExecuteField::PartitionKey),
+    );
+    draw_input(
+        f,
+        row(1),
+        "parameters (array)   ",
+        &form.params,
+        focus(ExecuteField::Params),
+    );
+    let check = if form.log { "[x]" } else { "[ ]" };
+    let log = Line::from(vec![
+        Span::styled("script log           ", theme().hint_key),
+        Span::raw(format!("{check} return console.log output")),
+    ]);
+    let log = if focus(ExecuteField::Log) {
+        log.style(theme().selected)
+    } else {
+        log
+    };
+    f.render_widget(Paragraph::new(log), row(2));
+    f.render_widget(
+        Paragraph::new("↑↓ field · space switches the log · Enter executes · Esc closes")
+            .style(theme().dim),
+        row(inner.height.saturating_sub(1)),
     );
 }

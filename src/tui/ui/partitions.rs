@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{clip, fit, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
+use super::{ListArea, clip, fit, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
 use crate::engine::{LogicalPartitionView, PartitionsReport, RangeInfo, RangeLoad};
 use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, PartitionsState};
@@ -21,6 +21,26 @@ fn bar(fraction: f64, width: usize) -> String {
         "█".repeat(full),
         "░".repeat(width - full.min(width))
     )
+}
+
+/// The table of physical partitions (a header, a row each, the totals) and the logical
+/// partitions under it, inside the border.
+fn areas(report: &PartitionsReport, inner: Rect) -> [Rect; 2] {
+    let n = u16::try_from(report.partitions.len()).unwrap_or(u16::MAX);
+    Layout::vertical([Constraint::Length(n.saturating_add(3)), Constraint::Min(3)]).areas(inner)
+}
+
+/// The physical partitions' rows on a pane drawn in `area`, once the report is in.
+pub fn list(app: &App, area: Rect) -> Option<ListArea> {
+    let p = &app.partitions;
+    let report = p.report.as_ref()?;
+    let [ranges, _] = areas(report, pane(String::new(), false).inner(area));
+    let n = report.partitions.len();
+    let rows = Rect {
+        height: ranges.height.min(u16::try_from(n).unwrap_or(u16::MAX) + 1),
+        ..ranges
+    };
+    Some(ListArea::below(rows, 1, p.selected, 0, n))
 }
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
@@ -45,9 +65,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         );
         return inner.height as usize;
     };
-    let n = report.partitions.len() as u16;
-    let [ranges, lps] =
-        Layout::vertical([Constraint::Length(n + 3), Constraint::Min(3)]).areas(inner);
+    let [ranges, lps] = areas(report, inner);
     draw_ranges(f, p, report, focused, ranges);
     draw_logical(f, report, lps);
     inner.height as usize

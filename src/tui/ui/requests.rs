@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::query_stats::{self, Panel};
 use super::theme::theme;
-use super::{fit, fmt_ru, is_focused, mark_selected, pane, paused_note};
+use super::{ListArea, fit, fmt_ru, is_focused, mark_selected, pane, paused_note};
 use crate::gateway::{EMULATOR_KEY, Exchange};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
@@ -23,6 +23,39 @@ use crate::tui::state::requests::{GatewayStatus, container_of, resource_label};
 
 /// The stats panel's width beside the request, when the detail is wide enough for both.
 const STATS_WIDTH: u16 = 42;
+
+/// The summary line, the request list and the selected request's detail, inside the
+/// border.
+fn areas(app: &App, inner: Rect) -> [Rect; 3] {
+    let r = &app.requests;
+    let detail_height = match r.tail.selected_row() {
+        None => 0,
+        Some(_) if r.expanded => inner.height.saturating_sub(5),
+        Some(_) => (inner.height / 2).clamp(6, 22),
+    };
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(detail_height),
+    ])
+    .areas(inner)
+}
+
+/// The request list's rows on a pane drawn in `area`, if it lists any.
+pub fn list(app: &App, area: Rect) -> Option<ListArea> {
+    let t = &app.requests.tail;
+    if t.rows.is_empty() {
+        return None;
+    }
+    let [_, list, _] = areas(app, pane(String::new(), false).inner(area));
+    Some(ListArea::below(
+        list,
+        1,
+        t.selected,
+        t.offset,
+        t.visible().len(),
+    ))
+}
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let focused = is_focused(app, true);
@@ -49,17 +82,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         return inner.height.saturating_sub(2) as usize;
     }
     let selected = r.tail.selected_row();
-    let detail_height = match selected {
-        None => 0,
-        Some(_) if r.expanded => inner.height.saturating_sub(5),
-        Some(_) => (inner.height / 2).clamp(6, 22),
-    };
-    let [top, list, detail] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(detail_height),
-    ])
-    .areas(inner);
+    let [top, list, detail] = areas(app, inner);
     let filter = if r.tail.filter.text.is_empty() {
         String::new()
     } else {

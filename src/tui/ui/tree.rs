@@ -96,6 +96,12 @@ fn node_line(node: &Node, width: usize) -> Line<'static> {
             },
         ),
         NodeKind::Item { id, .. } => (id.clone(), String::new(), theme().title),
+        NodeKind::Scripts { kind, count, .. } => (
+            crate::tui::state::script::group_label(*kind).to_string(),
+            count.to_string(),
+            theme().header,
+        ),
+        NodeKind::Script { id, detail, .. } => (id.clone(), detail.clone(), theme().literal),
         NodeKind::More { .. } => ("… more".into(), String::new(), theme().dim),
         NodeKind::Note(n) => (n.clone(), String::new(), theme().dim),
     };

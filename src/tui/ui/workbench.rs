@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::theme;
-use super::{clip, fmt_ru, is_focused, mark_selected, pane};
+use super::{ListArea, clip, fmt_ru, is_focused, mark_selected, pane};
 use crate::tui::action::Action;
 use crate::tui::keymap::Mode;
 use crate::tui::state::list::offset_showing;
@@ -16,6 +16,31 @@ use crate::workbench::{PatternReport, Report};
 
 /// Width of one design's column group.
 const GROUP: usize = 19;
+
+/// The table of patterns and the selected pattern's detail, inside the border.
+fn areas(w: &WorkbenchState, inner: Rect) -> [Rect; 2] {
+    let detail_height = if w.detail {
+        (inner.height / 2).clamp(4, 14)
+    } else {
+        0
+    };
+    Layout::vertical([Constraint::Min(4), Constraint::Length(detail_height)]).areas(inner)
+}
+
+/// The patterns' rows on a pane drawn in `area` (under the table's three header lines),
+/// once a report is in.
+pub fn list(app: &App, area: Rect) -> Option<ListArea> {
+    let w = &app.workbench;
+    let report = w.report.as_ref()?;
+    let [table, _] = areas(w, pane(String::new(), false).inner(area));
+    Some(ListArea::below(
+        table,
+        3,
+        w.selected,
+        w.offset,
+        report.patterns.len(),
+    ))
+}
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
     let focused = is_focused(app, true);
@@ -27,18 +52,12 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         draw_intro(f, app, inner);
         return inner.height as usize;
     };
-    let detail_height = if w.detail {
-        (inner.height / 2).clamp(4, 14)
-    } else {
-        0
-    };
-    let [table, detail] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(detail_height)]).areas(inner);
+    let [table, detail] = areas(w, inner);
     let height = draw_table(f, w, report, focused, table);
     if w.detail
         && let Some(p) = report.patterns.get(w.selected)
     {
-        draw_detail(f, p, detail);
+        draw_detail(f, app, p, detail);
     }
     height
 }
@@ -145,15 +164,33 @@ fn pattern_line(report: &Report, p: &PatternReport) -> Line<'static> {
 }
 
 /// The selected pattern's requests on each design, with the partitions they touched.
-fn draw_detail(f: &mut Frame, p: &PatternReport, area: Rect) {
+/// The selected pattern's figures per design, then the requests of the chosen design
+/// (left and right choose it), from the scroll position on.
+fn draw_detail(f: &mut Frame, app: &App, p: &PatternReport, area: Rect) {
+    let w = &app.workbench;
+    let key = |a| {
+        app.keymap
+            .key_for(crate::tui::keymap::Mode::Workbench, a)
+            .map_or_else(String::new, |k| k.to_string())
+    };
     let mut lines = vec![Line::styled(
-        format!("{} {}", p.id, p.title),
+        format!(
+            "{} {} · {}/{} design · {}/{} requests",
+            p.id,
+            p.title,
+            key(Action::Collapse),
+            key(Action::Expand),
+            key(Action::PageUp),
+            key(Action::PageDown)
+        ),
         theme().header,
     )];
-    for d in &p.designs.0 {
+    let chosen = w.design.min(p.designs.0.len().saturating_sub(1));
+    for (i, d) in p.designs.0.iter().enumerate() {
         lines.push(Line::styled(
             format!(
-                "{}: {} RU median ({}–{}), {:.1} ms, {}",
+                "{}{}: {} RU median ({}–{}), {:.1} ms, {}",
+                if i == chosen { "▸ " } else { "  " },
                 d.design,
                 fmt_ru(d.request_charge),
                 fmt_ru(d.request_charge_min),
@@ -161,9 +198,28 @@ fn draw_detail(f: &mut Frame, p: &PatternReport, area: Rect) {
                 d.latency_ms,
                 super::plural(d.requests as u64, "request")
             ),
-            theme().title,
+            if i == chosen {
+                theme().title
+            } else {
+                theme().dim
+            },
         ));
-        for op in d.operations.iter().filter(|o| !o.setup) {
+    }
+    if let Some(d) = p.designs.0.get(chosen) {
+        let ops: Vec<_> = d.operations.iter().filter(|o| !o.setup).collect();
+        let room = usize::from(area.height).saturating_sub(lines.len() + 1);
+        let from = w.detail_scroll.min(ops.len().saturating_sub(1));
+        let to = (from + room).min(ops.len());
+        lines.push(Line::styled(
+            format!(
+                "{}: requests {}–{to} of {}",
+                d.design,
+                if ops.is_empty() { 0 } else { from + 1 },
+                ops.len()
+            ),
+            theme().dim,
+        ));
+        for op in &ops[from..to] {
             lines.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(format!("{:<7}", op.kind), theme().key),

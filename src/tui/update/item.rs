@@ -12,7 +12,9 @@ use crate::tui::state::document::{item_diff, pk_of, without_system};
 use crate::tui::state::json_tree::JsonTree;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::tree::NodeKind;
-use crate::tui::state::{App, Confirmed, Focus, ItemRequest, ItemView, Layer, View};
+use crate::tui::state::{
+    App, Confirmed, Conflict, ConflictRequest, Focus, ItemRequest, ItemView, Layer, View,
+};
 
 /// Asks for an item to show in the item view.
 pub fn read(app: &mut App, db: String, c: String, id: String, pk: Value) -> Vec<Effect> {
@@ -35,6 +37,10 @@ pub fn read(app: &mut App, db: String, c: String, id: String, pk: Value) -> Vec<
 }
 
 pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) -> Vec<Effect> {
+    if let Some(conflict) = app.conflict_loading.take_if(|r| r.ticket == ticket) {
+        on_stored_version(app, conflict, result);
+        return Vec::new();
+    }
     let Some(req) = app.item_loading.take_if(|r| r.ticket == ticket) else {
         return Vec::new();
     };
@@ -51,6 +57,7 @@ pub fn on_item(app: &mut App, ticket: u64, result: Result<ItemResponse, Error>) 
             let mut tree = JsonTree::new(doc);
             tree.hide_system = hide;
             tree.rebuild();
+            app.clear_item_view();
             app.item = Some(ItemView {
                 db,
                 c,
@@ -273,11 +280,36 @@ pub fn on_edited(
     Vec::new()
 }
 
+/// The item as stored now, read after a 412: shown beside the refused edit.
+fn on_stored_version(app: &mut App, req: ConflictRequest, result: Result<ItemResponse, Error>) {
+    match result {
+        Ok(r) => {
+            let theirs: Value = r
+                .body
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(Value::Null);
+            app.layers.push(Layer::Conflict(Conflict {
+                db: req.db,
+                c: req.c,
+                mine: req.mine,
+                theirs,
+                etag: r.etag,
+            }));
+        }
+        Err(e) => app.error(format!(
+            "could not read the stored version ({}): {}",
+            e.status, e.message
+        )),
+    }
+}
+
 pub fn on_saved(
     app: &mut App,
     result: Result<ItemResponse, Error>,
     db: String,
     c: String,
+    body: String,
 ) -> Reaction {
     match result {
         Ok(r) => {
@@ -322,7 +354,7 @@ pub fn on_saved(
             app.last_charge = Some(e.request_charge);
             let hint = match e.status {
                 StatusCode::PreconditionFailed => {
-                    " — someone changed the item since you opened it; refresh (r) and edit again"
+                    " — someone changed the item since you opened it: theirs is shown beside yours"
                 }
                 StatusCode::Conflict => {
                     " — an item with this id already exists in that logical partition"
@@ -330,6 +362,82 @@ pub fn on_saved(
                 _ => "",
             };
             app.error(format!("not saved ({}): {}{hint}", e.status, e.message));
+            if e.status == StatusCode::PreconditionFailed {
+                return read_stored_version(app, db, c, body).into();
+            }
+            Reaction::default()
+        }
+    }
+}
+
+/// After a 412: reads the item as stored now, to show it beside the refused edit.
+fn read_stored_version(app: &mut App, db: String, c: String, mine: String) -> Vec<Effect> {
+    let Ok(doc) = serde_json::from_str::<Value>(&mine) else {
+        return Vec::new();
+    };
+    let Some(id) = doc.get("id").and_then(Value::as_str).map(str::to_string) else {
+        return Vec::new();
+    };
+    let pk = pk_of(&doc, &app.partition_key_paths(&db, &c));
+    let ticket = app.ticket();
+    app.conflict_loading = Some(ConflictRequest {
+        ticket,
+        db: db.clone(),
+        c: c.clone(),
+        mine,
+    });
+    vec![Effect::ReadItem {
+        ticket,
+        db,
+        c,
+        id,
+        pk,
+    }]
+}
+
+/// A key in the conflict view: `e` reopens the editor on the user's text, to be saved over
+/// the stored version (its etag now the one to match); `t` takes the stored version into
+/// the item view; Esc drops the edit.
+pub fn on_conflict_key(app: &mut App, key: &crossterm::event::KeyEvent, back: bool) -> Reaction {
+    use crossterm::event::KeyCode;
+    let choice = match key.code {
+        KeyCode::Char('e') | KeyCode::Enter => 'e',
+        KeyCode::Char('t') => 't',
+        _ if back => 'x',
+        _ => return Reaction::default(),
+    };
+    let Some(Layer::Conflict(c)) = app.layers.pop() else {
+        return Reaction::default();
+    };
+    match choice {
+        'e' => vec![Effect::Edit {
+            db: c.db,
+            c: c.c,
+            original: Some(
+                serde_json::to_string_pretty(&without_system(&c.theirs)).unwrap_or_default(),
+            ),
+            text: c.mine,
+            if_match: c.etag,
+            create: false,
+        }]
+        .into(),
+        't' => {
+            let id = c
+                .theirs
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let pk = pk_of(&c.theirs, &app.partition_key_paths(&c.db, &c.c));
+            Request::ReadItem {
+                db: c.db,
+                c: c.c,
+                id: id.to_string(),
+                pk,
+            }
+            .into()
+        }
+        _ => {
+            app.info("your edit was dropped; the stored version stays");
             Reaction::default()
         }
     }

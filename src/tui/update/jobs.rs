@@ -93,6 +93,8 @@ pub fn on_workbench_report(app: &mut App, ticket: u64, report: Report) -> Vec<Ef
         app.workbench.report = Some(report);
         app.workbench.selected = 0;
         app.workbench.offset = 0;
+        app.workbench.design = 0;
+        app.workbench.detail_scroll = 0;
     }
     Vec::new()
 }
@@ -128,6 +130,33 @@ pub fn navigate_workbench(app: &mut App, action: Action) -> Vec<Effect> {
             app.workbench.detail = !app.workbench.detail;
             Vec::new()
         }
+        // Left and right pick the design whose requests the detail lists; a page scrolls
+        // them, so every request of every design can be read.
+        Action::Expand | Action::Right | Action::Collapse | Action::Left => {
+            let designs = app.workbench.report.as_ref().map_or(0, |r| r.designs.len());
+            let w = &mut app.workbench;
+            if designs > 0 {
+                let step = if matches!(action, Action::Expand | Action::Right) {
+                    1
+                } else {
+                    designs - 1
+                };
+                w.design = (w.design + step) % designs;
+            }
+            w.detail_scroll = 0;
+            Vec::new()
+        }
+        Action::PageDown | Action::PageUp => {
+            let requests = selected_requests(app);
+            let page = (app.page_rows / 3).max(1);
+            let w = &mut app.workbench;
+            w.detail_scroll = if action == Action::PageDown {
+                (w.detail_scroll + page).min(requests.saturating_sub(1))
+            } else {
+                w.detail_scroll.saturating_sub(page)
+            };
+            Vec::new()
+        }
         _ => {
             let len = app
                 .workbench
@@ -137,7 +166,20 @@ pub fn navigate_workbench(app: &mut App, action: Action) -> Vec<Effect> {
             let page = app.page_rows;
             let w = &mut app.workbench;
             move_selection(&mut w.selected, &mut w.offset, len, page, action);
+            w.detail_scroll = 0;
             Vec::new()
         }
     }
+}
+
+/// How many requests the detail lists: the selected pattern's, for the chosen design.
+fn selected_requests(app: &App) -> usize {
+    let w = &app.workbench;
+    w.report
+        .as_ref()
+        .and_then(|r| {
+            let design = r.designs.get(w.design)?;
+            r.patterns.get(w.selected)?.design(&design.id)
+        })
+        .map_or(0, |d| d.operations.iter().filter(|o| !o.setup).count())
 }

@@ -40,6 +40,66 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
             Some(Action::Quit) => None,
             _ => Some(Reaction::default()),
         },
+        Layer::Value { text, scroll, .. } => match action {
+            Some(Action::Back | Action::ShowValue) => {
+                app.layers.pop();
+                Some(Reaction::default())
+            }
+            Some(Action::CopyValue) => Some(vec![Effect::Copy { text: text.clone() }].into()),
+            Some(
+                a @ (Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom),
+            ) => {
+                let last = text.lines().count().saturating_sub(1);
+                *scroll = match a {
+                    Action::Up => scroll.saturating_sub(1),
+                    Action::Down => (*scroll + 1).min(last),
+                    Action::PageUp => scroll.saturating_sub(10),
+                    Action::PageDown => (*scroll + 10).min(last),
+                    Action::Top => 0,
+                    _ => last,
+                };
+                Some(Reaction::default())
+            }
+            Some(Action::Quit) => None,
+            _ => Some(Reaction::default()),
+        },
+        Layer::History { input, selected } => {
+            let matches = |input: &crate::tui::state::editor::TextBuffer| {
+                app.query
+                    .target_key()
+                    .map(|key| app.query.history.search(&key, &input.text()))
+                    .unwrap_or_default()
+            };
+            match action {
+                Some(Action::Back) => {
+                    app.layers.pop();
+                    Some(Reaction::default())
+                }
+                Some(a @ (Action::Up | Action::Down)) => {
+                    let len = matches(input).len();
+                    let mut offset = 0;
+                    move_selection(selected, &mut offset, len, len.max(1), a);
+                    Some(Reaction::default())
+                }
+                Some(Action::Select) => {
+                    let chosen = matches(input).get(*selected).copied();
+                    app.layers.pop();
+                    Some(chosen.map_or_else(Reaction::default, |i| Request::UseHistory(i).into()))
+                }
+                Some(Action::Quit | Action::Help) => None,
+                Some(_) => Some(Reaction::default()),
+                None => {
+                    input.handle_key(key);
+                    *selected = 0;
+                    Some(Reaction::default())
+                }
+            }
+        }
         Layer::Palette => match action {
             Some(Action::Back | Action::Palette) => Some(close_palette(app).into()),
             Some(a @ (Action::Up | Action::Down)) => {
@@ -61,7 +121,10 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 Some(Reaction::default())
             }
         },
-        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action).into()),
+        Layer::Confirm { .. } => Some(on_confirm_key(app, key, action)),
+        Layer::Choose { .. } => Some(on_choice_key(app, key, action)),
+        // Its keys are the item view's (the router hands them there first).
+        Layer::Conflict(_) => Some(Reaction::default()),
         Layer::Prompt { input, purpose, .. } => match (action, key.code) {
             (_, KeyCode::Enter) => Some(submit_prompt(app)),
             (Some(Action::Back), _) => {
@@ -79,6 +142,33 @@ pub fn on_layer_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Op
                 } else {
                     Reaction::default()
                 })
+            }
+        },
+        Layer::Execute(form) => match (action, key.code) {
+            (Some(Action::Back), _) => {
+                app.layers.pop();
+                Some(Reaction::default())
+            }
+            (Some(Action::RunQuery), _) | (_, KeyCode::Enter) => Some(Request::ExecuteForm.into()),
+            (_, KeyCode::Up) | (Some(Action::FocusPrev), _) => {
+                form.step(false);
+                Some(Reaction::default())
+            }
+            (_, KeyCode::Down) | (Some(Action::FocusNext), _) => {
+                form.step(true);
+                Some(Reaction::default())
+            }
+            (Some(Action::Quit), _) => None,
+            _ => {
+                match form.text_field() {
+                    Some(buf) => {
+                        buf.handle_key(key);
+                    }
+                    // Space (or x) switches the script log on or off.
+                    None if matches!(key.code, KeyCode::Char(' ' | 'x')) => form.log = !form.log,
+                    None => {}
+                }
+                Some(Reaction::default())
             }
         },
         Layer::Params { fields, selected } => match (action, key.code) {
@@ -143,6 +233,14 @@ fn submit_prompt(app: &mut App) -> Reaction {
             }
             .into()
         }
+        PromptFor::ResultsExport => Request::ExportResult { path: text }.into(),
+        PromptFor::NewScript { db, c, kind } => Request::NewScript {
+            db,
+            c,
+            kind,
+            answer: text,
+        }
+        .into(),
         PromptFor::ExportPath { db, c } => Request::StartJob {
             title: format!("exporting {db}/{c}"),
             job: JobKind::Export {
@@ -168,7 +266,11 @@ fn cancel_prompt(app: &mut App) {
                 app.query.refresh_rows();
             }
             PromptFor::RequestsFilter => app.requests.tail.set_filter(""),
-            PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::ExportPath { .. } => {}
+            PromptFor::FeedStartTime
+            | PromptFor::SampleName
+            | PromptFor::ExportPath { .. }
+            | PromptFor::NewScript { .. }
+            | PromptFor::ResultsExport => {}
         }
     }
 }
@@ -264,6 +366,11 @@ fn choose(app: &mut App) -> Reaction {
             app.focus = Focus::View;
             Request::ReadItem { db, c, id, pk }
         }
+        Target::Script { db, c, kind, id } => {
+            app.container = Some((db.clone(), c.clone()));
+            app.focus = Focus::View;
+            Request::ShowScript { db, c, kind, id }
+        }
     };
     Reaction::then(effects, request)
 }
@@ -276,7 +383,7 @@ fn save_params(app: &mut App) {
     }
 }
 
-fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<Effect> {
+fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Reaction {
     let yes = matches!(
         key.code,
         KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
@@ -284,17 +391,48 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
     let no =
         matches!(key.code, KeyCode::Char('n') | KeyCode::Char('N')) || action == Some(Action::Back);
     if !yes && !no {
-        return Vec::new();
+        return Reaction::default();
     }
     let Some(Layer::Confirm { on_yes, .. }) = app.layers.pop() else {
-        return Vec::new();
+        return Reaction::default();
     };
     if no {
         app.info("cancelled");
-        return Vec::new();
+        return Reaction::default();
     }
+    perform(app, on_yes)
+}
+
+/// A choice among a few answers, each picked by its key; Esc picks none.
+fn on_choice_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Reaction {
+    if action == Some(Action::Back) {
+        app.layers.pop();
+        app.info("cancelled");
+        return Reaction::default();
+    }
+    let KeyCode::Char(pressed) = key.code else {
+        return Reaction::default();
+    };
+    let Some(Layer::Choose { choices, .. }) = app.layers.last() else {
+        return Reaction::default();
+    };
+    let Some(at) = choices
+        .iter()
+        .position(|c| c.key.eq_ignore_ascii_case(&pressed))
+    else {
+        return Reaction::default();
+    };
+    let Some(Layer::Choose { mut choices, .. }) = app.layers.pop() else {
+        return Reaction::default();
+    };
+    perform(app, choices.swap_remove(at).then)
+}
+
+/// Does what a confirmation or a choice was about.
+fn perform(app: &mut App, on_yes: Confirmed) -> Reaction {
     let ticket = app.ticket();
-    match on_yes {
+    let effects = match on_yes {
+        Confirmed::Job { title, job } => return Request::StartJob { title, job }.into(),
         Confirmed::DeleteItem {
             db,
             c,
@@ -335,6 +473,22 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             if_match,
             create,
         }],
+        Confirmed::DeleteScript { db, c, kind, id } => {
+            vec![Effect::DeleteScript { db, c, kind, id }]
+        }
+        Confirmed::ReeditScript {
+            db,
+            c,
+            spec,
+            original,
+            create,
+        } => vec![Effect::EditScript {
+            db,
+            c,
+            spec,
+            original: Some(original),
+            create,
+        }],
         Confirmed::SaveItem {
             db,
             c,
@@ -349,5 +503,6 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
             if_match,
             create,
         }],
-    }
+    };
+    effects.into()
 }

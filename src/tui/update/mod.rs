@@ -9,6 +9,7 @@
 //! Below the views sit what they all may use: `request` (those types) and `prompt`
 //! (asking for text); the list movement and document helpers they share are in `state`.
 
+mod details;
 mod feed;
 mod item;
 mod jobs;
@@ -18,6 +19,7 @@ mod prompt;
 mod query;
 mod request;
 mod requests;
+mod script;
 mod tree;
 
 use crossterm::event::KeyEvent;
@@ -123,11 +125,12 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             db,
             c,
             pk_paths,
+            body,
         } => {
             if !pk_paths.is_empty() {
                 app.pk_paths.insert((db.clone(), c.clone()), pk_paths);
             }
-            route(item::on_saved(app, result, db, c), app)
+            route(item::on_saved(app, result, db, c, body), app)
         }
         Msg::Deleted {
             ticket: _,
@@ -140,6 +143,36 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Applied(result) => query::on_applied(app, result),
+        Msg::Details {
+            ticket,
+            db,
+            c,
+            result,
+        } => details::on_details(app, ticket, db, c, result),
+        Msg::ScriptRead { ticket, result } => script::on_read(app, ticket, result),
+        Msg::ScriptEdited {
+            db,
+            c,
+            spec,
+            create,
+            result,
+        } => script::on_edited(app, db, c, spec, create, result),
+        Msg::ScriptSaved {
+            ticket: _,
+            db,
+            c,
+            spec,
+            create,
+            result,
+        } => route(script::on_saved(app, db, c, spec, create, result), app),
+        Msg::ScriptDeleted {
+            db,
+            c,
+            kind,
+            id,
+            result,
+        } => route(script::on_deleted(app, db, c, kind, id, result), app),
+        Msg::Executed { ticket, result } => route(script::on_executed(app, ticket, result), app),
         Msg::WorkbenchReport { ticket, report } => jobs::on_workbench_report(app, ticket, *report),
         Msg::JobProgress {
             ticket,
@@ -148,7 +181,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
         } => jobs::on_progress(app, ticket, done, total),
         Msg::JobDone { ticket, result } => route(jobs::on_done(app, ticket, result), app),
         Msg::History(entries) => {
-            app.query.history = entries;
+            app.query.history.entries = entries;
             Vec::new()
         }
         Msg::GatewayStarted { ticket, result } => requests::on_started(app, ticket, result),
@@ -161,6 +194,15 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
 /// was opened with it (`--serve`).
 pub fn start(app: &mut App) -> Vec<Effect> {
     let mut effects = tree::reload(app);
+    // The first frame comes at once; the samples of a new store load behind it, and the
+    // tree's probe shows their databases as they arrive.
+    if let Some(dir) = app.first_launch.take() {
+        effects.extend(jobs::start(
+            app,
+            "first launch: loading the bundled samples".into(),
+            crate::tui::effect::JobKind::FirstLaunch { dir },
+        ));
+    }
     if app.gateway.at_launch {
         effects.extend(requests::start(app));
     }
@@ -186,6 +228,19 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
         Request::RevealTreeMatches => tree::reveal_matches(app),
         Request::JumpTo(path) => route(tree::jump(app, &path), app),
         Request::ReadItem { db, c, id, pk } => item::read(app, db, c, id, pk),
+        Request::ShowScript { db, c, kind, id } => script::read(app, db, c, kind, id, false),
+        Request::NewScript {
+            db,
+            c,
+            kind,
+            answer,
+        } => script::begin_new(app, db, c, kind, &answer),
+        Request::ExecuteForm => script::submit_form(app),
+        Request::UseHistory(index) => {
+            query::use_history(app, index);
+            Vec::new()
+        }
+        Request::ExportResult { path } => route(query::export_to(app, path), app),
         Request::StartJob { title, job } => jobs::start(app, title, job),
         Request::RestartFeed { from } => feed::restart_from(app, &from),
     }
@@ -245,6 +300,11 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     let mode = app.mode();
     let action = Chord::from_event(&key).and_then(|c| app.keymap.resolve(mode, &c));
+    // The conflict view's choices belong to the item view.
+    if matches!(app.layers.last(), Some(Layer::Conflict(_))) && action != Some(Action::Quit) {
+        let back = action == Some(Action::Back);
+        return route(item::on_conflict_key(app, &key, back), app);
+    }
     if !app.layers.is_empty() {
         if let Some(reaction) = layers::on_layer_key(app, &key, action) {
             return route(reaction, app);
@@ -338,7 +398,11 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Complete => query::complete(app),
         Action::EditQuery => query::edit(app),
         Action::HistoryPrev | Action::HistoryNext => {
-            app.query.history_step(action == Action::HistoryPrev);
+            query::history_step(app, action == Action::HistoryPrev);
+            Vec::new()
+        }
+        Action::SearchHistory => {
+            query::search_history(app);
             Vec::new()
         }
         Action::ToggleResults => {
@@ -351,6 +415,14 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             query::ensure_schema(app)
         }
         Action::LoadMore => query::load_more(app),
+        Action::ExportResults => {
+            query::ask_export(app);
+            Vec::new()
+        }
+        Action::ShowValue => {
+            query::show_value(app);
+            Vec::new()
+        }
         Action::FeedPause
         | Action::FeedMode
         | Action::FeedStart
@@ -359,8 +431,18 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Gateway | Action::RequestsPause | Action::RequestsClear => {
             requests::act(app, action)
         }
+        Action::ExecuteScript => script::act(app, action),
+        Action::Details => details::show(app),
+        Action::EditItem | Action::NewItem | Action::DeleteItem if script::applies(app) => {
+            script::act(app, action)
+        }
         Action::EditItem | Action::NewItem | Action::DeleteItem | Action::ToggleSystem => {
             item::act(app, action)
+        }
+        Action::CopyValue
+            if app.focus == Focus::View && app.view == View::Item && app.script.is_some() =>
+        {
+            script::act(app, action)
         }
         Action::CopyValue | Action::CopyPath => copy(app, action),
         Action::Up
@@ -443,6 +525,8 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
 fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
     match (app.focus, app.view) {
         (Focus::Tree, _) => route(tree::navigate(app, action), app),
+        (Focus::View, View::Item) if app.script.is_some() => script::navigate(app, action),
+        (Focus::View, View::Item) if app.details.is_some() => details::navigate(app, action),
         (Focus::View, View::Item) => item::navigate(app, action),
         (Focus::View, View::Query) => query::navigate(app, action),
         (Focus::View, View::Feed) => feed::navigate(app, action),

@@ -43,7 +43,20 @@ pub fn intent(app: &App, m: &MouseEvent) -> Intent {
                     (Focus::View, None)
                 }
             }
-            _ => (Focus::View, None),
+            View::Feed => (Focus::View, Some(ui::feed::list(app, panes.view).into())),
+            View::Partitions => (
+                Focus::View,
+                ui::partitions::list(app, panes.view).map(ListOnScreen::from),
+            ),
+            View::Workbench => (
+                Focus::View,
+                ui::workbench::list(app, panes.view).map(ListOnScreen::from),
+            ),
+            View::Requests => (
+                Focus::View,
+                ui::requests::list(app, panes.view).map(ListOnScreen::from),
+            ),
+            View::Item => (Focus::View, None),
         }
     } else {
         return Intent::default();
@@ -70,6 +83,18 @@ struct ListOnScreen {
     height: usize,
     len: usize,
     selected: usize,
+}
+
+impl From<ui::ListArea> for ListOnScreen {
+    fn from(l: ui::ListArea) -> ListOnScreen {
+        ListOnScreen {
+            top: l.rows.y,
+            first: l.first,
+            height: usize::from(l.rows.height),
+            len: l.len,
+            selected: l.selected,
+        }
+    }
 }
 
 impl ListOnScreen {

@@ -13,8 +13,16 @@ pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
         PromptFor::FeedFilter => app.feed.tail.filter.text.clone(),
         PromptFor::ResultsFilter => app.query.filter.clone().unwrap_or_default(),
         PromptFor::RequestsFilter => app.requests.tail.filter.text.clone(),
-        PromptFor::FeedStartTime | PromptFor::SampleName => String::new(),
+        PromptFor::FeedStartTime | PromptFor::SampleName | PromptFor::NewScript { .. } => {
+            String::new()
+        }
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
+        PromptFor::ResultsExport => app
+            .query
+            .run
+            .as_ref()
+            .map(|r| format!("{}-result.json", r.target.1))
+            .unwrap_or_default(),
     };
     app.layers.push(Layer::Prompt {
         title: title.to_string(),
@@ -50,6 +58,8 @@ pub fn text_field(app: &mut App) -> Option<&mut TextBuffer> {
         Layer::Palette => Some(&mut app.palette.input),
         Layer::Prompt { input, .. } => Some(input),
         Layer::Params { fields, selected } => fields.get_mut(*selected).map(|(_, b)| b),
+        Layer::Execute(form) => form.text_field(),
+        Layer::History { input, .. } => Some(input),
         _ => None,
     }
 }

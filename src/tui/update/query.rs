@@ -8,18 +8,25 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::prompt::{open_params, open_prompt};
+use super::request::{Reaction, Request};
 use crate::engine::QueryResult;
 use crate::error::{Error, StatusCode};
 use crate::query::complete::{Candidate, Completion, Schema};
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
+use crate::tui::effect::JobKind;
+use crate::tui::export::{Format, Source};
 use crate::tui::state::document::pk_of;
+use crate::tui::state::editor::TextBuffer;
+use crate::tui::state::history::HistoryEntry;
 use crate::tui::state::list::move_selection;
 use crate::tui::state::query::{
     COMPLETION_ROWS, CompletionList, QueryError, QueryRun, RangeSpan, ResultsMode, TargetSchema,
     columns,
 };
 use crate::tui::state::{App, Focus, ItemView, PromptFor, View};
+use crate::tui::state::{Choice, Confirmed, Layer};
+use crate::tui::ui::plural;
 
 /// The console follows the selection to another container, keeping its text; the last
 /// run's results stay, labelled with the container they came from.
@@ -43,11 +50,21 @@ pub fn new_query(app: &mut App) {
         return;
     };
     let same = app.query.target.as_ref() == Some(&target);
-    app.query.target = Some(target);
+    app.query.target = Some(target.clone());
     let text = app.query.editor.text();
     if same || text.trim().is_empty() {
-        if text.trim() != STARTER {
-            app.query.remember(&text);
+        // A text that ran is in the history already, under the container it ran on.
+        let ran = app
+            .query
+            .run
+            .as_ref()
+            .is_some_and(|r| r.sql.trim() == text.trim());
+        if text.trim() != STARTER && !ran {
+            let (db, c) = &target;
+            let params = app.query.params_of(&text);
+            app.query
+                .history
+                .remember(&format!("{db}/{c}"), &text, &params);
         }
         app.query.editor.set_text(STARTER);
         app.query.run = None;
@@ -79,7 +96,10 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     };
     let mut effects = stop(app);
     let ticket = app.ticket();
-    app.query.remember(&sql);
+    let typed = app.query.params_of(&sql);
+    app.query
+        .history
+        .remember(&format!("{db}/{c}"), &sql, &typed);
     app.query.running = Some(ticket);
     app.query.error = None;
     // A new result: its rows and columns are not the last one's.
@@ -110,7 +130,7 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     });
     app.query.refresh_rows();
     effects.push(Effect::SaveHistory {
-        entries: app.query.history.clone(),
+        entries: app.query.history.entries.clone(),
     });
     // A fresh sample for completion: the data may have changed since the last one.
     effects.extend(load_schema(app, true));
@@ -338,6 +358,7 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
         .to_string();
     let etag = doc.get("_etag").and_then(Value::as_str).map(str::to_string);
     let pk = pk_of(&doc, &app.partition_key_paths(&db, &c));
+    app.clear_item_view();
     app.item = Some(ItemView {
         db,
         c,
@@ -352,6 +373,184 @@ fn open_selected(app: &mut App) -> Vec<Effect> {
     app.view = View::Item;
     app.focus = Focus::View;
     Vec::new()
+}
+
+/// Asks where to export the result (the format is the file's extension).
+pub fn ask_export(app: &mut App) {
+    if app.query.run.is_none() {
+        app.info("run a query first: its result is what is exported");
+        return;
+    }
+    open_prompt(
+        app,
+        "export the result to (.json, .ndjson or .csv)",
+        PromptFor::ResultsExport,
+    );
+}
+
+/// Exports the result to `path`: the rows loaded (as shown, searched and sorted), or,
+/// when the query has more pages, every page if the user picks that.
+pub fn export_to(app: &mut App, path: String) -> Reaction {
+    let path = path.trim().to_string();
+    let format = match Format::of(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            app.error(format!("not exported: {e}"));
+            return Reaction::default();
+        }
+    };
+    let Some(run) = app.query.run.as_ref() else {
+        return Reaction::default();
+    };
+    let rows: Vec<Value> = app
+        .query
+        .rows()
+        .iter()
+        .filter_map(|&i| run.documents.get(i).cloned())
+        .collect();
+    let shown = if app.query.filter.is_some() {
+        format!(
+            "the {} matching the search",
+            plural(rows.len() as u64, "loaded row")
+        )
+    } else {
+        format!("the {}", plural(rows.len() as u64, "loaded row"))
+    };
+    let loaded = Confirmed::Job {
+        title: format!("exporting {} to {path}", plural(rows.len() as u64, "row")),
+        job: JobKind::ExportResult {
+            source: Source::Loaded(rows),
+            path: path.clone(),
+            format,
+        },
+    };
+    if run.continuation.is_none() {
+        let Confirmed::Job { title, job } = loaded else {
+            return Reaction::default();
+        };
+        return Request::StartJob { title, job }.into();
+    }
+    let (db, c) = run.target.clone();
+    let every = Confirmed::Job {
+        title: format!("exporting every page to {path}"),
+        job: JobKind::ExportResult {
+            source: Source::Query {
+                db,
+                c,
+                sql: run.sql.clone(),
+                params: run.params.clone(),
+            },
+            path,
+            format,
+        },
+    };
+    app.layers.push(Layer::Choose {
+        text: format!(
+            "The query has more results than the {} loaded. Export which?",
+            run.documents.len()
+        ),
+        choices: vec![
+            Choice {
+                key: 'a',
+                label: "all of them: the query runs again, page by page, in the background (its RU are spent again; ctrl-x cancels)".into(),
+                then: every,
+            },
+            Choice {
+                key: 'l',
+                label: shown,
+                then: loaded,
+            },
+        ],
+    });
+    Reaction::default()
+}
+
+/// Opens the selected row's cell whole (the column the table is scrolled to), or the
+/// whole document in JSON view.
+pub fn show_value(app: &mut App) {
+    let Some(doc) = app.query.selected_document() else {
+        app.info("no row selected");
+        return;
+    };
+    let id = doc
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("row {}", app.query.selected + 1), str::to_string);
+    let (title, value) = match app.query.mode {
+        ResultsMode::Json => (id, Some(doc)),
+        ResultsMode::Table => {
+            let docs = app.query.run.as_ref().map_or(&[][..], |r| &r.documents);
+            let cols = columns(docs);
+            let column = cols
+                .get(app.query.hscroll.min(cols.len().saturating_sub(1)))
+                .cloned()
+                .unwrap_or_default();
+            let value = match doc {
+                Value::Object(o) => o.get(&column),
+                other if column == "value" => Some(other),
+                _ => None,
+            };
+            (format!("{id} · {column}"), value)
+        }
+    };
+    let text = match value {
+        None => "(not in this row)".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+    };
+    app.layers.push(Layer::Value {
+        title,
+        text,
+        scroll: 0,
+    });
+}
+
+/// One step through the console's container's history (ctrl-↑/↓): the query comes back
+/// with the parameter values it ran with.
+pub fn history_step(app: &mut App, back: bool) {
+    let Some(key) = app.query.target_key() else {
+        return;
+    };
+    let text = app.query.editor.text();
+    if let Some(entry) = app.query.history.step(&key, back, &text) {
+        restore(app, &entry);
+    }
+}
+
+fn restore(app: &mut App, entry: &HistoryEntry) {
+    app.query.editor.set_text(&entry.sql);
+    app.query.completion = None;
+    for (name, value) in &entry.params {
+        app.query.params.insert(name.clone(), value.clone());
+    }
+}
+
+/// Opens the search over the console's container's history.
+pub fn search_history(app: &mut App) {
+    let Some(key) = app.query.target_key() else {
+        app.info("select a container first: the history is kept per container");
+        return;
+    };
+    if app.query.history.of(&key).is_empty() {
+        app.info(format!("no queries run on {key} yet"));
+        return;
+    }
+    app.view = View::Query;
+    app.focus = Focus::Editor;
+    app.layers.push(Layer::History {
+        input: TextBuffer::new("", false),
+        selected: 0,
+    });
+}
+
+/// The history search's choice: entry `index` goes into the editor, with its parameters.
+pub fn use_history(app: &mut App, index: usize) {
+    let Some(entry) = app.query.history.entries.get(index).cloned() else {
+        return;
+    };
+    app.query.history.pos = None;
+    restore(app, &entry);
+    app.info("query from history (F5 runs it)");
 }
 
 /// Hands the query text to `$EDITOR`.

@@ -30,6 +30,26 @@ pub enum Request {
         id: String,
         pk: Value,
     },
+    /// Show a stored procedure, trigger or UDF in the item view.
+    ShowScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+        id: String,
+    },
+    /// Start a new script named by the prompt's `answer` (`$EDITOR` opens on it).
+    NewScript {
+        db: String,
+        c: String,
+        kind: crate::engine::ScriptKind,
+        answer: String,
+    },
+    /// Put history entry `.0` (an index into the history) into the query editor.
+    UseHistory(usize),
+    /// Export the query's result to the file the prompt named.
+    ExportResult { path: String },
+    /// Enter in the execute form: run the stored procedure if the form is complete.
+    ExecuteForm,
     /// Start long work, unless some is running.
     StartJob { title: String, job: JobKind },
     /// Follow the change feed again from the time typed in the start prompt.

@@ -231,6 +231,9 @@ fn select(app: &mut App) -> Reaction {
     };
     match node.kind {
         NodeKind::Item { db, c, pk, id } => Request::ReadItem { db, c, id, pk }.into(),
+        NodeKind::Script {
+            db, c, kind, id, ..
+        } => Request::ShowScript { db, c, kind, id }.into(),
         NodeKind::More { parent, cursor } => {
             let Some(i) = app.tree.find(&parent) else {
                 return Reaction::default();

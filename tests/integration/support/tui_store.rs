@@ -155,3 +155,29 @@ pub fn type_query(h: &mut Harness, sql: &str) {
     h.keys("<c-n> <c-a> <c-k>");
     h.type_text(sql);
 }
+
+/// Zeroes the query console's timings (wall-clock figures) so a frame can be a snapshot.
+pub fn zero_query_timings(h: &mut Harness) {
+    let Some(run) = h.app.query.run.as_mut() else {
+        return;
+    };
+    run.elapsed_ms = 0.0;
+    let zero = |m: &mut cosmoscope::engine::QueryMetrics| {
+        m.index_lookup_time_in_ms = 0.0;
+        m.document_load_time_in_ms = 0.0;
+        m.query_engine_execution_time_in_ms = 0.0;
+    };
+    zero(&mut run.metrics);
+    for p in run.partitions.values_mut() {
+        zero(&mut p.metrics);
+    }
+}
+
+/// Zeroes the tree's RU/s meters (RU per wall-clock second).
+pub fn zero_range_meters(h: &mut Harness) {
+    for n in &mut h.app.tree.nodes {
+        if let cosmoscope::tui::state::tree::NodeKind::Range { ru_now, .. } = &mut n.kind {
+            *ru_now = 0.0;
+        }
+    }
+}

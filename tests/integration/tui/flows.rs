@@ -5,7 +5,7 @@
 use cosmoscope::engine::{Backend, QueryOptions};
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::Harness;
-use cosmoscope::tui::state::{Focus, Level, View};
+use cosmoscope::tui::state::{Focus, Layer, Level, View};
 use cosmoscope::tui::ui::fmt_ru;
 use serde_json::{Value, json};
 
@@ -551,17 +551,22 @@ fn editing_an_item_saves_it_with_if_match() {
     assert!(frame.contains("last save changed:"), "{frame}");
 }
 
-#[test]
-fn a_concurrent_change_is_reported_not_overwritten() {
+/// o-02 open in the item view, then changed by someone else (its status `Returned`).
+fn changed_meanwhile() -> Store {
     let mut s = store(120, 40);
     open_o02(&mut s.h);
-    // Someone else changes the item after it was read.
     let mut theirs = order(2);
     theirs["status"] = json!("Returned");
     let body = serde_json::to_vec(&theirs).expect("JSON");
     s.engine
         .upsert_item(DB, ORDERS, &body, None)
         .expect("concurrent write");
+    s
+}
+
+#[test]
+fn a_concurrent_change_is_reported_not_overwritten() {
+    let s = &mut changed_meanwhile();
 
     s.h.editor_results
         .push_back(Ok(r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#.into()));
@@ -573,12 +578,16 @@ fn a_concurrent_change_is_reported_not_overwritten() {
         "{text}"
     );
     assert_eq!(
-        read(&s, "o-02", "c-2").expect("still there")["status"],
+        read(s, "o-02", "c-2").expect("still there")["status"],
         "Returned",
         "their change stays"
     );
     let frame = s.h.render();
     assert!(frame.contains("not saved (412)"), "{frame}");
+    // Theirs is shown beside the edit; esc drops the edit.
+    assert!(matches!(s.h.app.layers.last(), Some(Layer::Conflict(_))));
+    s.h.keys("<esc>");
+    assert!(s.h.app.layers.is_empty());
 
     // Refreshing reads their version; editing again then succeeds.
     s.h.keys("r");
@@ -588,7 +597,56 @@ fn a_concurrent_change_is_reported_not_overwritten() {
         .push_back(Ok(r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#.into()));
     s.h.keys("e y");
     assert_eq!(message(&s.h).0, Level::Info, "{:?}", s.h.app.message);
+    assert_eq!(read(s, "o-02", "c-2").expect("there")["status"], "Mine");
+}
+
+#[test]
+fn after_a_412_the_stored_version_is_shown_beside_the_edit_which_can_be_saved_over_it() {
+    let mut s = changed_meanwhile();
+    let mine = r#"{"id": "o-02", "pk": "c-2", "status": "Mine"}"#;
+    s.h.editor_results.push_back(Ok(mine.into()));
+    s.h.keys("<tab> e y");
+    let Some(Layer::Conflict(c)) = s.h.app.layers.last() else {
+        panic!("the conflict view");
+    };
+    assert_eq!(c.theirs["status"], json!("Returned"));
+    assert_eq!(c.mine, mine);
+    let frame = s.h.render();
+    for text in [
+        "Not saved (412): shop/orders changed since you read it",
+        "your edit",
+        "stored now (etag",
+        "\"status\": \"Mine\"",
+        "\"status\": \"Returned\"",
+    ] {
+        assert!(frame.contains(text), "{text:?} in\n{frame}");
+    }
+    // `e`: the editor opens on the edit as typed; saved, it goes over their version.
+    s.h.keys("e");
+    let reopened = s.h.log.iter().rev().find_map(|e| match e {
+        Effect::Edit { text, if_match, .. } => Some((text.clone(), if_match.clone())),
+        _ => None,
+    });
+    let (text, if_match) = reopened.expect("the editor reopened");
+    assert_eq!(text, mine);
+    assert_eq!(if_match, c_etag(&s));
+    s.h.keys("y");
     assert_eq!(read(&s, "o-02", "c-2").expect("there")["status"], "Mine");
+
+    // `t` takes theirs into the item view instead.
+    let mut s = changed_meanwhile();
+    s.h.editor_results.push_back(Ok(mine.into()));
+    s.h.keys("<tab> e y t");
+    assert!(s.h.app.layers.is_empty());
+    let shown = s.h.app.item.as_ref().expect("an item").tree.doc.clone();
+    assert_eq!(shown["status"], json!("Returned"));
+}
+
+/// The etag the stored o-02 has now.
+fn c_etag(s: &Store) -> Option<String> {
+    read(s, "o-02", "c-2")
+        .ok()
+        .and_then(|d| d["_etag"].as_str().map(str::to_string))
 }
 
 #[test]

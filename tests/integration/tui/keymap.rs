@@ -162,6 +162,7 @@ fn tables(mode: Mode) -> &'static [&'static str] {
         Mode::Requests => &["requests", "navigation", "global"],
         Mode::Palette => &["palette", "global"],
         Mode::Help => &["help", "global"],
+        Mode::Value => &["value", "help", "global"],
         Mode::Input => &["global"],
     }
 }
@@ -237,4 +238,40 @@ fn no_default_binding_shadows_another_by_accident() {
             );
         }
     }
+}
+
+#[test]
+fn a_keymap_file_that_is_not_toml_reports_every_bad_line_in_the_message_log() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("keymap.toml");
+    std::fs::write(
+        &path,
+        "[global]\n\"x\" = \"quit\"\n\"y\" = quit\n\"F\" = \"zoom\n[results]\n\"u\" = \"sort\"\n\"hyper-k\" = \"sort\"\n",
+    )
+    .expect("write");
+    let (keymap, problems) = Keymap::load(Some(&path));
+    let mut app = App::new("<data-dir>".into(), Arc::new(keymap));
+    let texts: Vec<String> = problems.into_iter().map(|p| p.0).collect();
+    cosmoscope::tui::report_problems(&mut app, &texts);
+    let log: Vec<&str> = app.log.iter().map(|m| m.text.as_str()).collect();
+    // Lines 3 and 4 are not TOML, line 7 names no key; each is reported, with its file.
+    assert_eq!(log.len(), 4, "{log:#?}");
+    let file = path.display().to_string();
+    assert!(
+        log[0].starts_with(&format!("{file}: keymap line 3:")),
+        "{log:#?}"
+    );
+    assert!(
+        log[1].starts_with(&format!("{file}: keymap line 4:")),
+        "{log:#?}"
+    );
+    assert!(log[2].contains("\"hyper-k\" is not a key"), "{log:#?}");
+    assert!(log[3].contains("3 problems"), "{log:#?}");
+    // The good lines still apply.
+    let u = parse_keys("u")[0];
+    let chord = Chord::from_event(&u).expect("a chord");
+    assert_eq!(
+        app.keymap.resolve(Mode::Results, &chord),
+        Some(Action::Sort)
+    );
 }

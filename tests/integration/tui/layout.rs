@@ -177,3 +177,75 @@ fn a_read_only_store_says_so_on_the_status_line() {
         err.message
     );
 }
+
+#[test]
+fn a_click_selects_a_row_in_the_feed_and_partitions_lists_too() {
+    let mut s = store(120, 40);
+    let h = &mut s.h;
+    h.keys("<enter>");
+    select(h, ORDERS);
+    h.keys("3");
+    for n in 1..=4 {
+        create(
+            &s.engine,
+            ORDERS,
+            &json!({"id": format!("new-{n}"), "pk": "c-1"}),
+        );
+    }
+    let h = &mut s.h;
+    h.poll_feeds();
+    h.keys("<tab>");
+    assert_eq!(h.app.focus, Focus::Tree);
+    let frame = h.render();
+    let (x, y) = where_is(&frame, "new-2");
+    h.click(x, y);
+    assert_eq!(h.app.focus, Focus::View);
+    let id = h.app.feed.tail.selected_row().map(|r| r.id.clone());
+    assert_eq!(id.as_deref(), Some("new-2"), "{frame}");
+
+    // The partitions view: a click on a range's row selects it.
+    h.keys("4");
+    let frame = h.render();
+    // The range rows start right after the tree's border: `││2 `.
+    let (x, y) = where_is(&frame, "││2   ");
+    let row = frame
+        .lines()
+        .nth(usize::from(y))
+        .unwrap_or_default()
+        .to_string();
+    h.keys("<tab>");
+    h.click(x + 2, y);
+    assert_eq!(h.app.focus, Focus::View);
+    assert_eq!(h.app.partitions.selected, 2, "{row}\n{frame}");
+}
+
+#[test]
+fn a_first_launch_draws_at_once_and_loads_the_samples_as_a_job_behind_it() {
+    use cosmoscope::tui::effect::{Effect, JobKind};
+    use cosmoscope::tui::state::App;
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut app = App::new(
+        "<data-dir>".into(),
+        std::sync::Arc::new(cosmoscope::tui::keymap::Keymap::defaults()),
+    );
+    app.first_launch = Some(dir.path().to_path_buf());
+    let effects = cosmoscope::tui::update::start(&mut app);
+    // The tree is asked for first; the load is a job, so the first frame needs neither.
+    assert!(matches!(
+        effects.first(),
+        Some(Effect::LoadDatabases { .. })
+    ));
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::StartJob { job: JobKind::FirstLaunch { dir: d }, .. } if d == dir.path()
+        )),
+        "{effects:?}"
+    );
+    let frame = draw_app(&app, 120, 24);
+    assert!(
+        frame.contains("first launch: loading the bundled samples"),
+        "{frame}"
+    );
+    assert!(frame.contains("ctrl-x cancels"), "{frame}");
+}

@@ -25,23 +25,8 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
 /// Zeroes the figures that depend on the wall clock.
 fn freeze(h: &mut Harness) {
-    if let Some(run) = h.app.query.run.as_mut() {
-        run.elapsed_ms = 0.0;
-        let zero = |m: &mut cosmoscope::engine::QueryMetrics| {
-            m.index_lookup_time_in_ms = 0.0;
-            m.document_load_time_in_ms = 0.0;
-            m.query_engine_execution_time_in_ms = 0.0;
-        };
-        zero(&mut run.metrics);
-        for p in run.partitions.values_mut() {
-            zero(&mut p.metrics);
-        }
-    }
-    for n in &mut h.app.tree.nodes {
-        if let cosmoscope::tui::state::tree::NodeKind::Range { ru_now, .. } = &mut n.kind {
-            *ru_now = 0.0;
-        }
-    }
+    zero_query_timings(h);
+    zero_range_meters(h);
     if let Some(report) = h.app.partitions.report.as_mut() {
         for l in &mut report.load {
             l.ru_last_second = 0.0;

@@ -364,7 +364,11 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
                 continuation: None,
             },
             Effect::SaveHistory {
-                entries: vec!["SELECT * FROM c".into()]
+                entries: vec![cosmoscope::tui::state::history::HistoryEntry {
+                    container: Some("shop/orders".into()),
+                    sql: "SELECT * FROM c".into(),
+                    params: BTreeMap::new(),
+                }]
             },
             // A fresh sample: the data may have changed since.
             sample,
@@ -903,7 +907,8 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
         other => panic!("expected one SaveItem, got {other:?}"),
     }
 
-    // Someone else changed it meanwhile: reported, nothing reloaded.
+    // Someone else changed it meanwhile: reported, and the stored version read to show
+    // beside the edit; the tree is not reloaded.
     let effects = update(
         &mut a,
         Msg::Saved {
@@ -912,9 +917,13 @@ fn an_edit_is_confirmed_with_its_diff_then_saved_with_if_match() {
             db: "shop".into(),
             c: "orders".into(),
             pk_paths: vec!["/pk".into()],
+            body: changed.to_string(),
         },
     );
-    assert!(effects.is_empty());
+    assert!(
+        matches!(effects.as_slice(), [Effect::ReadItem { .. }]),
+        "{effects:?}"
+    );
     assert!(
         matches!(&a.message, Some((Level::Error, m)) if m.contains("412") && m.contains("someone changed")),
         "{:?}",
