@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
-use super::{is_focused, pane};
+use super::{escape, is_focused, pane};
 use crate::engine::ScriptKind;
 use crate::tui::state::App;
 use crate::tui::state::script::{ReportLine, ScriptView, trigger_label};
@@ -42,7 +42,8 @@ pub fn draw(f: &mut Frame, app: &App, s: &ScriptView, area: Rect) -> usize {
                 format!("{:>number_width$} │ ", i + 1),
                 theme().dim,
             )];
-            spans.extend(javascript(text));
+            // Tabs indent (the terminal would drop them); other controls show escaped.
+            spans.extend(javascript(&escape(&text.replace('\t', "    "))));
             Line::from(spans)
         })
         .collect();
@@ -82,7 +83,8 @@ pub(super) fn report_lines(report: Vec<(ReportLine, String)>, width: u16) -> Vec
             ReportLine::Plain => Style::default(),
             ReportLine::Error => theme().error,
         };
-        let mut rest: Vec<char> = text.chars().collect();
+        // A script's log and error are its own text: escaped like all user data.
+        let mut rest: Vec<char> = escape(&text).chars().collect();
         if rest.is_empty() {
             lines.push(Line::raw(""));
         }
