@@ -1,7 +1,7 @@
 //! The query console's state: the editor, parameters, history, the pages received so far
 //! and everything the stats panel shows about them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -36,7 +36,13 @@ pub struct QueryRun {
     pub target: (String, String),
     pub sql: String,
     pub params: BTreeMap<String, Value>,
+    /// The rows held: the result from row `dropped` on (see [`HELD_BYTES`]).
     pub documents: Vec<Value>,
+    /// Rows let go from the front as later pages came.
+    pub dropped: usize,
+    /// JSON bytes of each held row, and their sum.
+    sizes: VecDeque<usize>,
+    held_bytes: usize,
     pub continuation: Option<String>,
     pub request_charge: f64,
     pub routing: Option<(String, String)>,
@@ -71,11 +77,17 @@ impl QueryRun {
     }
 
     /// Adds a page, accumulating charge and per-range metrics as the service's SDKs do
-    /// when a caller drains a query.
-    pub fn add_page(&mut self, page: QueryResult, elapsed_ms: f64) {
+    /// when a caller drains a query. Returns how many of the oldest rows it let go to stay
+    /// within [`HELD_BYTES`] and [`HELD_ROWS`].
+    pub fn add_page(&mut self, page: QueryResult, elapsed_ms: f64) -> usize {
         self.progress.clear();
-        self.documents
-            .extend(page.documents.into_iter().map(Value::from));
+        let newest = page.documents.len();
+        for d in page.documents {
+            self.sizes.push_back(d.json_len());
+            self.held_bytes += d.json_len();
+            self.documents.push(Value::from(d));
+        }
+        let let_go = self.let_go_oldest(newest);
         self.continuation = page.continuation;
         self.request_charge = crate::charge::round(self.request_charge + page.request_charge);
         self.routing = Some((page.routing.kind.to_string(), page.routing.reason));
@@ -111,6 +123,27 @@ impl QueryRun {
         self.metrics.add(&page.metrics);
         self.pages += 1;
         self.elapsed_ms += elapsed_ms;
+        let_go
+    }
+
+    /// Drops the oldest rows while more than the bounds are held, never the `newest` ones
+    /// (the page just received is shown whatever its size).
+    fn let_go_oldest(&mut self, newest: usize) -> usize {
+        let mut n = 0;
+        while self.documents.len() - n > newest
+            && (self.held_bytes > HELD_BYTES || self.documents.len() - n > HELD_ROWS)
+        {
+            self.held_bytes -= self.sizes.pop_front().unwrap_or(0);
+            n += 1;
+        }
+        self.documents.drain(..n);
+        self.dropped += n;
+        n
+    }
+
+    /// Documents received over every page, those let go included.
+    pub fn received(&self) -> usize {
+        self.dropped + self.documents.len()
     }
 
     /// Every logical partition that produced results, in the order first seen (pages in
@@ -128,6 +161,16 @@ pub struct QueryError {
     pub line: Option<usize>,
     pub column: Option<usize>,
 }
+
+/// The result view streams (issue 29): scrolling on through a large result fetches page
+/// after page, and it holds at most this many JSON bytes of rows (or [`HELD_ROWS`] rows),
+/// letting the oldest go as pages arrive, so its memory does not grow with the result.
+/// Searching, sorting and exporting the loaded rows see the held ones; re-running the
+/// query (or exporting every page) reaches the rest.
+pub const HELD_BYTES: usize = 32 << 20;
+
+/// At most this many rows are held (see [`HELD_BYTES`]).
+pub const HELD_ROWS: usize = 20_000;
 
 /// Rows the completion list shows at once.
 pub const COMPLETION_ROWS: usize = 8;
@@ -212,6 +255,19 @@ impl QueryState {
     pub fn selected_document(&self) -> Option<&Value> {
         let i = *self.rows.get(self.selected)?;
         self.run.as_ref()?.documents.get(i)
+    }
+
+    /// Follows the selection after `let_go` of the oldest held rows were dropped: the same
+    /// document stays selected, or the first row when it was among those dropped.
+    pub fn after_let_go(&mut self, selected_doc: Option<usize>, let_go: usize) {
+        if let_go == 0 {
+            return;
+        }
+        let target = selected_doc.and_then(|i| i.checked_sub(let_go));
+        self.selected = target
+            .and_then(|t| self.rows.iter().position(|&r| r == t))
+            .unwrap_or(0);
+        self.offset = self.offset.saturating_sub(let_go).min(self.selected);
     }
 
     /// Recomputes the rows shown after the documents, the search or the sort changed.

@@ -303,8 +303,14 @@ fn draw_results(f: &mut Frame, app: &App, area: Rect) -> usize {
         .map_or(String::new(), |r| {
             format!(" · from {}/{}", r.target.0, r.target.1)
         });
+    let dropped = q.run.as_ref().map_or(0, |r| r.dropped);
     let shown = match &q.filter {
         Some(words) => format!("{} of {count} match /{words}", q.rows().len()),
+        None if dropped > 0 => format!(
+            "rows {}–{} (earlier ones let go; re-run for them)",
+            dropped + 1,
+            dropped + count
+        ),
         None => count.to_string(),
     };
     let sorted = q.sort.as_ref().map_or(String::new(), |(c, descending)| {

@@ -64,7 +64,7 @@ impl<'a> Panel<'a> {
         let lps = run.logical_partitions();
         Panel {
             request_charge: run.request_charge,
-            documents: run.documents.len(),
+            documents: run.received(),
             pages: run.pages,
             elapsed_ms: run.elapsed_ms,
             running,

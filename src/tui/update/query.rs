@@ -233,10 +233,13 @@ pub fn on_page(
     match result {
         Ok(page) => {
             app.last_charge = Some(page.request_charge);
-            if let Some(run) = app.query.run.as_mut() {
-                run.add_page(page, elapsed_ms);
-            }
+            let selected_doc = app.query.rows().get(app.query.selected).copied();
+            let let_go = match app.query.run.as_mut() {
+                Some(run) => run.add_page(page, elapsed_ms),
+                None => 0,
+            };
             app.query.refresh_rows();
+            app.query.after_let_go(selected_doc, let_go);
         }
         Err(e) => {
             app.last_charge = Some(e.request_charge);

@@ -438,6 +438,67 @@ fn a_query_page_for_an_old_ticket_is_dropped() {
 }
 
 #[test]
+fn the_result_view_lets_the_oldest_rows_go_as_pages_keep_coming() {
+    use cosmoscope::tui::state::query::{HELD_BYTES, HELD_ROWS};
+    let mut a = with_container();
+    keys(&mut a, "<c-n>");
+    a.query.editor.set_text("SELECT * FROM c");
+    let mut ticket = run_ticket(&keys(&mut a, "<f5>"));
+    // Pages of 1,000 rows of about 2 KB: the byte bound is met before the row bound.
+    let filler = "x".repeat(2000);
+    let pages = 2 * HELD_BYTES / (1000 * 2000) + 2;
+    let mut sent = 0;
+    for n in 0..pages {
+        let docs = (0..1000)
+            .map(|i| json!({"id": format!("o-{}", sent + i), "pad": filler}))
+            .collect();
+        sent += 1000;
+        let before = a.query.selected_document().map(|d| d["id"].clone());
+        update(
+            &mut a,
+            Msg::QueryPage {
+                ticket,
+                result: Ok(page(docs, Some("more"), 1.0)),
+                elapsed_ms: 1.0,
+            },
+        );
+        if n == 0 {
+            keys(&mut a, "<tab>");
+            // Select row 3 of the first page: it is let go later.
+            keys(&mut a, "j j j");
+            assert_eq!(
+                a.query.selected_document().map(|d| d["id"].clone()),
+                Some(json!("o-3"))
+            );
+        }
+        if n > 0 {
+            // The row the person was on stays selected while older rows go.
+            let after = a.query.selected_document().map(|d| d["id"].clone());
+            assert_eq!(after, before, "after page {n}");
+        }
+        let run = a.query.run.as_ref().expect("a run");
+        assert!(run.documents.len() <= HELD_ROWS);
+        assert_eq!(run.received(), sent);
+        // Scrolling to the end asks for the next page, as a person holding j would.
+        let more = keys(&mut a, "<end> j");
+        ticket = run_ticket(&more);
+    }
+    let run = a.query.run.as_ref().expect("a run");
+    let held: usize = run.documents.iter().map(|d| d.to_string().len()).sum();
+    assert!(held <= HELD_BYTES, "{held} bytes held");
+    assert!(run.dropped > 0, "rows were let go");
+    assert_eq!(run.documents[0]["id"], json!(format!("o-{}", run.dropped)));
+    assert_eq!(run.dropped + run.documents.len(), sent);
+    // The stats panel counts every row received; the title says which rows are held.
+    let frame = crate::support::tui_store::draw_app(&a, 120, 40);
+    assert!(frame.contains(&format!("{sent} docs")), "{frame}");
+    assert!(
+        frame.contains(&format!("rows {}–{}", run.dropped + 1, sent)),
+        "{frame}"
+    );
+}
+
+#[test]
 fn a_query_error_is_shown_with_its_position_and_the_cursor_goes_there() {
     let mut a = with_container();
     keys(&mut a, "<c-n>");
