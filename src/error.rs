@@ -76,6 +76,35 @@ impl StatusCode {
         }
     }
 
+    /// The code for a number on the wire; `None` for one this crate has no name for.
+    pub fn from_u16(code: u16) -> Option<StatusCode> {
+        use StatusCode::*;
+        const ALL: [StatusCode; 21] = [
+            Ok,
+            Created,
+            NoContent,
+            MultiStatus,
+            NotModified,
+            BadRequest,
+            Unauthorized,
+            Forbidden,
+            NotFound,
+            RequestTimeout,
+            Conflict,
+            Gone,
+            PreconditionFailed,
+            RequestEntityTooLarge,
+            Locked,
+            FailedDependency,
+            TooManyRequests,
+            RetryWith,
+            Cancelled,
+            InternalServerError,
+            ServiceUnavailable,
+        ];
+        ALL.into_iter().find(|s| s.as_u16() == code)
+    }
+
     /// A fault on the serving side (5xx): the request may be fine.
     pub const fn is_server_error(self) -> bool {
         self.as_u16() >= 500

@@ -24,6 +24,7 @@ mod group_commit;
 pub mod import;
 pub mod plan;
 pub mod query;
+pub mod remote;
 pub mod retry;
 mod script_host;
 mod script_run;

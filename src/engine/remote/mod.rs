@@ -1,0 +1,4 @@
+//! placeholder during build
+pub mod config;
+pub mod http;
+pub mod signing;
