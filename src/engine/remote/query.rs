@@ -1,0 +1,959 @@
+//! Queries the way the SDKs run them (reference/gateway.md §4–5): a query with a partition
+//! key (or scoped to one range) goes to the account as it is; any other asks the account
+//! for its query plan, then runs on each physical partition the plan reads, with
+//! `x-ms-documentdb-partitionkeyrangeid`, paging each range by its own continuation, so
+//! the result says which partitions were contacted, which returned results, and what each
+//! charged (every page's `x-ms-request-charge`, with query and index metrics requested).
+//!
+//! Queries whose ranges' results merge by simple concatenation stream: a page continues
+//! from the range and token where the last stopped (the continuation lists the ranges
+//! still to read). Queries that merge (ORDER BY, aggregates, GROUP BY, DISTINCT,
+//! OFFSET/LIMIT, TOP) over several ranges read each range to its end, merge
+//! ([`super::merge`]), and page out of the merged result kept by the backend; its first
+//! page carries the charge of every request made.
+//!
+//! A range that split while the query ran answers 410 (substatus 1002): the ranges are read
+//! again and the range's children continue with its token, as the SDKs do.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hyper::Method;
+use serde_json::{Value, json};
+
+use super::RemoteBackend;
+use super::http::{Answer, Call};
+use super::resources::container_path;
+use crate::engine::plan::{
+    AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder,
+};
+use crate::engine::query::{
+    AccessView, Document, IndexMetrics, PartitionResult, QueryMetrics, QueryOptions, QueryResult,
+    RangeProgress, RoutingView,
+};
+use crate::engine::views::PartitionKeyRange;
+use crate::error::{Error, Result, StatusCode, substatus};
+use crate::query::run::result::{CompositeIndexMetric, SingleIndexMetric};
+use crate::store::partition_key::PartitionKeyDefinition;
+
+/// The query features this client merges, offered with a plan request.
+const SUPPORTED_FEATURES: &str = "Aggregate, CompositeAggregate, Distinct, GroupBy, \
+     MultipleAggregates, MultipleOrderBy, NonValueAggregate, OffsetAndLimit, OrderBy, Top";
+
+/// Results per page when the request names none (the engine's default).
+const DEFAULT_PAGE: usize = 100;
+
+/// Continuations this client makes, told apart from the service's own by their prefix.
+const STREAM_TOKEN: &str = "cosmoscope-ranges:";
+const MERGED_TOKEN: &str = "cosmoscope-merged:";
+
+/// Merged results kept for their later pages; the oldest goes when full.
+const KEPT_RESULTS: usize = 16;
+
+/// How many times one range may answer 410 before the query gives up.
+const SPLIT_RETRIES: usize = 3;
+
+/// A complete merged result and what its first page reported.
+pub(super) struct Merged {
+    documents: Vec<Value>,
+    routing: RoutingView,
+    partitions: Vec<PartitionResult>,
+    metrics: QueryMetrics,
+    index_metrics: IndexMetrics,
+}
+
+/// The ranges a streaming query still has to read, and the token within the first.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StreamToken {
+    ranges: Vec<(String, String, String)>,
+    token: Option<String>,
+}
+
+/// What one range gave a query so far.
+struct RangeRun {
+    range: PartitionKeyRange,
+    rows: Vec<Value>,
+    charge: f64,
+    metrics: QueryMetrics,
+    index_metrics: Option<IndexMetrics>,
+    /// The range's next token; `None` once it is read to the end.
+    token: Option<String>,
+}
+
+impl RangeRun {
+    fn new(range: PartitionKeyRange, token: Option<String>) -> RangeRun {
+        RangeRun {
+            range,
+            rows: Vec::new(),
+            charge: 0.0,
+            metrics: QueryMetrics::default(),
+            index_metrics: None,
+            token,
+        }
+    }
+
+    fn absorb(&mut self, answer: &Answer, rows: Vec<Value>) {
+        self.charge += answer.charge();
+        if let Some(m) = answer.header("x-ms-documentdb-query-metrics") {
+            self.metrics.add(&parse_metrics(m));
+        }
+        if self.index_metrics.is_none() {
+            self.index_metrics = answer
+                .header("x-ms-cosmos-index-utilization")
+                .and_then(parse_index_metrics);
+        }
+        self.token = answer
+            .header("x-ms-continuation")
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        self.rows.extend(rows);
+    }
+}
+
+impl RemoteBackend {
+    pub(super) fn run_query(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        cancel: &AtomicBool,
+    ) -> Result<QueryResult> {
+        let max_items = opts.max_items.unwrap_or(DEFAULT_PAGE).max(1);
+        let key = self.key_of(db, name)?.partition_key;
+        if let Some(token) = opts.continuation.as_deref() {
+            if let Some(rest) = token.strip_prefix(MERGED_TOKEN) {
+                return self.merged_page(rest, max_items);
+            }
+            if let Some(rest) = token.strip_prefix(STREAM_TOKEN) {
+                let t = decode_stream_token(rest)?;
+                let ranges = t
+                    .ranges
+                    .into_iter()
+                    .map(|(id, min_inclusive, max_exclusive)| PartitionKeyRange {
+                        id,
+                        min_inclusive,
+                        max_exclusive,
+                        parents: Vec::new(),
+                    })
+                    .collect();
+                let routing = RoutingView {
+                    kind: "fan-out",
+                    reason: "continues a query across the ranges its plan reads".into(),
+                };
+                return self.stream(db, name, sql, opts, &key, ranges, t.token, routing, cancel);
+            }
+        }
+        if opts.partition_key.is_some() || opts.range.is_some() {
+            return self.direct(db, name, sql, opts, &key, max_items, cancel);
+        }
+        let plan = self.plan(db, name, sql, opts)?;
+        let all = self.ranges(db, name)?;
+        let ranges: Vec<PartitionKeyRange> = all
+            .iter()
+            .filter(|r| plan.ranges.contains(&r.id))
+            .cloned()
+            .collect();
+        let routing = RoutingView {
+            kind: if ranges.len() < all.len() {
+                "targeted"
+            } else {
+                "fan-out"
+            },
+            reason: format!(
+                "the account's query plan reads {} of the container's {} physical partitions",
+                ranges.len(),
+                all.len()
+            ),
+        };
+        if plan.query_info.needs_merge() && ranges.len() > 1 {
+            return self.merge_ranges(db, name, sql, opts, &key, &plan, ranges, routing, cancel);
+        }
+        self.stream(db, name, sql, opts, &key, ranges, None, routing, cancel)
+    }
+
+    /// The account's plan for `sql`: its query info, EPK ranges and the live ranges those
+    /// overlap.
+    pub(super) fn plan(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+    ) -> Result<QueryPlan> {
+        let mut call = query_call(db, name, sql, opts)
+            .header("x-ms-cosmos-is-query-plan-request", "True")
+            .header("x-ms-cosmos-query-version", "1.4")
+            .header("x-ms-cosmos-supported-query-features", SUPPORTED_FEATURES);
+        if let Some(pk) = &opts.partition_key {
+            call = call.header("x-ms-documentdb-partitionkey", self.wire_key(db, name, pk)?);
+        }
+        let answer = self.send(&call)?;
+        let doc = answer.json()?;
+        let query_ranges = parse_query_ranges(&doc);
+        let ranges = self
+            .ranges(db, name)?
+            .into_iter()
+            .filter(|r| {
+                query_ranges.iter().any(|q| {
+                    overlaps(
+                        &r.min_inclusive,
+                        &r.max_exclusive,
+                        &q.min,
+                        &q.max,
+                        q.is_max_inclusive,
+                    )
+                })
+            })
+            .map(|r| r.id)
+            .collect();
+        Ok(QueryPlan {
+            query_info: parse_query_info(doc.get("queryInfo").unwrap_or(&Value::Null)),
+            query_ranges,
+            ranges,
+        })
+    }
+
+    /// A query the account serves whole: one logical partition (the key header) or one
+    /// range (the range header); the continuation is the account's own.
+    #[allow(clippy::too_many_arguments)]
+    fn direct(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        key: &PartitionKeyDefinition,
+        max_items: usize,
+        cancel: &AtomicBool,
+    ) -> Result<QueryResult> {
+        check_cancel(cancel)?;
+        let mut call =
+            query_call(db, name, sql, opts).header("x-ms-max-item-count", max_items.to_string());
+        let (kind, reason) = if let Some(pk) = &opts.partition_key {
+            call = call.header("x-ms-documentdb-partitionkey", self.wire_key(db, name, pk)?);
+            ("single-partition", "the request names its partition key")
+        } else {
+            ("targeted", "the request names one physical partition")
+        };
+        if let Some(range) = &opts.range {
+            call = call.header("x-ms-documentdb-partitionkeyrangeid", range.clone());
+        }
+        if let Some(token) = &opts.continuation {
+            call = call.header("x-ms-continuation", token.clone());
+        }
+        let answer = self.send(&call)?;
+        let rows = answer.feed("Documents")?;
+        let id = answer
+            .header("x-ms-documentdb-partitionkeyrangeid")
+            .map(str::to_string)
+            .or_else(|| opts.range.clone())
+            .or_else(|| session_range(&answer))
+            .unwrap_or_default();
+        let range = self
+            .ranges(db, name)?
+            .into_iter()
+            .find(|r| r.id == id)
+            .unwrap_or(PartitionKeyRange {
+                id,
+                min_inclusive: String::new(),
+                max_exclusive: String::new(),
+                parents: Vec::new(),
+            });
+        let mut run = RangeRun::new(range, None);
+        run.absorb(&answer, rows);
+        let continuation = run.token.clone();
+        let routing = RoutingView {
+            kind,
+            reason: reason.into(),
+        };
+        let keys = key_values(key, &run.rows);
+        let docs = std::mem::take(&mut run.rows);
+        Ok(result(docs, continuation, routing, vec![(run, keys)]))
+    }
+
+    /// Streams `ranges` in order from `token` until the page is full.
+    #[allow(clippy::too_many_arguments)]
+    fn stream(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        key: &PartitionKeyDefinition,
+        mut ranges: Vec<PartitionKeyRange>,
+        mut token: Option<String>,
+        routing: RoutingView,
+        cancel: &AtomicBool,
+    ) -> Result<QueryResult> {
+        let max_items = opts.max_items.unwrap_or(DEFAULT_PAGE).max(1);
+        let mut docs = Vec::new();
+        let mut runs = Vec::new();
+        while docs.len() < max_items && !ranges.is_empty() {
+            let range = ranges.remove(0);
+            let mut run = RangeRun::new(range, token.take());
+            let children = self.read_range(
+                db,
+                name,
+                sql,
+                opts,
+                &mut run,
+                max_items - docs.len(),
+                cancel,
+            )?;
+            if let Some(children) = children {
+                // The range split: its children take its place, with its token.
+                for (i, child) in children.into_iter().enumerate() {
+                    ranges.insert(i, child);
+                }
+                token = run.token.clone();
+                continue;
+            }
+            report_progress(opts, &run);
+            let keys = key_values(key, &run.rows);
+            docs.append(&mut run.rows);
+            if run.token.is_some() {
+                token = run.token.clone();
+                ranges.insert(0, run.range.clone());
+            }
+            runs.push((run, keys));
+        }
+        let continuation = (!ranges.is_empty()).then(|| encode_stream_token(&ranges, token));
+        Ok(result(docs, continuation, routing, runs))
+    }
+
+    /// Reads pages of one range until `want` rows came back or the range is done; `Some`
+    /// with the range's children when it split.
+    #[allow(clippy::too_many_arguments)]
+    fn read_range(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        run: &mut RangeRun,
+        want: usize,
+        cancel: &AtomicBool,
+    ) -> Result<Option<Vec<PartitionKeyRange>>> {
+        let mut splits = 0;
+        loop {
+            check_cancel(cancel)?;
+            let mut call = query_call(db, name, sql, opts)
+                .header("x-ms-documentdb-partitionkeyrangeid", run.range.id.clone())
+                .header(
+                    "x-ms-max-item-count",
+                    (want - run.rows.len().min(want)).max(1).to_string(),
+                );
+            if let Some(t) = &run.token {
+                call = call.header("x-ms-continuation", t.clone());
+            }
+            match self.send(&call) {
+                Ok(answer) => {
+                    let rows = answer.feed("Documents")?;
+                    run.absorb(&answer, rows);
+                    if run.token.is_none() || run.rows.len() >= want {
+                        return Ok(None);
+                    }
+                }
+                Err(e) if is_split(&e) && splits < SPLIT_RETRIES => {
+                    splits += 1;
+                    let children = self.children_of(db, name, &run.range)?;
+                    if !children.is_empty() {
+                        return Ok(Some(children));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The live ranges covering what `range` covered.
+    fn children_of(
+        &self,
+        db: &str,
+        name: &str,
+        range: &PartitionKeyRange,
+    ) -> Result<Vec<PartitionKeyRange>> {
+        Ok(self
+            .ranges(db, name)?
+            .into_iter()
+            .filter(|r| {
+                r.id != range.id
+                    && overlaps(
+                        &r.min_inclusive,
+                        &r.max_exclusive,
+                        &range.min_inclusive,
+                        &range.max_exclusive,
+                        false,
+                    )
+            })
+            .collect())
+    }
+
+    /// Reads every range to its end with the plan's rewritten query, merges, keeps the
+    /// result and returns its first page.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_ranges(
+        &self,
+        db: &str,
+        name: &str,
+        sql: &str,
+        opts: &QueryOptions,
+        key: &PartitionKeyDefinition,
+        plan: &QueryPlan,
+        ranges: Vec<PartitionKeyRange>,
+        routing: RoutingView,
+        cancel: &AtomicBool,
+    ) -> Result<QueryResult> {
+        let range_sql = plan.range_query(sql);
+        let mut pending = ranges;
+        let mut runs: Vec<RangeRun> = Vec::new();
+        while !pending.is_empty() {
+            let range = pending.remove(0);
+            let mut run = RangeRun::new(range, None);
+            match self.read_range(db, name, &range_sql, opts, &mut run, usize::MAX, cancel)? {
+                Some(children) => {
+                    // A split range is read again whole from its children.
+                    for (i, child) in children.into_iter().enumerate() {
+                        pending.insert(i, child);
+                    }
+                }
+                None => {
+                    report_progress(opts, &run);
+                    runs.push(run);
+                }
+            }
+        }
+        let per_range: Vec<Vec<Value>> = runs.iter().map(|r| r.rows.clone()).collect();
+        let documents = super::merge::merge(&plan.query_info, per_range);
+        let runs = runs
+            .into_iter()
+            .map(|r| {
+                let keys = key_values(key, &payloads(&r.rows));
+                (r, keys)
+            })
+            .collect();
+        let first = result(Vec::new(), None, routing.clone(), runs);
+        let merged = Merged {
+            documents,
+            routing,
+            partitions: first.partitions.clone(),
+            metrics: first.metrics.clone(),
+            index_metrics: first.index_metrics.clone(),
+        };
+        let id = crate::engine::new_guid();
+        let mut page = self.page_of(
+            &merged,
+            &id,
+            0,
+            opts.max_items.unwrap_or(DEFAULT_PAGE).max(1),
+        );
+        page.request_charge = first.request_charge;
+        let mut kept = self.lock_results();
+        if kept.len() >= KEPT_RESULTS {
+            kept.clear();
+        }
+        kept.insert(id, merged);
+        Ok(page)
+    }
+
+    fn merged_page(&self, rest: &str, max_items: usize) -> Result<QueryResult> {
+        let expired = || {
+            Error::bad_request(
+                "the continuation names a merged result this session no longer keeps; run the \
+                 query again from its first page",
+            )
+        };
+        let (id, offset) = rest.split_once(':').ok_or_else(expired)?;
+        let offset: usize = offset.parse().map_err(|_| expired())?;
+        let kept = self.lock_results();
+        let merged = kept.get(id).ok_or_else(expired)?;
+        let mut page = self.page_of(merged, id, offset, max_items);
+        // The requests were made, and charged, for the first page.
+        for p in &mut page.partitions {
+            p.request_charge = 0.0;
+        }
+        Ok(page)
+    }
+
+    fn page_of(&self, merged: &Merged, id: &str, offset: usize, max_items: usize) -> QueryResult {
+        let end = (offset + max_items).min(merged.documents.len());
+        let documents = merged
+            .documents
+            .get(offset..end)
+            .unwrap_or_default()
+            .iter()
+            .cloned()
+            .map(Document::from_value)
+            .collect();
+        QueryResult {
+            documents,
+            continuation: (end < merged.documents.len())
+                .then(|| format!("{MERGED_TOKEN}{id}:{end}")),
+            request_charge: 0.0,
+            routing: merged.routing.clone(),
+            partitions: merged.partitions.clone(),
+            metrics: merged.metrics.clone(),
+            access: remote_access(),
+            index_metrics: merged.index_metrics.clone(),
+        }
+    }
+
+    /// A partition key value as the key header takes it (a JSON array).
+    pub(super) fn wire_key(&self, db: &str, name: &str, pk: &Value) -> Result<String> {
+        let def = self.key_of(db, name)?.partition_key;
+        Ok(def.parse_request_value(pk)?.to_json().to_string())
+    }
+}
+
+/// A query POST with its body and the headers every query sends.
+fn query_call(db: &str, name: &str, sql: &str, opts: &QueryOptions) -> Call {
+    let mut params: Vec<Value> = opts
+        .params
+        .iter()
+        .map(|(k, v)| json!({ "name": format!("@{k}"), "value": v }))
+        .collect();
+    params.extend(
+        opts.undefined_params
+            .iter()
+            .map(|k| json!({ "name": format!("@{k}") })),
+    );
+    let body = json!({ "query": sql, "parameters": params });
+    Call::new(Method::POST, format!("{}/docs", container_path(db, name)))
+        .body("application/query+json", body.to_string().into_bytes())
+        .header("x-ms-documentdb-isquery", "True")
+        .header("x-ms-documentdb-query-enablecrosspartition", "True")
+        .header("x-ms-documentdb-populatequerymetrics", "True")
+        .header("x-ms-cosmos-populateindexmetrics", "True")
+}
+
+fn check_cancel(cancel: &AtomicBool) -> Result<()> {
+    if cancel.load(Ordering::Acquire) {
+        return Err(Error::cancelled("the query was cancelled between pages"));
+    }
+    Ok(())
+}
+
+fn is_split(e: &Error) -> bool {
+    e.status == StatusCode::Gone
+        && (e.substatus == substatus::PARTITION_KEY_RANGE_GONE || e.substatus == 1007)
+}
+
+fn report_progress(opts: &QueryOptions, run: &RangeRun) {
+    if let Some(progress) = &opts.progress {
+        (progress.0)(&RangeProgress {
+            range: run.range.id.clone(),
+            retrieved_document_count: run.metrics.retrieved_document_count,
+            matched: run.rows.len() as u64,
+        });
+    }
+}
+
+/// The range id of a session token (`<range>:<version>#<lsn>`).
+pub(super) fn session_range(answer: &Answer) -> Option<String> {
+    let token = answer.header("x-ms-session-token")?;
+    let (id, _) = token.split_once(':')?;
+    Some(id.to_string())
+}
+
+/// The documents an ORDER BY range returned are its rows' payloads.
+fn payloads(rows: &[Value]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| r.get("payload").cloned().unwrap_or_else(|| r.clone()))
+        .collect()
+}
+
+/// The page's result: documents, and the partitions contacted with what each charged and
+/// the key values of the documents each returned.
+fn result(
+    docs: Vec<Value>,
+    continuation: Option<String>,
+    routing: RoutingView,
+    runs: Vec<(RangeRun, Vec<Value>)>,
+) -> QueryResult {
+    let mut metrics = QueryMetrics::default();
+    let mut charge = 0.0;
+    let mut index_metrics = None;
+    let mut partitions: Vec<PartitionResult> = Vec::new();
+    for (run, logical) in runs {
+        metrics.add(&run.metrics);
+        charge += run.charge;
+        if index_metrics.is_none() {
+            index_metrics = run.index_metrics.clone();
+        }
+        // A range read over several pages of one request shows once.
+        match partitions.iter_mut().find(|p| p.id == run.range.id) {
+            Some(p) => {
+                p.request_charge += run.charge;
+                p.metrics.add(&run.metrics);
+                for v in logical {
+                    if !p.logical_partitions.contains(&v) {
+                        p.logical_partitions.push(v);
+                    }
+                }
+            }
+            None => partitions.push(PartitionResult {
+                id: run.range.id.clone(),
+                min_inclusive: run.range.min_inclusive.clone(),
+                max_exclusive: run.range.max_exclusive.clone(),
+                logical_partitions: logical,
+                request_charge: run.charge,
+                metrics: run.metrics.clone(),
+            }),
+        }
+    }
+    QueryResult {
+        documents: docs.into_iter().map(Document::from_value).collect(),
+        continuation,
+        request_charge: crate::charge::round(charge),
+        routing,
+        partitions,
+        metrics,
+        access: remote_access(),
+        index_metrics: index_metrics.unwrap_or_default(),
+    }
+}
+
+/// The distinct partition key values of the documents that carry their key (a projection
+/// without the key path says nothing of its partition).
+fn key_values(key: &PartitionKeyDefinition, docs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for doc in docs {
+        let Some(obj) = doc.as_object() else { continue };
+        let present = key
+            .paths
+            .iter()
+            .all(|p| crate::store::partition_key::lookup(obj, p).is_some());
+        if !present {
+            continue;
+        }
+        if let Ok(v) = key.extract(obj) {
+            let v = v.to_display_json();
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+fn remote_access() -> AccessView {
+    AccessView {
+        kind: "service",
+        indexes: Vec::new(),
+        reason: "the account chose its access path; its index metrics show which indexes it \
+                 used and which it lacked"
+            .into(),
+    }
+}
+
+/// Whether `[a_min, a_max)` overlaps `[b_min, b_max)` (or `]` with `b_inclusive`), in EPK
+/// hex where `""` is the start and `"FF"` the end.
+fn overlaps(a_min: &str, a_max: &str, b_min: &str, b_max: &str, b_inclusive: bool) -> bool {
+    let below_b_max = if b_inclusive {
+        a_min <= b_max
+    } else {
+        a_min < b_max
+    };
+    below_b_max && b_min < a_max
+}
+
+fn encode_stream_token(ranges: &[PartitionKeyRange], token: Option<String>) -> String {
+    let t = StreamToken {
+        ranges: ranges
+            .iter()
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    r.min_inclusive.clone(),
+                    r.max_exclusive.clone(),
+                )
+            })
+            .collect(),
+        token,
+    };
+    let json = serde_json::to_vec(&t).unwrap_or_default();
+    format!("{STREAM_TOKEN}{}", URL_SAFE_NO_PAD.encode(json))
+}
+
+fn decode_stream_token(text: &str) -> Result<StreamToken> {
+    URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| {
+            Error::bad_request("the continuation is not one this client made; run the query again")
+        })
+}
+
+fn parse_query_ranges(doc: &Value) -> Vec<QueryRange> {
+    doc.get("queryRanges")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|r| QueryRange {
+                    min: r
+                        .get("min")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    max: r
+                        .get("max")
+                        .and_then(Value::as_str)
+                        .unwrap_or("FF")
+                        .to_string(),
+                    is_min_inclusive: r
+                        .get("isMinInclusive")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
+                    is_max_inclusive: r
+                        .get("isMaxInclusive")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            vec![QueryRange {
+                min: String::new(),
+                max: "FF".into(),
+                is_min_inclusive: true,
+                is_max_inclusive: false,
+            }]
+        })
+}
+
+/// The plan's `queryInfo` (members the service leaves out are their defaults).
+fn parse_query_info(v: &Value) -> QueryInfo {
+    let strings = |name: &str| -> Vec<String> {
+        v.get(name)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let aggregate = |s: &str| match s {
+        "Count" => Some(AggregateKind::Count),
+        "Sum" => Some(AggregateKind::Sum),
+        "Average" => Some(AggregateKind::Average),
+        "Min" => Some(AggregateKind::Min),
+        "Max" => Some(AggregateKind::Max),
+        _ => None,
+    };
+    let mut alias_types: Vec<(String, Option<AggregateKind>)> = Vec::new();
+    if let Some(Value::Object(m)) = v.get("groupByAliasToAggregateType") {
+        // The service's map has no order; the aliases list gives it.
+        let aliases = strings("groupByAliases");
+        let mut names: Vec<&String> = m.keys().collect();
+        names.sort_by_key(|n| aliases.iter().position(|a| a == *n).unwrap_or(usize::MAX));
+        for n in names {
+            alias_types.push((n.clone(), m[n].as_str().and_then(aggregate)));
+        }
+    }
+    QueryInfo {
+        distinct_type: match v.get("distinctType").and_then(Value::as_str) {
+            Some("Ordered") => DistinctType::Ordered,
+            Some("Unordered") => DistinctType::Unordered,
+            _ => DistinctType::None,
+        },
+        top: v.get("top").and_then(Value::as_u64),
+        offset: v.get("offset").and_then(Value::as_u64),
+        limit: v.get("limit").and_then(Value::as_u64),
+        order_by: strings("orderBy")
+            .iter()
+            .map(|o| {
+                if o == "Descending" {
+                    SortOrder::Descending
+                } else {
+                    SortOrder::Ascending
+                }
+            })
+            .collect(),
+        order_by_expressions: strings("orderByExpressions"),
+        group_by_expressions: strings("groupByExpressions"),
+        group_by_aliases: strings("groupByAliases"),
+        aggregates: strings("aggregates")
+            .iter()
+            .filter_map(|a| aggregate(a))
+            .collect(),
+        group_by_alias_to_aggregate_type: alias_types,
+        rewritten_query: v
+            .get("rewrittenQuery")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        has_select_value: v
+            .get("hasSelectValue")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        has_non_streaming_order_by: v
+            .get("hasNonStreamingOrderBy")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+/// `x-ms-documentdb-query-metrics`: `name=value` pairs separated by `;`.
+fn parse_metrics(header: &str) -> QueryMetrics {
+    let pairs: HashMap<&str, f64> = header
+        .split(';')
+        .filter_map(|p| p.split_once('='))
+        .filter_map(|(k, v)| Some((k.trim(), v.trim().parse().ok()?)))
+        .collect();
+    let get = |k: &str| pairs.get(k).copied().unwrap_or(0.0);
+    let retrieved = get("retrievedDocumentCount");
+    QueryMetrics {
+        retrieved_document_count: retrieved as u64,
+        retrieved_document_size: get("retrievedDocumentSize") as u64,
+        output_document_count: get("outputDocumentCount") as u64,
+        output_document_size: get("outputDocumentSize") as u64,
+        // The service reports the hit ratio, not the count.
+        index_hit_document_count: (get("indexUtilizationRatio") * retrieved).round() as u64,
+        index_lookup_time_in_ms: get("indexLookupTimeInMs"),
+        document_load_time_in_ms: get("documentLoadTimeInMs"),
+        query_engine_execution_time_in_ms: get("VMExecutionTimeInMs"),
+    }
+}
+
+/// `x-ms-cosmos-index-utilization`: base64 of the index metrics' JSON.
+fn parse_index_metrics(header: &str) -> Option<IndexMetrics> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(header.trim())
+        .ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    let impact = |m: &Value| -> &'static str {
+        match m.get("IndexImpactScore").and_then(Value::as_str) {
+            Some("High") => "High",
+            _ => "Low",
+        }
+    };
+    let single = |name: &str| -> Vec<SingleIndexMetric> {
+        v.get(name)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|m| SingleIndexMetric {
+                filter_expression: m
+                    .get("FilterExpression")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .into(),
+                index_spec: m
+                    .get("IndexSpec")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .into(),
+                filter_precise_set: m
+                    .get("FilterPreciseSet")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                index_precise_set: m
+                    .get("IndexPreciseSet")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                index_impact_score: impact(m),
+            })
+            .collect()
+    };
+    let composite = |name: &str| -> Vec<CompositeIndexMetric> {
+        v.get(name)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|m| CompositeIndexMetric {
+                index_specs: m
+                    .get("IndexSpecs")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                index_precise_set: m
+                    .get("IndexPreciseSet")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                index_impact_score: impact(m),
+            })
+            .collect()
+    };
+    Some(IndexMetrics {
+        utilized_single_indexes: single("UtilizedSingleIndexes"),
+        potential_single_indexes: single("PotentialSingleIndexes"),
+        utilized_composite_indexes: composite("UtilizedCompositeIndexes"),
+        potential_composite_indexes: composite("PotentialCompositeIndexes"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_overlap_by_their_hex_bounds() {
+        assert!(overlaps("", "80", "", "FF", false));
+        assert!(!overlaps("80", "FF", "", "80", false));
+        assert!(overlaps("80", "FF", "", "80", true));
+        assert!(overlaps("40", "80", "7F", "7F", true));
+    }
+
+    #[test]
+    fn metrics_header_reads_the_service_names() {
+        let m = parse_metrics(
+            "totalExecutionTimeInMs=1.00;retrievedDocumentCount=10;retrievedDocumentSize=2048;\
+             outputDocumentCount=4;outputDocumentSize=512;indexUtilizationRatio=0.40;\
+             indexLookupTimeInMs=0.20;documentLoadTimeInMs=0.30;VMExecutionTimeInMs=0.50",
+        );
+        assert_eq!(m.retrieved_document_count, 10);
+        assert_eq!(m.index_hit_document_count, 4);
+        assert_eq!(m.output_document_size, 512);
+        assert_eq!(m.query_engine_execution_time_in_ms, 0.5);
+    }
+
+    #[test]
+    fn plan_json_round_trips_through_the_engines_rendering() {
+        let info = QueryInfo {
+            order_by: vec![SortOrder::Descending],
+            order_by_expressions: vec!["c.n".into()],
+            top: Some(3),
+            group_by_aliases: vec!["a".into(), "n".into()],
+            group_by_alias_to_aggregate_type: vec![
+                ("a".into(), None),
+                ("n".into(), Some(AggregateKind::Sum)),
+            ],
+            rewritten_query: "SELECT 1".into(),
+            ..QueryInfo::default()
+        };
+        let plan = QueryPlan {
+            query_info: info.clone(),
+            query_ranges: parse_query_ranges(&Value::Null),
+            ranges: vec!["0".into()],
+        };
+        let json = plan.to_json();
+        assert_eq!(parse_query_info(&json["queryInfo"]), info);
+        assert_eq!(parse_query_ranges(&json), plan.query_ranges);
+    }
+
+    #[test]
+    fn stream_tokens_round_trip_and_foreign_ones_are_refused() {
+        let r = PartitionKeyRange {
+            id: "3".into(),
+            min_inclusive: "".into(),
+            max_exclusive: "80".into(),
+            parents: vec![],
+        };
+        let t = encode_stream_token(&[r], Some("abc".into()));
+        let back = decode_stream_token(t.strip_prefix(STREAM_TOKEN).unwrap()).unwrap();
+        assert_eq!(back.ranges[0].0, "3");
+        assert_eq!(back.token.as_deref(), Some("abc"));
+        assert!(decode_stream_token("!!").is_err());
+    }
+}
