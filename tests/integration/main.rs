@@ -10,5 +10,6 @@ mod cli;
 mod engine;
 mod gateway;
 mod query;
+mod remote;
 mod support;
 mod tui;

@@ -230,7 +230,9 @@ impl Http {
                 .to_bytes();
             Ok::<_, (bool, BoxError)>((parts, body))
         };
-        let outcome = runtime.block_on(tokio::time::timeout(self.timeout, exchange));
+        // The timer is made inside the runtime, which drives it.
+        let outcome =
+            runtime.block_on(async { tokio::time::timeout(self.timeout, exchange).await });
         let (parts, body) = match outcome {
             Err(_) => return Err(self.timed_out(call)),
             Ok(Err((connect, e))) => return Err(self.unreachable(call, connect, &*e)),

@@ -64,11 +64,11 @@ pub(super) struct Merged {
     index_metrics: IndexMetrics,
 }
 
-/// The ranges a streaming query still has to read, and the token within the first.
+/// The ranges a streaming query still has to read, each with its token (the children of
+/// a range that split carry its token, as the SDKs hand it on).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct StreamToken {
-    ranges: Vec<(String, String, String)>,
-    token: Option<String>,
+    ranges: Vec<(String, String, String, Option<String>)>,
 }
 
 /// What one range gave a query so far.
@@ -132,18 +132,21 @@ impl RemoteBackend {
                 let ranges = t
                     .ranges
                     .into_iter()
-                    .map(|(id, min_inclusive, max_exclusive)| PartitionKeyRange {
-                        id,
-                        min_inclusive,
-                        max_exclusive,
-                        parents: Vec::new(),
+                    .map(|(id, min_inclusive, max_exclusive, token)| {
+                        let range = PartitionKeyRange {
+                            id,
+                            min_inclusive,
+                            max_exclusive,
+                            parents: Vec::new(),
+                        };
+                        (range, token)
                     })
                     .collect();
                 let routing = RoutingView {
                     kind: "fan-out",
                     reason: "continues a query across the ranges its plan reads".into(),
                 };
-                return self.stream(db, name, sql, opts, &key, ranges, t.token, routing, cancel);
+                return self.stream(db, name, sql, opts, &key, ranges, routing, cancel);
             }
         }
         if opts.partition_key.is_some() || opts.range.is_some() {
@@ -171,7 +174,8 @@ impl RemoteBackend {
         if plan.query_info.needs_merge() && ranges.len() > 1 {
             return self.merge_ranges(db, name, sql, opts, &key, &plan, ranges, routing, cancel);
         }
-        self.stream(db, name, sql, opts, &key, ranges, None, routing, cancel)
+        let ranges = ranges.into_iter().map(|r| (r, None)).collect();
+        self.stream(db, name, sql, opts, &key, ranges, routing, cancel)
     }
 
     /// The account's plan for `sql`: its query info, EPK ranges and the live ranges those
@@ -231,7 +235,7 @@ impl RemoteBackend {
     ) -> Result<QueryResult> {
         check_cancel(cancel)?;
         let mut call =
-            query_call(db, name, sql, opts).header("x-ms-max-item-count", max_items.to_string());
+            query_call(db, name, sql, opts).header("x-ms-max-item-count", item_count(max_items));
         let (kind, reason) = if let Some(pk) = &opts.partition_key {
             call = call.header("x-ms-documentdb-partitionkey", self.wire_key(db, name, pk)?);
             ("single-partition", "the request names its partition key")
@@ -283,8 +287,7 @@ impl RemoteBackend {
         sql: &str,
         opts: &QueryOptions,
         key: &PartitionKeyDefinition,
-        mut ranges: Vec<PartitionKeyRange>,
-        mut token: Option<String>,
+        mut ranges: Vec<(PartitionKeyRange, Option<String>)>,
         routing: RoutingView,
         cancel: &AtomicBool,
     ) -> Result<QueryResult> {
@@ -292,35 +295,25 @@ impl RemoteBackend {
         let mut docs = Vec::new();
         let mut runs = Vec::new();
         while docs.len() < max_items && !ranges.is_empty() {
-            let range = ranges.remove(0);
-            let mut run = RangeRun::new(range, token.take());
-            let children = self.read_range(
-                db,
-                name,
-                sql,
-                opts,
-                &mut run,
-                max_items - docs.len(),
-                cancel,
-            )?;
-            if let Some(children) = children {
-                // The range split: its children take its place, with its token.
+            let (range, token) = ranges.remove(0);
+            let mut run = RangeRun::new(range, token);
+            let want = max_items - docs.len();
+            if let Some(children) = self.read_range(db, name, sql, opts, &mut run, want, cancel)? {
+                // The range split: its children take its place, each with its token.
                 for (i, child) in children.into_iter().enumerate() {
-                    ranges.insert(i, child);
+                    ranges.insert(i, (child, run.token.clone()));
                 }
-                token = run.token.clone();
                 continue;
             }
             report_progress(opts, &run);
             let keys = key_values(key, &run.rows);
             docs.append(&mut run.rows);
             if run.token.is_some() {
-                token = run.token.clone();
-                ranges.insert(0, run.range.clone());
+                ranges.insert(0, (run.range.clone(), run.token.clone()));
             }
             runs.push((run, keys));
         }
-        let continuation = (!ranges.is_empty()).then(|| encode_stream_token(&ranges, token));
+        let continuation = (!ranges.is_empty()).then(|| encode_stream_token(&ranges));
         Ok(result(docs, continuation, routing, runs))
     }
 
@@ -342,10 +335,7 @@ impl RemoteBackend {
             check_cancel(cancel)?;
             let mut call = query_call(db, name, sql, opts)
                 .header("x-ms-documentdb-partitionkeyrangeid", run.range.id.clone())
-                .header(
-                    "x-ms-max-item-count",
-                    (want - run.rows.len().min(want)).max(1).to_string(),
-                );
+                .header("x-ms-max-item-count", page_size(want, run.rows.len()));
             if let Some(t) = &run.token {
                 call = call.header("x-ms-continuation", t.clone());
             }
@@ -529,6 +519,21 @@ fn query_call(db: &str, name: &str, sql: &str, opts: &QueryOptions) -> Call {
         .header("x-ms-cosmos-populateindexmetrics", "True")
 }
 
+/// `x-ms-max-item-count` for a range that should give `want` rows and gave `got` (`-1`, the
+/// account decides, when the whole range is wanted).
+fn page_size(want: usize, got: usize) -> String {
+    item_count(want.saturating_sub(got).max(1))
+}
+
+/// `x-ms-max-item-count: n`, or `-1` for a count past what the header takes (no limit).
+fn item_count(n: usize) -> String {
+    if n > i32::MAX as usize {
+        "-1".into()
+    } else {
+        n.to_string()
+    }
+}
+
 fn check_cancel(cancel: &AtomicBool) -> Result<()> {
     if cancel.load(Ordering::Acquire) {
         return Err(Error::cancelled("the query was cancelled between pages"));
@@ -660,19 +665,15 @@ fn overlaps(a_min: &str, a_max: &str, b_min: &str, b_max: &str, b_inclusive: boo
     below_b_max && b_min < a_max
 }
 
-fn encode_stream_token(ranges: &[PartitionKeyRange], token: Option<String>) -> String {
+fn encode_stream_token(ranges: &[(PartitionKeyRange, Option<String>)]) -> String {
     let t = StreamToken {
         ranges: ranges
             .iter()
-            .map(|r| {
-                (
-                    r.id.clone(),
-                    r.min_inclusive.clone(),
-                    r.max_exclusive.clone(),
-                )
+            .map(|(r, t)| {
+                let bounds = (r.min_inclusive.clone(), r.max_exclusive.clone());
+                (r.id.clone(), bounds.0, bounds.1, t.clone())
             })
             .collect(),
-        token,
     };
     let json = serde_json::to_vec(&t).unwrap_or_default();
     format!("{STREAM_TOKEN}{}", URL_SAFE_NO_PAD.encode(json))
@@ -950,10 +951,10 @@ mod tests {
             max_exclusive: "80".into(),
             parents: vec![],
         };
-        let t = encode_stream_token(&[r], Some("abc".into()));
+        let t = encode_stream_token(&[(r, Some("abc".into()))]);
         let back = decode_stream_token(t.strip_prefix(STREAM_TOKEN).unwrap()).unwrap();
         assert_eq!(back.ranges[0].0, "3");
-        assert_eq!(back.token.as_deref(), Some("abc"));
+        assert_eq!(back.ranges[0].3.as_deref(), Some("abc"));
         assert!(decode_stream_token("!!").is_err());
     }
 }
