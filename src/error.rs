@@ -136,6 +136,8 @@ pub mod substatus {
     pub const PARTITION_KEY_MISMATCH: u32 = 1001;
     /// 410: the partition key range was split; read its children.
     pub const PARTITION_KEY_RANGE_GONE: u32 = 1002;
+    /// 410: the range is completing a split; read the ranges again and retry.
+    pub const COMPLETING_SPLIT: u32 = 1007;
     /// 400: a cross-partition query the gateway can't serve in one pass (ORDER BY,
     /// aggregates, DISTINCT, GROUP BY, TOP, OFFSET/LIMIT over several ranges): the client
     /// runs it range by range with the query plan, which the error body carries as

@@ -25,7 +25,7 @@ use super::resources::container_path;
 use crate::engine::feed::{FeedChange, FeedMode, FeedOp, FeedPage, FeedRequest, FeedStart};
 use crate::engine::query::Document;
 use crate::engine::views::PartitionKeyRange;
-use crate::error::{Error, Result, StatusCode, substatus};
+use crate::error::{Error, Result, StatusCode};
 use crate::store::partition_key::PartitionKeyDefinition;
 
 const FEED_TOKEN: &str = "cosmoscope-feed:";
@@ -113,7 +113,7 @@ impl RemoteBackend {
                     token.next = at + 1;
                     visited += 1;
                 }
-                Err(e) if is_split(&e) => {
+                Err(e) if super::is_split(&e) => {
                     let children = self.children(db, name, &pos)?;
                     if children.is_empty() {
                         return Err(e);
@@ -210,11 +210,6 @@ impl RemoteBackend {
             };
         }
     }
-}
-
-fn is_split(e: &Error) -> bool {
-    e.status == StatusCode::Gone
-        && (e.substatus == substatus::PARTITION_KEY_RANGE_GONE || e.substatus == 1007)
 }
 
 /// One row of a feed answer as the engine's change. Latest-version rows carry no operation

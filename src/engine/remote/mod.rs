@@ -47,6 +47,7 @@ mod query;
 mod resources;
 mod scripts;
 pub mod signing;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -176,6 +177,15 @@ impl RemoteBackend {
     fn lock_polls(&self) -> MutexGuard<'_, HashMap<(String, String), feed::Poll>> {
         lock(&self.polls)
     }
+}
+
+/// A range that split while a request was addressed to it (410 with substatus 1002, or 1007
+/// while the split completes): the client re-reads the ranges and goes on with the range's
+/// children.
+fn is_split(e: &Error) -> bool {
+    use crate::error::substatus::{COMPLETING_SPLIT, PARTITION_KEY_RANGE_GONE};
+    e.status == StatusCode::Gone
+        && (e.substatus == PARTITION_KEY_RANGE_GONE || e.substatus == COMPLETING_SPLIT)
 }
 
 /// The database and container a resource path is under (`dbs/D/colls/C/...`).

@@ -15,7 +15,6 @@
 //! A range that split while the query ran answers 410 (substatus 1002): the ranges are read
 //! again and the range's children continue with its token, as the SDKs do.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
@@ -26,16 +25,14 @@ use serde_json::{Value, json};
 use super::RemoteBackend;
 use super::http::{Answer, Call};
 use super::resources::container_path;
-use crate::engine::plan::{
-    AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder,
-};
+use super::wire;
+use crate::engine::plan::QueryPlan;
 use crate::engine::query::{
     AccessView, Document, IndexMetrics, PartitionResult, QueryMetrics, QueryOptions, QueryResult,
     RangeProgress, RoutingView,
 };
 use crate::engine::views::PartitionKeyRange;
-use crate::error::{Error, Result, StatusCode, substatus};
-use crate::query::run::result::{CompositeIndexMetric, SingleIndexMetric};
+use crate::error::{Error, Result};
 use crate::store::partition_key::PartitionKeyDefinition;
 
 /// The query features this client merges, offered with a plan request.
@@ -97,12 +94,12 @@ impl RangeRun {
     fn absorb(&mut self, answer: &Answer, rows: Vec<Value>) {
         self.charge += answer.charge();
         if let Some(m) = answer.header("x-ms-documentdb-query-metrics") {
-            self.metrics.add(&parse_metrics(m));
+            self.metrics.add(&wire::query_metrics(m));
         }
         if self.index_metrics.is_none() {
             self.index_metrics = answer
                 .header("x-ms-cosmos-index-utilization")
-                .and_then(parse_index_metrics);
+                .and_then(wire::index_metrics);
         }
         self.token = answer
             .header("x-ms-continuation")
@@ -196,7 +193,7 @@ impl RemoteBackend {
         }
         let answer = self.send(&call)?;
         let doc = answer.json()?;
-        let query_ranges = parse_query_ranges(&doc);
+        let query_ranges = wire::query_ranges(&doc);
         let ranges = self
             .ranges(db, name)?
             .into_iter()
@@ -214,7 +211,7 @@ impl RemoteBackend {
             .map(|r| r.id)
             .collect();
         Ok(QueryPlan {
-            query_info: parse_query_info(doc.get("queryInfo").unwrap_or(&Value::Null)),
+            query_info: wire::query_info(doc.get("queryInfo").unwrap_or(&Value::Null)),
             query_ranges,
             ranges,
         })
@@ -347,7 +344,7 @@ impl RemoteBackend {
                         return Ok(None);
                     }
                 }
-                Err(e) if is_split(&e) && splits < SPLIT_RETRIES => {
+                Err(e) if super::is_split(&e) && splits < SPLIT_RETRIES => {
                     splits += 1;
                     let children = self.children_of(db, name, &run.range)?;
                     if !children.is_empty() {
@@ -541,11 +538,6 @@ fn check_cancel(cancel: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
-fn is_split(e: &Error) -> bool {
-    e.status == StatusCode::Gone
-        && (e.substatus == substatus::PARTITION_KEY_RANGE_GONE || e.substatus == 1007)
-}
-
 fn report_progress(opts: &QueryOptions, run: &RangeRun) {
     if let Some(progress) = &opts.progress {
         (progress.0)(&RangeProgress {
@@ -689,211 +681,6 @@ fn decode_stream_token(text: &str) -> Result<StreamToken> {
         })
 }
 
-fn parse_query_ranges(doc: &Value) -> Vec<QueryRange> {
-    doc.get("queryRanges")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|r| QueryRange {
-                    min: r
-                        .get("min")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    max: r
-                        .get("max")
-                        .and_then(Value::as_str)
-                        .unwrap_or("FF")
-                        .to_string(),
-                    is_min_inclusive: r
-                        .get("isMinInclusive")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(true),
-                    is_max_inclusive: r
-                        .get("isMaxInclusive")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                })
-                .collect()
-        })
-        .unwrap_or_else(|| {
-            vec![QueryRange {
-                min: String::new(),
-                max: "FF".into(),
-                is_min_inclusive: true,
-                is_max_inclusive: false,
-            }]
-        })
-}
-
-/// The plan's `queryInfo` (members the service leaves out are their defaults).
-fn parse_query_info(v: &Value) -> QueryInfo {
-    let strings = |name: &str| -> Vec<String> {
-        v.get(name)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let aggregate = |s: &str| match s {
-        "Count" => Some(AggregateKind::Count),
-        "Sum" => Some(AggregateKind::Sum),
-        "Average" => Some(AggregateKind::Average),
-        "Min" => Some(AggregateKind::Min),
-        "Max" => Some(AggregateKind::Max),
-        _ => None,
-    };
-    let mut alias_types: Vec<(String, Option<AggregateKind>)> = Vec::new();
-    if let Some(Value::Object(m)) = v.get("groupByAliasToAggregateType") {
-        // The service's map has no order; the aliases list gives it.
-        let aliases = strings("groupByAliases");
-        let mut names: Vec<&String> = m.keys().collect();
-        names.sort_by_key(|n| aliases.iter().position(|a| a == *n).unwrap_or(usize::MAX));
-        for n in names {
-            alias_types.push((n.clone(), m[n].as_str().and_then(aggregate)));
-        }
-    }
-    QueryInfo {
-        distinct_type: match v.get("distinctType").and_then(Value::as_str) {
-            Some("Ordered") => DistinctType::Ordered,
-            Some("Unordered") => DistinctType::Unordered,
-            _ => DistinctType::None,
-        },
-        top: v.get("top").and_then(Value::as_u64),
-        offset: v.get("offset").and_then(Value::as_u64),
-        limit: v.get("limit").and_then(Value::as_u64),
-        order_by: strings("orderBy")
-            .iter()
-            .map(|o| {
-                if o == "Descending" {
-                    SortOrder::Descending
-                } else {
-                    SortOrder::Ascending
-                }
-            })
-            .collect(),
-        order_by_expressions: strings("orderByExpressions"),
-        group_by_expressions: strings("groupByExpressions"),
-        group_by_aliases: strings("groupByAliases"),
-        aggregates: strings("aggregates")
-            .iter()
-            .filter_map(|a| aggregate(a))
-            .collect(),
-        group_by_alias_to_aggregate_type: alias_types,
-        rewritten_query: v
-            .get("rewrittenQuery")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        has_select_value: v
-            .get("hasSelectValue")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        has_non_streaming_order_by: v
-            .get("hasNonStreamingOrderBy")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    }
-}
-
-/// `x-ms-documentdb-query-metrics`: `name=value` pairs separated by `;`.
-fn parse_metrics(header: &str) -> QueryMetrics {
-    let pairs: HashMap<&str, f64> = header
-        .split(';')
-        .filter_map(|p| p.split_once('='))
-        .filter_map(|(k, v)| Some((k.trim(), v.trim().parse().ok()?)))
-        .collect();
-    let get = |k: &str| pairs.get(k).copied().unwrap_or(0.0);
-    let retrieved = get("retrievedDocumentCount");
-    QueryMetrics {
-        retrieved_document_count: retrieved as u64,
-        retrieved_document_size: get("retrievedDocumentSize") as u64,
-        output_document_count: get("outputDocumentCount") as u64,
-        output_document_size: get("outputDocumentSize") as u64,
-        // The service reports the hit ratio, not the count.
-        index_hit_document_count: (get("indexUtilizationRatio") * retrieved).round() as u64,
-        index_lookup_time_in_ms: get("indexLookupTimeInMs"),
-        document_load_time_in_ms: get("documentLoadTimeInMs"),
-        query_engine_execution_time_in_ms: get("VMExecutionTimeInMs"),
-    }
-}
-
-/// `x-ms-cosmos-index-utilization`: base64 of the index metrics' JSON.
-fn parse_index_metrics(header: &str) -> Option<IndexMetrics> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(header.trim())
-        .ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    let impact = |m: &Value| -> &'static str {
-        match m.get("IndexImpactScore").and_then(Value::as_str) {
-            Some("High") => "High",
-            _ => "Low",
-        }
-    };
-    let single = |name: &str| -> Vec<SingleIndexMetric> {
-        v.get(name)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|m| SingleIndexMetric {
-                filter_expression: m
-                    .get("FilterExpression")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .into(),
-                index_spec: m
-                    .get("IndexSpec")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .into(),
-                filter_precise_set: m
-                    .get("FilterPreciseSet")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                index_precise_set: m
-                    .get("IndexPreciseSet")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                index_impact_score: impact(m),
-            })
-            .collect()
-    };
-    let composite = |name: &str| -> Vec<CompositeIndexMetric> {
-        v.get(name)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|m| CompositeIndexMetric {
-                index_specs: m
-                    .get("IndexSpecs")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                index_precise_set: m
-                    .get("IndexPreciseSet")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                index_impact_score: impact(m),
-            })
-            .collect()
-    };
-    Some(IndexMetrics {
-        utilized_single_indexes: single("UtilizedSingleIndexes"),
-        potential_single_indexes: single("PotentialSingleIndexes"),
-        utilized_composite_indexes: composite("UtilizedCompositeIndexes"),
-        potential_composite_indexes: composite("PotentialCompositeIndexes"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -904,43 +691,6 @@ mod tests {
         assert!(!overlaps("80", "FF", "", "80", false));
         assert!(overlaps("80", "FF", "", "80", true));
         assert!(overlaps("40", "80", "7F", "7F", true));
-    }
-
-    #[test]
-    fn metrics_header_reads_the_service_names() {
-        let m = parse_metrics(
-            "totalExecutionTimeInMs=1.00;retrievedDocumentCount=10;retrievedDocumentSize=2048;\
-             outputDocumentCount=4;outputDocumentSize=512;indexUtilizationRatio=0.40;\
-             indexLookupTimeInMs=0.20;documentLoadTimeInMs=0.30;VMExecutionTimeInMs=0.50",
-        );
-        assert_eq!(m.retrieved_document_count, 10);
-        assert_eq!(m.index_hit_document_count, 4);
-        assert_eq!(m.output_document_size, 512);
-        assert_eq!(m.query_engine_execution_time_in_ms, 0.5);
-    }
-
-    #[test]
-    fn plan_json_round_trips_through_the_engines_rendering() {
-        let info = QueryInfo {
-            order_by: vec![SortOrder::Descending],
-            order_by_expressions: vec!["c.n".into()],
-            top: Some(3),
-            group_by_aliases: vec!["a".into(), "n".into()],
-            group_by_alias_to_aggregate_type: vec![
-                ("a".into(), None),
-                ("n".into(), Some(AggregateKind::Sum)),
-            ],
-            rewritten_query: "SELECT 1".into(),
-            ..QueryInfo::default()
-        };
-        let plan = QueryPlan {
-            query_info: info.clone(),
-            query_ranges: parse_query_ranges(&Value::Null),
-            ranges: vec!["0".into()],
-        };
-        let json = plan.to_json();
-        assert_eq!(parse_query_info(&json["queryInfo"]), info);
-        assert_eq!(parse_query_ranges(&json), plan.query_ranges);
     }
 
     #[test]
