@@ -5,6 +5,7 @@
 
 mod backend;
 mod cli;
+mod faults;
 
 use std::sync::Arc;
 
