@@ -74,6 +74,10 @@ use crate::store::indexing::IndexingPolicy;
 pub use config::{RemoteConfig, Secret};
 use http::{Answer, Call, Http};
 
+/// The most items [`Backend::sample_documents`] asks each range for: completion samples a
+/// remote container without the user asking, so what it reads (and pays for) is bounded.
+pub const SAMPLE_LIMIT: usize = 100;
+
 /// An account reached over its REST API.
 pub struct RemoteBackend {
     http: Http,
@@ -374,13 +378,16 @@ impl Backend for RemoteBackend {
         })
     }
 
-    /// `SELECT TOP limit * FROM c`: at most `limit` items from each range the plan reads.
+    /// `SELECT TOP n * FROM c` with `n` at most [`SAMPLE_LIMIT`]: what the explorer reads
+    /// on its own for completion is bounded to `n` items from each range (the plan's TOP runs
+    /// per range before the merge).
     fn sample_documents(&self, db: &str, name: &str, limit: usize) -> Result<Vec<Vec<u8>>> {
+        let n = limit.clamp(1, SAMPLE_LIMIT);
         let opts = QueryOptions {
-            max_items: Some(limit.max(1)),
+            max_items: Some(n),
             ..QueryOptions::default()
         };
-        let sql = format!("SELECT TOP {} * FROM c", limit.max(1));
+        let sql = format!("SELECT TOP {n} * FROM c");
         let page = self.run_query(db, name, &sql, &opts, &AtomicBool::new(false))?;
         Ok(page
             .documents

@@ -5,6 +5,7 @@
 
 mod backend;
 mod cli;
+mod explorer;
 mod faults;
 
 use std::sync::Arc;
