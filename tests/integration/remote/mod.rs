@@ -7,6 +7,7 @@ mod backend;
 mod cli;
 mod explorer;
 mod faults;
+mod tls;
 
 use std::sync::Arc;
 
