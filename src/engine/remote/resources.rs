@@ -15,7 +15,7 @@ use crate::engine::views::{
     ContainerInfo, DatabaseInfo, PartitionKeyRange, RangeInfo, ThroughputView,
 };
 use crate::engine::{ContainerKey, ContainerSettings, IndexingPolicy, Throughput};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StatusCode};
 use crate::store::catalog::UniqueKeyPolicy;
 use crate::store::partition_key::PartitionKeyDefinition;
 use crate::store::stats::StatsView;
@@ -201,9 +201,17 @@ impl RemoteBackend {
         Ok(ranges)
     }
 
-    /// Every offer of the account (one request: the account's offers feed).
+    /// Every offer of the account (one request: the account's offers feed). A server that
+    /// serves no offers (`@vercel/cosmosdb-server` answers 400 "no route") has no throughput
+    /// to show: its containers list none.
     fn offers(&self) -> Result<Vec<Value>> {
-        self.send(&Call::new(Method::GET, "offers"))?.feed("Offers")
+        match self.send(&Call::new(Method::GET, "offers")) {
+            Ok(answer) => answer.feed("Offers"),
+            Err(e) if matches!(e.status, StatusCode::BadRequest | StatusCode::NotFound) => {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     pub(super) fn throughput_set(

@@ -8,6 +8,7 @@ mod cli;
 mod explorer;
 mod faults;
 mod tls;
+mod vercel;
 
 use std::sync::Arc;
 
