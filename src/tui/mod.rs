@@ -86,6 +86,7 @@ pub fn run(
     ui::theme::install(theme);
     let mut app = App::new(location.to_string(), Arc::new(keymap));
     app.read_only = !engine.capabilities().writes;
+    app.ask_before_fan_out = engine.capabilities().billed;
     if let Some(addr) = gateway.serve {
         app.gateway.addr = addr;
         app.gateway.at_launch = true;

@@ -636,6 +636,16 @@ pub fn perform(
             result: engine.read_item(&db, &c, &id, &pk),
         }],
         Effect::LoadRanges { ticket, db, c } => vec![load_ranges(engine, ticket, db, c)],
+        Effect::EstimateQuery {
+            ticket: _,
+            db,
+            c,
+            sql,
+            params,
+        } => vec![Msg::QueryEstimate {
+            result: estimate(engine, &db, &c, &sql, params),
+            sql,
+        }],
         Effect::LoadSchema { db, c } => vec![Msg::Schema {
             result: engine
                 .sample_documents(&db, &c, SCHEMA_SAMPLE)
@@ -725,6 +735,39 @@ pub fn perform(
 }
 
 /// The container's ranges for the strip, and its partition key paths.
+/// The question to ask before `sql` runs, when its plan reads more than one range: how
+/// many, and what scanning their share of the container's items would cost
+/// ([`crate::charge::query_estimate`]); `None` for a query on one range.
+fn estimate(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    sql: &str,
+    params: std::collections::BTreeMap<String, Value>,
+) -> Result<Option<String>> {
+    let opts = QueryOptions {
+        params: params.into_iter().collect(),
+        ..Default::default()
+    };
+    let plan = engine.query_plan(db, c, sql, &opts)?;
+    if plan.ranges.len() <= 1 {
+        return Ok(None);
+    }
+    let info = engine.container(db, c)?;
+    let share = plan.ranges.len() as f64 / info.partition_count.max(1) as f64;
+    let items = (info.statistics.item_count as f64 * share).round() as u64;
+    let bytes = (info.statistics.size_bytes as f64 * share).round() as u64;
+    let ru = crate::charge::query_estimate(plan.ranges.len(), items, bytes);
+    Ok(Some(format!(
+        "This query reads {} of {}'s {} physical partitions. Scanning them ({items} items) \
+         would cost about {} RU; an index-served filter costs less. Run it? (y/n)",
+        plan.ranges.len(),
+        c,
+        info.partition_count,
+        crate::tui::ui::fmt_ru(ru)
+    )))
+}
+
 fn load_ranges(engine: &dyn Backend, ticket: u64, db: String, c: String) -> Msg {
     let pk_paths = engine
         .container(&db, &c)

@@ -208,6 +208,7 @@ impl Backend for RemoteBackend {
             metering: false,
             enforcement_switch: false,
             writes: self.read_write,
+            billed: true,
         }
     }
 

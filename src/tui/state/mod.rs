@@ -114,6 +114,8 @@ pub enum Layer {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
+    /// Run the console's query, whose cost estimate was shown.
+    RunQuery,
     DeleteItem {
         db: String,
         c: String,
@@ -254,6 +256,11 @@ pub struct App {
     pub data_dir: String,
     /// The store takes no writes (read-only media, no permission): the status line says so.
     pub read_only: bool,
+    /// The backend bills its requests (a remote account): a query is estimated, and one
+    /// that fans out asks before it runs.
+    pub ask_before_fan_out: bool,
+    /// Query texts estimated (and, for a fan-out, confirmed) already: each asks once.
+    pub estimated: std::collections::HashSet<String>,
     pub keymap: Arc<Keymap>,
     pub view: View,
     pub focus: Focus,
@@ -298,6 +305,8 @@ impl App {
         App {
             data_dir,
             read_only: false,
+            ask_before_fan_out: false,
+            estimated: Default::default(),
             keymap,
             view: View::default(),
             focus: Focus::default(),

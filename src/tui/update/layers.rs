@@ -295,6 +295,7 @@ fn on_confirm_key(app: &mut App, key: &KeyEvent, action: Option<Action>) -> Vec<
     }
     let ticket = app.ticket();
     match on_yes {
+        Confirmed::RunQuery => super::query::run(app),
         Confirmed::DeleteItem {
             db,
             c,

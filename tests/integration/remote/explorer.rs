@@ -1,5 +1,6 @@
 //! The explorer's key-sequence flows, one test body run twice: on the embedded store and
-//! on the same store behind the gateway through the remote backend. What differs (the
+//! on the same store behind the gateway through the remote backend (where a fan-out query
+//! shows its estimated cost and waits for a yes, once per query). What differs (the
 //! title, statistics the service does not report) is left out of the checks; what a
 //! person does and sees in the tree, the item view and the query console is the same.
 
@@ -46,6 +47,17 @@ fn flow(h: &mut Harness, local: &Engine) {
     let sql = "SELECT c.id FROM c WHERE c.total > 50";
     h.type_text(sql);
     h.keys("<f5>");
+    if h.app.ask_before_fan_out {
+        // A billed account: the fan-out's estimate is shown and the query waits for a yes.
+        assert!(h.app.query.run.is_none(), "nothing ran before the answer");
+        let frame = h.render();
+        assert!(
+            frame.contains("reads 4 of orders's 4 physical partitions"),
+            "{frame}"
+        );
+        assert!(frame.contains("RU"), "{frame}");
+        h.keys("y");
+    }
     let run = h.app.query.run.as_ref().expect("a run");
     let expected = local
         .query(DB, ORDERS, sql, &QueryOptions::default())
@@ -58,6 +70,18 @@ fn flow(h: &mut Harness, local: &Engine) {
     assert_eq!(run.partitions.len(), 4, "every range contacted");
     let frame = h.render();
     assert!(frame.contains("fan-out"), "{frame}");
+    // Asked once per query: running it again runs at once.
+    h.keys("<f5>");
+    assert!(h.app.layers.is_empty(), "no second question");
+    // A query on one logical partition reads one range: it never asks.
+    h.keys("<c-a> <c-k>");
+    h.type_text("SELECT * FROM c WHERE c.pk = 'c-3'");
+    h.keys("<f5>");
+    assert!(
+        h.app.layers.is_empty(),
+        "a single-range query runs without asking"
+    );
+    assert_eq!(h.app.query.run.as_ref().expect("a run").partitions.len(), 1);
 }
 
 #[test]
