@@ -210,7 +210,7 @@ fn logical_nodes_by_query(
             (items, node)
         })
         .collect();
-    kinds.sort_by(|a, b| b.0.cmp(&a.0));
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
     Ok((kinds.into_iter().map(|(_, k)| k).collect(), r.continuation))
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cosmoscope::engine::remote::{RemoteBackend, RemoteConfig, Secret};
 use cosmoscope::engine::{Backend, Engine, QueryOptions};
-use cosmoscope::gateway::{EMULATOR_KEY, Gateway, Options};
+use cosmoscope::gateway::EMULATOR_KEY;
 use cosmoscope::tui::harness::Harness;
 use cosmoscope::tui::state::Focus;
 
@@ -91,24 +91,7 @@ fn the_same_flows_run_on_the_embedded_store_and_a_remote_account() {
     flow(&mut h, &local);
     drop(h);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let backend: Arc<dyn Backend> = local.clone();
-    let gateway = runtime
-        .block_on(Gateway::start(
-            backend,
-            Options {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                key: None,
-                tls: false,
-                data_dir: dir.path().to_path_buf(),
-                enforce_throughput: false,
-            },
-        ))
-        .expect("start the gateway");
+    let (runtime, gateway) = super::serve(local.clone(), dir.path(), false);
     let config = RemoteConfig::new(&gateway.endpoint(), &Secret::new(EMULATOR_KEY)).unwrap();
     let remote: Arc<dyn Backend> = Arc::new(RemoteBackend::connect(&config).unwrap());
     let mut h = Harness::new(remote, dir.path().to_path_buf(), 120, 40);

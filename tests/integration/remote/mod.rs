@@ -44,6 +44,31 @@ pub fn server_with(items: usize) -> Server {
     server
 }
 
+/// A gateway serving `backend` on a free loopback port (HTTPS with `tls`), on a runtime of
+/// its own; stop it with `runtime.block_on(gateway.stop())`.
+pub fn serve(
+    backend: Arc<dyn Backend>,
+    dir: &std::path::Path,
+    tls: bool,
+) -> (tokio::runtime::Runtime, cosmoscope::gateway::Gateway) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = cosmoscope::gateway::Options {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        key: None,
+        tls,
+        data_dir: dir.to_path_buf(),
+        enforce_throughput: false,
+    };
+    let gateway = runtime
+        .block_on(cosmoscope::gateway::Gateway::start(backend, options))
+        .expect("start the gateway");
+    (runtime, gateway)
+}
+
 /// A remote backend on `server`, writable or not.
 pub fn remote(server: &Server, read_write: bool) -> RemoteBackend {
     let mut config = RemoteConfig::new(&server.base, &Secret::new(EMULATOR_KEY)).unwrap();

@@ -6,31 +6,14 @@ use std::sync::Arc;
 use cosmoscope::engine::remote::{RemoteBackend, RemoteConfig, Secret};
 use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::error::StatusCode;
-use cosmoscope::gateway::{EMULATOR_KEY, Gateway, Options};
+use cosmoscope::gateway::EMULATOR_KEY;
 
 #[test]
 fn https_needs_the_servers_certificate() {
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(Engine::open(dir.path()).unwrap());
     engine.create_database("tls").unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let backend: Arc<dyn Backend> = engine.clone();
-    let gateway = runtime
-        .block_on(Gateway::start(
-            backend,
-            Options {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                key: None,
-                tls: true,
-                data_dir: dir.path().to_path_buf(),
-                enforce_throughput: false,
-            },
-        ))
-        .unwrap();
+    let (runtime, gateway) = super::serve(engine.clone(), dir.path(), true);
     let endpoint = gateway.endpoint();
     assert!(endpoint.starts_with("https://"), "{endpoint}");
     let cert = gateway.certificate().expect("a certificate").to_path_buf();
