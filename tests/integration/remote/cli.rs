@@ -128,3 +128,29 @@ fn a_bad_key_fails_with_401_and_is_never_printed() {
     assert_ne!(out.status.code(), Some(0));
     shows_no_key(&out, "not-a-key-but-secret!");
 }
+
+#[test]
+fn help_shows_the_flags_but_never_the_keys_from_the_environment() {
+    let key = "c2VjcmV0LWtleS10aGF0LWlzLWxvbmctZW5vdWdoLWZvci1obWFjLXNpZ25pbmc=";
+    let out = Command::new(env!("CARGO_BIN_EXE_cosmoscope"))
+        .arg("--help")
+        .env("COSMOS_KEY", key)
+        .env(
+            "COSMOS_CONNECTION_STRING",
+            format!("AccountEndpoint=http://x/;AccountKey={key};"),
+        )
+        .output()
+        .expect("run cosmoscope");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--endpoint",
+        "--key",
+        "--connection-string",
+        "--ca-cert",
+        "--read-write",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help:\n{help}");
+    }
+    shows_no_key(&out, key);
+}
