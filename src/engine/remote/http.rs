@@ -204,10 +204,15 @@ impl Http {
     /// Sends `call`, retrying 429s; a 2xx or 304 is an [`Answer`], anything else the
     /// service's error.
     pub fn send(&self, call: &Call) -> Result<Answer> {
+        self.send_counting(call).0
+    }
+
+    /// [`Http::send`], and how many 429s the request met on the way (retried or not).
+    pub fn send_counting(&self, call: &Call) -> (Result<Answer>, u64) {
         let mut throttled = 0;
         let result = self.retry.run(&mut throttled, || self.attempt(call));
         self.throttled.fetch_add(throttled, Ordering::Relaxed);
-        result
+        (result, throttled)
     }
 
     fn attempt(&self, call: &Call) -> Result<Answer> {

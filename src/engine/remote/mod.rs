@@ -152,19 +152,19 @@ impl RemoteBackend {
             .iter()
             .find(|(n, _)| *n == "x-ms-documentdb-partitionkeyrangeid")
             .map(|(_, v)| v.clone());
-        let result = self.http.send(call);
+        let (result, throttled) = self.http.send_counting(call);
         if let Some((db, name)) = container {
-            match &result {
-                Ok(answer) => {
-                    let range = requested_range.unwrap_or_else(|| items::range_of(answer));
-                    self.meter
-                        .record(&db, &name, &range, answer.charge(), false);
-                }
-                Err(e) if e.status == StatusCode::TooManyRequests => {
-                    let range = requested_range.unwrap_or_default();
-                    self.meter.record(&db, &name, &range, 0.0, true);
-                }
-                Err(_) => {}
+            let range = match &result {
+                Ok(answer) => requested_range.unwrap_or_else(|| items::range_of(answer)),
+                Err(_) => requested_range.unwrap_or_default(),
+            };
+            // Each 429 on the way, retried or not, then the answer's charge.
+            for _ in 0..throttled {
+                self.meter.record(&db, &name, &range, 0.0, true);
+            }
+            if let Ok(answer) = &result {
+                self.meter
+                    .record(&db, &name, &range, answer.charge(), false);
             }
         }
         result
