@@ -27,7 +27,8 @@
 //! connection settings (`config`), the HTTP exchange with retries (`http`), and one module
 //! per concern of the facade: `resources` (databases, containers, offers, pkranges),
 //! `items`, `query` (plan, per-range execution) with `merge` (the client's half of a
-//! cross-partition query), `feed`, `scripts`, and `meter` (this session's own RU per range).
+//! cross-partition query) and `verdict` (the local planner's routing checked against the
+//! account's), `feed`, `scripts`, and `meter` (this session's own RU per range).
 //!
 //! ## What it cannot do
 //!
@@ -47,6 +48,7 @@ mod query;
 mod resources;
 mod scripts;
 pub mod signing;
+mod verdict;
 mod wire;
 
 use std::collections::HashMap;

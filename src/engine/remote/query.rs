@@ -156,6 +156,7 @@ impl RemoteBackend {
             .filter(|r| plan.ranges.contains(&r.id))
             .cloned()
             .collect();
+        let local = super::verdict::local_ranges(sql, opts, &key, &all);
         let routing = RoutingView {
             kind: if ranges.len() < all.len() {
                 "targeted"
@@ -163,9 +164,10 @@ impl RemoteBackend {
                 "fan-out"
             },
             reason: format!(
-                "the account's query plan reads {} of the container's {} physical partitions",
+                "the account's query plan reads {} of the container's {} physical partitions; {}",
                 ranges.len(),
-                all.len()
+                all.len(),
+                super::verdict::sentence(&plan.ranges, &local)
             ),
         };
         if plan.query_info.needs_merge() && ranges.len() > 1 {

@@ -180,6 +180,13 @@ fn a_cross_partition_query_runs_range_by_range() {
         .unwrap();
     assert_eq!(page.documents.len(), 60);
     assert_eq!(page.routing.kind, "fan-out");
+    assert!(
+        page.routing
+            .reason
+            .contains("the local planner routes it the same way"),
+        "{}",
+        page.routing.reason
+    );
     assert_eq!(page.partitions.len(), RANGES, "every range contacted");
     let summed: f64 = page.partitions.iter().map(|p| p.request_charge).sum();
     assert!((page.request_charge - summed).abs() < 0.01, "{page:?}");
@@ -224,6 +231,11 @@ fn a_cross_partition_query_runs_range_by_range() {
         )
         .unwrap();
     assert_eq!(one.routing.kind, "targeted");
+    assert!(
+        one.routing.reason.contains("same way"),
+        "{}",
+        one.routing.reason
+    );
     assert_eq!(one.partitions.len(), 1);
     assert_eq!(one.documents.len(), 5);
     // With the key given, the account serves it whole.
