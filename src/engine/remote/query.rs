@@ -68,6 +68,16 @@ struct StreamToken {
     ranges: Vec<(String, String, String, Option<String>)>,
 }
 
+/// One query as the client runs it: where, what, and the flag that cancels it.
+struct Request<'a> {
+    db: &'a str,
+    name: &'a str,
+    sql: &'a str,
+    opts: &'a QueryOptions,
+    key: PartitionKeyDefinition,
+    cancel: &'a AtomicBool,
+}
+
 /// What one range gave a query so far.
 struct RangeRun {
     range: PartitionKeyRange,
@@ -119,7 +129,14 @@ impl RemoteBackend {
         cancel: &AtomicBool,
     ) -> Result<QueryResult> {
         let max_items = opts.max_items.unwrap_or(DEFAULT_PAGE).max(1);
-        let key = self.key_of(db, name)?.partition_key;
+        let r = Request {
+            db,
+            name,
+            sql,
+            opts,
+            key: self.key_of(db, name)?.partition_key,
+            cancel,
+        };
         if let Some(token) = opts.continuation.as_deref() {
             if let Some(rest) = token.strip_prefix(MERGED_TOKEN) {
                 return self.merged_page(rest, max_items);
@@ -143,11 +160,11 @@ impl RemoteBackend {
                     kind: "fan-out",
                     reason: "continues a query across the ranges its plan reads".into(),
                 };
-                return self.stream(db, name, sql, opts, &key, ranges, routing, cancel);
+                return self.stream(&r, ranges, routing);
             }
         }
         if opts.partition_key.is_some() || opts.range.is_some() {
-            return self.direct(db, name, sql, opts, &key, max_items, cancel);
+            return self.direct(&r, max_items);
         }
         let plan = self.plan(db, name, sql, opts)?;
         let all = self.ranges(db, name)?;
@@ -156,7 +173,7 @@ impl RemoteBackend {
             .filter(|r| plan.ranges.contains(&r.id))
             .cloned()
             .collect();
-        let local = super::verdict::local_ranges(sql, opts, &key, &all);
+        let local = super::verdict::local_ranges(sql, opts, &r.key, &all);
         let routing = RoutingView {
             kind: if ranges.len() < all.len() {
                 "targeted"
@@ -171,10 +188,10 @@ impl RemoteBackend {
             ),
         };
         if plan.query_info.needs_merge() && ranges.len() > 1 {
-            return self.merge_ranges(db, name, sql, opts, &key, &plan, ranges, routing, cancel);
+            return self.merge_ranges(&r, &plan, ranges, routing);
         }
-        let ranges = ranges.into_iter().map(|r| (r, None)).collect();
-        self.stream(db, name, sql, opts, &key, ranges, routing, cancel)
+        let ranges = ranges.into_iter().map(|range| (range, None)).collect();
+        self.stream(&r, ranges, routing)
     }
 
     /// The account's plan for `sql`: its query info, EPK ranges and the live ranges those
@@ -221,20 +238,11 @@ impl RemoteBackend {
 
     /// A query the account serves whole: one logical partition (the key header) or one
     /// range (the range header); the continuation is the account's own.
-    #[allow(clippy::too_many_arguments)]
-    fn direct(
-        &self,
-        db: &str,
-        name: &str,
-        sql: &str,
-        opts: &QueryOptions,
-        key: &PartitionKeyDefinition,
-        max_items: usize,
-        cancel: &AtomicBool,
-    ) -> Result<QueryResult> {
-        check_cancel(cancel)?;
+    fn direct(&self, r: &Request, max_items: usize) -> Result<QueryResult> {
+        let (db, name, opts) = (r.db, r.name, r.opts);
+        check_cancel(r.cancel)?;
         let mut call =
-            query_call(db, name, sql, opts).header("x-ms-max-item-count", item_count(max_items));
+            query_call(db, name, r.sql, opts).header("x-ms-max-item-count", item_count(max_items));
         let (kind, reason) = if let Some(pk) = &opts.partition_key {
             call = call.header("x-ms-documentdb-partitionkey", self.wire_key(db, name, pk)?);
             ("single-partition", "the request names its partition key")
@@ -272,40 +280,34 @@ impl RemoteBackend {
             kind,
             reason: reason.into(),
         };
-        let keys = key_values(key, &run.rows);
+        let keys = key_values(&r.key, &run.rows);
         let docs = std::mem::take(&mut run.rows);
         Ok(result(docs, continuation, routing, vec![(run, keys)]))
     }
 
     /// Streams `ranges` in order from `token` until the page is full.
-    #[allow(clippy::too_many_arguments)]
     fn stream(
         &self,
-        db: &str,
-        name: &str,
-        sql: &str,
-        opts: &QueryOptions,
-        key: &PartitionKeyDefinition,
+        r: &Request,
         mut ranges: Vec<(PartitionKeyRange, Option<String>)>,
         routing: RoutingView,
-        cancel: &AtomicBool,
     ) -> Result<QueryResult> {
-        let max_items = opts.max_items.unwrap_or(DEFAULT_PAGE).max(1);
+        let max_items = r.opts.max_items.unwrap_or(DEFAULT_PAGE).max(1);
         let mut docs = Vec::new();
         let mut runs = Vec::new();
         while docs.len() < max_items && !ranges.is_empty() {
             let (range, token) = ranges.remove(0);
             let mut run = RangeRun::new(range, token);
             let want = max_items - docs.len();
-            if let Some(children) = self.read_range(db, name, sql, opts, &mut run, want, cancel)? {
+            if let Some(children) = self.read_range(r, r.sql, &mut run, want)? {
                 // The range split: its children take its place, each with its token.
                 for (i, child) in children.into_iter().enumerate() {
                     ranges.insert(i, (child, run.token.clone()));
                 }
                 continue;
             }
-            report_progress(opts, &run);
-            let keys = key_values(key, &run.rows);
+            report_progress(r.opts, &run);
+            let keys = key_values(&r.key, &run.rows);
             docs.append(&mut run.rows);
             if run.token.is_some() {
                 ranges.insert(0, (run.range.clone(), run.token.clone()));
@@ -316,23 +318,20 @@ impl RemoteBackend {
         Ok(result(docs, continuation, routing, runs))
     }
 
-    /// Reads pages of one range until `want` rows came back or the range is done; `Some`
-    /// with the range's children when it split.
-    #[allow(clippy::too_many_arguments)]
+    /// Reads pages of `sql` (the query, or the plan's rewrite of it) on one range until
+    /// `want` rows came back or the range is done; `Some` with the range's children when it
+    /// split.
     fn read_range(
         &self,
-        db: &str,
-        name: &str,
+        r: &Request,
         sql: &str,
-        opts: &QueryOptions,
         run: &mut RangeRun,
         want: usize,
-        cancel: &AtomicBool,
     ) -> Result<Option<Vec<PartitionKeyRange>>> {
         let mut splits = 0;
         loop {
-            check_cancel(cancel)?;
-            let mut call = query_call(db, name, sql, opts)
+            check_cancel(r.cancel)?;
+            let mut call = query_call(r.db, r.name, sql, r.opts)
                 .header("x-ms-documentdb-partitionkeyrangeid", run.range.id.clone())
                 .header("x-ms-max-item-count", page_size(want, run.rows.len()));
             if let Some(t) = &run.token {
@@ -348,7 +347,7 @@ impl RemoteBackend {
                 }
                 Err(e) if super::is_split(&e) && splits < SPLIT_RETRIES => {
                     splits += 1;
-                    let children = self.children_of(db, name, &run.range)?;
+                    let children = self.children_of(r.db, r.name, &run.range)?;
                     if !children.is_empty() {
                         return Ok(Some(children));
                     }
@@ -383,26 +382,20 @@ impl RemoteBackend {
 
     /// Reads every range to its end with the plan's rewritten query, merges, keeps the
     /// result and returns its first page.
-    #[allow(clippy::too_many_arguments)]
     fn merge_ranges(
         &self,
-        db: &str,
-        name: &str,
-        sql: &str,
-        opts: &QueryOptions,
-        key: &PartitionKeyDefinition,
+        r: &Request,
         plan: &QueryPlan,
         ranges: Vec<PartitionKeyRange>,
         routing: RoutingView,
-        cancel: &AtomicBool,
     ) -> Result<QueryResult> {
-        let range_sql = plan.range_query(sql);
+        let range_sql = plan.range_query(r.sql);
         let mut pending = ranges;
         let mut runs: Vec<RangeRun> = Vec::new();
         while !pending.is_empty() {
             let range = pending.remove(0);
             let mut run = RangeRun::new(range, None);
-            match self.read_range(db, name, &range_sql, opts, &mut run, usize::MAX, cancel)? {
+            match self.read_range(r, &range_sql, &mut run, usize::MAX)? {
                 Some(children) => {
                     // A split range is read again whole from its children.
                     for (i, child) in children.into_iter().enumerate() {
@@ -410,18 +403,18 @@ impl RemoteBackend {
                     }
                 }
                 None => {
-                    report_progress(opts, &run);
+                    report_progress(r.opts, &run);
                     runs.push(run);
                 }
             }
         }
-        let per_range: Vec<Vec<Value>> = runs.iter().map(|r| r.rows.clone()).collect();
+        let per_range: Vec<Vec<Value>> = runs.iter().map(|run| run.rows.clone()).collect();
         let documents = super::merge::merge(&plan.query_info, per_range);
         let runs = runs
             .into_iter()
-            .map(|r| {
-                let keys = key_values(key, &payloads(&r.rows));
-                (r, keys)
+            .map(|run| {
+                let keys = key_values(&r.key, &payloads(&run.rows));
+                (run, keys)
             })
             .collect();
         let first = result(Vec::new(), None, routing.clone(), runs);
@@ -437,7 +430,7 @@ impl RemoteBackend {
             &merged,
             &id,
             0,
-            opts.max_items.unwrap_or(DEFAULT_PAGE).max(1),
+            r.opts.max_items.unwrap_or(DEFAULT_PAGE).max(1),
         );
         page.request_charge = first.request_charge;
         let mut kept = self.lock_results();
