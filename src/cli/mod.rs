@@ -124,7 +124,13 @@ fn execute(cli: Cli) -> CliResult {
         let label = config.label().to_string();
         let backend = crate::engine::remote::RemoteBackend::connect(&config)?;
         return match cli.command {
-            None => launch_remote(backend, &label, cli.no_mouse),
+            None => {
+                let dir = cli
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(Engine::default_data_dir);
+                launch_remote(backend, &label, &dir, cli.no_mouse)
+            }
             Some(cmd) => common(&backend, None, cmd),
         };
     }
@@ -269,11 +275,12 @@ fn local_only(command: &str, why: &str) -> Failure {
     ))
 }
 
-/// No subcommand on a remote account: the explorer on a terminal, the account's status
-/// otherwise.
+/// No subcommand on a remote account: the explorer on a terminal (keeping its query history
+/// in the data directory `dir`), the account's status otherwise.
 fn launch_remote(
     backend: crate::engine::remote::RemoteBackend,
     label: &str,
+    dir: &std::path::Path,
     no_mouse: bool,
 ) -> CliResult {
     use std::io::IsTerminal;
@@ -281,9 +288,12 @@ fn launch_remote(
     if !terminal {
         return resources::status(&backend, json_location("endpoint", label), None);
     }
+    // The history file's directory may not exist yet: a remote session opens no store there.
+    let _ = std::fs::create_dir_all(dir);
     crate::tui::run(
         std::sync::Arc::new(backend),
         label,
+        dir,
         crate::tui::Options {
             serve: None,
             key: None,
@@ -322,7 +332,7 @@ fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::Options) -
         println!("{}", samples::summary(reports));
     }
     let label = dir.display().to_string();
-    crate::tui::run(std::sync::Arc::new(engine), &label, gateway)
+    crate::tui::run(std::sync::Arc::new(engine), &label, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }
 

@@ -70,12 +70,14 @@ pub fn report_problems(app: &mut App, problems: &[String]) {
     }
 }
 
-/// Runs the terminal UI on `engine` until the user quits.
-/// Runs the explorer on `engine` (the embedded store or a remote account); `location` is
-/// what the title shows (the data directory or the endpoint).
+/// Runs the explorer on `engine` (the embedded store or a remote account) until the user
+/// quits; `location` is what the title shows (the data directory or the endpoint),
+/// `state_dir` where the explorer keeps its own files (query history, the gateway's
+/// certificate): the data directory, also for a remote session.
 pub fn run(
     engine: Arc<dyn crate::engine::Backend>,
     location: &str,
+    state_dir: &std::path::Path,
     gateway: Options,
 ) -> io::Result<()> {
     let config = platform::config_dir();
@@ -105,7 +107,7 @@ pub fn run(
     let _guard = terminal::Guard::new(gateway.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
-    let dir = std::path::PathBuf::from(location);
+    let dir = state_dir.to_path_buf();
     let result = rt.block_on(runtime::run(&mut term, app, engine, dir, gateway));
     // Blocking jobs (a feed subscription) notice their stop flags within one poll.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -111,6 +111,18 @@ impl RemoteBackend {
         name: &str,
         ranges: bool,
     ) -> Result<ContainerInfo> {
+        self.container_read(db, name, &self.offers()?, ranges)
+    }
+
+    /// A container read with its usage (`x-ms-documentdb-populatequotainfo`: item count and
+    /// size) and its ranges, its throughput found in `offers`.
+    fn container_read(
+        &self,
+        db: &str,
+        name: &str,
+        offers: &[Value],
+        ranges: bool,
+    ) -> Result<ContainerInfo> {
         let answer = self.send(
             &Call::new(Method::GET, container_path(db, name))
                 .header("x-ms-documentdb-populatequotainfo", "True"),
@@ -118,10 +130,7 @@ impl RemoteBackend {
         let doc = answer.json()?;
         self.remember_key(db, name, &doc);
         let pkranges = self.ranges(db, name)?;
-        let offers = self.offers()?;
-        Ok(container_view(
-            db, &doc, &answer, &offers, &pkranges, ranges,
-        ))
+        Ok(container_view(db, &doc, &answer, offers, &pkranges, ranges))
     }
 
     pub(super) fn container_list(&self, db: Option<&str>) -> Result<Vec<ContainerInfo>> {
@@ -136,15 +145,12 @@ impl RemoteBackend {
         };
         let offers = self.offers()?;
         let mut out = Vec::new();
+        // The feed has no usage: each container is read with it (one request per container,
+        // and one for its ranges, as a listing's counts and partitions need).
         for db in dbs {
             let answer = self.send(&Call::new(Method::GET, format!("dbs/{db}/colls")))?;
             for doc in answer.feed("DocumentCollections")? {
-                let name = str_of(&doc, "id");
-                self.remember_key(&db, &name, &doc);
-                let pkranges = self.ranges(&db, &name)?;
-                out.push(container_view(
-                    &db, &doc, &answer, &offers, &pkranges, false,
-                ));
+                out.push(self.container_read(&db, &str_of(&doc, "id"), &offers, false)?);
             }
         }
         Ok(out)

@@ -136,6 +136,8 @@ pub fn on_estimate(
 ) -> Vec<Effect> {
     let current = app.query.editor.text() == sql;
     app.estimated.insert(sql);
+    // The "estimating…" note has been answered.
+    app.message = None;
     if !current {
         return Vec::new();
     }
