@@ -170,6 +170,18 @@ pub fn query_range(w: QueryWork) -> f64 {
         + QUERY_PER_OUTPUT_KB * (w.output_bytes as f64 / KB)
 }
 
+/// What a query reading `ranges` physical partitions and loading `docs` documents of
+/// `bytes` in all would cost, before it runs: the estimate front ends show before a query
+/// that fans out on a billed account. With the container's whole item count it is the
+/// charge of a scan (an index-served filter loads less).
+pub fn query_estimate(ranges: usize, docs: u64, bytes: u64) -> f64 {
+    round(
+        QUERY_PER_RANGE * ranges as f64
+            + QUERY_PER_LOADED_DOC * docs as f64
+            + QUERY_PER_LOADED_KB * (bytes as f64 / KB),
+    )
+}
+
 /// A change feed page: each range visited costs at least one read (the service's 304 for an
 /// empty range), and returned changes cost like point reads of their bytes.
 pub fn feed_range_read(bytes_returned: usize) -> f64 {
@@ -228,5 +240,14 @@ mod tests {
     fn charges_are_rounded_to_two_decimals() {
         let ru = create(w(3000, 7));
         assert_eq!(ru, round(ru));
+    }
+
+    #[test]
+    fn a_fan_out_estimate_grows_with_ranges_and_what_it_loads() {
+        assert_eq!(query_estimate(1, 0, 0), QUERY_PER_RANGE);
+        assert!(query_estimate(4, 0, 0) > query_estimate(1, 0, 0));
+        // The documented scan: 60,951 documents, 400 MB, about 4,060 RU.
+        let scan = query_estimate(1, 60_951, 400 * 1024 * 1024);
+        assert!((3_900.0..4_300.0).contains(&scan), "{scan}");
     }
 }

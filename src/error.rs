@@ -76,6 +76,35 @@ impl StatusCode {
         }
     }
 
+    /// The code for a number on the wire; `None` for one this crate has no name for.
+    pub fn from_u16(code: u16) -> Option<StatusCode> {
+        use StatusCode::*;
+        const ALL: [StatusCode; 21] = [
+            Ok,
+            Created,
+            NoContent,
+            MultiStatus,
+            NotModified,
+            BadRequest,
+            Unauthorized,
+            Forbidden,
+            NotFound,
+            RequestTimeout,
+            Conflict,
+            Gone,
+            PreconditionFailed,
+            RequestEntityTooLarge,
+            Locked,
+            FailedDependency,
+            TooManyRequests,
+            RetryWith,
+            Cancelled,
+            InternalServerError,
+            ServiceUnavailable,
+        ];
+        ALL.into_iter().find(|s| s.as_u16() == code)
+    }
+
     /// A fault on the serving side (5xx): the request may be fine.
     pub const fn is_server_error(self) -> bool {
         self.as_u16() >= 500
@@ -107,6 +136,8 @@ pub mod substatus {
     pub const PARTITION_KEY_MISMATCH: u32 = 1001;
     /// 410: the partition key range was split; read its children.
     pub const PARTITION_KEY_RANGE_GONE: u32 = 1002;
+    /// 410: the range is completing a split; read the ranges again and retry.
+    pub const COMPLETING_SPLIT: u32 = 1007;
     /// 400: a cross-partition query the gateway can't serve in one pass (ORDER BY,
     /// aggregates, DISTINCT, GROUP BY, TOP, OFFSET/LIMIT over several ranges): the client
     /// runs it range by range with the query plan, which the error body carries as

@@ -49,6 +49,9 @@ pub struct Cli {
     #[arg(long)]
     pub no_mouse: bool,
 
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -68,6 +71,44 @@ impl Cli {
 fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
     cmd.allow_negative_numbers(true)
         .mut_subcommands(allow_negative_numbers)
+}
+
+/// A remote account to open instead of the data directory (given before the subcommand).
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Open the account at URL (https://ACCOUNT.documents.azure.com:443/, the emulator, or
+    /// `cosmoscope serve`) instead of the data directory; sign with --key
+    #[arg(long, env = "COSMOS_ENDPOINT", value_name = "URL")]
+    pub endpoint: Option<String>,
+
+    /// The account key for --endpoint (prefer $COSMOS_KEY: a key on the command line stays
+    /// in the shell's history)
+    #[arg(
+        long = "key",
+        env = "COSMOS_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub account_key: Option<crate::engine::remote::Secret>,
+
+    /// The account as the portal's connection string: 'AccountEndpoint=URL;AccountKey=KEY;'
+    #[arg(
+        long,
+        env = "COSMOS_CONNECTION_STRING",
+        hide_env_values = true,
+        value_name = "TEXT",
+        conflicts_with = "endpoint"
+    )]
+    pub connection_string: Option<crate::engine::remote::Secret>,
+
+    /// Trust the certificates in this PEM file besides the system's (for `cosmoscope serve
+    /// --tls`, whose certificate path it prints)
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Allow writes to the remote account (remote sessions are read-only without it)
+    #[arg(long)]
+    pub read_write: bool,
 }
 
 #[derive(Debug, Subcommand)]

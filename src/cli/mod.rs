@@ -27,7 +27,8 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::Engine;
+use crate::engine::remote::RemoteConfig;
+use crate::engine::{Backend, Engine};
 use crate::error::{Error, substatus};
 use args::{Cli, Command, SampleCommand};
 
@@ -120,6 +121,27 @@ fn execute(cli: Cli) -> CliResult {
                 .into(),
         ));
     }
+    if let Some(config) = remote_config(&cli.remote)? {
+        let label = config.label().to_string();
+        let backend = crate::engine::remote::RemoteBackend::connect(&config)?;
+        return match cli.command {
+            None => {
+                let dir = cli
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(Engine::default_data_dir);
+                launch_remote(backend, &label, &dir, cli.no_mouse)
+            }
+            Some(cmd) => common(&backend, None, cmd),
+        };
+    }
+    if cli.remote.ca_cert.is_some() || cli.remote.read_write {
+        return Err(Failure::Usage(
+            "--ca-cert and --read-write apply to a remote account: give --endpoint URL with \
+             --key (or $COSMOS_ENDPOINT and $COSMOS_KEY), or --connection-string"
+                .into(),
+        ));
+    }
     let dir = cli
         .data_dir
         .clone()
@@ -147,46 +169,80 @@ fn execute(cli: Cli) -> CliResult {
                 first_launch: false,
             },
         ),
-        Some(Command::Sample(SampleCommand::List)) => samples::list(),
         Some(Command::Sample(SampleCommand::Load { name, scale, seed })) => {
             samples::load(engine, &name, scale, seed)
         }
-        Some(Command::Db(cmd)) => resources::db(&engine, cmd),
-        Some(Command::Container(cmd)) => resources::container(&engine, cmd),
-        Some(Command::Partitions {
-            target,
-            top,
-            window,
-            range,
-            limit,
-            after,
-        }) => match range {
-            Some(range) => {
-                resources::logical_partitions(&engine, &target, range, after.as_deref(), limit)
-            }
-            None => resources::partitions(&engine, &target, top, window),
-        },
-        Some(Command::Workbench(args)) => workbench::workbench(&engine, args),
-        Some(Command::Simulate(args)) => workbench::simulate(&engine, args),
-        Some(Command::Advise(args)) => advise::advise(&engine, args),
-        Some(Command::Epk { target, value }) => resources::epk(&engine, &target, &value),
         Some(Command::Compact) => compact::compact(engine),
         Some(Command::Check) => check::check(&dir),
         Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
-        Some(Command::Item(cmd)) => items::item(&engine, cmd),
-        Some(Command::Sproc(cmd)) => scripts::sproc(&engine, cmd),
-        Some(Command::Trigger(cmd)) => scripts::trigger(&engine, cmd),
-        Some(Command::Udf(cmd)) => scripts::udf(&engine, cmd),
-        Some(Command::Batch { target, pk }) => batch::batch(&engine, &target, &pk),
         Some(Command::Import {
             target,
             files,
             batch_items,
             no_compact,
         }) => items::import(engine, &target, &files, batch_items as usize, !no_compact),
-        Some(Command::Export { target, pk }) => items::export(&engine, &target, pk.as_deref()),
-        Some(Command::Feed(args)) => feed::feed(&engine, args),
-        Some(Command::Query {
+        Some(cmd) => common(&engine, Some(&engine), cmd),
+    }
+}
+
+/// The remote account the flags or the environment name, if any.
+fn remote_config(args: &args::RemoteArgs) -> CliResult<Option<RemoteConfig>> {
+    let config = match (&args.connection_string, &args.endpoint, &args.account_key) {
+        (Some(text), _, _) => RemoteConfig::from_connection_string(text)?,
+        (None, Some(endpoint), Some(key)) => RemoteConfig::new(endpoint, key)?,
+        (None, Some(_), None) => {
+            return Err(Failure::Usage(
+                "--endpoint needs the account key: --key KEY or $COSMOS_KEY".into(),
+            ));
+        }
+        (None, None, _) => return Ok(None),
+    };
+    Ok(Some(RemoteConfig {
+        ca_cert: args.ca_cert.clone(),
+        read_write: args.read_write,
+        ..config
+    }))
+}
+
+/// The subcommands every backend runs; `local` is the embedded store when that is what
+/// runs them. Commands that need a data directory fail with a usage error naming why.
+fn common(engine: &dyn Backend, local: Option<&Engine>, cmd: Command) -> CliResult {
+    match cmd {
+        Command::Db(cmd) => resources::db(engine, cmd),
+        Command::Container(cmd) => resources::container(engine, local, cmd),
+        Command::Partitions {
+            target,
+            top,
+            window,
+            range,
+            limit,
+            after,
+        } => match range {
+            Some(range) => {
+                resources::logical_partitions(engine, &target, range, after.as_deref(), limit)
+            }
+            None => resources::partitions(engine, &target, top, window),
+        },
+        Command::Workbench(args) => workbench::workbench(engine, args),
+        Command::Simulate(args) => workbench::simulate(engine, args),
+        // On an account the copies it makes per candidate key would be real, billed
+        // containers: advise on a local copy of the data instead.
+        Command::Advise(args) => match local {
+            Some(_) => advise::advise(engine, args),
+            None => Err(local_only(
+                "advise",
+                "it copies the container into a temporary container per candidate key; export                  the items and import them into a local store to advise on them",
+            )),
+        },
+        Command::Epk { target, value } => resources::epk(engine, &target, &value),
+        Command::Item(cmd) => items::item(engine, cmd),
+        Command::Sproc(cmd) => scripts::sproc(engine, cmd),
+        Command::Trigger(cmd) => scripts::trigger(engine, cmd),
+        Command::Udf(cmd) => scripts::udf(engine, cmd),
+        Command::Batch { target, pk } => batch::batch(engine, &target, &pk),
+        Command::Export { target, pk } => items::export(engine, &target, pk.as_deref()),
+        Command::Feed(args) => feed::feed(engine, args),
+        Command::Query {
             target,
             sql,
             file,
@@ -195,8 +251,8 @@ fn execute(cli: Cli) -> CliResult {
             max_items,
             continuation,
             all,
-        }) => query::query(
-            &engine,
+        } => query::query(
+            engine,
             &target,
             &query::text(sql.as_deref(), file.as_deref())?,
             &params,
@@ -205,7 +261,65 @@ fn execute(cli: Cli) -> CliResult {
             continuation,
             all,
         ),
+        Command::Sample(SampleCommand::List) => samples::list(),
+        Command::Sample(SampleCommand::Load { .. }) => Err(local_only(
+            "sample load",
+            "it writes a bundled set through the store's bulk path",
+        )),
+        Command::Import { .. } => Err(local_only(
+            "import",
+            "it writes in store transactions and compacts the file; on an account, pipe NDJSON \
+             lines to `item upsert` or use the service's bulk tools",
+        )),
+        Command::Compact => Err(local_only("compact", "it rewrites the store's data file")),
+        Command::Check => Err(local_only("check", "it reads the store's data file")),
+        Command::Serve(_) => Err(local_only(
+            "serve",
+            "the gateway serves a data directory's store",
+        )),
     }
+}
+
+fn local_only(command: &str, why: &str) -> Failure {
+    Failure::Usage(format!(
+        "`{command}` works on a local data directory only ({why}); drop --endpoint, \
+         --connection-string and $COSMOS_ENDPOINT / $COSMOS_CONNECTION_STRING to run it"
+    ))
+}
+
+/// No subcommand on a remote account: the explorer on a terminal (keeping its query history
+/// in the data directory `dir`), the account's status otherwise.
+fn launch_remote(
+    backend: crate::engine::remote::RemoteBackend,
+    label: &str,
+    dir: &std::path::Path,
+    no_mouse: bool,
+) -> CliResult {
+    use std::io::IsTerminal;
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if !terminal {
+        return resources::status(&backend, json_location("endpoint", label), None);
+    }
+    // The history file's directory may not exist yet: a remote session opens no store there.
+    let _ = std::fs::create_dir_all(dir);
+    crate::tui::run(
+        std::sync::Arc::new(backend),
+        label,
+        dir,
+        crate::tui::Options {
+            serve: None,
+            key: None,
+            tls: false,
+            enforce_throughput: false,
+            mouse: !no_mouse,
+            first_launch: false,
+        },
+    )
+    .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
+}
+
+fn json_location(name: &str, value: &str) -> (String, Value) {
+    (name.to_string(), Value::String(value.to_string()))
 }
 
 /// No subcommand: the terminal UI on a terminal, the store's status otherwise (so a
@@ -225,7 +339,8 @@ fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::Options) -
     // status a script reads, or behind the explorer's first frame (as a job with progress).
     if !terminal {
         let loaded = samples::first_launch(&engine)?;
-        return resources::status(&engine, loaded.as_deref());
+        let location = json_location("dataDirectory", &dir.display().to_string());
+        return resources::status(&engine, location, loaded.as_deref());
     }
     let fresh = crate::engine::Backend::list_databases(&engine)
         .map_err(Failure::Request)?
@@ -235,7 +350,8 @@ fn launch(engine: Engine, dir: &std::path::Path, gateway: crate::tui::Options) -
         first_launch: fresh,
         ..gateway
     };
-    crate::tui::run(engine, dir, gateway)
+    let label = dir.display().to_string();
+    crate::tui::run(std::sync::Arc::new(engine), &label, dir, gateway)
         .map_err(|e| Failure::Request(Error::internal(format!("terminal: {e}"))))
 }
 

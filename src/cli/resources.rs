@@ -13,7 +13,12 @@ use crate::samples::LoadReport;
 /// No subcommand, not on a terminal: the store's status as one JSON document (its data
 /// directory, databases and containers with their counts, and what a first launch loaded)
 /// for a script to read.
-pub fn status(engine: &Engine, first_launch: Option<&[LoadReport]>) -> CliResult {
+/// `location` names where the store is: its data directory, or a remote account's endpoint.
+pub fn status(
+    engine: &dyn Backend,
+    location: (String, serde_json::Value),
+    first_launch: Option<&[LoadReport]>,
+) -> CliResult {
     let containers = engine.list_containers(None)?;
     let databases: Vec<serde_json::Value> = engine
         .list_databases()?
@@ -36,10 +41,10 @@ pub fn status(engine: &Engine, first_launch: Option<&[LoadReport]>) -> CliResult
         })
         .collect();
     let empty = databases.is_empty();
-    let mut out = json!({
-        "dataDirectory": engine.data_dir().display().to_string(),
-        "databases": databases,
-    });
+    let mut out = serde_json::Map::new();
+    out.insert(location.0, location.1);
+    out.insert("databases".into(), databases.into());
+    let mut out = serde_json::Value::Object(out);
     if let Some(reports) = first_launch {
         out["firstLaunch"] = super::samples::summary_json(reports);
     }
@@ -64,7 +69,9 @@ pub fn db(engine: &dyn Backend, cmd: DbCommand) -> CliResult {
     Ok(())
 }
 
-pub fn container(engine: &Engine, cmd: ContainerCommand) -> CliResult {
+/// `local` is the embedded store, whose index build `set-indexing` waits for; a remote
+/// account builds in the background and reports its progress in the container.
+pub fn container(engine: &dyn Backend, local: Option<&Engine>, cmd: ContainerCommand) -> CliResult {
     match cmd {
         ContainerCommand::Create(args) => {
             let (db, name) = split_target(&args.target)?;
@@ -87,7 +94,9 @@ pub fn container(engine: &Engine, cmd: ContainerCommand) -> CliResult {
             let (db, name) = split_target(&target)?;
             let policy = read_policy(&file)?;
             engine.set_indexing_policy(db, name, policy)?;
-            while !engine.advance_index_build(db, name, 8)? {}
+            if let Some(local) = local {
+                while !local.advance_index_build(db, name, 8)? {}
+            }
             print_json(&engine.container(db, name)?);
         }
         ContainerCommand::SetThroughput {

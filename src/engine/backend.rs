@@ -59,6 +59,9 @@ pub struct Capabilities {
     /// Writes are taken. False for a store on read-only media or without write permission
     /// (every write answers 403 saying why).
     pub writes: bool,
+    /// Requests are billed: an account reached over the network, where a query that fans
+    /// out or scans costs real RU. Front ends estimate such a query's charge and ask first.
+    pub billed: bool,
 }
 
 /// The operations of a Cosmos DB for NoSQL account as front ends use them. Names are the

@@ -31,6 +31,7 @@ impl Backend for Engine {
             metering: true,
             enforcement_switch: true,
             writes: self.store.read_only().is_none(),
+            billed: false,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod import;
 pub mod layout;
 pub mod plan;
 pub mod query;
+pub mod remote;
 pub mod retry;
 mod script_host;
 mod script_run;

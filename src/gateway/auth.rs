@@ -3,89 +3,40 @@
 //! A client signs each request with HMAC-SHA256 over its verb, resource type, resource
 //! link and date, keyed by the base64-decoded account key, and sends
 //! `authorization: type=master&ver=1.0&sig=<base64>` (URL-encoded) with the date it signed
-//! in `x-ms-date`. The gateway recomputes the signature and compares in constant time;
-//! the key never leaves this module (its `Debug` hides it).
+//! in `x-ms-date`. The gateway recomputes the signature (with the signing both sides share,
+//! `engine::remote::signing`) and compares in constant time; here are the checks only a
+//! server makes: the header's form and the date's skew.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
-use ring::hmac;
 
-/// The well-known key of Microsoft's emulator, which SDK samples and test suites use for
-/// local endpoints. Anyone can sign with it, so the gateway only accepts it on loopback.
-pub const EMULATOR_KEY: &str =
-    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+pub use crate::engine::remote::signing::{
+    EMULATOR_KEY, MasterKey, Signed, percent_decode, percent_encode,
+};
 
 /// How far a request's date may be from the gateway's clock, as the service allows.
 pub const MAX_CLOCK_SKEW_SECS: i64 = 15 * 60;
-
-/// An account key, decoded and ready to sign with.
-#[derive(Clone)]
-pub struct MasterKey {
-    key: hmac::Key,
-    is_emulator_key: bool,
-}
-
-impl std::fmt::Debug for MasterKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MasterKey(..)")
-    }
-}
 
 /// Why a request's authorization was refused; the message is safe to send back (it never
 /// holds the key or the expected signature).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
 
-/// What a request is signed over.
-#[derive(Debug, Clone, Copy)]
-pub struct Signed<'a> {
-    pub verb: &'a str,
-    pub resource_type: &'a str,
-    pub resource_link: &'a str,
-    /// The `x-ms-date` (or `date`) header, exactly as sent.
-    pub date: &'a str,
-}
-
-impl MasterKey {
-    /// Parses a base64 account key.
-    pub fn parse(text: &str) -> Result<MasterKey, String> {
-        let bytes = STANDARD
-            .decode(text.trim())
-            .map_err(|e| format!("the key is not base64 ({e})"))?;
-        if bytes.len() < 16 {
-            return Err("the key is too short: account keys are 64 base64-encoded bytes".into());
-        }
-        Ok(MasterKey {
-            key: hmac::Key::new(hmac::HMAC_SHA256, &bytes),
-            is_emulator_key: text.trim() == EMULATOR_KEY,
-        })
-    }
-
-    /// The emulator's well-known key.
-    pub fn emulator() -> MasterKey {
-        // The constant is valid base64 of 64 bytes.
-        MasterKey::parse(EMULATOR_KEY).unwrap_or_else(|_| unreachable!("emulator key parses"))
-    }
-
-    /// Whether this is the emulator's well-known key (which anyone can sign with).
-    pub fn is_emulator_key(&self) -> bool {
-        self.is_emulator_key
-    }
-
-    /// The signature a client computes for `signed`.
-    pub fn sign(&self, signed: Signed<'_>) -> String {
-        STANDARD.encode(hmac::sign(&self.key, string_to_sign(signed).as_bytes()).as_ref())
-    }
-
-    /// The `authorization` header value a client sends for `signed` (URL-encoded).
-    pub fn authorization(&self, signed: Signed<'_>) -> String {
-        percent_encode(&format!("type=master&ver=1.0&sig={}", self.sign(signed)))
-    }
-
+/// The gateway's check of a request's signature.
+pub trait Verify {
     /// Checks a request's `authorization` header against what it signs, and its date
     /// against `now`.
-    pub fn verify(
+    fn verify(
+        &self,
+        authorization: Option<&str>,
+        signed: Signed<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), Refused>;
+}
+
+impl Verify for MasterKey {
+    fn verify(
         &self,
         authorization: Option<&str>,
         signed: Signed<'_>,
@@ -100,11 +51,13 @@ impl MasterKey {
             .decode(sig)
             .map_err(|_| Refused("the authorization header's signature is not base64".into()))?;
         let verify = |link: &str| {
-            let msg = string_to_sign(Signed {
-                resource_link: link,
-                ..signed
-            });
-            hmac::verify(&self.key, msg.as_bytes(), &tag).is_ok()
+            self.signed_by(
+                Signed {
+                    resource_link: link,
+                    ..signed
+                },
+                &tag,
+            )
         };
         // Links made of resource ids (offers) are signed lowercased by some SDKs and as
         // written by others; either proves the key.
@@ -120,16 +73,6 @@ impl MasterKey {
             signed.date
         )))
     }
-}
-
-fn string_to_sign(s: Signed<'_>) -> String {
-    format!(
-        "{}\n{}\n{}\n{}\n\n",
-        s.verb.to_lowercase(),
-        s.resource_type.to_lowercase(),
-        s.resource_link,
-        s.date.to_lowercase()
-    )
 }
 
 /// The service takes RFC 1123 dates in GMT only, within 15 minutes of its clock.
@@ -180,40 +123,6 @@ fn signature_of(header: &str) -> Result<String, Refused> {
     }
 }
 
-/// Decodes `%XX` escapes. A `+` stays a `+`: ids may hold one, and a signature's base64
-/// sent unencoded does.
-pub fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = s.get(i + 1..i + 3)?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-pub(crate) fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3 / 2);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn documented_vector() {
+    fn accepts_the_documented_vector() {
         let key = MasterKey::parse(
             "dsZQi3KtZmCv1ljt3VNWNm7sQUF1y5rJfC6kv5JiwvW0EndXdDku/dkKBp8/ufDToSxLzR4y+O/0H/t4bQtVNw==",
         )
@@ -236,55 +145,8 @@ mod tests {
             resource_link: "dbs/ToDoList",
             date: "Thu, 27 Apr 2017 00:51:12 GMT",
         };
-        assert_eq!(
-            key.sign(signed),
-            "c09PEVJrgp2uQRkr934kFbTqhByc7TVr3OHyqlu+c+c="
-        );
         let header = key.authorization(signed);
-        assert!(header.starts_with("type%3Dmaster%26ver%3D1.0%26sig%3D"));
         assert_eq!(key.verify(Some(&header), signed, at(signed.date)), Ok(()));
-    }
-
-    #[test]
-    fn emulator_key_vectors() {
-        let key = MasterKey::emulator();
-        let date = "Sat, 21 Nov 2026 09:31:12 GMT";
-        let cases = [
-            (
-                "GET",
-                "docs",
-                "dbs/MyDb/colls/MyColl/docs/Item1",
-                "aXCQXrihs5CLn0EE/LE7Da7T/fEfgQORsoMahDV4uGE=",
-            ),
-            (
-                "POST",
-                "docs",
-                "dbs/MyDb/colls/MyColl",
-                "hnCyynJQ3MTNkHKFkiYA3KXWmKMsT+bcSVaMwiNhQys=",
-            ),
-            (
-                "GET",
-                "dbs",
-                "",
-                "2J0WWQ/5m9e9FCS9DoISXRUlFUiUKxR4W+nlOIHkuuM=",
-            ),
-            (
-                "GET",
-                "pkranges",
-                "dbs/MyDb/colls/MyColl",
-                "cjbwj4wOXCeS/ZoC7xENQ/+nfdK07DxAdMWarXcPuxM=",
-            ),
-        ];
-        for (verb, resource_type, resource_link, sig) in cases {
-            let signed = Signed {
-                verb,
-                resource_type,
-                resource_link,
-                date,
-            };
-            assert_eq!(key.sign(signed), sig, "{verb} {resource_link}");
-        }
-        assert!(key.is_emulator_key());
     }
 
     #[test]
@@ -337,12 +199,5 @@ mod tests {
         ] {
             assert!(key.verify(Some(h), signed, now).is_err(), "{h}");
         }
-    }
-
-    #[test]
-    fn keys_are_checked_and_never_printed() {
-        assert!(MasterKey::parse("not base64!").is_err());
-        assert!(MasterKey::parse("c2hvcnQ=").is_err());
-        assert_eq!(format!("{:?}", MasterKey::emulator()), "MasterKey(..)");
     }
 }

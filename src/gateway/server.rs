@@ -21,7 +21,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::auth::{MasterKey, Signed};
+use super::auth::{MasterKey, Signed, Verify};
 use super::call::{Call, header};
 use super::ops::{self, Context};
 use super::reply::{Reply, header as out};

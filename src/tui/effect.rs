@@ -63,6 +63,15 @@ pub enum Effect {
         pk: Value,
     },
     /// One page of a query.
+    /// What the console's query would cost on a billed account: its plan and the
+    /// container's statistics.
+    EstimateQuery {
+        ticket: u64,
+        db: String,
+        c: String,
+        sql: String,
+        params: BTreeMap<String, Value>,
+    },
     RunQuery {
         ticket: u64,
         db: String,

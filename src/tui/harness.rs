@@ -52,6 +52,7 @@ impl Harness {
         let serving = Serving::new(engine.clone(), data_dir.clone(), Options::default());
         let mut app = app;
         app.read_only = !engine.capabilities().writes;
+        app.ask_before_fan_out = engine.capabilities().billed;
         let mut h = Harness {
             app,
             serving,

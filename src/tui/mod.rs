@@ -28,13 +28,11 @@ pub mod worker;
 
 use std::io;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use crate::engine::Engine;
 use keymap::Keymap;
 use state::App;
 
@@ -77,22 +75,31 @@ pub fn report_problems(app: &mut App, problems: &[String]) {
     }
 }
 
-/// Runs the terminal UI on `engine` until the user quits.
-pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> {
+/// Runs the explorer on `engine` (the embedded store or a remote account) until the user
+/// quits; `location` is what the title shows (the data directory or the endpoint),
+/// `state_dir` where the explorer keeps its own files (query history, the gateway's
+/// certificate): the data directory, also for a remote session.
+pub fn run(
+    engine: Arc<dyn crate::engine::Backend>,
+    location: &str,
+    state_dir: &std::path::Path,
+    gateway: Options,
+) -> io::Result<()> {
     let config = platform::config_dir();
     let keymap_file = config.as_ref().map(|d| d.join("keymap.toml"));
     let (keymap, keymap_problems) = Keymap::load(keymap_file.as_deref());
     let theme_file = config.as_ref().map(|d| d.join("theme.toml"));
     let (theme, theme_problems) = ui::theme::Theme::load(theme_file.as_deref());
     ui::theme::install(theme);
-    let mut app = App::new(data_dir.display().to_string(), Arc::new(keymap));
-    app.read_only = !crate::engine::Backend::capabilities(&engine).writes;
+    let mut app = App::new(location.to_string(), Arc::new(keymap));
+    app.read_only = !engine.capabilities().writes;
+    app.ask_before_fan_out = engine.capabilities().billed;
     if let Some(addr) = gateway.serve {
         app.gateway.addr = addr;
         app.gateway.at_launch = true;
     }
     if gateway.first_launch {
-        app.first_launch = Some(data_dir.to_path_buf());
+        app.first_launch = Some(state_dir.to_path_buf());
     }
     let problems: Vec<String> = keymap_problems
         .into_iter()
@@ -108,8 +115,7 @@ pub fn run(engine: Engine, data_dir: &Path, gateway: Options) -> io::Result<()> 
     let _guard = terminal::Guard::new(gateway.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
-    let engine = Arc::new(engine);
-    let dir = data_dir.to_path_buf();
+    let dir = state_dir.to_path_buf();
     let result = rt.block_on(runtime::run(&mut term, app, engine, dir, gateway));
     // Blocking jobs (a feed subscription) notice their stop flags within one poll.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));

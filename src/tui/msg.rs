@@ -42,6 +42,12 @@ pub enum Msg {
         result: Result<QueryResult, Error>,
         elapsed_ms: f64,
     },
+    /// A query's cost estimate: `None` when it reads one range (it runs without asking),
+    /// else the question to ask.
+    QueryEstimate {
+        sql: String,
+        result: Result<Option<String>, Error>,
+    },
     /// A range of a running query finished.
     QueryProgress {
         ticket: u64,

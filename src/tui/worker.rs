@@ -163,6 +163,9 @@ fn logical_nodes(
     range: u32,
     cursor: Option<&str>,
 ) -> Result<(Vec<NodeKind>, Option<String>)> {
+    if !engine.capabilities().partition_statistics {
+        return logical_nodes_by_query(engine, db, c, range, cursor);
+    }
     let skip = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
     let page = engine.largest_logical_partitions(db, c, &range.to_string(), skip, PAGE)?;
     let kinds = page
@@ -180,6 +183,80 @@ fn logical_nodes(
         })
         .collect();
     Ok((kinds, page.next))
+}
+
+/// A range's logical partitions from a backend without statistics for them (a remote
+/// account): a GROUP BY query on the key paths scoped to the range, paged by its
+/// continuation, each with its item count; run only when a person expands the range.
+fn logical_nodes_by_query(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    range: u32,
+    cursor: Option<&str>,
+) -> Result<(Vec<NodeKind>, Option<String>)> {
+    let paths = engine.container_key(db, c)?.partition_key.paths;
+    let exprs: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let steps: String = p
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("[{}]", Value::String(s.to_string())))
+                .collect();
+            format!("c{steps}")
+        })
+        .collect();
+    let select: Vec<String> = exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{e} AS k{i}"))
+        .collect();
+    let sql = format!(
+        "SELECT {}, COUNT(1) AS n FROM c GROUP BY {}",
+        select.join(", "),
+        exprs.join(", ")
+    );
+    let opts = QueryOptions {
+        range: Some(range.to_string()),
+        max_items: Some(PAGE),
+        continuation: cursor.map(str::to_string),
+        ..Default::default()
+    };
+    let r = engine.query(db, c, &sql, &opts)?;
+    let mut kinds: Vec<(u64, NodeKind)> = r
+        .documents
+        .iter()
+        .map(|row| {
+            // An undefined key level is `{}`, as the wire writes it.
+            let levels: Vec<Value> = (0..paths.len())
+                .map(|i| {
+                    row.value()
+                        .get(format!("k{i}"))
+                        .cloned()
+                        .unwrap_or(Value::Object(Default::default()))
+                })
+                .collect();
+            let pk = match levels.as_slice() {
+                [one] => one.clone(),
+                _ => Value::Array(levels),
+            };
+            let items = row.value().get("n").and_then(Value::as_u64).unwrap_or(0);
+            let node = NodeKind::Logical {
+                db: db.to_string(),
+                c: c.to_string(),
+                range,
+                ru_total: 0.0,
+                hottest: false,
+                items,
+                bytes: 0,
+                pk,
+            };
+            (items, node)
+        })
+        .collect();
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
+    Ok((kinds.into_iter().map(|(_, k)| k).collect(), r.continuation))
 }
 
 /// A page of the ids in a logical partition. What Data Explorer does: a single-partition
@@ -625,6 +702,16 @@ pub fn perform(
             result: engine.read_item(&db, &c, &id, &pk),
         }],
         Effect::LoadRanges { ticket, db, c } => vec![load_ranges(engine, ticket, db, c)],
+        Effect::EstimateQuery {
+            ticket: _,
+            db,
+            c,
+            sql,
+            params,
+        } => vec![Msg::QueryEstimate {
+            result: estimate(engine, &db, &c, &sql, params),
+            sql,
+        }],
         Effect::LoadSchema { db, c } => vec![Msg::Schema {
             result: schema(engine, &db, &c),
             db,
@@ -799,6 +886,39 @@ fn schema(engine: &dyn Backend, db: &str, c: &str) -> Result<Schema> {
 }
 
 /// The container's ranges for the strip, and its partition key paths.
+/// The question to ask before `sql` runs, when its plan reads more than one range: how
+/// many, and what scanning their share of the container's items would cost
+/// ([`crate::charge::query_estimate`]); `None` for a query on one range.
+fn estimate(
+    engine: &dyn Backend,
+    db: &str,
+    c: &str,
+    sql: &str,
+    params: std::collections::BTreeMap<String, Value>,
+) -> Result<Option<String>> {
+    let opts = QueryOptions {
+        params: params.into_iter().collect(),
+        ..Default::default()
+    };
+    let plan = engine.query_plan(db, c, sql, &opts)?;
+    if plan.ranges.len() <= 1 {
+        return Ok(None);
+    }
+    let info = engine.container(db, c)?;
+    let share = plan.ranges.len() as f64 / info.partition_count.max(1) as f64;
+    let items = (info.statistics.item_count as f64 * share).round() as u64;
+    let bytes = (info.statistics.size_bytes as f64 * share).round() as u64;
+    let ru = crate::charge::query_estimate(plan.ranges.len(), items, bytes);
+    Ok(Some(format!(
+        "This query reads {} of {}'s {} physical partitions. Scanning them ({items} items) \
+         would cost about {} RU; an index-served filter costs less. Run it? (y/n)",
+        plan.ranges.len(),
+        c,
+        info.partition_count,
+        crate::tui::ui::fmt_ru(ru)
+    )))
+}
+
 fn load_ranges(engine: &dyn Backend, ticket: u64, db: String, c: String) -> Msg {
     let pk_paths = engine
         .container(&db, &c)

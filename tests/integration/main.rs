@@ -11,5 +11,6 @@ mod cli;
 mod engine;
 mod gateway;
 mod query;
+mod remote;
 mod support;
 mod tui;

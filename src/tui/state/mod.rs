@@ -150,6 +150,8 @@ pub enum Confirmed {
         title: String,
         job: crate::tui::effect::JobKind,
     },
+    /// Run the console's query, whose cost estimate was shown.
+    RunQuery,
     DeleteItem {
         db: String,
         c: String,
@@ -342,6 +344,11 @@ pub struct App {
     pub read_only: bool,
     /// A new store's data directory: the session starts by loading the bundled samples.
     pub first_launch: Option<std::path::PathBuf>,
+    /// The backend bills its requests (a remote account): a query is estimated, and one
+    /// that fans out asks before it runs.
+    pub ask_before_fan_out: bool,
+    /// Query texts estimated (and, for a fan-out, confirmed) already: each asks once.
+    pub estimated: std::collections::HashSet<String>,
     pub keymap: Arc<Keymap>,
     pub view: View,
     pub focus: Focus,
@@ -396,6 +403,8 @@ impl App {
             data_dir,
             read_only: false,
             first_launch: None,
+            ask_before_fan_out: false,
+            estimated: Default::default(),
             keymap,
             view: View::default(),
             focus: Focus::default(),

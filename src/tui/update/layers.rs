@@ -433,6 +433,7 @@ fn perform(app: &mut App, on_yes: Confirmed) -> Reaction {
     let ticket = app.ticket();
     let effects = match on_yes {
         Confirmed::Job { title, job } => return Request::StartJob { title, job }.into(),
+        Confirmed::RunQuery => super::query::run(app),
         Confirmed::DeleteItem {
             db,
             c,

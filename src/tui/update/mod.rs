@@ -86,6 +86,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::QueryEstimate { sql, result } => query::on_estimate(app, sql, result),
         Msg::Ranges {
             ticket,
             db,

@@ -94,6 +94,16 @@ pub fn run(app: &mut App) -> Vec<Effect> {
             return Vec::new();
         }
     };
+    if app.ask_before_fan_out && !app.estimated.contains(&sql) {
+        app.info("estimating what the query will cost…");
+        return vec![Effect::EstimateQuery {
+            ticket: app.ticket(),
+            db,
+            c,
+            sql,
+            params,
+        }];
+    }
     let mut effects = stop(app);
     let ticket = app.ticket();
     let typed = app.query.params_of(&sql);
@@ -135,6 +145,32 @@ pub fn run(app: &mut App) -> Vec<Effect> {
     // A fresh sample for completion: the data may have changed since the last one.
     effects.extend(load_schema(app, true));
     effects
+}
+
+/// A query's estimate arrived: a single-range query runs at once; a fan-out asks first,
+/// once per query text. An estimate that failed lets the run report the error itself.
+pub fn on_estimate(
+    app: &mut App,
+    sql: String,
+    result: Result<Option<String>, crate::error::Error>,
+) -> Vec<Effect> {
+    let current = app.query.editor.text() == sql;
+    app.estimated.insert(sql);
+    // The "estimating…" note has been answered.
+    app.message = None;
+    if !current {
+        return Vec::new();
+    }
+    match result {
+        Ok(Some(text)) => {
+            app.layers.push(Layer::Confirm {
+                text,
+                on_yes: Confirmed::RunQuery,
+            });
+            Vec::new()
+        }
+        Ok(None) | Err(_) => run(app),
+    }
 }
 
 /// The parameter values as JSON, or what is missing or malformed.

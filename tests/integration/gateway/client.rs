@@ -87,12 +87,7 @@ impl Server {
 
     /// The signature headers for `method` on `path`, signed with `key` at `date`.
     pub fn signature(key: &MasterKey, method: &str, path: &str, date: &str) -> String {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        let (rtype, link) = match segments.len() {
-            0 => (String::new(), String::new()),
-            n if n % 2 == 1 => (segments[n - 1].to_string(), segments[..n - 1].join("/")),
-            n => (segments[n - 2].to_string(), segments.join("/")),
-        };
+        let (rtype, link) = cosmoscope::engine::remote::signing::resource_of(path);
         key.authorization(cosmoscope::gateway::auth::Signed {
             verb: method,
             resource_type: &rtype,

@@ -1,6 +1,6 @@
 //! The program as the command-line tests run it: the real binary
 //! (`CARGO_BIN_EXE_cosmoscope`) on a given data directory, with `COSMOSCOPE_DATA_DIR`
-//! removed so the environment's own never leaks in, and its JSON output read back.
+//! (and the remote account variables) removed so the environment's own never leaks in, and its JSON output read back.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +13,11 @@ pub fn cosmoscope(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoscope"));
     cmd.arg("--data-dir")
         .arg(dir)
-        .env_remove("COSMOSCOPE_DATA_DIR");
+        .env_remove("COSMOSCOPE_DATA_DIR")
+        // A remote account in the environment would take the place of the directory.
+        .env_remove("COSMOS_ENDPOINT")
+        .env_remove("COSMOS_KEY")
+        .env_remove("COSMOS_CONNECTION_STRING");
     cmd
 }
 
