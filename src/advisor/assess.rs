@@ -20,7 +20,7 @@ use super::placement::{LevelCardinality, Placement, RangePlacement};
 use crate::workbench::exec::FAN_OUT;
 
 /// Fewer distinct values than this is low cardinality ("hundreds or thousands of distinct
-/// values", the guides), when values average more than [`ITEMS_PER_VALUE`] items.
+/// values", the guides), when values average more than `ITEMS_PER_VALUE` items.
 pub const LOW_CARDINALITY: u64 = 100;
 const ITEMS_PER_VALUE: u64 = 10;
 /// A logical partition taking more than this share of the writes is a hot key.

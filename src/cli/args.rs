@@ -76,7 +76,7 @@ fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
 /// A remote account to open instead of the data directory (given before the subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct RemoteArgs {
-    /// Open the account at URL (https://ACCOUNT.documents.azure.com:443/, the emulator, or
+    /// Open the account at URL (`https://ACCOUNT.documents.azure.com:443/`, the emulator, or
     /// `cosmoscope serve`) instead of the data directory; sign with --key
     #[arg(long, env = "COSMOS_ENDPOINT", value_name = "URL")]
     pub endpoint: Option<String>,
