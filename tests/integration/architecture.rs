@@ -524,3 +524,27 @@ fn the_checks_see_the_paths_they_judge() {
         ]
     );
 }
+
+/// Every colour a theme file can set is drawn with somewhere: a theme field that nothing
+/// reads would be a setting that changes nothing (issue 23's theme audit).
+#[test]
+fn every_theme_field_is_drawn_with() {
+    let mut files = Vec::new();
+    rust_files(&src().join("tui"), &mut files);
+    let drawing: String = files
+        .iter()
+        .filter(|f| !f.ends_with("theme.rs"))
+        .map(|f| code_of(&std::fs::read_to_string(f).expect("a readable source file")))
+        .collect();
+    let names = cosmoscope::tui::ui::theme::Theme::NAMES;
+    assert!(names.len() > 10 && drawing.contains("theme().selected"));
+    let unused: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| !drawing.contains(&format!("theme().{name}")))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "theme fields nothing draws with: {unused:?}"
+    );
+}

@@ -77,28 +77,12 @@ fn tmux_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn shell_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
-}
-
-#[test]
-fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
-    if !tmux_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing on CI: .ci/run installs it"
-        );
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
-    // A small store, written and closed before the binary opens it.
-    let (engine, data) = tui_store::engine();
-    drop(engine);
-    let home = tempfile::tempdir().expect("temporary directory");
+/// A plain shell in a 100×30 terminal of a tmux server of our own, with `home` as its home
+/// and config directory, and no user config in the way.
+fn shell_in_tmux(home: &Path) -> Tmux {
     let tmux = Tmux {
-        socket: home.path().join("tmux.sock"),
+        socket: home.join("tmux.sock"),
     };
-    // A plain shell in a 100×30 terminal, with no user config in the way.
     let started = Command::new("tmux")
         .arg("-S")
         .arg(&tmux.socket)
@@ -115,14 +99,43 @@ fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
             "30",
         ])
         .arg("sh")
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
         .env_remove("TMUX")
         .status()
         .expect("start tmux");
     assert!(started.success());
     tmux.wait_for("the shell prompt", |s| !s.trim().is_empty());
+    tmux
+}
 
+/// Whether tmux can run the binary; on CI it must.
+fn have_tmux() -> bool {
+    if tmux_available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing on CI: .ci/run installs it"
+    );
+    eprintln!("skipped: tmux is not installed");
+    false
+}
+
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+#[test]
+fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    // A small store, written and closed before the binary opens it.
+    let (engine, data) = tui_store::engine();
+    drop(engine);
+    let home = tempfile::tempdir().expect("temporary directory");
+    let tmux = shell_in_tmux(home.path());
     let command = format!(
         "{} --data-dir {}; echo \"exit status $?\"",
         shell_quote(Path::new(env!("CARGO_BIN_EXE_cosmoscope"))),
@@ -188,4 +201,51 @@ fn the_binary_draws_a_frame_and_quits_cleanly_in_a_terminal() {
         "{line}"
     );
     assert!(line.contains("echo") && !line.contains("-echo"), "{line}");
+}
+
+/// A theme file's colours reach what they name: a selection drawn black on yellow draws
+/// the selected row's name black on yellow, not in the tree's own colours (issue 23).
+#[test]
+fn a_theme_file_colours_the_selection_whole() {
+    if !have_tmux() {
+        return;
+    }
+    let (engine, data) = tui_store::engine();
+    drop(engine);
+    let home = tempfile::tempdir().expect("temporary directory");
+    let config = home.path().join("config").join("cosmoscope");
+    std::fs::create_dir_all(&config).expect("config directory");
+    std::fs::write(
+        config.join("theme.toml"),
+        "selected = { fg = \"black\", bg = \"yellow\" }\n",
+    )
+    .expect("theme file");
+    let tmux = shell_in_tmux(home.path());
+    let command = format!(
+        "{} --data-dir {}",
+        shell_quote(Path::new(env!("CARGO_BIN_EXE_cosmoscope"))),
+        shell_quote(data.path())
+    );
+    tmux.send(&["-l", &command]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("the first frame", |s| s.contains("▸ shop 2 containers"));
+    // The screen with its colours: the selected row, `shop`, in SGR black on yellow.
+    let coloured = String::from_utf8_lossy(
+        &tmux
+            .run(&["capture-pane", "-e", "-p", "-t", "smoke"])
+            .stdout,
+    )
+    .into_owned();
+    let row = coloured
+        .lines()
+        .find(|l| l.contains("shop"))
+        .unwrap_or_else(|| panic!("no row for shop:\n{coloured}"));
+    // The attributes in force at the name: every SGR since the last reset before it
+    // (tmux writes colours in 256-colour form: 38;5;0 black, 48;5;3 yellow).
+    let before_name = &row[..row.find("shop").unwrap_or(0)];
+    let in_force = before_name.rsplit("\u{1b}[0m").next().unwrap_or_default();
+    let black = in_force.contains("[38;5;0m") || in_force.contains("[30m");
+    let yellow = in_force.contains("[48;5;3m") || in_force.contains("[43m");
+    assert!(black && yellow, "the name is not black on yellow: {row:?}");
+    tmux.send(&["q"]);
 }
