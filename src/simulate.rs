@@ -14,7 +14,8 @@
 //! and no rate instead of sleeping on a clock.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -61,6 +62,11 @@ pub struct SimOptions {
     /// At the end, let the processors catch up for at most this long (`None`: until they
     /// have).
     pub drain: Option<Duration>,
+    /// Clients sending at once, each paced to its share of the rate, as an application's
+    /// many users are. One client's rate is capped by each operation's latency (a write
+    /// waits for its commit to be flushed), so one client cannot show a busy store.
+    /// With one client a seeded run of N operations is repeatable.
+    pub clients: usize,
 }
 
 impl SimOptions {
@@ -75,6 +81,7 @@ impl SimOptions {
             hot_key: 0.0,
             processors: true,
             drain: None,
+            clients: 1,
         }
     }
 }
@@ -151,6 +158,12 @@ pub struct SimReport {
     pub seconds: f64,
     pub ops_per_second: f64,
     pub ru_per_second: f64,
+    pub clients: usize,
+    /// Mean time an operation took (all its requests, retries included).
+    pub mean_operation_ms: f64,
+    /// When the run fell short of its rate, what held it back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_of_rate: Option<String>,
     /// Per pattern id.
     pub patterns: BTreeMap<String, PatternTally>,
     pub processors: ProcessorStats,
@@ -198,7 +211,7 @@ pub fn run(
         Vec::new()
     };
 
-    let mut tally = Tally::default();
+    let tally = Mutex::new(Tally::default());
     let started = Instant::now();
     let (stopped, denormalizers) = std::thread::scope(|scope| {
         let background = denormalize::spawn(scope, denormalizers);
@@ -209,10 +222,11 @@ pub fn run(
             processed: &processed,
             status,
         };
-        let stopped = workload.drive(engine, options, pools, stop, &mut tally, &mut reporter);
+        let stopped = workload.drive(engine, options, pools, stop, &tally, &mut reporter);
         (stopped, background.stop())
     });
     let seconds = started.elapsed().as_secs_f64();
+    let tally = tally.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut denormalizers = denormalizers?;
     let drained = catch_up(&mut denormalizers, options.drain);
     let stopped = stopped?;
@@ -313,47 +327,113 @@ impl<'s> Workload<'s> {
         Ok((workload, pools))
     }
 
-    /// The operation loop: paced to the rate, re-reading the pools now and then, reporting
-    /// the status through `reporter`. Returns why it stopped; fails when too many
-    /// operations in a row fail or the pools cannot be read.
+    /// Runs the clients until a stop reason comes (this thread watches for it and reports
+    /// the status), each paced to its share of the rate, re-reading the pools now and then.
+    /// Returns why it stopped; fails when too many operations in a row fail or the pools
+    /// cannot be read.
     fn drive(
         &self,
         engine: &dyn Backend,
         options: &SimOptions,
-        mut pools: Pools,
+        pools: Pools,
         stop: &AtomicBool,
-        tally: &mut Tally,
+        tally: &Mutex<Tally>,
         reporter: &mut StatusReporter,
     ) -> Result<&'static str> {
-        let executor = Executor::new(engine);
-        let mut rng = Rng::derive(options.seed, "simulate", 0);
+        let clients = options.clients.max(1);
+        let shared = Shared {
+            pools: RwLock::new(pools),
+            next: AtomicU64::new(0),
+            done: AtomicBool::new(false),
+            failure: Mutex::new(None),
+        };
         let started = reporter.started;
-        let mut pacer = Pacer { next_due: started };
-        loop {
-            if let Some(reason) = stop_reason(stop, options, tally, started) {
-                return Ok(reason);
+        let lock = |t: &Mutex<Tally>| t.lock().map(|g| g.clone()).unwrap_or_default();
+        std::thread::scope(|scope| {
+            for client in 0..clients {
+                let shared = &shared;
+                scope.spawn(move || self.client(engine, options, client, shared, tally));
             }
+            let reason = loop {
+                let now = lock(tally);
+                if let Some(reason) = stop_reason(stop, options, &now, started) {
+                    break Ok(reason);
+                }
+                if shared.done.load(Ordering::Acquire) {
+                    break Err(());
+                }
+                reporter.tick(&now);
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            shared.done.store(true, Ordering::Release);
+            reason
+        })
+        .map_err(|()| {
+            let failure = shared.failure.lock().ok().and_then(|mut f| f.take());
+            failure.unwrap_or_else(|| Error::internal("a simulator client stopped"))
+        })
+    }
+
+    /// One client's loop: operations drawn from its own seeded stream, numbered from the
+    /// shared counter, paced to `rate / clients`.
+    fn client(
+        &self,
+        engine: &dyn Backend,
+        options: &SimOptions,
+        client: usize,
+        shared: &Shared,
+        tally: &Mutex<Tally>,
+    ) {
+        let clients = options.clients.max(1);
+        let executor = Executor::new(engine);
+        let mut rng = Rng::derive(options.seed, "simulate", client as u64);
+        let mut pacer = Pacer {
+            next_due: Instant::now(),
+        };
+        let fail = |e: Error| {
+            if let Ok(mut f) = shared.failure.lock() {
+                f.get_or_insert(e);
+            }
+            shared.done.store(true, Ordering::Release);
+        };
+        while !shared.done.load(Ordering::Acquire) {
             if let Some(rate) = options.rate
-                && !pacer.due(rate)
+                && !pacer.due(rate / clients as f64)
             {
                 continue;
             }
-            if tally.operations > 0 && tally.operations.is_multiple_of(REFRESH_POOLS_EVERY) {
-                pools = Pools::load(engine, self.suite, self.design)?;
+            let n = shared.next.fetch_add(1, Ordering::AcqRel);
+            if options.operations.is_some_and(|limit| n >= limit) {
+                return;
             }
-            let (pattern, result) =
-                self.operation(&executor, &pools, &mut rng, options, tally.operations);
-            tally.record(pattern, result);
-            if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
-                return Err(Error::new(
+            if n > 0 && n.is_multiple_of(REFRESH_POOLS_EVERY) {
+                match Pools::load(engine, self.suite, self.design) {
+                    Ok(fresh) => {
+                        if let Ok(mut p) = shared.pools.write() {
+                            *p = fresh;
+                        }
+                    }
+                    Err(e) => return fail(e),
+                }
+            }
+            let began = Instant::now();
+            let (pattern, result) = match shared.pools.read() {
+                Ok(pools) => self.operation(&executor, &pools, &mut rng, options, n),
+                Err(_) => return fail(Error::internal("the parameter pools were poisoned")),
+            };
+            let Ok(mut t) = tally.lock() else { return };
+            t.busy += began.elapsed();
+            t.record(pattern, result);
+            if t.consecutive_errors >= MAX_CONSECUTIVE_ERRORS {
+                let last = t.last_error.clone().unwrap_or_else(|| "?".into());
+                drop(t);
+                return fail(Error::new(
                     StatusCode::InternalServerError,
                     format!(
-                        "{MAX_CONSECUTIVE_ERRORS} operations in a row failed; the last: {}",
-                        tally.last_error.as_deref().unwrap_or("?")
+                        "{MAX_CONSECUTIVE_ERRORS} operations in a row failed; the last: {last}"
                     ),
                 ));
             }
-            reporter.tick(tally);
         }
     }
 
@@ -434,6 +514,15 @@ fn stop_reason(
     } else {
         None
     }
+}
+
+/// What the clients of a run share: the parameter pools (re-read now and then), the next
+/// operation's number, whether to stop, and the failure that stopped them.
+struct Shared {
+    pools: RwLock<Pools>,
+    next: AtomicU64,
+    done: AtomicBool,
+    failure: Mutex<Option<Error>>,
 }
 
 /// Spaces operations `1 / rate` seconds apart.
@@ -523,6 +612,8 @@ fn report(
     seconds: f64,
     denormalizers: &[Denormalizer],
 ) -> SimReport {
+    let mean_operation_ms = round1(mean_ms(&tally));
+    let short_of_rate = short_of_rate(options, &tally, seconds);
     SimReport {
         set: options.set.clone(),
         database: workload.design.database.clone(),
@@ -545,6 +636,9 @@ fn report(
         seconds: (seconds * 1000.0).round() / 1000.0,
         ops_per_second: round1(tally.operations as f64 / seconds.max(1e-9)),
         ru_per_second: round1(tally.request_charge / seconds.max(1e-9)),
+        clients: options.clients.max(1),
+        mean_operation_ms,
+        short_of_rate,
         patterns: tally
             .patterns
             .into_iter()
@@ -555,6 +649,42 @@ fn report(
             .collect(),
         processors: denormalize::total(denormalizers).rounded(),
     }
+}
+
+/// Mean milliseconds an operation took.
+fn mean_ms(tally: &Tally) -> f64 {
+    tally.busy.as_secs_f64() * 1000.0 / tally.operations.max(1) as f64
+}
+
+/// What held a run below its rate (under 90 % of it), in words: the clients' own latency
+/// (each client waits for its operation before the next), throttling, or neither of those
+/// (the machine: the clients had time left but did not get to run).
+fn short_of_rate(options: &SimOptions, tally: &Tally, seconds: f64) -> Option<String> {
+    let rate = options.rate?;
+    let achieved = tally.operations as f64 / seconds.max(1e-9);
+    if achieved >= 0.9 * rate || tally.operations == 0 {
+        return None;
+    }
+    let clients = options.clients.max(1) as f64;
+    let mean = mean_ms(tally);
+    let ceiling = clients * 1000.0 / mean.max(1e-9);
+    let why = if tally.throttled * 20 > tally.requests {
+        format!(
+            "{} of {} requests were throttled (429): the containers' throughput is the limit;              raise it or lower --rate",
+            tally.throttled, tally.requests
+        )
+    } else if ceiling < rate * 1.1 {
+        format!(
+            "an operation took {mean:.1} ms on average, so {clients} clients send at most              {ceiling:.0} ops/s; raise --clients (each write waits for its commit to be flushed)"
+        )
+    } else {
+        format!(
+            "the clients were idle part of the time ({mean:.1} ms per operation would allow              {ceiling:.0} ops/s): the machine's cores are the limit (processors, the store's              commits and the clients share them)"
+        )
+    };
+    Some(format!(
+        "{achieved:.0} of the {rate:.0} ops/s asked for: {why}"
+    ))
 }
 
 /// The next operation: a pattern by weight; a write goes to the hot key with probability
@@ -593,8 +723,10 @@ fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Tally {
+    /// Time spent in operations, summed over the clients.
+    busy: Duration,
     operations: u64,
     writes: u64,
     requests: u64,

@@ -496,6 +496,10 @@ pub struct SimulateArgs {
     /// Do not run the change feed processors
     #[arg(long)]
     pub no_processors: bool,
+    /// Clients sending at once, each paced to its share of the rate (one client's rate is
+    /// capped by each operation's latency)
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub clients: usize,
 }
 
 #[derive(Debug, Subcommand)]

@@ -109,6 +109,7 @@ pub fn simulate(engine: &dyn Backend, args: SimulateArgs) -> CliResult {
         hot_key: args.hot_key,
         processors: !args.no_processors,
         drain: Some(DRAIN_LIMIT),
+        clients: args.clients.max(1),
     };
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -139,6 +140,10 @@ pub fn simulate(engine: &dyn Backend, args: SimulateArgs) -> CliResult {
     if live {
         let _ = writeln!(std::io::stderr().lock());
     }
-    print_json(&report?);
+    let report = report?;
+    if live && let Some(short) = &report.short_of_rate {
+        let _ = writeln!(std::io::stderr().lock(), "short of the rate: {short}");
+    }
+    print_json(&report);
     Ok(())
 }

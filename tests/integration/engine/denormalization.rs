@@ -158,6 +158,43 @@ fn a_v3_workload_keeps_counters_copies_and_the_feed() {
 }
 
 #[test]
+fn several_clients_share_the_workload_and_keep_the_design_consistent() {
+    let st = store();
+    load(&st, "blog-v3");
+    let options = SimOptions {
+        rate: None,
+        operations: Some(400),
+        clients: 4,
+        seed: SMALL.seed,
+        scale: SMALL.scale,
+        ..SimOptions::new("blog-v3")
+    };
+    let report = simulate::run(&st.engine, &options, &AtomicBool::new(false), &mut |_| {})
+        .unwrap_or_else(|e| panic!("simulate: {e}"));
+    assert_eq!((report.operations, report.clients), (400, 4));
+    assert_eq!(report.errors, 0, "{:?}", report.last_error);
+    assert!(report.mean_operation_ms > 0.0);
+    // Concurrent writers (batches, processors) leave the counters and copies right.
+    assert_counters(&items(&st.engine, "blog-v3", "posts"));
+    assert_v3_copies(&st.engine);
+
+    // A rate no client can reach is reported with what held it back.
+    let options = SimOptions {
+        rate: Some(1_000_000.0),
+        operations: Some(50),
+        processors: false,
+        ..options
+    };
+    let report = simulate::run(&st.engine, &options, &AtomicBool::new(false), &mut |_| {})
+        .unwrap_or_else(|e| panic!("simulate: {e}"));
+    let short = report.short_of_rate.expect("short of the rate");
+    assert!(
+        short.contains("of the 1000000 ops/s asked for: "),
+        "{short}"
+    );
+}
+
+#[test]
 fn the_same_seed_gives_the_same_workload() {
     let (a, b) = (store(), store());
     for st in [&a, &b] {
