@@ -213,7 +213,9 @@ pub fn run(
 
     let tally = Mutex::new(Tally::default());
     let started = Instant::now();
-    let (stopped, denormalizers) = std::thread::scope(|scope| {
+    // `seconds` is the time the clients ran: the processors' shutdown and catching up
+    // come after it and are not the workload's.
+    let (stopped, seconds, denormalizers) = std::thread::scope(|scope| {
         let background = denormalize::spawn(scope, denormalizers);
         let processed = || background.total().changes;
         let mut reporter = StatusReporter {
@@ -223,9 +225,9 @@ pub fn run(
             status,
         };
         let stopped = workload.drive(engine, options, pools, stop, &tally, &mut reporter);
-        (stopped, background.stop())
+        let seconds = started.elapsed().as_secs_f64();
+        (stopped, seconds, background.stop())
     });
-    let seconds = started.elapsed().as_secs_f64();
     let tally = tally.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut denormalizers = denormalizers?;
     let drained = catch_up(&mut denormalizers, options.drain);
@@ -670,16 +672,25 @@ fn short_of_rate(options: &SimOptions, tally: &Tally, seconds: f64) -> Option<St
     let ceiling = clients * 1000.0 / mean.max(1e-9);
     let why = if tally.throttled * 20 > tally.requests {
         format!(
-            "{} of {} requests were throttled (429): the containers' throughput is the limit;              raise it or lower --rate",
+            "{} of {} requests were throttled (429): the containers' throughput is the \
+             limit; raise it or lower --rate",
             tally.throttled, tally.requests
         )
     } else if ceiling < rate * 1.1 {
         format!(
-            "an operation took {mean:.1} ms on average, so {clients} clients send at most              {ceiling:.0} ops/s; raise --clients (each write waits for its commit to be flushed)"
+            "an operation took {mean:.1} ms on average, so {} can send at most {ceiling:.0} \
+             ops/s; raise --clients (each waits for its operation, and a write for its \
+             commit to be flushed)",
+            match options.clients.max(1) {
+                1 => "1 client".to_string(),
+                n => format!("{n} clients"),
+            }
         )
     } else {
         format!(
-            "the clients were idle part of the time ({mean:.1} ms per operation would allow              {ceiling:.0} ops/s): the machine's cores are the limit (processors, the store's              commits and the clients share them)"
+            "the clients were idle part of the time ({mean:.1} ms per operation would allow \
+             {ceiling:.0} ops/s): the machine's cores are the limit (processors, the store's \
+             commits and the clients share them)"
         )
     };
     Some(format!(
