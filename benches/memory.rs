@@ -200,7 +200,7 @@ fn main() -> ExitCode {
     for (name, n, p) in &rows {
         println!(
             "| {name} | {} | {} | {} | {:.2} |",
-            thousands(*n),
+            thousands(*n as f64),
             mb(p.anonymous),
             mb(p.file),
             p.seconds
@@ -222,16 +222,4 @@ fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
-}
-
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -521,19 +521,6 @@ impl Samples {
     }
 }
 
-fn thousands(v: f64) -> String {
-    let s = format!("{:.0}", v);
-    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    format!("{sign}{out}")
-}
-
 /// A duration in seconds with a unit that keeps 3–4 significant digits.
 fn time(s: f64) -> String {
     if s.is_nan() {

@@ -392,19 +392,6 @@ fn ratios(a: &Samples, b: &Samples) -> Samples {
     Samples(a.0.iter().zip(&b.0).map(|(x, y)| x / y).collect())
 }
 
-fn thousands(v: f64) -> String {
-    let s = format!("{:.0}", v);
-    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    format!("{sign}{out}")
-}
-
 fn ns_row(name: &str, s: &Samples) -> String {
     format!(
         "| {name} | {} ({}–{}) | {} |",

@@ -350,21 +350,24 @@ impl<'s> Workload<'s> {
             failure: Mutex::new(None),
         };
         let started = reporter.started;
-        let lock = |t: &Mutex<Tally>| t.lock().map(|g| g.clone()).unwrap_or_default();
         std::thread::scope(|scope| {
             for client in 0..clients {
                 let shared = &shared;
                 scope.spawn(move || self.client(engine, options, client, shared, tally));
             }
             let reason = loop {
-                let now = lock(tally);
-                if let Some(reason) = stop_reason(stop, options, &now, started) {
-                    break Ok(reason);
+                {
+                    let Ok(now) = tally.lock() else {
+                        break Err(());
+                    };
+                    if let Some(reason) = stop_reason(stop, options, &now, started) {
+                        break Ok(reason);
+                    }
+                    if shared.done.load(Ordering::Acquire) {
+                        break Err(());
+                    }
+                    reporter.tick(&now);
                 }
-                if shared.done.load(Ordering::Acquire) {
-                    break Err(());
-                }
-                reporter.tick(&now);
                 std::thread::sleep(Duration::from_millis(5));
             };
             shared.done.store(true, Ordering::Release);
@@ -734,7 +737,7 @@ fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Tally {
     /// Time spent in operations, summed over the clients.
     busy: Duration,

@@ -242,3 +242,17 @@ pub fn reopen_compacted(
     let engine = cosmoscope::engine::Engine::open(&dir).expect("reopen engine");
     (engine, note)
 }
+
+/// `1234567.8` as `1,234,568`: the figures the benches print.
+pub fn thousands(v: f64) -> String {
+    let s = format!("{:.0}", v);
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
