@@ -84,6 +84,18 @@ pub fn query(
     let mut result = engine.query(db, c, sql, &opts)?;
     if !all {
         print_json(&result);
+        // A result still being computed is kept for `--continuation` in a later process
+        // once it is whole: this process stays until then.
+        if result.still_computing() {
+            eprintln!(
+                "the result is still being computed; waiting until it is kept, so that \
+                 --continuation continues it (ctrl-c abandons it)"
+            );
+            if let Err(e) = engine.settle() {
+                eprintln!("the result could not be kept for --continuation: {e}");
+                return Err(Failure::Printed);
+            }
+        }
         return Ok(());
     }
     // Every page, its documents written as they come (memory holds one page); the charges
@@ -111,6 +123,14 @@ pub fn query(
                 return Err(Failure::Printed);
             }
         };
+        if result.still_computing() {
+            // Pages that returned while the result was computed carry nothing: what is
+            // told after the documents is the pages' that delivered it.
+            let charged = result.request_charge;
+            result = next;
+            result.request_charge = crate::charge::round(charged + result.request_charge);
+            continue;
+        }
         result.request_charge = crate::charge::round(result.request_charge + next.request_charge);
         result.metrics.output_document_count += next.metrics.output_document_count;
         result.metrics.output_document_size += next.metrics.output_document_size;

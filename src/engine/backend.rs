@@ -71,6 +71,14 @@ pub trait Backend: Send + Sync {
     /// What this backend can answer beyond the common operations.
     fn capabilities(&self) -> Capabilities;
 
+    /// Waits for work this backend goes on with after answering, so that another process
+    /// can take it up: a query result still being computed when its page returned empty
+    /// (the embedded store keeps it for the next page). True when there was such work; the
+    /// first failure of that work (then nothing was kept).
+    fn settle(&self) -> Result<bool> {
+        Ok(false)
+    }
+
     // ---- databases ----
 
     fn create_database(&self, name: &str) -> Result<DatabaseInfo>;

@@ -35,6 +35,10 @@ impl Backend for Engine {
         }
     }
 
+    fn settle(&self) -> Result<bool> {
+        self.results.settle()
+    }
+
     fn create_database(&self, name: &str) -> Result<DatabaseInfo> {
         let mut txn = self.store.write_txn()?;
         let def = self

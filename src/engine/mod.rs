@@ -98,7 +98,7 @@ pub struct Engine {
     queries:
         std::sync::Mutex<std::collections::HashMap<String, Arc<crate::query::syntax::ast::Query>>>,
     /// Complete results of queries that cannot stream, for their later pages.
-    results: crate::query::run::cache::ResultCache,
+    results: Arc<crate::query::run::cache::ResultCache>,
     /// Concurrent single-item writes share a durable commit.
     group_commit: group_commit::GroupCommit,
 }
@@ -106,6 +106,14 @@ pub struct Engine {
 /// The folder of the data directory where complete query results are kept for their later
 /// pages, in any process (see `query::run::spill`).
 const QUERY_RESULTS_DIR: &str = "query-results";
+
+impl Drop for Engine {
+    /// Results still being computed for later pages are of no use once the engine closes
+    /// (a front end that wants them kept settles first: [`Backend::settle`]).
+    fn drop(&mut self) {
+        self.results.cancel_computations();
+    }
+}
 
 /// Query texts the statement cache keeps (it starts over when full).
 const CACHED_QUERIES: usize = 256;
@@ -143,9 +151,9 @@ impl Engine {
             store,
             _background: background,
             queries: Default::default(),
-            results: crate::query::run::cache::ResultCache::spilling_to(
+            results: Arc::new(crate::query::run::cache::ResultCache::spilling_to(
                 dir.join(QUERY_RESULTS_DIR),
-            ),
+            )),
             group_commit: Default::default(),
         }
     }

@@ -944,7 +944,17 @@ fn query_page(
     cancel: &AtomicBool,
 ) -> Msg {
     let start = Instant::now();
-    let result = engine.query_cancellable(db, c, sql, opts, cancel);
+    let mut result = engine.query_cancellable(db, c, sql, opts, cancel);
+    // A page that returned while its result was still being computed holds nothing to
+    // show: ask again, as the SDKs do, until results come (or the person cancels).
+    let mut opts = opts.clone();
+    while let Ok(page) = &result
+        && page.still_computing()
+        && let Some(next) = page.continuation.clone()
+    {
+        opts.continuation = Some(next);
+        result = engine.query_cancellable(db, c, sql, &opts, cancel);
+    }
     let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
     Msg::QueryPage {
         ticket,

@@ -125,6 +125,23 @@ impl<'c> Budget<'c> {
     pub fn limits(&self) -> Limits {
         self.limits
     }
+
+    /// The time the page has left.
+    pub fn remaining(&self) -> Duration {
+        self.limits.time.saturating_sub(self.started.elapsed())
+    }
+}
+
+impl Limits {
+    /// These limits stretched over `pages` pages (time and rows; the memory budget is the
+    /// same, as it bounds what is held at once).
+    pub fn over_pages(self, pages: u32) -> Limits {
+        Limits {
+            time: self.time.saturating_mul(pages),
+            rows: self.rows.map(|r| r.saturating_mul(u64::from(pages))),
+            memory_bytes: self.memory_bytes,
+        }
+    }
 }
 
 /// About how many bytes `v` holds (its JSON size, plus a little per value), for the memory

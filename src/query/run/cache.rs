@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use super::background::Computations;
 pub use super::computed::{CacheKey, Computed};
 use super::spill::Spill;
 use crate::query::run::result::IndexMetrics;
@@ -28,6 +29,9 @@ const BUDGET_BYTES: usize = 256 << 20;
 pub struct ResultCache {
     entries: Mutex<VecDeque<(CacheKey, Arc<Computed>)>>,
     spill: Option<Spill>,
+    /// Results still being computed after the page that started them returned (see
+    /// [`super::background`]).
+    pub(super) computations: Computations,
 }
 
 impl ResultCache {
@@ -36,7 +40,19 @@ impl ResultCache {
         ResultCache {
             entries: Mutex::default(),
             spill: Some(Spill::new(dir)),
+            computations: Computations::default(),
         }
+    }
+
+    /// Waits until the results still being computed are kept (see
+    /// [`Computations::settle`]).
+    pub fn settle(&self) -> crate::error::Result<bool> {
+        self.computations.settle()
+    }
+
+    /// Stops the results still being computed (the engine is closing).
+    pub fn cancel_computations(&self) {
+        self.computations.cancel_all();
     }
 
     /// The window of a result kept on disk for `key` that a page from result `skip` of at

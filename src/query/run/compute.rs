@@ -9,13 +9,14 @@ use std::cell::OnceCell;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use super::background::Outcome;
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::find::{Found, Routed, find_items, is_undefined, project_walked, stored};
 use super::ordered::{TieOrder, WalkAfter, WalkedPart, produced_by_range, walked_by_range};
 use super::pipeline::{Output, Run, rows_of, works_item_by_item};
 use super::prepare::Plan;
 use super::request::Progress;
-use super::result::{RangePart, RangeProgress};
+use super::result::{AccessView, RangePart, RangeProgress};
 use super::rules::reverse_scan;
 use super::scan::{
     InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
@@ -32,6 +33,7 @@ use crate::query::search::fulltext::FullTextScores;
 use crate::query::search::rank::{self, StatisticsRead};
 use crate::query::syntax::ast::FromKind;
 use crate::query::syntax::names::doc_alias;
+use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::keys::RangeId;
 use crate::store::ranges::PkRange;
@@ -54,6 +56,10 @@ pub(super) struct Hooks<'h> {
     pub(super) cancel: &'h AtomicBool,
     /// Told as each range finishes.
     pub(super) progress: Option<&'h Progress>,
+    /// Continues computing the result of the given key after the page returns (see
+    /// [`super::background`]); false when it cannot. `None` where no page returns before
+    /// the result is whole (the computation itself).
+    pub(super) continue_after: Option<&'h dyn Fn(&CacheKey) -> bool>,
 }
 
 /// A query's result as far as this page needs it, and what the page reports about it.
@@ -78,6 +84,49 @@ pub(super) struct Computation {
     /// The result starts where the previous page ended (a resumed walk), not at the
     /// query's first result.
     pub(super) resumed: bool,
+    /// The result is still being computed, at this change sequence of the container: the
+    /// page delivers nothing and its continuation waits for it.
+    pub(super) computing: Option<u64>,
+}
+
+impl Computation {
+    /// A result taken from the cache or a finished computation (its later pages take it
+    /// from the cache again).
+    fn kept(computed: Arc<Computed>, layout: Vec<RangeId>, cache_key: Option<CacheKey>) -> Self {
+        Computation {
+            computed,
+            complete: true,
+            from_cache: true,
+            streamed: Streamed::default(),
+            statistics: Vec::new(),
+            layout,
+            cache_key,
+            walk_keys: None,
+            resumed: false,
+            computing: None,
+        }
+    }
+
+    /// A result still being computed at change sequence `version`.
+    fn still_computing(
+        version: u64,
+        layout: Vec<RangeId>,
+        plan: &Plan,
+        def: &ContainerDef,
+    ) -> Self {
+        let access = AccessView {
+            kind: AccessView::COMPUTING,
+            indexes: Vec::new(),
+            reason: "the result is computed whole and took longer than a page may run; it \
+                     is still being computed, and the next page continues with it"
+                .into(),
+        };
+        let nothing = Computed::new(Vec::new(), Vec::new(), access, plan.index_metrics(def));
+        Computation {
+            computing: Some(version),
+            ..Computation::kept(Arc::new(nothing), layout, None)
+        }
+    }
 }
 
 /// Computes the result of `plan` for this page, or takes it from `cache`. `pipeline` is the
@@ -127,6 +176,41 @@ pub(super) fn compute(
             ranges: layout.clone(),
         })
     };
+    // A page after one that returned while its result was still being computed takes the
+    // result at the change sequence it was computed at, when it is done (or waits for it).
+    if let (Some(version), Some(key)) =
+        (plan.token.as_ref().and_then(|t| t.computing()), &cache_key)
+    {
+        let key = CacheKey {
+            version,
+            ..key.clone()
+        };
+        let kept = cache.get(&key).or_else(|| {
+            cache
+                .spilled(&key, (0, plan.max_items), plan.index_metrics(def))
+                .map(Arc::new)
+        });
+        if let Some(computed) = kept {
+            return Ok(Computation::kept(computed, layout, Some(key)));
+        }
+        let limit = env
+            .budget
+            .map_or(crate::query::eval::budget::PAGE_TIME_LIMIT, |b| {
+                b.remaining()
+            });
+        match cache.computations.wait(&key, limit, hooks.cancel) {
+            Some(Outcome::Ready(computed)) => {
+                return Ok(Computation::kept(computed, layout, Some(key)));
+            }
+            Some(Outcome::Failed(e)) => return Err(e),
+            Some(Outcome::Running) => {
+                return Ok(Computation::still_computing(version, layout, plan, def));
+            }
+            // Nothing here computes it (another process started it, or it was forgotten):
+            // compute it afresh.
+            None => {}
+        }
+    }
     // A later page takes the result from memory, or reads its window of it from disk
     // (computed by another process, or too large to hold).
     let kept = match (&cache_key, &plan.token) {
@@ -138,23 +222,13 @@ pub(super) fn compute(
         _ => None,
     };
     if let Some(computed) = kept {
-        return Ok(Computation {
-            computed,
-            complete: true,
-            from_cache: true,
-            streamed: Streamed::default(),
-            statistics: Vec::new(),
-            layout,
-            cache_key,
-            walk_keys: None,
-            resumed: false,
-        });
+        return Ok(Computation::kept(computed, layout, cache_key));
     }
     let mut statistics = Vec::new();
     if rank::ranks_by_full_text(plan.q) {
         let (scores, reads) = rank::full_text_statistics(store, txn, def, plan.q, env, plan.root)?;
         let _ = full_text.set(scores);
-        if plan.first_page() {
+        if plan.charges_work() {
             statistics = reads;
         }
     }
@@ -164,7 +238,20 @@ pub(super) fn compute(
         streamed,
         walk_keys,
         resumed,
-    } = compute_result(plan, snap, env, (&ranges, &mut counts), pipeline, hooks)?;
+    } = match compute_result(plan, snap, env, (&ranges, &mut counts), pipeline, hooks) {
+        Ok(result) => result,
+        // A result that cannot be returned in part ran out of the page's time: it goes on
+        // computing after the page returns, if it can.
+        Err(e) if ran_out_computing(plan, env) => {
+            return match (hooks.continue_after, &cache_key) {
+                (Some(continue_after), Some(key)) if continue_after(key) => {
+                    Ok(Computation::still_computing(key.version, layout, plan, def))
+                }
+                _ => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     Ok(Computation {
         computed: Arc::new(computed),
         complete: !walked || plan.ordered_bound.is_some(),
@@ -175,7 +262,14 @@ pub(super) fn compute(
         cache_key,
         walk_keys,
         resumed,
+        computing: None,
     })
+}
+
+/// Whether the page stopped at its time (or row) limit while computing a result that
+/// cannot be returned in part.
+fn ran_out_computing(plan: &Plan, env: &Env) -> bool {
+    !plan.shape.paged_scan && env.budget.and_then(|b| b.stopped()) == Some(Stop::OutOfTime)
 }
 
 /// A request scoped to one range can continue a computed result only on the range it was

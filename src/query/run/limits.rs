@@ -2,10 +2,12 @@
 //! it cannot end with a continuation, each saying what to change.
 //!
 //! A streamed page that runs out of time returns what it has with a continuation, as the
-//! service does. Two cases cannot: a result computed whole before it is paged (ORDER BY
-//! through a sort, GROUP BY, DISTINCT, aggregates, OFFSET), whose partial state no token
-//! here carries, and a page that could not finish even its first item. They fail with 408,
-//! the status the service gives a script that passes its time limit.
+//! service does, and a result computed whole before it is paged (ORDER BY through a sort,
+//! GROUP BY, DISTINCT, aggregates, OFFSET) goes on computing after its page returns empty
+//! (see [`super::background`]). What cannot go on fails with 408, the status the service
+//! gives a script that passes its time limit: a page that could not finish even its first
+//! item, a computation that passes its own limit, and a result that cannot be computed
+//! apart from its page (one calling UDFs, or with too many others computing).
 
 use crate::error::{Error, StatusCode};
 use crate::query::eval::budget::Budget;
@@ -22,16 +24,45 @@ fn limit_text(budget: &Budget) -> String {
     }
 }
 
-/// A computed result that did not finish within the page's limit.
+/// A computation that passed its own limit of `pages` pages' worth of time.
+pub(super) fn computation_timeout(pages: u32) -> Error {
+    let seconds = crate::query::eval::budget::PAGE_TIME_LIMIT.as_secs() * u64::from(pages);
+    Error::new(
+        StatusCode::RequestTimeout,
+        format!(
+            "the query's result was still being computed after {pages} pages' worth of the \
+             per-page execution limit (about {seconds} s): an ORDER BY the index does not \
+             serve, GROUP BY, DISTINCT, an aggregate or OFFSET reads every item in scope \
+             before its first result. Narrow it with a filter on an indexed path or the \
+             partition key, or let an index serve the ORDER BY"
+        ),
+    )
+}
+
+/// A result a walk of the index read only in part, which cannot be computed apart from
+/// its pages.
+pub(super) fn not_computable_whole() -> Error {
+    Error::new(
+        StatusCode::RequestTimeout,
+        "the query's ORDER BY walks the index, but its filter rejects so many entries that a \
+         page ran out of time before it found its results. Add an index the filter can use, \
+         or a composite index on the filter's and the ORDER BY's paths",
+    )
+}
+
+/// A computed result that did not finish within the page's limit and cannot go on
+/// computing after it.
 pub(super) fn computed_timeout(budget: &Budget) -> Error {
     Error::new(
         StatusCode::RequestTimeout,
         format!(
-            "the query ran past {} while computing its result ({} rows evaluated): an ORDER BY \
-             the index does not serve, GROUP BY, DISTINCT, an aggregate or OFFSET is computed \
-             whole before the first page. Narrow it with a filter on an indexed path or the \
-             partition key, let an index serve the ORDER BY (a range or composite index on \
-             its paths, no filter the index cannot answer), or bound it with TOP",
+            "the query ran past {} while computing its result ({} rows evaluated), and the \
+             result cannot go on computing after the page: it calls UDFs, or other results \
+             are being computed already. An ORDER BY the index does not serve, GROUP BY, \
+             DISTINCT, an aggregate or OFFSET is computed whole before the first page. Narrow \
+             it with a filter on an indexed path or the partition key, let an index serve the \
+             ORDER BY (a range or composite index on its paths, no filter the index cannot \
+             answer), or bound it with TOP",
             limit_text(budget),
             budget.rows()
         ),

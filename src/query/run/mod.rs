@@ -36,6 +36,7 @@
 //! runs a filter against one document.
 
 pub mod access;
+mod background;
 pub mod cache;
 mod candidates;
 mod charges;
@@ -63,6 +64,7 @@ mod token;
 mod values;
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -75,7 +77,7 @@ use crate::query::syntax::ast::Query;
 use crate::query::syntax::names::doc_alias;
 use crate::store::catalog::ContainerDef;
 use crate::store::{RoTxn, Store};
-use cache::ResultCache;
+use cache::{CacheKey, Computed, ResultCache};
 pub use compute::DOCUMENT_ORDER_MAX_ITEMS;
 use compute::Hooks;
 use prepare::Plan;
@@ -91,18 +93,84 @@ pub use values::over_values;
 
 /// Runs one page of `q` (already parsed and checked) on `def`. `cancel` is polled between
 /// documents and ranges; `cache` keeps complete results for the later pages of queries
-/// that cannot stream.
+/// that cannot stream, and the computations of those that take longer than a page may run
+/// (see [`background`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    store: &Store,
+    store: &Arc<Store>,
     txn: &RoTxn,
     def: &ContainerDef,
     text: &str,
     q: &Query,
     opts: &Request,
     cancel: &AtomicBool,
-    cache: &ResultCache,
+    cache: &Arc<ResultCache>,
 ) -> Result<QueryResult> {
+    // A result that takes longer than the page goes on computing on a thread of its own,
+    // which reads a snapshot of its own. UDFs cannot follow it: they run in a JavaScript
+    // runtime of the page's thread.
+    let continue_after = |key: &CacheKey| {
+        if !crate::query::eval::udf::names(q).is_empty() {
+            return false;
+        }
+        let job = Continuing {
+            store: store.clone(),
+            cache: cache.clone(),
+            container: (def.database.clone(), def.id.clone(), def.rid),
+            text: text.to_string(),
+            q: q.clone(),
+            opts: Request {
+                continuation: None,
+                progress: None,
+                limits: opts
+                    .limits
+                    .over_pages(background::PAGES_A_COMPUTATION_MAY_RUN),
+                ..opts.clone()
+            },
+        };
+        cache
+            .computations
+            .start(key.clone(), move |cancel| job.compute(cancel))
+    };
+    let goal = Goal::Page {
+        continue_after: &continue_after,
+    };
+    match execute(store, txn, def, (text, q), opts, cancel, cache, goal)? {
+        Executed::Page(page) => Ok(*page),
+        Executed::Whole(..) => Err(crate::error::Error::internal(
+            "a page's query computed a whole result instead of a page",
+        )),
+    }
+}
+
+/// What [`execute`] is for.
+enum Goal<'a> {
+    /// A page, from a result that may go on computing after the page returns.
+    Page {
+        continue_after: &'a dyn Fn(&CacheKey) -> bool,
+    },
+    /// The whole result of a query that cannot stream, kept for its pages.
+    Whole,
+}
+
+/// What [`execute`] produced.
+enum Executed {
+    Page(Box<QueryResult>),
+    Whole(Arc<Computed>, Option<CacheKey>),
+}
+
+/// Prepares `q` and computes it for `goal` (see the module comment's three phases).
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    store: &Store,
+    txn: &RoTxn,
+    def: &ContainerDef,
+    (text, q): (&str, &Query),
+    opts: &Request,
+    cancel: &AtomicBool,
+    cache: &ResultCache,
+    goal: Goal,
+) -> Result<Executed> {
     let started = Instant::now();
     let hash = query_hash(text, &opts.params);
     let ctx = function_context(hash);
@@ -123,7 +191,7 @@ pub fn run(
     let q = with_policy.as_ref().unwrap_or(q);
     let plan = Plan::prepare(def, q, &root, &env, opts, hash)?;
     let pipeline = plan.pipeline(&env);
-    if plan.answers_from_statistics() {
+    if plan.answers_from_statistics() && matches!(goal, Goal::Page { .. }) {
         let index_metrics = plan.index_metrics(def);
         return statistics::count_from_statistics(
             store,
@@ -133,7 +201,8 @@ pub fn run(
             pipeline,
             index_metrics,
             started,
-        );
+        )
+        .map(|page| Executed::Page(Box::new(page)));
     }
     let snap = Snapshot {
         store,
@@ -144,9 +213,72 @@ pub fn run(
     let hooks = Hooks {
         cancel,
         progress: opts.progress.as_ref(),
+        continue_after: match goal {
+            Goal::Page { continue_after } => Some(continue_after),
+            Goal::Whole => None,
+        },
     };
     let computed = compute::compute(&plan, &snap, (&env, &full_text), cache, pipeline, hooks)?;
-    Ok(page::cut(plan, computed, &snap, cache, started))
+    Ok(match goal {
+        Goal::Page { .. } => {
+            Executed::Page(Box::new(page::cut(plan, computed, &snap, cache, started)))
+        }
+        Goal::Whole => {
+            // A result an ORDER BY walk read only in part is not the whole result.
+            let key = computed.cache_key.filter(|_| computed.complete);
+            Executed::Whole(computed.computed, key)
+        }
+    })
+}
+
+/// A result that goes on computing after the page that started it returned: what its
+/// thread needs, owned.
+struct Continuing {
+    store: Arc<Store>,
+    cache: Arc<ResultCache>,
+    /// Database, container and the container's resource id (a container deleted and
+    /// created again under its name is another container).
+    container: (String, String, crate::store::keys::ContainerRid),
+    text: String,
+    q: Query,
+    /// The request, from its first result, under limits stretched over several pages.
+    opts: Request,
+}
+
+impl Continuing {
+    /// Computes the whole result on a snapshot of its own and keeps it in the cache.
+    fn compute(self, cancel: &AtomicBool) -> Result<Arc<Computed>> {
+        let (db, name, rid) = &self.container;
+        let txn = self.store.read_txn()?;
+        let def = self.store.container(&txn, db, name)?;
+        if def.rid != *rid {
+            return Err(crate::error::Error::not_found(format!(
+                "{db}/{name} was deleted while the query's result was computed; run the \
+                 query again"
+            )));
+        }
+        let executed = execute(
+            &self.store,
+            &txn,
+            &def,
+            (&self.text, &self.q),
+            &self.opts,
+            cancel,
+            &self.cache,
+            Goal::Whole,
+        );
+        match executed {
+            Ok(Executed::Whole(computed, Some(key))) if computed.is_whole() => {
+                self.cache.put(key, computed.clone());
+                Ok(computed)
+            }
+            Ok(_) => Err(limits::not_computable_whole()),
+            Err(e) if e.is(crate::error::StatusCode::RequestTimeout) => Err(
+                limits::computation_timeout(background::PAGES_A_COMPUTATION_MAY_RUN),
+            ),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// The functions' context for one execution of the query hashed as `hash`.

@@ -42,6 +42,9 @@ pub(super) fn cut(
     cache: &ResultCache,
     started: Instant,
 ) -> QueryResult {
+    if let Some(version) = c.computing {
+        return still_computing(plan, c, version);
+    }
     let paged_scan = plan.shape.paged_scan;
     // Results delivered by earlier pages of a computed result; this page's start in it,
     // unless the result starts where the last page ended (a resumed ORDER BY walk).
@@ -94,7 +97,7 @@ pub(super) fn cut(
         per_range,
         page_output_total,
         paged_scan,
-        plan.first_page(),
+        plan.charges_work(),
         &c.statistics,
     );
     snap.store.record_reads(snap.def.rid, &reads, OpKind::Query);
@@ -131,6 +134,36 @@ pub(super) fn cut(
         },
         partitions,
         metrics: totals,
+        access,
+        index_metrics,
+    }
+}
+
+/// A page that returned while its result was still being computed (see
+/// [`super::background`]): no documents and no charge (the page that delivers the first
+/// results pays for the whole computation, so the pages still add up to the query's
+/// unpaged charge), and a continuation that waits for the result.
+fn still_computing(plan: Plan, c: Computation, version: u64) -> QueryResult {
+    let continuation = Token::waiting(
+        plan.token.as_ref(),
+        (&plan.rid, plan.hash),
+        version,
+        &c.layout,
+    );
+    let (access, index_metrics) = match Arc::try_unwrap(c.computed) {
+        Ok(c) => (c.access, c.index_metrics),
+        Err(shared) => (shared.access.clone(), shared.index_metrics.clone()),
+    };
+    QueryResult {
+        documents: Vec::new(),
+        continuation: Some(continuation),
+        request_charge: 0.0,
+        routing: RoutingView {
+            kind: plan.routing.kind.name(),
+            reason: plan.routing.reason,
+        },
+        partitions: Vec::new(),
+        metrics: Default::default(),
         access,
         index_metrics,
     }

@@ -263,9 +263,10 @@ impl<'a> Plan<'a> {
         self.indexed.iter().map(|&i| &self.probes[i]).collect()
     }
 
-    /// Whether this is the first page of the query.
-    pub(super) fn first_page(&self) -> bool {
-        self.token.is_none()
+    /// Whether this page pays for the query's work: its first page, or the first a result
+    /// still being computed when the earlier (empty) pages returned is delivered on.
+    pub(super) fn charges_work(&self) -> bool {
+        self.token.as_ref().is_none_or(|t| t.computing().is_some())
     }
 
     /// An unfiltered COUNT over the container's items, answered from the statistics the

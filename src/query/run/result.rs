@@ -95,11 +95,25 @@ pub struct QueryResult {
     pub index_metrics: IndexMetrics,
 }
 
+impl QueryResult {
+    /// Whether this page returned while its result was still being computed: it holds no
+    /// documents, and its continuation takes the result up when it is done.
+    pub fn still_computing(&self) -> bool {
+        self.access.kind == AccessView::COMPUTING
+    }
+}
+
+impl AccessView {
+    /// The kind of a page that returned while its result was still being computed.
+    pub const COMPUTING: &'static str = "computing";
+}
+
 /// The access path a query used, for the result and the stats panel.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AccessView {
-    /// `index-lookup`, `index-order`, `scan` or `statistics`.
+    /// `index-lookup`, `index-order`, `scan` or `statistics`; `computing` on a page that
+    /// returned while its result was still being computed.
     pub kind: &'static str,
     /// The index specs the lookup or walk read (empty for a scan).
     pub indexes: Vec<String>,

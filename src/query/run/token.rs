@@ -50,6 +50,10 @@ pub(super) struct Token {
     /// one page of entries instead of every entry up to theirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     walk: Option<(String, usize, u64)>,
+    /// The result is still being computed (see `super::background`): at the container's
+    /// change sequence given here, over `layout`. Nothing has been delivered or charged yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    computing: Option<u64>,
 }
 
 /// Where a streamed page stopped.
@@ -139,6 +143,41 @@ impl Token {
         &self.layout
     }
 
+    /// The change sequence of a result still being computed, if this token waits for one
+    /// (see [`Token::computing`]).
+    pub(super) fn computing(&self) -> Option<u64> {
+        self.computing
+    }
+
+    /// The token of a page that delivered nothing because its result is still being
+    /// computed at change sequence `version` over the ranges `layout`: the next page picks
+    /// the result up where the computation left it.
+    pub(super) fn waiting(
+        previous: Option<&Token>,
+        (rid, hash): (&str, u64),
+        version: u64,
+        layout: &[RangeId],
+    ) -> String {
+        let token = Token {
+            v: 1,
+            rid: rid.to_string(),
+            q: hash,
+            skip: 0,
+            charged: 0.0,
+            after: None,
+            within: 0,
+            ordered: Vec::new(),
+            emitted: 0,
+            layout: match previous {
+                Some(t) if !t.layout.is_empty() => t.layout.clone(),
+                _ => layout.to_vec(),
+            },
+            walk: None,
+            computing: Some(version),
+        };
+        serde_json::to_string(&token).unwrap_or_default()
+    }
+
     /// Where an ORDER BY walk resumes (see [`Token::walk`]).
     pub(super) fn walk_after(&self) -> Result<Option<WalkAfter>> {
         self.walk
@@ -187,6 +226,7 @@ impl Token {
                 _ => layout.to_vec(),
             },
             walk: walk.map(|w| (Epk(w.value.clone()).to_hex(), w.tie.0, w.tie.1)),
+            computing: None,
         };
         serde_json::to_string(&token).unwrap_or_default()
     }

@@ -219,7 +219,7 @@ fn a_streamed_page_out_of_budget_returns_what_it_has_with_a_continuation() {
 }
 
 #[test]
-fn a_page_that_cannot_finish_one_item_or_a_computed_result_fails_with_408() {
+fn a_page_that_cannot_finish_one_item_fails_with_408() {
     let (_dir, engine) = store(20);
     // No element is negative: each level reads all 10 elements, 10^6 rows per item.
     let never = {
@@ -238,15 +238,127 @@ fn a_page_that_cannot_finish_one_item_or_a_computed_result_fails_with_408() {
     assert_eq!(e.status, 408, "{e}");
     assert!(e.message.contains("single item"), "{e}");
     assert!(e.message.contains("100000 evaluated rows"), "{e}");
-    // A computed result (ORDER BY through a sort here) cannot be returned in part.
+}
+
+/// Drains `sql` page by page under `opts`, returning the pages.
+fn drain(engine: &Engine, sql: &str, opts: &QueryOptions) -> Vec<QueryResult> {
+    let mut pages = Vec::new();
+    let mut continuation = None;
+    loop {
+        let page_opts = QueryOptions {
+            continuation: continuation.take(),
+            ..opts.clone()
+        };
+        let r = run(engine, sql, &page_opts).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        continuation = r.continuation.clone();
+        pages.push(r);
+        if continuation.is_none() {
+            return pages;
+        }
+        assert!(pages.len() < 1_000, "the pages do not advance");
+    }
+}
+
+#[test]
+fn a_computed_result_past_the_page_limit_goes_on_computing_and_the_next_page_delivers_it() {
+    let (_dir, engine) = store(200);
+    for sql in [
+        format!("SELECT VALUE COUNT(1) FROM c WHERE {}", nested_exists(2)),
+        format!(
+            "SELECT c.pk, COUNT(1) AS n FROM c WHERE {} GROUP BY c.pk",
+            nested_exists(2)
+        ),
+        format!(
+            "SELECT c.id FROM c WHERE {} ORDER BY c.id DESC",
+            nested_exists(2)
+        ),
+    ] {
+        let whole = run(&engine, &sql, &bounded(u64::MAX)).unwrap_or_else(|e| panic!("{e}"));
+        // A page of 30 rows cannot compute a result of some 800; it returns nothing, with a
+        // continuation, and no charge.
+        let opts = QueryOptions {
+            max_items: Some(7),
+            ..bounded(30)
+        };
+        let pages = drain(&engine, &sql, &opts);
+        assert!(pages[0].still_computing(), "{sql}");
+        assert!(pages[0].documents.is_empty());
+        assert_eq!(pages[0].request_charge, 0.0);
+        assert_eq!(pages[0].access.kind, "computing");
+        // The next page waits for it (the row limit is what a page spends, not the
+        // computation) and delivers the first results; the rest page as usual.
+        assert!(!pages[1].still_computing(), "{sql}");
+        assert!(!pages[1].documents.is_empty(), "{sql}");
+        let delivered: Vec<Value> = pages.iter().flat_map(values).collect();
+        assert_eq!(delivered, values(&whole), "{sql}");
+        let charged: f64 = pages.iter().map(|p| p.request_charge).sum();
+        assert!(
+            (charged - whole.request_charge).abs() < 0.011,
+            "{sql}: pages charged {charged}, one page {}",
+            whole.request_charge
+        );
+    }
+}
+
+#[test]
+fn a_computation_past_its_own_limit_fails_with_408_and_advice() {
+    let (_dir, engine) = store(200);
+    let sql = format!("SELECT VALUE COUNT(1) FROM c WHERE {}", nested_exists(2));
+    // One row a page: the computation may evaluate 24 rows, far fewer than it needs.
+    let first = run(&engine, &sql, &bounded(1)).unwrap();
+    assert!(first.still_computing());
+    // The CLI learns it as it waits before it exits ...
+    let e = engine.settle().unwrap_err();
+    assert_eq!(e.status, 408, "{e}");
+    // ... and the next page in this process as it picks the computation up.
     let e = run(
         &engine,
-        &format!("SELECT VALUE COUNT(1) FROM c WHERE {}", nested_exists(2)),
-        &bounded(30),
+        &sql,
+        &QueryOptions {
+            continuation: first.continuation,
+            ..bounded(1)
+        },
     )
     .unwrap_err();
     assert_eq!(e.status, 408, "{e}");
-    assert!(e.message.contains("computing its result"), "{e}");
+    assert!(
+        e.message.contains("still being computed after 24 pages"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_later_process_continues_a_result_computed_past_the_page_limit() {
+    let dir = {
+        let (dir, engine) = store(200);
+        drop(engine);
+        dir
+    };
+    let sql = format!(
+        "SELECT c.pk, COUNT(1) AS n FROM c WHERE {} GROUP BY c.pk",
+        nested_exists(2)
+    );
+    let (first, whole) = {
+        let engine = Engine::open(dir.path()).unwrap();
+        let whole = run(&engine, &sql, &bounded(u64::MAX)).unwrap();
+        let first = run(&engine, &sql, &bounded(30)).unwrap();
+        assert!(first.still_computing());
+        // What the CLI does before it exits: the result is kept once it is whole.
+        assert!(engine.settle().unwrap(), "a computation was running");
+        (first, whole)
+    };
+    let engine = Engine::open(dir.path()).unwrap();
+    let next = run(
+        &engine,
+        &sql,
+        &QueryOptions {
+            continuation: first.continuation,
+            ..bounded(30)
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!next.still_computing());
+    assert_eq!(values(&next), values(&whole));
 }
 
 #[test]
