@@ -187,7 +187,6 @@ impl Computations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::run::result::{AccessView, IndexMetrics};
 
     fn key(query: u64) -> CacheKey {
         CacheKey {
@@ -200,16 +199,7 @@ mod tests {
     }
 
     fn empty() -> Arc<Computed> {
-        Arc::new(Computed::new(
-            Vec::new(),
-            Vec::new(),
-            AccessView {
-                kind: "scan",
-                indexes: Vec::new(),
-                reason: String::new(),
-            },
-            IndexMetrics::default(),
-        ))
+        Arc::new(Computed::numbered(0))
     }
 
     #[test]

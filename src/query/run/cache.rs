@@ -108,8 +108,6 @@ impl ResultCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::read::document::Document;
-    use crate::query::run::result::AccessView;
 
     fn key(query: u64, version: u64) -> CacheKey {
         CacheKey {
@@ -122,19 +120,7 @@ mod tests {
     }
 
     fn computed(n: usize) -> Arc<Computed> {
-        let results = (0..n)
-            .map(|i| Document::from_value(serde_json::json!({ "i": i })))
-            .collect();
-        Arc::new(Computed::new(
-            results,
-            Vec::new(),
-            AccessView {
-                kind: "scan",
-                indexes: Vec::new(),
-                reason: String::new(),
-            },
-            IndexMetrics::default(),
-        ))
+        Arc::new(Computed::numbered(n))
     }
 
     #[test]

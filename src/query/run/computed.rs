@@ -71,3 +71,19 @@ impl Computed {
         self.first == 0 && self.results.len() == self.total
     }
 }
+
+#[cfg(test)]
+impl Computed {
+    /// A result of `n` documents `{"i": 0}`, `{"i": 1}`, ... found by a scan.
+    pub(super) fn numbered(n: usize) -> Computed {
+        let results = (0..n)
+            .map(|i| Document::from_value(serde_json::json!({ "i": i })))
+            .collect();
+        let access = AccessView {
+            kind: "scan",
+            indexes: Vec::new(),
+            reason: String::new(),
+        };
+        Computed::new(results, Vec::new(), access, IndexMetrics::default())
+    }
+}
