@@ -11,7 +11,8 @@ use super::{
     CliResult, Failure, parse_json_arg, print_json, print_line, progress_bar, split_target,
 };
 use crate::engine::{
-    Backend, Engine, ImportSummary, ItemResponse, PatchRequest, TriggeredOp, TriggeredWrite, import,
+    Backend, Engine, IMPORT_BATCH_BYTES, ImportSummary, ItemResponse, PatchRequest, TriggeredOp,
+    TriggeredWrite, import,
 };
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
@@ -129,7 +130,9 @@ pub fn item(engine: &dyn Backend, cmd: ItemCommand) -> CliResult {
     Ok(())
 }
 
-/// Reads every file, checks every record of every file, then writes them in batches.
+/// Checks every record of every file, then writes them in batches, reading each file as a
+/// stream twice (standard input is first kept in a temporary file in the data directory),
+/// so an import holds one chunk of records at a time whatever the files' size.
 ///
 /// Afterwards, unless `compact` is false, the store is compacted if the import left much of
 /// the file free and no other process has it open ([`Engine::close_and_compact`]).
@@ -141,45 +144,45 @@ pub fn import(
     compact: bool,
 ) -> CliResult {
     let (db, c) = split_target(target)?;
-    let mut contents = Vec::with_capacity(files.len());
-    for file in files {
-        let bytes = if file.as_os_str() == "-" {
-            read_stdin()?
-        } else {
-            std::fs::read(file)
-                .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", file.display())))?
-        };
-        contents.push(bytes);
+    let sources = files
+        .iter()
+        .map(|file| ImportSource::open(file, engine.data_dir()))
+        .collect::<CliResult<Vec<_>>>()?;
+    // Records checked per chunk: enough to keep the check's own cost per record small.
+    const CHECK_ITEMS: usize = 10_000;
+    let mut total = 0;
+    for source in &sources {
+        let mut stream = source.stream()?;
+        while let Some(chunk) = stream
+            .next_chunk(CHECK_ITEMS, IMPORT_BATCH_BYTES)
+            .map_err(|e| in_file(e, &source.name))?
+        {
+            engine
+                .validate_records(db, c, &chunk.records())
+                .map_err(|e| in_file(e, &source.name))?;
+            total += chunk.len() as u64;
+        }
     }
-    let mut parsed = Vec::with_capacity(files.len());
-    for (file, bytes) in files.iter().zip(&contents) {
-        let name = file.display().to_string();
-        let records = import::records(bytes).map_err(|e| in_file(e, &name))?;
-        engine
-            .validate_records(db, c, &records)
-            .map_err(|e| in_file(e, &name))?;
-        parsed.push((name, records));
-    }
-    let total: u64 = parsed.iter().map(|(_, r)| r.len() as u64).sum();
     let bar = progress_bar(total);
     let mut summary = ImportSummary::default();
     let mut per_file = Vec::new();
-    for (name, records) in &parsed {
-        let base = summary.items;
-        let s = engine
-            .import_records_in_batches(db, c, records, batch_items, &mut |n| {
-                bar.set_position(base + n)
-            })
-            .map_err(|e| in_file(e, name))?;
-        per_file.push(json!({ "file": name, "items": s.items }));
-        summary.items += s.items;
-        summary.created += s.created;
-        summary.replaced += s.replaced;
-        summary.bytes += s.bytes;
-        summary.request_charge += s.request_charge;
-        summary.batches += s.batches;
-        summary.throttled += s.throttled;
-        summary.seconds += s.seconds;
+    for source in &sources {
+        let mut stream = source.stream()?;
+        let mut items = 0;
+        while let Some(chunk) = stream
+            .next_chunk(batch_items.max(1), IMPORT_BATCH_BYTES)
+            .map_err(|e| in_file(e, &source.name))?
+        {
+            let base = summary.items;
+            let s = engine
+                .import_records_in_batches(db, c, &chunk.records(), batch_items, &mut |n| {
+                    bar.set_position(base + n)
+                })
+                .map_err(|e| in_file(e, &source.name))?;
+            items += s.items;
+            summary.add(&s);
+        }
+        per_file.push(json!({ "file": source.name, "items": items }));
     }
     bar.finish_and_clear();
     summary.request_charge = crate::charge::round(summary.request_charge);
@@ -202,6 +205,59 @@ pub fn import(
 
 /// An import error located in its input file; a fault of the store (5xx) is not the
 /// file's, and keeps its own message.
+/// One file named to `import`: a path, or standard input kept in a temporary file (removed
+/// when the import ends) so that it can be read twice.
+struct ImportSource {
+    name: String,
+    path: Option<PathBuf>,
+    spooled: Option<std::fs::File>,
+}
+
+impl ImportSource {
+    fn open(file: &std::path::Path, data_dir: &std::path::Path) -> CliResult<ImportSource> {
+        let name = file.display().to_string();
+        if file.as_os_str() != "-" {
+            // Opened now, so a missing file is reported before anything is read.
+            std::fs::File::open(file)
+                .map_err(|e| Failure::Usage(format!("cannot read {name}: {e}")))?;
+            return Ok(ImportSource {
+                name,
+                path: Some(file.to_path_buf()),
+                spooled: None,
+            });
+        }
+        let mut spooled = tempfile::tempfile_in(data_dir).map_err(|e| {
+            Failure::Usage(format!(
+                "cannot keep standard input in a temporary file in {}: {e}",
+                data_dir.display()
+            ))
+        })?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut spooled)
+            .map_err(|e| Failure::Usage(format!("cannot read standard input: {e}")))?;
+        Ok(ImportSource {
+            name,
+            path: None,
+            spooled: Some(spooled),
+        })
+    }
+
+    /// The file's records from its beginning.
+    fn stream(&self) -> CliResult<import::RecordStream<std::io::BufReader<std::fs::File>>> {
+        let file = match (&self.path, &self.spooled) {
+            (Some(path), _) => std::fs::File::open(path),
+            (None, Some(spooled)) => spooled.try_clone().and_then(|mut f| {
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(0))?;
+                Ok(f)
+            }),
+            (None, None) => Err(std::io::Error::other("no input")),
+        }
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", self.name)))?;
+        // Large reads: the stream walks the buffer byte by byte, the disk does not.
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        Ok(import::RecordStream::new(reader))
+    }
+}
+
 fn in_file(e: crate::error::Error, file: &str) -> Failure {
     if e.status.is_server_error() {
         return Failure::Request(e);

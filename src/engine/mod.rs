@@ -87,7 +87,8 @@ pub const DATA_DIR_ENV: &str = "COSMOSCOPE_DATA_DIR";
 /// 6.2 GB → 8.2 GB, as a big commit copies more pages before freeing the old ones). A crash
 /// loses at most the open batch.
 pub const IMPORT_BATCH_ITEMS: usize = 50_000;
-const IMPORT_BATCH_BYTES: usize = 64 * 1024 * 1024;
+/// JSON bytes an import writes per transaction at most (besides [`IMPORT_BATCH_ITEMS`]).
+pub const IMPORT_BATCH_BYTES: usize = 64 * 1024 * 1024;
 
 /// An open store plus its background worker.
 pub struct Engine {

@@ -333,6 +333,20 @@ pub struct ImportSummary {
     pub seconds: f64,
 }
 
+impl ImportSummary {
+    /// Adds another import's (a later chunk's) figures to these.
+    pub fn add(&mut self, o: &ImportSummary) {
+        self.items += o.items;
+        self.created += o.created;
+        self.replaced += o.replaced;
+        self.bytes += o.bytes;
+        self.request_charge += o.request_charge;
+        self.batches += o.batches;
+        self.throttled += o.throttled;
+        self.seconds += o.seconds;
+    }
+}
+
 /// A size for people: `830 B`, `1.2 MB` (binary units, one decimal).
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];

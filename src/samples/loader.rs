@@ -137,7 +137,7 @@ pub(crate) fn plan(manifest: &Manifest, options: &LoadOptions) -> Result<Plan> {
         let mut files = Vec::new();
         for f in &c.items {
             let text = registry::require(f)?;
-            items += import::records(text.as_bytes())?.len() as u64;
+            items += import::read_all(text.as_bytes())?.len() as u64;
             files.push(text);
         }
         if let Some(stream) = &c.generated {
@@ -303,8 +303,8 @@ fn load_plan(engine: &dyn Backend, plan: &Plan, counter: &mut Counter) -> Result
         .collect();
     for (c, load) in plan.containers.iter().zip(loads.iter_mut()) {
         for text in &c.files {
-            let records = import::records(text.as_bytes())?;
-            write(engine, set, load, &records, counter)?;
+            let chunk = import::read_all(text.as_bytes())?;
+            write(engine, set, load, &chunk.records(), counter)?;
         }
     }
     if let Some(generator) = &plan.generator {

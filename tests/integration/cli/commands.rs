@@ -557,6 +557,60 @@ fn a_bad_import_file_changes_nothing() {
 }
 
 #[test]
+fn an_import_streams_its_files_and_stdin_a_chunk_at_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let mut before: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    before.sort();
+    // A JSON array on stdin, read in chunks of 700 items; its last element is broken, so
+    // nothing is written, and the error names the element's line.
+    let items: Vec<String> = (0..5_000)
+        .map(|i| {
+            json!({"id": format!("o{i}"), "customerId": format!("c-{}", i % 37), "text": "],[\"{"})
+                .to_string()
+        })
+        .collect();
+    let array = format!("[\n{}\n]\n", items.join(",\n"));
+    let broken = format!("[\n{},\n{{\"id\": }}\n]\n", items.join(",\n"));
+    let args = ["import", "shop/orders", "-", "--batch-items", "700"];
+    let e = err(run_stdin(dir, &args, &broken), 1);
+    assert_eq!(e["line"], 5_002, "{e}");
+    assert_eq!(
+        ok(dir, &["container", "show", "shop/orders"])["statistics"]["itemCount"],
+        0
+    );
+    let out = run_stdin(dir, &args, &array);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = json_of(&out);
+    assert_eq!(summary["items"], 5_000, "{summary}");
+    assert_eq!(summary["batches"], 8, "{summary}");
+    assert_eq!(
+        ok(dir, &["container", "show", "shop/orders"])["statistics"]["itemCount"],
+        5_000
+    );
+    let item = ok(
+        dir,
+        &["item", "read", "shop/orders", "o4999", "--pk", r#""c-4""#],
+    );
+    assert_eq!(item["resource"]["text"], "],[\"{");
+    // Standard input was kept in a temporary file that is gone now.
+    let mut after: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    after.sort();
+    assert_eq!(before, after);
+}
+
+#[test]
 fn a_follower_in_another_process_sees_new_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
