@@ -260,6 +260,9 @@ pub enum Command {
     /// Rewrite the data file without its free pages and with full ones, a third smaller
     /// after a bulk load (needs no other process to have the store open)
     Compact,
+    /// What the data file holds: each part (items, indexes, change feed, statistics, ...)
+    /// with its entries and size, its free pages, and the items' own JSON bytes beside them
+    Stats,
     /// Verify the whole store: the data file's structure, every item's JSON, statistics
     /// against a recount, indexes against a rebuild, the change feed. Exits 3 when anything
     /// is wrong

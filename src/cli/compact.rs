@@ -1,4 +1,5 @@
-//! `compact`, and the compaction that ends a large `import` ([`Engine::close_and_compact`]).
+//! `compact`, the compaction that ends a large `import` ([`Engine::close_and_compact`]), and
+//! `stats`: what the data file holds.
 
 use serde_json::json;
 
@@ -18,6 +19,26 @@ pub fn compact(engine: Engine) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// `stats`: the data file's parts and free pages, and beside them the items' own JSON bytes
+/// (what every container's statistics count), so the file's overhead reads at a glance.
+pub fn stats(engine: &Engine) -> CliResult {
+    use crate::engine::Backend;
+    let footprint = engine.footprint()?;
+    let items_json: u64 = engine
+        .list_containers(None)?
+        .iter()
+        .map(|c| c.statistics.size_bytes)
+        .sum();
+    let mut out = serde_json::to_value(&footprint).unwrap_or_default();
+    out["itemsJsonBytes"] = json!(items_json);
+    if items_json > 0 {
+        let ratio = footprint.file_bytes as f64 / items_json as f64;
+        out["fileToItemsJson"] = json!((ratio * 100.0).round() / 100.0);
+    }
+    print_json(&out);
+    Ok(())
 }
 
 /// After a bulk load: closes the engine and compacts the store if worthwhile, noting it in

@@ -173,6 +173,7 @@ fn execute(cli: Cli) -> CliResult {
             samples::load(engine, &name, scale, seed)
         }
         Some(Command::Compact) => compact::compact(engine),
+        Some(Command::Stats) => compact::stats(&engine),
         Some(Command::Check) => check::check(&dir),
         Some(Command::Serve(args)) => serve::serve(engine, &dir, args),
         Some(Command::Import {
@@ -272,6 +273,7 @@ fn common(engine: &dyn Backend, local: Option<&Engine>, cmd: Command) -> CliResu
              lines to `item upsert` or use the service's bulk tools",
         )),
         Command::Compact => Err(local_only("compact", "it rewrites the store's data file")),
+        Command::Stats => Err(local_only("stats", "it reads the store's data file")),
         Command::Check => Err(local_only("check", "it reads the store's data file")),
         Command::Serve(_) => Err(local_only(
             "serve",

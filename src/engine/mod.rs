@@ -64,6 +64,7 @@ pub use views::*;
 
 pub use crate::store::catalog::{ContainerSettings, Throughput, UniqueKeyPolicy};
 pub use crate::store::compact::{Outcome as CompactOutcome, When as CompactWhen};
+pub use crate::store::footprint::{Footprint, Part as FootprintPart};
 pub use crate::store::indexing::{
     CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
     VectorIndex, VectorIndexType,
@@ -177,6 +178,12 @@ impl Engine {
     /// it does.
     pub fn read_only(&self) -> Option<&str> {
         self.store.read_only()
+    }
+
+    /// What the data file holds: its parts (items, indexes, feed, statistics, ...) with
+    /// their entries and sizes, and its free pages.
+    pub fn footprint(&self) -> Result<Footprint> {
+        self.store.footprint()
     }
 
     /// The underlying store, for white-box tests and benchmarks; front ends and the

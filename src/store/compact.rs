@@ -214,19 +214,8 @@ fn worthwhile(file: u64, free: u64) -> bool {
 impl Store {
     /// The data file's size and how much of it is free pages, in bytes.
     pub fn free_space(&self) -> Result<(u64, u64)> {
-        let rtxn = self.read_txn()?;
-        let unnamed = self.env.unnamed_database_stat();
-        let page_size = u64::from(unnamed.page_size);
-        let mut used_pages =
-            (unnamed.branch_pages + unnamed.leaf_pages + unnamed.overflow_pages) as u64;
-        for (_, db) in self.databases() {
-            let stat = db.stat(&rtxn)?;
-            used_pages += (stat.branch_pages + stat.leaf_pages + stat.overflow_pages) as u64;
-        }
-        // Two meta pages, then pages up to the last one used.
-        let file_pages = self.env.info().last_page_number as u64 + 1;
-        let free = file_pages.saturating_sub(used_pages + 2) * page_size;
-        Ok((file_pages * page_size, free))
+        let footprint = self.footprint()?;
+        Ok((footprint.file_bytes, footprint.free_bytes))
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) mod codec;
 pub(crate) mod compact;
 pub(crate) mod epk;
 pub(crate) mod feed;
+pub(crate) mod footprint;
 pub(crate) mod index;
 pub(crate) mod indexing;
 pub(crate) mod item;

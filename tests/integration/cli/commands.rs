@@ -611,6 +611,53 @@ fn an_import_streams_its_files_and_stdin_a_chunk_at_a_time() {
 }
 
 #[test]
+fn stats_tells_what_each_part_of_the_data_file_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("orders.ndjson");
+    std::fs::write(&file, ndjson(2_000, 200)).unwrap();
+    ok(dir, &["import", "shop/orders", file.to_str().unwrap()]);
+    let stats = ok(dir, &["stats"]);
+    let part = |name: &str| {
+        stats["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no part {name}: {stats}"))
+            .clone()
+    };
+    assert_eq!(part("items")["entries"], 2_000);
+    assert_eq!(part("feed")["entries"], 2_000);
+    // Every item has its id, customerId, n and pad indexed (and more paths besides).
+    assert!(
+        part("index")["entries"].as_u64().unwrap() >= 8_000,
+        "{stats}"
+    );
+    assert!(!part("index")["holds"].as_str().unwrap().is_empty());
+    // The parts, the free pages and the two meta pages make up the file.
+    let page = stats["pageSize"].as_u64().unwrap();
+    let parts: u64 = stats["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bytes"].as_u64().unwrap())
+        .sum();
+    let file_bytes = stats["fileBytes"].as_u64().unwrap();
+    let free = stats["freeBytes"].as_u64().unwrap();
+    // The unnamed database (the parts' names) takes a page or so besides.
+    assert!(parts + free + 2 * page <= file_bytes, "{stats}");
+    assert!(
+        file_bytes - (parts + free + 2 * page) <= 2 * page,
+        "{stats}"
+    );
+    let items_json = stats["itemsJsonBytes"].as_u64().unwrap();
+    assert!(items_json > 2_000 * 200, "{stats}");
+    assert!(stats["fileToItemsJson"].as_f64().unwrap() > 1.0, "{stats}");
+}
+
+#[test]
 fn a_follower_in_another_process_sees_new_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
