@@ -833,6 +833,10 @@ pub fn perform(
             single.as_deref(),
             composite.as_deref(),
         ))],
+        Effect::SetWrites { on } => vec![Msg::WritesSet {
+            on,
+            result: engine.set_writes(on),
+        }],
         Effect::SaveHistory { entries } => {
             // Losing history is not worth interrupting anyone for.
             let _ = save_history(data_dir, &entries);
