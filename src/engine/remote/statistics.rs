@@ -71,13 +71,13 @@ pub(super) fn parse(doc: &Value) -> Option<Vec<RangeStatistics>> {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter_map(|k| Some((k.get("partitionKey")?.clone(), kb(k.get("sizeInKB")))))
+                    .filter_map(|k| Some((k.get("partitionKey")?.clone(), number(k.get("sizeInKB")))))
                     .collect();
                 keys.sort_by_key(|k| std::cmp::Reverse(k.1));
                 RangeStatistics {
                     id: super::resources::scalar_text(r.get("id")),
-                    size_kb: kb(r.get("sizeInKB")),
-                    documents: kb(r.get("documentCount")),
+                    size_kb: number(r.get("sizeInKB")),
+                    documents: number(r.get("documentCount")),
                     keys,
                 }
             })
@@ -86,7 +86,7 @@ pub(super) fn parse(doc: &Value) -> Option<Vec<RangeStatistics>> {
 }
 
 /// A non-negative whole number, or 0.
-fn kb(v: Option<&Value>) -> u64 {
+fn number(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_u64).unwrap_or(0)
 }
 
@@ -115,8 +115,8 @@ pub(super) fn logical(
                 Value::Array(a) if a.len() == 1 => a[0].clone(),
                 other => other.clone(),
             };
-            // Hashed here, with the container's definition; a key this client cannot hash
-            // (a newer key kind) is still listed, without its EPK.
+            // Hashed here, with the container's definition; a key the definition does not
+            // take (levels that do not match its paths) is still listed, without its EPK.
             let epk = def
                 .parse_request_value(&partition_key)
                 .map(|v| v.epk(def).to_hex())

@@ -39,11 +39,12 @@ pub fn refused(app: &mut App, action: Action) -> bool {
     if !(app.read_only && app.write_switch && WRITES.contains(&action)) {
         return false;
     }
+    // The key first: the status line cuts a long message at its end.
     app.error(format!(
-        "read-only: {} takes no writes until you allow them — press {} (asks first; this run \
-         only) or start with --read-write",
-        account(app),
-        toggle_key(app)
+        "read-only: press {} to allow writes for this run (asks first), or start with \
+         --read-write; nothing was sent to {}",
+        toggle_key(app),
+        account(app)
     ));
     true
 }
@@ -64,7 +65,7 @@ pub fn toggle(app: &mut App) -> Vec<Effect> {
     app.layers.push(Layer::Confirm {
         text: format!(
             "Allow writes to {} for this session?\nCreates, edits, deletes and scripts will \
-             change the account and be billed. Until you quit (or press {} again).",
+             change the account and be billed. Writes stay on until you quit or press {} again.",
             account(app),
             toggle_key(app)
         ),
