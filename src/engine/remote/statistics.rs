@@ -71,7 +71,9 @@ pub(super) fn parse(doc: &Value) -> Option<Vec<RangeStatistics>> {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter_map(|k| Some((k.get("partitionKey")?.clone(), number(k.get("sizeInKB")))))
+                    .filter_map(|k| {
+                        Some((k.get("partitionKey")?.clone(), number(k.get("sizeInKB"))))
+                    })
                     .collect();
                 keys.sort_by_key(|k| std::cmp::Reverse(k.1));
                 RangeStatistics {

@@ -154,6 +154,8 @@ pub enum Confirmed {
     },
     /// Run the console's query, whose cost estimate was shown.
     RunQuery,
+    /// List a range's logical partitions (a billed query), whose cost was shown.
+    ListRange { key: String },
     DeleteItem {
         db: String,
         c: String,

@@ -15,6 +15,7 @@ use cosmoscope::engine::{Backend, Engine, QueryOptions, StatisticsSource};
 use cosmoscope::gateway::EMULATOR_KEY;
 use cosmoscope::tui::effect::Effect;
 use cosmoscope::tui::harness::Harness;
+use cosmoscope::tui::msg::Msg;
 use cosmoscope::tui::state::{Focus, Layer, Level};
 use serde_json::json;
 
@@ -33,6 +34,19 @@ fn flow(h: &mut Harness, local: &Engine) {
     }
     select(h, "range 0");
     h.keys("<enter>");
+    if h.app.ask_before_fan_out {
+        // A billed account: listing the range's keys is a query, priced first from the
+        // range's statistics, and asked once.
+        let frame = h.render();
+        assert!(
+            frame.contains("Listing the logical partitions of range 0 runs a GROUP BY"),
+            "{frame}"
+        );
+        assert!(frame.contains("3 items"), "{frame}");
+        h.keys("y");
+        h.keys("<left> <enter>");
+        assert!(h.app.layers.is_empty(), "asked once per range");
+    }
     select(h, "c-2");
     h.keys("<enter>");
     let frame = h.render();
@@ -231,6 +245,51 @@ fn writes_are_turned_on_from_the_explorer_after_a_confirmation_naming_the_accoun
     assert!(status(&mut h).contains(" read-only "));
     h.keys("d");
     assert!(h.app.layers.is_empty(), "no delete asked for");
+    drop(h);
+    runtime.block_on(gateway.stop());
+}
+
+/// While another client writes, the tree notices and reloads its levels on its own; on a
+/// billed account it does not run the listings that are queries again (a range's logical
+/// partitions) until the user refreshes.
+#[test]
+fn the_trees_own_reloads_run_no_query_on_a_remote_account() {
+    let (local, dir) = engine();
+    let (runtime, gateway, mut h) = remote_explorer(&local, dir.path());
+    h.keys("<enter>");
+    select(&mut h, ORDERS);
+    h.keys("<enter>");
+    select(&mut h, "range 0");
+    h.keys("<enter> y");
+    assert!(h.render().contains("c-2"));
+    let listings = |h: &Harness| {
+        h.log
+            .iter()
+            .filter(|e| {
+                matches!(e, Effect::LoadChildren { node, .. }
+                    if matches!(node, cosmoscope::tui::state::tree::NodeKind::Range { .. }))
+            })
+            .count()
+    };
+    let before = listings(&h);
+    // Another client adds an item: the next probe finds the counts changed and reloads.
+    local
+        .upsert_item(
+            DB,
+            ORDERS,
+            json!({"id": "o-50", "pk": "c-9"}).to_string().as_bytes(),
+            None,
+        )
+        .unwrap();
+    let generation = h.app.tree.generation;
+    let now = h.app.now;
+    h.send(Msg::Tick { now: now + 10 });
+    assert!(h.app.tree.generation > generation, "the tree reloaded");
+    assert_eq!(listings(&h), before, "no range listed again on its own");
+    assert!(h.render().contains("c-2"), "the listing shown stays");
+    // `r` is the user asking: the listing runs again.
+    h.keys("r");
+    assert_eq!(listings(&h), before + 1);
     drop(h);
     runtime.block_on(gateway.stop());
 }
