@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use cosmoscope::engine::remote::{RemoteBackend, RemoteConfig, Secret};
 use cosmoscope::engine::{
-    Backend, FeedRequest, FeedStart, LogicalPartitionView, QueryOptions, QueryResult, RangeInfo,
-    StatisticsSource, Throughput,
+    Backend, ContainerSettings, FeedRequest, FeedStart, LogicalPartitionView, QueryOptions,
+    QueryResult, RangeInfo, StatisticsSource, Throughput,
 };
 use cosmoscope::error::StatusCode;
 use serde_json::{Value, json};
@@ -174,6 +174,55 @@ fn per_range_counts_storage_and_the_largest_keys_come_from_the_services_statisti
     let info = r.container(DB, C).unwrap();
     assert_eq!(info.statistics_source, StatisticsSource::Sampled);
     assert_eq!(counts(&info.partitions.unwrap()), counts(&local.partitions));
+}
+
+/// A hierarchical key's sampled logical partitions come back as the engine's: the key's
+/// levels as an array, hashed to the same EPK.
+#[test]
+fn hierarchical_keys_in_the_statistics_keep_their_levels_and_epks() {
+    let server = server_with(0);
+    let mut settings = ContainerSettings::new(vec!["/t".into(), "/u".into()]);
+    settings.throughput = Throughput::Manual(12_000);
+    server
+        .engine
+        .create_container(DB, "people", settings)
+        .unwrap();
+    for i in 0..30 {
+        let doc = json!({"id": format!("p{i}"), "t": format!("t{}", i % 3), "u": i % 4});
+        server
+            .engine
+            .upsert_item(DB, "people", doc.to_string().as_bytes(), None)
+            .unwrap();
+    }
+    let r = remote(&server, false);
+    let got = r.partitions(DB, "people", 4, 0).unwrap();
+    let want = server.engine.partitions(DB, "people", 4, 0).unwrap();
+    let key_and_epk = |l: &LogicalPartitionView| (l.partition_key.clone(), l.epk.clone());
+    for l in &got.largest_logical_partitions {
+        assert!(l.partition_key.is_array(), "{l:?}");
+        let engine_side = server
+            .engine
+            .largest_logical_partitions(DB, "people", &l.range, 0, 3)
+            .unwrap();
+        assert!(
+            engine_side
+                .logical_partitions
+                .iter()
+                .any(|e| key_and_epk(e) == key_and_epk(l)),
+            "{l:?} not among {engine_side:?}"
+        );
+    }
+    assert_eq!(got.largest_logical_partitions.len(), 4);
+    assert_eq!(
+        got.partitions
+            .iter()
+            .map(|p| p.statistics.item_count)
+            .sum::<u64>(),
+        want.partitions
+            .iter()
+            .map(|p| p.statistics.item_count)
+            .sum::<u64>()
+    );
 }
 
 #[test]

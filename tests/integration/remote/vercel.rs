@@ -122,6 +122,8 @@ fn the_client_works_against_a_server_it_was_not_written_with() {
     let report = r.partitions("v", "c", 10, 0).unwrap();
     assert_eq!(report.statistics_source, StatisticsSource::Unreported);
     assert!(report.largest_logical_partitions.is_empty());
-    let e = r.largest_logical_partitions("v", "c", "0", 0, 5).unwrap_err();
+    let e = r
+        .largest_logical_partitions("v", "c", "0", 0, 5)
+        .unwrap_err();
     assert!(e.message.contains("sent no statistics"), "{e}");
 }
