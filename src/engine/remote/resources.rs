@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::RemoteBackend;
 use super::http::{Answer, Call};
 use super::statistics::{self, RangeStatistics};
+use super::wire::scalar_text;
 use crate::engine::views::{
     ContainerInfo, DatabaseInfo, PartitionKeyRange, RangeInfo, StatisticsSource, ThroughputView,
 };
@@ -426,15 +427,6 @@ pub(super) fn key_space_fraction(min: &str, max: &str) -> f64 {
 
 pub(super) fn str_of(v: &Value, name: &str) -> String {
     scalar_text(v.get(name))
-}
-
-/// A JSON string's text, or a number's.
-pub(super) fn scalar_text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
 }
 
 #[cfg(test)]

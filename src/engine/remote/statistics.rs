@@ -77,7 +77,7 @@ pub(super) fn parse(doc: &Value) -> Option<Vec<RangeStatistics>> {
                     .collect();
                 keys.sort_by_key(|k| std::cmp::Reverse(k.1));
                 RangeStatistics {
-                    id: super::resources::scalar_text(r.get("id")),
+                    id: super::wire::scalar_text(r.get("id")),
                     size_kb: number(r.get("sizeInKB")),
                     documents: number(r.get("documentCount")),
                     keys,
