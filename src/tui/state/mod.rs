@@ -352,6 +352,9 @@ pub struct App {
     pub write_switch: bool,
     /// The remote account the session is on (its endpoint, never its key).
     pub account: Option<String>,
+    /// The backend meters every client's RU per range (the store); a remote account's
+    /// partitions view shows only this session's own.
+    pub metering: bool,
     /// A new store's data directory: the session starts by loading the bundled samples.
     pub first_launch: Option<std::path::PathBuf>,
     /// The backend bills its requests (a remote account): a query is estimated, and one
@@ -414,6 +417,7 @@ impl App {
             read_only: false,
             write_switch: false,
             account: None,
+            metering: true,
             first_launch: None,
             ask_before_fan_out: false,
             estimated: Default::default(),
@@ -458,6 +462,7 @@ impl App {
         let caps = engine.capabilities();
         self.read_only = !caps.writes;
         self.write_switch = caps.write_switch;
+        self.metering = caps.metering;
         self.ask_before_fan_out = caps.billed;
         self.account = engine.account();
     }

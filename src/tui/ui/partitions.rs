@@ -69,7 +69,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         return inner.height as usize;
     };
     let [ranges, lps] = areas(report, inner);
-    draw_ranges(f, p, report, focused, ranges);
+    draw_ranges(f, p, report, focused, app.metering, ranges);
     draw_logical(f, report, lps);
     inner.height as usize
 }
@@ -112,11 +112,14 @@ impl Columns {
 
 /// A row per physical partition (the selected one marked), then the split just seen or a
 /// summary.
+/// `metering`: the load is every client's (the store's meter); otherwise only this
+/// session's own requests, which the footer says.
 fn draw_ranges(
     f: &mut Frame,
     p: &PartitionsState,
     report: &PartitionsReport,
     focused: bool,
+    metering: bool,
     area: Rect,
 ) {
     let cols = Columns::new(area.width);
@@ -142,9 +145,14 @@ fn draw_ranges(
     lines.push(Line::styled(
         p.split_seen.clone().unwrap_or_else(|| {
             format!(
-                "{} physical partitions · window {} s · refreshed every second",
+                "{} physical partitions · window {} s · {}",
                 report.partitions.len(),
-                report.window_seconds
+                report.window_seconds,
+                if metering {
+                    "refreshed every second"
+                } else {
+                    "RU/s and 429s of this session only"
+                }
             )
         }),
         if p.split_seen.is_some() {

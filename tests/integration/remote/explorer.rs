@@ -293,3 +293,19 @@ fn the_trees_own_reloads_run_no_query_on_a_remote_account() {
     drop(h);
     runtime.block_on(gateway.stop());
 }
+
+/// On the embedded store the write toggle has nothing to switch, and says so.
+#[test]
+fn the_write_toggle_explains_itself_on_the_embedded_store() {
+    let (local, dir) = engine();
+    let mut h = Harness::new(local, dir.path().to_path_buf(), 120, 40);
+    assert!(!h.app.read_only && !h.app.write_switch);
+    h.keys("W");
+    assert!(h.app.layers.is_empty(), "nothing to confirm");
+    let (_, text) = h.app.message.clone().expect("a message");
+    assert!(
+        text.contains("only a remote account is read-only"),
+        "{text}"
+    );
+    assert!(!h.render().contains(" read-write "));
+}
