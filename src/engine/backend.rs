@@ -24,7 +24,7 @@ use super::scripts::{
 };
 use super::views::{
     ContainerInfo, DatabaseInfo, EpkInfo, ImportSummary, ItemResponse, LogicalPartitionPage,
-    PartitionKeyRange, PartitionsReport,
+    PartitionKeyRange, PartitionsReport, StatisticsSource,
 };
 use crate::error::Result;
 use crate::store::catalog::{ContainerSettings, Throughput};
@@ -45,11 +45,15 @@ pub struct ContainerKey {
 /// What a backend can answer beyond the operations every Cosmos endpoint serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
-    /// Exact statistics per logical partition, read without reading items
-    /// ([`Backend::logical_partitions`], [`Backend::largest_logical_partitions`], the largest
-    /// and hottest logical partitions of [`Backend::partitions`]) and the listing of item
-    /// keys in storage order ([`Backend::item_keys`]).
+    /// Exact statistics per logical partition, read without reading items: the listing of
+    /// a range's logical partitions ([`Backend::logical_partitions`]), the hottest logical
+    /// partitions of [`Backend::partitions`], and the listing of item keys in storage order
+    /// ([`Backend::item_keys`]).
     pub partition_statistics: bool,
+    /// Where per-range item counts and storage and the largest logical partitions of each
+    /// range ([`Backend::partitions`], [`Backend::largest_logical_partitions`]) come from:
+    /// the store's exact figures, or the service's sampled partition statistics.
+    pub range_statistics: StatisticsSource,
     /// RU consumed and throttled per physical partition per second, from any process
     /// (the load in [`Backend::partitions`]).
     pub metering: bool,
@@ -59,6 +63,9 @@ pub struct Capabilities {
     /// Writes are taken. False for a store on read-only media or without write permission
     /// (every write answers 403 saying why).
     pub writes: bool,
+    /// Writes can be turned on and off for the session ([`Backend::set_writes`]): a remote
+    /// account is read-only until the user says otherwise.
+    pub write_switch: bool,
     /// Requests are billed: an account reached over the network, where a query that fans
     /// out or scans costs real RU. Front ends estimate such a query's charge and ask first.
     pub billed: bool,
@@ -77,6 +84,21 @@ pub trait Backend: Send + Sync {
     /// first failure of that work (then nothing was kept).
     fn settle(&self) -> Result<bool> {
         Ok(false)
+    }
+
+    /// The account a remote backend reaches (its endpoint URL, never its key), for
+    /// confirmations and titles; `None` for a store on this machine.
+    fn account(&self) -> Option<String> {
+        None
+    }
+
+    /// Takes writes (`true`) or refuses them (`false`) from now on, for this session only,
+    /// where [`Capabilities::write_switch`] allows it; 400 elsewhere.
+    fn set_writes(&self, _on: bool) -> Result<()> {
+        Err(crate::error::Error::bad_request(
+            "this backend's writes cannot be switched: a store on this machine takes writes \
+             unless its media or permissions forbid them",
+        ))
     }
 
     // ---- databases ----

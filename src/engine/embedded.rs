@@ -28,9 +28,12 @@ impl Backend for Engine {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             partition_statistics: true,
+            range_statistics: StatisticsSource::Exact,
             metering: true,
             enforcement_switch: true,
             writes: self.store.read_only().is_none(),
+            // A store on read-only media stays so: there is nothing to switch.
+            write_switch: false,
             billed: false,
         }
     }
@@ -227,6 +230,7 @@ impl Backend for Engine {
                 .collect(),
             load,
             window_seconds: window,
+            statistics_source: StatisticsSource::Exact,
             largest_logical_partitions: largest
                 .iter()
                 .map(|l| LogicalPartitionView::new(&def, l))

@@ -40,6 +40,32 @@ impl DatabaseInfo {
     }
 }
 
+/// Where per-range item counts and storage and the largest logical partitions come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StatisticsSource {
+    /// Kept by the store in every write transaction: exact.
+    Exact,
+    /// The service's partition statistics (`x-ms-documentdb-populatepartitionstatistics`):
+    /// its own per-range counts and storage, and the largest logical partitions of each
+    /// range from a sample of keys (approximate; small keys may be left out).
+    Sampled,
+    /// Not reported: the server answers without partition statistics, so counts and sizes
+    /// read zero.
+    Unreported,
+}
+
+impl StatisticsSource {
+    /// How a front end labels figures from this source ("" for exact ones).
+    pub fn label(self) -> &'static str {
+        match self {
+            StatisticsSource::Exact => "",
+            StatisticsSource::Sampled => "the service's statistics (sampled)",
+            StatisticsSource::Unreported => "the service reports no partition statistics",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThroughputView {
@@ -77,6 +103,8 @@ pub struct ContainerInfo {
     pub max_logical_partition_bytes: u64,
     pub feed_previous_images: bool,
     pub statistics: StatsView,
+    /// Where the partitions' statistics come from.
+    pub statistics_source: StatisticsSource,
     pub partition_count: usize,
     /// Present in `container show`; omitted from listings.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,6 +143,7 @@ impl ContainerInfo {
             max_logical_partition_bytes: def.max_logical_partition_bytes,
             feed_previous_images: def.feed_previous_images,
             statistics: stats,
+            statistics_source: StatisticsSource::Exact,
             partition_count: def.ranges.len(),
             partitions,
         }
@@ -250,6 +279,8 @@ pub struct PartitionsReport {
     pub partitions: Vec<RangeInfo>,
     pub load: Vec<RangeLoad>,
     pub window_seconds: u64,
+    /// Where the ranges' counts and sizes and the largest logical partitions come from.
+    pub statistics_source: StatisticsSource,
     pub largest_logical_partitions: Vec<LogicalPartitionView>,
     pub hottest_logical_partitions: Vec<LogicalPartitionView>,
 }

@@ -32,6 +32,8 @@ pub mod header {
     pub const OFFER_AUTOPILOT: &str = "x-ms-cosmos-offer-autopilot-settings";
     pub const POPULATE_QUERY_METRICS: &str = "x-ms-documentdb-populatequerymetrics";
     pub const POPULATE_INDEX_METRICS: &str = "x-ms-cosmos-populateindexmetrics";
+    pub const POPULATE_QUOTA_INFO: &str = "x-ms-documentdb-populatequotainfo";
+    pub const POPULATE_PARTITION_STATISTICS: &str = "x-ms-documentdb-populatepartitionstatistics";
     pub const CONTENT_TYPE: &str = "content-type";
     pub const ACTIVITY_ID: &str = "x-ms-activity-id";
     pub const DATE: &str = "x-ms-date";

@@ -84,6 +84,9 @@ pub enum Action {
     Gateway,
     RequestsPause,
     RequestsClear,
+    /// On a remote account: allows writes for this session (after a confirmation naming the
+    /// account), or makes it read-only again.
+    ToggleWrites,
 }
 
 impl Action {
@@ -151,6 +154,7 @@ impl Action {
         Action::Gateway,
         Action::RequestsPause,
         Action::RequestsClear,
+        Action::ToggleWrites,
     ];
 
     /// The short label the hint bar shows.
@@ -218,6 +222,7 @@ impl Action {
             Action::Gateway => "gateway",
             Action::RequestsPause => "pause",
             Action::RequestsClear => "clear",
+            Action::ToggleWrites => "writes on/off",
         }
     }
 
@@ -307,6 +312,9 @@ impl Action {
             Action::RequestsClear => "Clear the requests view",
             Action::ApplyIndex => {
                 "Add the index the last query was missing to the container's policy (asks first)"
+            }
+            Action::ToggleWrites => {
+                "On a remote account: allow writes for this session only (asks first, naming the account), or make it read-only again"
             }
         }
     }

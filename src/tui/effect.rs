@@ -159,6 +159,10 @@ pub enum Effect {
         ticket: u64,
         job: JobKind,
     },
+    /// Turns the backend's writes on or off for the session (`Msg::WritesSet`).
+    SetWrites {
+        on: bool,
+    },
     CancelJob {
         ticket: u64,
     },

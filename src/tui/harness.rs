@@ -51,8 +51,7 @@ impl Harness {
             .unwrap_or_else(|e| panic!("test backend: {e}"));
         let serving = Serving::new(engine.clone(), data_dir.clone(), Options::default());
         let mut app = app;
-        app.read_only = !engine.capabilities().writes;
-        app.ask_before_fan_out = engine.capabilities().billed;
+        app.adopt(engine.as_ref());
         let mut h = Harness {
             app,
             serving,

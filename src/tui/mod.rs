@@ -92,8 +92,7 @@ pub fn run(
     let (theme, theme_problems) = ui::theme::Theme::load(theme_file.as_deref());
     ui::theme::install(theme);
     let mut app = App::new(location.to_string(), Arc::new(keymap));
-    app.read_only = !engine.capabilities().writes;
-    app.ask_before_fan_out = engine.capabilities().billed;
+    app.adopt(engine.as_ref());
     if let Some(addr) = gateway.serve {
         app.gateway.addr = addr;
         app.gateway.at_launch = true;

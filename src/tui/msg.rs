@@ -154,6 +154,11 @@ pub enum Msg {
     },
     /// A policy change went through (what changed) or not.
     Applied(Result<String, Error>),
+    /// The backend takes writes (`on`) or refuses them from now on, or could not switch.
+    WritesSet {
+        on: bool,
+        result: Result<(), Error>,
+    },
     /// A workbench run's report (its job ends right after).
     WorkbenchReport {
         ticket: u64,

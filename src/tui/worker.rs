@@ -833,6 +833,10 @@ pub fn perform(
             single.as_deref(),
             composite.as_deref(),
         ))],
+        Effect::SetWrites { on } => vec![Msg::WritesSet {
+            on,
+            result: engine.set_writes(on),
+        }],
         Effect::SaveHistory { entries } => {
             // Losing history is not worth interrupting anyone for.
             let _ = save_history(data_dir, &entries);
@@ -905,9 +909,25 @@ fn estimate(
         return Ok(None);
     }
     let info = engine.container(db, c)?;
-    let share = plan.ranges.len() as f64 / info.partition_count.max(1) as f64;
-    let items = (info.statistics.item_count as f64 * share).round() as u64;
-    let bytes = (info.statistics.size_bytes as f64 * share).round() as u64;
+    let (items, bytes) = match info.partitions.as_deref() {
+        // The ranges the plan reads, as the store or the service counts them.
+        Some(parts) if info.statistics_source != crate::engine::StatisticsSource::Unreported => {
+            parts
+                .iter()
+                .filter(|p| plan.ranges.contains(&p.id))
+                .fold((0, 0), |(i, b), p| {
+                    (i + p.statistics.item_count, b + p.statistics.size_bytes)
+                })
+        }
+        // No per-range figures: the ranges' share of the container's.
+        _ => {
+            let share = plan.ranges.len() as f64 / info.partition_count.max(1) as f64;
+            (
+                (info.statistics.item_count as f64 * share).round() as u64,
+                (info.statistics.size_bytes as f64 * share).round() as u64,
+            )
+        }
+    };
     let ru = crate::charge::query_estimate(plan.ranges.len(), items, bytes);
     Ok(Some(format!(
         "This query reads {} of {}'s {} physical partitions. Scanning them ({items} items) \

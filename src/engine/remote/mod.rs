@@ -32,11 +32,13 @@
 //!
 //! ## What it cannot do
 //!
-//! The service keeps no statistics per logical partition that a client can read, nor RU
+//! The service reports per-range counts and storage and a sample of each range's largest
+//! logical partitions (`statistics`), but no exact listing of logical partitions, nor RU
 //! history for other clients, and always enforces throughput: [`Capabilities`] says so, and
 //! those operations fail with 501-style engine errors (400 naming the capability) that front
-//! ends avoid by consulting the capabilities. Sessions are read-only until `--read-write`:
-//! every write answers 403 naming the flag, before anything is sent.
+//! ends avoid by consulting the capabilities. Sessions are read-only until `--read-write` or
+//! until the user turns writes on ([`Backend::set_writes`], for this run only): every write
+//! answers 403 saying so, before anything is sent.
 
 pub mod config;
 mod feed;
@@ -48,11 +50,12 @@ mod query;
 mod resources;
 mod scripts;
 pub mod signing;
+mod statistics;
 mod verdict;
 mod wire;
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -68,7 +71,7 @@ use super::scripts::{
 };
 use super::views::{
     ContainerInfo, DatabaseInfo, EpkInfo, ImportSummary, ItemResponse, LogicalPartitionPage,
-    PartitionKeyRange, PartitionsReport,
+    PartitionKeyRange, PartitionsReport, StatisticsSource,
 };
 use crate::error::{Error, Result, StatusCode};
 use crate::store::catalog::{ContainerSettings, Throughput};
@@ -83,7 +86,9 @@ pub const SAMPLE_LIMIT: usize = 100;
 /// An account reached over its REST API.
 pub struct RemoteBackend {
     http: Http,
-    read_write: bool,
+    /// Writes are taken. Switched by the explorer's worker threads while others send, so
+    /// atomic: a write checks it once, before anything is sent.
+    read_write: AtomicBool,
     /// Containers' rids and keys, which never change while a container lives.
     keys: Mutex<HashMap<(String, String), ContainerKey>>,
     /// Merged cross-partition results, for their later pages.
@@ -96,7 +101,7 @@ impl std::fmt::Debug for RemoteBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteBackend")
             .field("endpoint", &self.http.endpoint())
-            .field("read_write", &self.read_write)
+            .field("read_write", &self.writes_on())
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +115,7 @@ impl RemoteBackend {
     pub fn connect(config: &RemoteConfig) -> Result<RemoteBackend> {
         Ok(RemoteBackend {
             http: Http::new(config)?,
-            read_write: config.read_write,
+            read_write: AtomicBool::new(config.read_write),
             keys: Mutex::default(),
             results: Mutex::default(),
             polls: Mutex::default(),
@@ -123,16 +128,20 @@ impl RemoteBackend {
         self.http.endpoint()
     }
 
-    /// 403 unless the session was opened with `--read-write`.
+    fn writes_on(&self) -> bool {
+        self.read_write.load(Ordering::SeqCst)
+    }
+
+    /// 403 unless writes are on (`--read-write`, or turned on in the explorer).
     fn writable(&self, what: &str) -> Result<()> {
-        if self.read_write {
+        if self.writes_on() {
             return Ok(());
         }
         Err(Error::new(
             StatusCode::Forbidden,
             format!(
                 "{what} is a write, and this remote session is read-only: start it with \
-                 --read-write to allow writes to {}",
+                 --read-write (or turn writes on in the explorer) to allow writes to {}",
                 self.endpoint()
             ),
         ))
@@ -207,11 +216,22 @@ impl Backend for RemoteBackend {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             partition_statistics: false,
+            range_statistics: StatisticsSource::Sampled,
             metering: false,
             enforcement_switch: false,
-            writes: self.read_write,
+            writes: self.writes_on(),
+            write_switch: true,
             billed: true,
         }
+    }
+
+    fn account(&self) -> Option<String> {
+        Some(self.endpoint().to_string())
+    }
+
+    fn set_writes(&self, on: bool) -> Result<()> {
+        self.read_write.store(on, Ordering::SeqCst);
+        Ok(())
     }
 
     fn create_database(&self, name: &str) -> Result<DatabaseInfo> {
@@ -290,16 +310,18 @@ impl Backend for RemoteBackend {
         self.indexing_set(db, name, policy)
     }
 
-    /// The ranges as the account lists them, with this session's own load on each; no
-    /// logical partitions (the service reports none a client can read).
+    /// The ranges as the account lists them, with their counts and storage and the `top`
+    /// largest logical partitions from the service's partition statistics, and this
+    /// session's own load on each; no hottest logical partitions (the service reports no
+    /// RU per key).
     fn partitions(
         &self,
         db: &str,
         name: &str,
-        _top: usize,
+        top: usize,
         window: u64,
     ) -> Result<PartitionsReport> {
-        let info = self.container_info(db, name, true)?;
+        let (info, stats) = self.container_statistics(db, name)?;
         let ranges = info.partitions.clone().unwrap_or_default();
         let budget = info.throughput.per_partition_budget;
         let ids: Vec<(String, f64)> = ranges.iter().map(|r| (r.id.clone(), budget)).collect();
@@ -308,7 +330,10 @@ impl Backend for RemoteBackend {
             load: self.meter.load(db, name, &ids, window),
             partitions: ranges,
             window_seconds: window,
-            largest_logical_partitions: Vec::new(),
+            statistics_source: info.statistics_source,
+            largest_logical_partitions: stats
+                .map(|s| statistics::largest(&info.partition_key, &s, top))
+                .unwrap_or_default(),
             hottest_logical_partitions: Vec::new(),
         })
     }
@@ -324,15 +349,32 @@ impl Backend for RemoteBackend {
         Err(self.unsupported("listing logical partitions from statistics"))
     }
 
+    /// The range's largest logical partitions as the service sampled them (only those it
+    /// reports: not every key of the range).
     fn largest_logical_partitions(
         &self,
-        _db: &str,
-        _name: &str,
-        _range: &str,
-        _skip: usize,
-        _limit: usize,
+        db: &str,
+        name: &str,
+        range: &str,
+        skip: usize,
+        limit: usize,
     ) -> Result<LogicalPartitionPage> {
-        Err(self.unsupported("the largest logical partitions"))
+        let (info, stats) = self.container_statistics(db, name)?;
+        let stats = stats.ok_or_else(|| {
+            self.unsupported("the largest logical partitions (the server sent no statistics)")
+        })?;
+        let Some(of_range) = stats.iter().find(|s| s.id == range) else {
+            return Err(Error::not_found(format!(
+                "{db}/{name} has no physical partition {range} in the service's statistics"
+            )));
+        };
+        let all = statistics::logical(&info.partition_key, of_range);
+        let limit = limit.max(1);
+        Ok(LogicalPartitionPage {
+            range: range.to_string(),
+            next: (all.len() > skip + limit).then(|| (skip + limit).to_string()),
+            logical_partitions: all.into_iter().skip(skip).take(limit).collect(),
+        })
     }
 
     fn item_keys(

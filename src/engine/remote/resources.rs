@@ -1,18 +1,20 @@
 //! Databases, containers, their offers (throughput) and partition key ranges, read from the
 //! account's REST resources into the engine's views.
 //!
-//! What the service does not report is left at zero and said so by the backend's
-//! capabilities (no per-range statistics: `partition_statistics` is false): a container's
-//! item count and size come from the `x-ms-resource-usage` header of its read, its ranges'
-//! from nothing.
+//! A container's item count and size come from the `x-ms-resource-usage` header of its
+//! read; its ranges' counts and storage from the service's partition statistics (see
+//! `statistics`), asked for only when the ranges are wanted. A server that sends none
+//! leaves them at zero, and the view says so (`StatisticsSource::Unreported`).
 
 use hyper::Method;
 use serde_json::{Value, json};
 
 use super::RemoteBackend;
 use super::http::{Answer, Call};
+use super::statistics::{self, RangeStatistics};
+use super::wire::scalar_text;
 use crate::engine::views::{
-    ContainerInfo, DatabaseInfo, PartitionKeyRange, RangeInfo, ThroughputView,
+    ContainerInfo, DatabaseInfo, PartitionKeyRange, RangeInfo, StatisticsSource, ThroughputView,
 };
 use crate::engine::{ContainerKey, ContainerSettings, IndexingPolicy, Throughput};
 use crate::error::{Error, Result, StatusCode};
@@ -111,26 +113,48 @@ impl RemoteBackend {
         name: &str,
         ranges: bool,
     ) -> Result<ContainerInfo> {
-        self.container_read(db, name, &self.offers()?, ranges)
+        Ok(self.container_read(db, name, &self.offers()?, ranges)?.0)
+    }
+
+    /// A container with its ranges and the service's partition statistics behind them
+    /// (`None` when the server reports none).
+    pub(super) fn container_statistics(
+        &self,
+        db: &str,
+        name: &str,
+    ) -> Result<(ContainerInfo, Option<Vec<RangeStatistics>>)> {
+        self.container_read(db, name, &self.offers()?, true)
     }
 
     /// A container read with its usage (`x-ms-documentdb-populatequotainfo`: item count and
-    /// size) and its ranges, its throughput found in `offers`.
+    /// size) and its ranges, its throughput found in `offers`; with `ranges`, its partition
+    /// statistics too (a listing leaves them out: it shows no ranges).
     fn container_read(
         &self,
         db: &str,
         name: &str,
         offers: &[Value],
         ranges: bool,
-    ) -> Result<ContainerInfo> {
-        let answer = self.send(
-            &Call::new(Method::GET, container_path(db, name))
-                .header("x-ms-documentdb-populatequotainfo", "True"),
-        )?;
+    ) -> Result<(ContainerInfo, Option<Vec<RangeStatistics>>)> {
+        let mut call = Call::new(Method::GET, container_path(db, name))
+            .header("x-ms-documentdb-populatequotainfo", "True");
+        if ranges {
+            call = call.header(statistics::POPULATE, "True");
+        }
+        let answer = self.send(&call)?;
         let doc = answer.json()?;
         self.remember_key(db, name, &doc);
         let pkranges = self.ranges(db, name)?;
-        Ok(container_view(db, &doc, &answer, offers, &pkranges, ranges))
+        let stats = ranges.then(|| statistics::parse(&doc)).flatten();
+        let mut info = container_view(db, &doc, &answer, offers, &pkranges, ranges);
+        if let (Some(stats), Some(parts)) = (&stats, info.partitions.as_mut()) {
+            statistics::apply(stats, parts, RANGE_STORAGE_LIMIT);
+        }
+        info.statistics_source = match stats {
+            Some(_) => StatisticsSource::Sampled,
+            None => StatisticsSource::Unreported,
+        };
+        Ok((info, stats))
     }
 
     pub(super) fn container_list(&self, db: Option<&str>) -> Result<Vec<ContainerInfo>> {
@@ -150,7 +174,10 @@ impl RemoteBackend {
         for db in dbs {
             let answer = self.send(&Call::new(Method::GET, format!("dbs/{db}/colls")))?;
             for doc in answer.feed("DocumentCollections")? {
-                out.push(self.container_read(&db, &str_of(&doc, "id"), &offers, false)?);
+                out.push(
+                    self.container_read(&db, &str_of(&doc, "id"), &offers, false)?
+                        .0,
+                );
             }
         }
         Ok(out)
@@ -346,6 +373,8 @@ fn container_view(
         max_logical_partition_bytes: LOGICAL_STORAGE_LIMIT,
         feed_previous_images: false,
         statistics,
+        // Set by the caller, which knows whether the statistics were asked for and sent.
+        statistics_source: StatisticsSource::Unreported,
         partition_count: ranges.len(),
         partitions,
     }
@@ -398,15 +427,6 @@ pub(super) fn key_space_fraction(min: &str, max: &str) -> f64 {
 
 pub(super) fn str_of(v: &Value, name: &str) -> String {
     scalar_text(v.get(name))
-}
-
-/// A JSON string's text, or a number's.
-fn scalar_text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
 }
 
 #[cfg(test)]

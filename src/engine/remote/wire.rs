@@ -1,8 +1,8 @@
 //! What the account's answers say, read into the engine's types: a query plan's
 //! `queryInfo` and `queryRanges`, the `x-ms-documentdb-query-metrics` header and the
-//! `x-ms-cosmos-index-utilization` header. Members the service leaves out take their
-//! defaults; nothing here fails on an unexpected shape (a view with less in it is better
-//! than no view).
+//! `x-ms-cosmos-index-utilization` header, and ids (strings on the service, numbers on some
+//! other servers). Members the service leaves out take their defaults; nothing here fails
+//! on an unexpected shape (a view with less in it is better than no view).
 
 use std::collections::HashMap;
 
@@ -12,6 +12,15 @@ use serde_json::Value;
 use crate::engine::plan::{AggregateKind, DistinctType, QueryInfo, QueryRange, SortOrder};
 use crate::engine::query::{IndexMetrics, QueryMetrics};
 use crate::query::run::result::{CompositeIndexMetric, SingleIndexMetric};
+
+/// A JSON string's text, or a number's.
+pub(super) fn scalar_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
 
 /// A string member, or `default`.
 fn text(v: &Value, name: &str, default: &str) -> String {

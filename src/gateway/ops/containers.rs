@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::databases::feed_of;
 use super::queries::query_spec;
-use super::{Context, created, resource_etag};
+use super::{Context, created, resource_etag, statistics};
 use crate::engine::{
     ContainerInfo, ContainerSettings, FullTextPolicy, IndexingPolicy, Throughput,
     VectorEmbeddingPolicy, query_values,
@@ -184,27 +184,26 @@ fn throughput_of(call: &Call) -> Result<Option<Throughput>> {
     Ok(None)
 }
 
-pub fn read(ctx: &Context, db: &str, container: &str) -> Result<Reply> {
+pub fn read(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
     let info = ctx.backend.container(db, container)?;
-    let stats = &info.statistics;
-    Ok(Reply::json(StatusCode::Ok, &document(&info))
-        .header(
-            out::INDEX_PROGRESS,
-            info.index_transformation_progress.to_string(),
-        )
-        .header(
-            out::RESOURCE_USAGE,
-            format!(
-                "documentsSize={};documentsCount={};collectionSize={}",
-                stats.size_bytes / 1024,
-                stats.item_count,
-                stats.size_bytes / 1024
-            ),
-        )
-        .header(
-            out::RESOURCE_QUOTA,
-            "documentsSize=10485760;documentsCount=-1;collectionSize=10485760",
-        ))
+    let mut doc = document(&info);
+    if call.flag(header::POPULATE_PARTITION_STATISTICS)
+        && let Some(stats) = statistics::partition_statistics(ctx, &info)?
+        && let Value::Object(o) = &mut doc
+    {
+        o.insert("statistics".into(), stats);
+    }
+    let reply = Reply::json(StatusCode::Ok, &doc).header(
+        out::INDEX_PROGRESS,
+        info.index_transformation_progress.to_string(),
+    );
+    Ok(if call.flag(header::POPULATE_QUOTA_INFO) {
+        reply
+            .header(out::RESOURCE_USAGE, statistics::usage(&info))
+            .header(out::RESOURCE_QUOTA, statistics::QUOTA)
+    } else {
+        reply
+    })
 }
 
 pub fn list(ctx: &Context, db: &str) -> Result<Reply> {

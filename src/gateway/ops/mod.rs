@@ -12,6 +12,7 @@ mod offers;
 mod queries;
 mod ranges;
 mod scripts;
+mod statistics;
 
 use std::sync::Arc;
 
@@ -123,7 +124,7 @@ fn dispatch(ctx: &Context, call: &Call) -> Result<Reply> {
         }
         Resource::Containers { db } if *m == Method::POST => containers::create(ctx, call, db),
         Resource::Container { db, container } => match *m {
-            Method::GET => containers::read(ctx, db, container),
+            Method::GET => containers::read(ctx, call, db, container),
             Method::PUT => containers::replace(ctx, call, db, container),
             Method::DELETE => containers::delete(ctx, db, container),
             _ => Err(not_allowed(call)),

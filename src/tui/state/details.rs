@@ -114,6 +114,10 @@ impl Details {
         ));
 
         part(&mut out, "physical partitions");
+        let source = i.statistics_source.label();
+        if !source.is_empty() {
+            out.push((Plain, format!("items and sizes: {source}")));
+        }
         for r in i.partitions.iter().flatten() {
             out.push((
                 Plain,

@@ -145,6 +145,8 @@ pub struct Choice {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirmed {
+    /// Turn the backend's writes on or off for the session.
+    SetWrites { on: bool },
     /// Start long work (an export).
     Job {
         title: String,
@@ -152,6 +154,8 @@ pub enum Confirmed {
     },
     /// Run the console's query, whose cost estimate was shown.
     RunQuery,
+    /// List a range's logical partitions (a billed query), whose cost was shown.
+    ListRange { key: String },
     DeleteItem {
         db: String,
         c: String,
@@ -340,8 +344,17 @@ impl Default for WorkbenchState {
 #[derive(Debug)]
 pub struct App {
     pub data_dir: String,
-    /// The store takes no writes (read-only media, no permission): the status line says so.
+    /// The store takes no writes (read-only media, no permission, a remote account until
+    /// the user allows them): the status line says so.
     pub read_only: bool,
+    /// Writes can be turned on and off for the session (a remote account): the status line
+    /// shows read-only or read-write, and a refused write says how to allow writes.
+    pub write_switch: bool,
+    /// The remote account the session is on (its endpoint, never its key).
+    pub account: Option<String>,
+    /// The backend meters every client's RU per range (the store); a remote account's
+    /// partitions view shows only this session's own.
+    pub metering: bool,
     /// A new store's data directory: the session starts by loading the bundled samples.
     pub first_launch: Option<std::path::PathBuf>,
     /// The backend bills its requests (a remote account): a query is estimated, and one
@@ -402,6 +415,9 @@ impl App {
         App {
             data_dir,
             read_only: false,
+            write_switch: false,
+            account: None,
+            metering: true,
             first_launch: None,
             ask_before_fan_out: false,
             estimated: Default::default(),
@@ -438,6 +454,17 @@ impl App {
             page_rows: 20,
             screen: ratatui::layout::Rect::default(),
         }
+    }
+
+    /// Takes in what the backend the session runs on offers: whether it takes writes (and
+    /// can be switched), whether its requests are billed, and the account it reaches.
+    pub fn adopt(&mut self, engine: &dyn crate::engine::Backend) {
+        let caps = engine.capabilities();
+        self.read_only = !caps.writes;
+        self.write_switch = caps.write_switch;
+        self.metering = caps.metering;
+        self.ask_before_fan_out = caps.billed;
+        self.account = engine.account();
     }
 
     pub fn ticket(&mut self) -> u64 {

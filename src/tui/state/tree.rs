@@ -205,6 +205,9 @@ pub struct TreeState {
     /// whether that answer is still coming.
     pub probed_at: i64,
     pub probing: bool,
+    /// Ranges (by node key) whose listing, a billed query on a remote account, was priced
+    /// and accepted: each asks once.
+    pub priced: std::collections::HashSet<String>,
 }
 
 impl TreeState {

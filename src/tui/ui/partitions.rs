@@ -1,5 +1,6 @@
 //! The partitions view: storage and RU heat per physical partition, throttling, and the
-//! largest and hottest logical partitions.
+//! largest and hottest logical partitions. Figures that are not the store's own (a remote
+//! account's sampled statistics) say whose they are.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -8,7 +9,9 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::theme;
 use super::{ListArea, clip, fit, fmt_bytes, fmt_count, fmt_ru, is_focused, mark_selected, pane};
-use crate::engine::{LogicalPartitionView, PartitionsReport, RangeInfo, RangeLoad};
+use crate::engine::{
+    LogicalPartitionView, PartitionsReport, RangeInfo, RangeLoad, StatisticsSource,
+};
 use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, PartitionsState};
 
@@ -66,7 +69,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) -> usize {
         return inner.height as usize;
     };
     let [ranges, lps] = areas(report, inner);
-    draw_ranges(f, p, report, focused, ranges);
+    draw_ranges(f, p, report, focused, app.metering, ranges);
     draw_logical(f, report, lps);
     inner.height as usize
 }
@@ -109,11 +112,14 @@ impl Columns {
 
 /// A row per physical partition (the selected one marked), then the split just seen or a
 /// summary.
+/// `metering`: the load is every client's (the store's meter); otherwise only this
+/// session's own requests, which the footer says.
 fn draw_ranges(
     f: &mut Frame,
     p: &PartitionsState,
     report: &PartitionsReport,
     focused: bool,
+    metering: bool,
     area: Rect,
 ) {
     let cols = Columns::new(area.width);
@@ -139,9 +145,14 @@ fn draw_ranges(
     lines.push(Line::styled(
         p.split_seen.clone().unwrap_or_else(|| {
             format!(
-                "{} physical partitions · window {} s · refreshed every second",
+                "{} physical partitions · window {} s · {}",
                 report.partitions.len(),
-                report.window_seconds
+                report.window_seconds,
+                if metering {
+                    "refreshed every second"
+                } else {
+                    "RU/s and 429s of this session only"
+                }
             )
         }),
         if p.split_seen.is_some() {
@@ -150,6 +161,14 @@ fn draw_ranges(
             theme().dim
         },
     ));
+    // On the line the layout leaves free under the table.
+    let source = report.statistics_source.label();
+    if !source.is_empty() {
+        lines.push(Line::styled(
+            format!("items and sizes: {source}"),
+            theme().dim,
+        ));
+    }
     f.render_widget(Paragraph::new(lines), area);
 }
 
@@ -197,9 +216,24 @@ fn draw_logical(f: &mut Frame, report: &PartitionsReport, area: Rect) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
     // Each list gets half the pane: the key takes what the value and range leave.
     let key_w = (largest.width as usize).saturating_sub(16).clamp(6, 24);
+    // Only the store keeps RU per logical partition; the service samples sizes only.
+    let (largest_title, largest_note, hottest_note) = match report.statistics_source {
+        StatisticsSource::Exact => ("largest logical partitions", None, None),
+        StatisticsSource::Sampled => (
+            "largest logical partitions, sampled",
+            None,
+            Some("the service reports no RU per key"),
+        ),
+        StatisticsSource::Unreported => (
+            "largest logical partitions",
+            Some("not reported by the server"),
+            Some("the service reports no RU per key"),
+        ),
+    };
     f.render_widget(
         logical_list(
-            "largest logical partitions",
+            largest_title,
+            largest_note,
             &report.largest_logical_partitions,
             false,
             key_w,
@@ -209,6 +243,7 @@ fn draw_logical(f: &mut Frame, report: &PartitionsReport, area: Rect) {
     f.render_widget(
         logical_list(
             "hottest logical partitions",
+            hottest_note,
             &report.hottest_logical_partitions,
             true,
             key_w,
@@ -217,14 +252,19 @@ fn draw_logical(f: &mut Frame, report: &PartitionsReport, area: Rect) {
     );
 }
 
-/// A titled list of logical partitions with their size, or their RU when `by_ru`.
+/// A titled list of logical partitions with their size, or their RU when `by_ru`; `note`
+/// says why the list is empty where the backend cannot fill it.
 fn logical_list(
     title: &str,
+    note: Option<&str>,
     items: &[LogicalPartitionView],
     by_ru: bool,
     key_w: usize,
 ) -> Paragraph<'static> {
     let mut lines = vec![Line::styled(clip(title, key_w + 14), theme().header)];
+    if let Some(note) = note.filter(|_| items.is_empty()) {
+        lines.push(Line::styled(clip(note, key_w + 14), theme().dim));
+    }
     for l in items {
         let value = if by_ru {
             format!("{} RU", fmt_ru(l.statistics.request_charge_total))

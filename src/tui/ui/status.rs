@@ -1,4 +1,5 @@
-//! The status line: the data directory, `read-only` when the store takes no writes, the
+//! The status line: the data directory, `read-only` when the store takes no writes (and
+//! `read-write` on a remote account whose writes the user allowed), the
 //! container, the view tabs, the gateway with
 //! its request rate, a running job, the last charge and the message. The tabs shorten
 //! (full titles, short ones, then numbers with only the current view named) so that the
@@ -39,9 +40,13 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         )
     });
     let gateway = gateway(app).map(|g| Span::styled(format!(" {g} "), theme().info));
-    let read_only = app
-        .read_only
-        .then(|| Span::styled(" read-only ", theme().error));
+    // A remote account says which way it is at all times: writes there change real data.
+    let read_only = if app.read_only {
+        Some(Span::styled(" read-only ", theme().error))
+    } else {
+        app.write_switch
+            .then(|| Span::styled(" read-write ", theme().hot))
+    };
     let job = app.job.as_ref().map(|job| {
         let pct = if job.total > 0 {
             format!(" {}%", job.done * 100 / job.total.max(1))

@@ -434,6 +434,8 @@ fn perform(app: &mut App, on_yes: Confirmed) -> Reaction {
     let effects = match on_yes {
         Confirmed::Job { title, job } => return Request::StartJob { title, job }.into(),
         Confirmed::RunQuery => super::query::run(app),
+        Confirmed::ListRange { key } => return super::tree::list_range(app, key),
+        Confirmed::SetWrites { on } => vec![Effect::SetWrites { on }],
         Confirmed::DeleteItem {
             db,
             c,

@@ -21,6 +21,7 @@ mod request;
 mod requests;
 mod script;
 mod tree;
+mod writes;
 
 use crossterm::event::KeyEvent;
 
@@ -144,6 +145,10 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Applied(result) => query::on_applied(app, result),
+        Msg::WritesSet { on, result } => {
+            writes::on_set(app, on, result);
+            Vec::new()
+        }
         Msg::Details {
             ticket,
             db,
@@ -336,6 +341,9 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
     if action != Action::Complete {
         app.query.completion = None;
     }
+    if writes::refused(app, action) {
+        return Vec::new();
+    }
     match action {
         Action::Quit => quit(app),
         Action::Help => {
@@ -433,6 +441,7 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
             requests::act(app, action)
         }
         Action::ExecuteScript => script::act(app, action),
+        Action::ToggleWrites => writes::toggle(app),
         Action::Details => details::show(app),
         Action::EditItem | Action::NewItem | Action::DeleteItem if script::applies(app) => {
             script::act(app, action)

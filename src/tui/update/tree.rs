@@ -7,15 +7,30 @@ use crate::error::Error;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
 use crate::tui::state::list::move_selection;
-use crate::tui::state::tree::NodeKind;
-use crate::tui::state::{App, Focus, PromptFor};
+use crate::tui::state::tree::{Node, NodeKind};
+use crate::tui::state::{App, Confirmed, Focus, Layer, PromptFor};
+use crate::tui::ui::{fmt_bytes, fmt_ru, plural};
 
 /// Reloads the roots and every expanded level (a fresh generation).
 pub fn reload(app: &mut App) -> Vec<Effect> {
+    reload_levels(app, true)
+}
+
+/// Reloads the roots and the expanded levels; with `queried` false, not those listed by a
+/// query (a range's logical partitions, a logical partition's items), which keep what
+/// they show: on a billed account the explorer runs no query on its own.
+fn reload_levels(app: &mut App, queried: bool) -> Vec<Effect> {
     app.tree.generation += 1;
     let generation = app.tree.generation;
     let mut effects = vec![Effect::LoadDatabases { generation }];
-    for n in app.tree.nodes.iter().filter(|n| n.expanded) {
+    let listed_by_query =
+        |n: &NodeKind| matches!(n, NodeKind::Range { .. } | NodeKind::Logical { .. });
+    for n in app
+        .tree
+        .nodes
+        .iter()
+        .filter(|n| n.expanded && (queried || !listed_by_query(&n.kind)))
+    {
         effects.push(Effect::LoadChildren {
             generation,
             key: n.key.clone(),
@@ -55,7 +70,11 @@ pub fn on_probe(
     // A reload since the probe was sent already shows newer counts.
     let stale = generation == app.tree.generation && app.tree.is_stale(&fresh);
     app.tree.catalog = fresh;
-    let mut effects = if stale { reload(app) } else { Vec::new() };
+    let mut effects = if stale {
+        reload_levels(app, !app.ask_before_fan_out)
+    } else {
+        Vec::new()
+    };
     effects.extend(reveal_matches(app));
     effects
 }
@@ -268,6 +287,55 @@ fn expand(app: &mut App) -> Reaction {
         app.tree.move_by(1);
         return Reaction::default();
     }
+    if let Some(question) = price_listing(app, &node) {
+        app.layers.push(question);
+        return Reaction::default();
+    }
+    load_children(app, node)
+}
+
+/// On a billed account, a range's logical partitions come from a GROUP BY query on it:
+/// its estimated charge (from the range's item count and size) is shown first, once per
+/// range.
+fn price_listing(app: &App, node: &Node) -> Option<Layer> {
+    let NodeKind::Range {
+        range,
+        items,
+        bytes,
+        ..
+    } = &node.kind
+    else {
+        return None;
+    };
+    if !app.ask_before_fan_out || app.tree.priced.contains(&node.key) {
+        return None;
+    }
+    let ru = crate::charge::query_estimate(1, *items, *bytes);
+    Some(Layer::Confirm {
+        text: format!(
+            "Listing the logical partitions of range {range} runs a GROUP BY query on it: \
+             {} ({}) to read, about {} RU. Run it? (y/n)",
+            plural(*items, "item"),
+            fmt_bytes(*bytes),
+            fmt_ru(ru)
+        ),
+        on_yes: Confirmed::ListRange {
+            key: node.key.clone(),
+        },
+    })
+}
+
+/// The listing of the range at `key`, whose cost was accepted.
+pub fn list_range(app: &mut App, key: String) -> Reaction {
+    let Some(i) = app.tree.find(&key) else {
+        return Reaction::default();
+    };
+    app.tree.priced.insert(key);
+    let node = app.tree.nodes[i].clone();
+    load_children(app, node)
+}
+
+fn load_children(app: &mut App, node: Node) -> Reaction {
     let loading = NodeKind::Note("loading…".into());
     app.tree.set_children(&node.key, vec![loading], None);
     app.tree.refilter();

@@ -6,3 +6,4 @@
 pub(crate) mod client;
 mod protocol;
 mod sdk;
+mod statistics;

@@ -4,7 +4,10 @@
 use std::collections::BTreeSet;
 
 use cosmoscope::engine::remote::{RemoteBackend, RemoteConfig, Secret};
-use cosmoscope::engine::{Backend, FeedRequest, FeedStart, QueryOptions, QueryResult, Throughput};
+use cosmoscope::engine::{
+    Backend, ContainerSettings, FeedRequest, FeedStart, LogicalPartitionView, QueryOptions,
+    QueryResult, RangeInfo, StatisticsSource, Throughput,
+};
 use cosmoscope::error::StatusCode;
 use serde_json::{Value, json};
 
@@ -88,6 +91,140 @@ fn lists_the_tree_with_ranges_and_epk_bounds() {
     );
 }
 
+/// The service's partition statistics, read through the gateway: each range's count and
+/// storage and the largest logical partitions are the engine's own (sizes in whole KB).
+#[test]
+fn per_range_counts_storage_and_the_largest_keys_come_from_the_services_statistics() {
+    let server = server_with(48);
+    let r = remote(&server, false);
+    assert_eq!(r.capabilities().range_statistics, StatisticsSource::Sampled);
+    let report = r.partitions(DB, C, 5, 0).unwrap();
+    let local = server.engine.partitions(DB, C, 5, 0).unwrap();
+    assert_eq!(report.statistics_source, StatisticsSource::Sampled);
+    let kb = |bytes: u64| bytes.div_ceil(1024) * 1024;
+    let counts = |p: &[RangeInfo]| -> Vec<(String, u64, u64)> {
+        p.iter()
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    r.statistics.item_count,
+                    kb(r.statistics.size_bytes),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(counts(&report.partitions), counts(&local.partitions));
+    assert_eq!(
+        report
+            .partitions
+            .iter()
+            .map(|r| r.statistics.item_count)
+            .sum::<u64>(),
+        48
+    );
+    assert!(report.partitions.iter().all(|r| r.storage_fraction > 0.0));
+    // The largest logical partitions: the engine's, by key, EPK, range and size.
+    let keys = |l: &[LogicalPartitionView]| -> BTreeSet<String> {
+        l.iter()
+            .map(|l| {
+                format!(
+                    "{} {} {} {}",
+                    l.partition_key,
+                    l.epk,
+                    l.range,
+                    kb(l.statistics.size_bytes)
+                )
+            })
+            .collect()
+    };
+    assert_eq!(report.largest_logical_partitions.len(), 5);
+    let all_local: Vec<LogicalPartitionView> = local
+        .partitions
+        .iter()
+        .flat_map(|p| {
+            server
+                .engine
+                .largest_logical_partitions(DB, C, &p.id, 0, 3)
+                .unwrap()
+                .logical_partitions
+        })
+        .collect();
+    assert!(
+        keys(&report.largest_logical_partitions).is_subset(&keys(&all_local)),
+        "{:?}",
+        report.largest_logical_partitions
+    );
+    assert!(
+        report.hottest_logical_partitions.is_empty(),
+        "no RU per key"
+    );
+    // One range's sampled keys, paged.
+    let range = &local.partitions[0].id;
+    let page = r.largest_logical_partitions(DB, C, range, 0, 2).unwrap();
+    let want = server
+        .engine
+        .largest_logical_partitions(DB, C, range, 0, 2)
+        .unwrap();
+    assert_eq!(
+        keys(&page.logical_partitions),
+        keys(&want.logical_partitions)
+    );
+    assert_eq!(page.next.as_deref(), Some("2"));
+    // `container show` carries the same per-range figures.
+    let info = r.container(DB, C).unwrap();
+    assert_eq!(info.statistics_source, StatisticsSource::Sampled);
+    assert_eq!(counts(&info.partitions.unwrap()), counts(&local.partitions));
+}
+
+/// A hierarchical key's sampled logical partitions come back as the engine's: the key's
+/// levels as an array, hashed to the same EPK.
+#[test]
+fn hierarchical_keys_in_the_statistics_keep_their_levels_and_epks() {
+    let server = server_with(0);
+    let mut settings = ContainerSettings::new(vec!["/t".into(), "/u".into()]);
+    settings.throughput = Throughput::Manual(12_000);
+    server
+        .engine
+        .create_container(DB, "people", settings)
+        .unwrap();
+    for i in 0..30 {
+        let doc = json!({"id": format!("p{i}"), "t": format!("t{}", i % 3), "u": i % 4});
+        server
+            .engine
+            .upsert_item(DB, "people", doc.to_string().as_bytes(), None)
+            .unwrap();
+    }
+    let r = remote(&server, false);
+    let got = r.partitions(DB, "people", 4, 0).unwrap();
+    let want = server.engine.partitions(DB, "people", 4, 0).unwrap();
+    let key_and_epk = |l: &LogicalPartitionView| (l.partition_key.clone(), l.epk.clone());
+    for l in &got.largest_logical_partitions {
+        assert!(l.partition_key.is_array(), "{l:?}");
+        let engine_side = server
+            .engine
+            .largest_logical_partitions(DB, "people", &l.range, 0, 3)
+            .unwrap();
+        assert!(
+            engine_side
+                .logical_partitions
+                .iter()
+                .any(|e| key_and_epk(e) == key_and_epk(l)),
+            "{l:?} not among {engine_side:?}"
+        );
+    }
+    assert_eq!(got.largest_logical_partitions.len(), 4);
+    assert_eq!(
+        got.partitions
+            .iter()
+            .map(|p| p.statistics.item_count)
+            .sum::<u64>(),
+        want.partitions
+            .iter()
+            .map(|p| p.statistics.item_count)
+            .sum::<u64>()
+    );
+}
+
 #[test]
 fn item_crud_carries_the_charges_etags_and_conditions() {
     let server = server_with(0);
@@ -147,6 +284,38 @@ fn a_read_only_session_refuses_writes_naming_the_flag() {
         server.engine.container(DB, C).unwrap().throughput.manual,
         Some(18_000)
     );
+}
+
+/// Writes turned on for the session (as the explorer does after asking) go through, from
+/// any thread holding the backend; turned off again, they are refused before sending.
+#[test]
+fn writes_switched_on_for_the_session_go_through_and_off_again_are_refused() {
+    let server = server_with(0);
+    let r = std::sync::Arc::new(remote(&server, false));
+    assert!(r.capabilities().write_switch);
+    assert_eq!(r.account().as_deref(), Some(r.endpoint()));
+    let body = json!({"id": "a", "pk": "c1"}).to_string();
+    assert_eq!(
+        r.create_item(DB, C, body.as_bytes()).unwrap_err().status,
+        StatusCode::Forbidden
+    );
+    let other = r.clone();
+    std::thread::spawn(move || other.set_writes(true).unwrap())
+        .join()
+        .unwrap();
+    assert!(r.capabilities().writes);
+    let created = std::thread::scope(|s| {
+        s.spawn(|| r.create_item(DB, C, body.as_bytes()))
+            .join()
+            .unwrap()
+    })
+    .unwrap();
+    assert_eq!(created.status, StatusCode::Created);
+    r.set_writes(false).unwrap();
+    assert!(!r.capabilities().writes);
+    let e = r.delete_item(DB, C, "a", &json!("c1"), None).unwrap_err();
+    assert_eq!(e.status, StatusCode::Forbidden);
+    assert!(server.engine.read_item(DB, C, "a", &json!("c1")).is_ok());
 }
 
 #[test]

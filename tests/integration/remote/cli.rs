@@ -55,6 +55,15 @@ fn lists_queries_and_reads_the_feed_of_an_account() {
     let info = json_of(&out);
     assert_eq!(info["partitionCount"], RANGES);
     assert_eq!(info["partitions"].as_array().unwrap().len(), RANGES);
+    // Each range's count from the service's partition statistics.
+    assert_eq!(info["statisticsSource"], "sampled");
+    let counted: u64 = info["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["statistics"]["itemCount"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, 20, "{info}");
     shows_no_key(&out, EMULATOR_KEY);
     let out = remote_cli(
         &server,
@@ -76,10 +85,12 @@ fn lists_queries_and_reads_the_feed_of_an_account() {
     );
     assert_eq!(json_of(&out)["count"], 20);
     let out = remote_cli(&server, EMULATOR_KEY, &["partitions", &format!("{DB}/{C}")]);
-    assert_eq!(
-        json_of(&out)["partitions"].as_array().unwrap().len(),
-        RANGES
-    );
+    let report = json_of(&out);
+    assert_eq!(report["partitions"].as_array().unwrap().len(), RANGES);
+    // The largest logical partitions the service's statistics name.
+    let largest = report["largestLogicalPartitions"].as_array().unwrap();
+    assert!(!largest.is_empty(), "{report}");
+    assert!(largest[0]["statistics"]["sizeBytes"].as_u64().unwrap() > 0);
 }
 
 #[test]

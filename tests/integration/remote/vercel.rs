@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cosmoscope::engine::remote::{RemoteBackend, RemoteConfig, Secret};
-use cosmoscope::engine::{Backend, ContainerSettings, QueryOptions};
+use cosmoscope::engine::{Backend, ContainerSettings, QueryOptions, StatisticsSource};
 use cosmoscope::error::StatusCode;
 use cosmoscope::gateway::EMULATOR_KEY;
 use serde_json::json;
@@ -117,4 +117,13 @@ fn the_client_works_against_a_server_it_was_not_written_with() {
     assert_eq!(page.partitions.len(), 1);
     let deleted = r.delete_item("v", "c", "i0", &json!("p0"), None).unwrap();
     assert_eq!(deleted.status, StatusCode::NoContent);
+    // It sends no partition statistics: the report says so rather than showing zeros as
+    // the service's figures.
+    let report = r.partitions("v", "c", 10, 0).unwrap();
+    assert_eq!(report.statistics_source, StatisticsSource::Unreported);
+    assert!(report.largest_logical_partitions.is_empty());
+    let e = r
+        .largest_logical_partitions("v", "c", "0", 0, 5)
+        .unwrap_err();
+    assert!(e.message.contains("sent no statistics"), "{e}");
 }

@@ -327,6 +327,18 @@ class Scenario:
         got, _ = self.paged("read all items", self.orders.read_all_items(max_item_count=6), 6)
         self.eq(sorted(d["id"] for d in got), ids, "read all items")
 
+        # Partition statistics and usage, asked for as Data Explorer asks: one element per
+        # physical partition, whose document counts add up to what was written.
+        props = self.orders.read(populate_partition_key_range_statistics=True, populate_quota_info=True)
+        stats = props.get("statistics") or []
+        self.eq(len(stats), 4, "statistics: one per physical partition")
+        self.eq(sum(s["documentCount"] for s in stats), ORDER_COUNT, "statistics: document counts")
+        self.ok(all(isinstance(s["id"], str) and (s["sizeInKB"] > 0) == (s["documentCount"] > 0)
+                    and isinstance(s["partitionKeys"], list) for s in stats),
+                "statistics: ids, sizes and keys: %r" % stats)
+        usage = self.orders.client_connection.last_response_headers.get("x-ms-resource-usage", "")
+        self.ok("documentsCount=%d;" % ORDER_COUNT in usage, "usage header: %r" % usage)
+
         self.query("order by n", "SELECT c.id, c.n FROM c ORDER BY c.n", 5,
                    expected=[{"id": d["id"], "n": d["n"]} for d in by_n], pipeline=True)
         paid = sorted((d for d in data if d["status"] == "paid"), key=lambda d: -d["total"])
