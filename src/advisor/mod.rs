@@ -9,6 +9,9 @@
 //! counted work on that key, not from estimates. It then judges each key as the modelling
 //! guides do and ranks them ([`assess`]); [`report`] prints the result.
 //!
+//! Once a key is chosen, [`repartition`] copies the container into a new one keyed by it,
+//! for the user to query beside the original.
+//!
 //! A client of the engine facade: it names no store or query internals.
 
 pub mod assess;
@@ -18,6 +21,7 @@ pub mod items;
 pub mod measure;
 pub mod placement;
 pub mod propose;
+pub mod repartition;
 pub mod replay;
 pub mod report;
 pub mod workload;

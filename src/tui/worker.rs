@@ -1051,6 +1051,9 @@ pub fn run_job(
             path,
             format,
         } => export_result(engine, ticket, source, path, *format, stop, send),
+        JobKind::Advise { .. } | JobKind::Repartition { .. } => {
+            super::advisor_jobs::run(engine, ticket, job, stop, send)
+        }
     };
     Msg::JobDone { ticket, result }
 }
