@@ -79,6 +79,13 @@ fn ask_copy(app: &mut App) -> Reaction {
         app.info("run the advisor first (r), then pick a candidate (←/→) to copy the container by");
         return Reaction::default();
     };
+    if a.current {
+        let key = a.key.clone();
+        app.info(format!(
+            "{db}/{c} is keyed by {key} already: pick another candidate (←/→)"
+        ));
+        return Reaction::default();
+    }
     let key = a.key.clone();
     app.advisor.copy_name = default_name(&c, &a.candidate);
     open_prompt(
