@@ -12,8 +12,10 @@ use crate::engine::Backend;
 use crate::error::{Error, Result};
 
 /// Runs an `Advise` or `Repartition` job; the summary for the status line, or why not.
+/// `data_dir` holds the requests the explorer's gateway recorded (`recorded` workload).
 pub fn run(
     engine: &dyn Backend,
+    data_dir: &std::path::Path,
     ticket: u64,
     job: &JobKind,
     stop: &AtomicBool,
@@ -29,6 +31,7 @@ pub fn run(
             let opts = AdviseOptions {
                 workload: workload.clone(),
                 candidates: candidates.clone(),
+                recorded: Some(data_dir.to_path_buf()),
                 ..AdviseOptions::new(db, c)
             };
             advise(engine, ticket, &opts, stop, send)

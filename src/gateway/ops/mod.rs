@@ -13,6 +13,8 @@ mod queries;
 mod ranges;
 mod scripts;
 
+pub use queries::query_spec;
+
 use std::sync::Arc;
 
 use hyper::Method;

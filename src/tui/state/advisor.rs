@@ -103,6 +103,15 @@ impl AdvisorState {
         }
     }
 
+    /// What a prompt of the view fills in with: what it edits now.
+    pub fn field_text(&self, field: &AdvisorField) -> String {
+        match field {
+            AdvisorField::Workload => self.workload.clone(),
+            AdvisorField::Candidates => self.candidates.clone(),
+            AdvisorField::CopyName => self.copy_name.clone(),
+        }
+    }
+
     /// The selected candidate's assessment, once there is advice.
     pub fn selected_candidate(&self) -> Option<&crate::advisor::Assessment> {
         self.advice.as_ref()?.candidates.get(self.selected)

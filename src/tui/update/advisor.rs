@@ -52,8 +52,8 @@ pub fn act(app: &mut App, action: Action) -> Reaction {
         Action::AdvisorWorkload => {
             open_prompt(
                 app,
-                "workload: a suite (blog, webstore), a workload or suite file; empty: the \
-                 container's suite",
+                "workload: a suite (blog, webstore), a workload or suite file, `recorded` (what \
+                 the gateway served); empty: the container's suite",
                 PromptFor::Advisor(AdvisorField::Workload),
             );
             Reaction::default()
@@ -94,15 +94,6 @@ fn ask_copy(app: &mut App) -> Reaction {
         PromptFor::Advisor(AdvisorField::CopyName),
     );
     Reaction::default()
-}
-
-/// What a prompt of the view fills in with: what it edits now.
-pub fn prompt_text(app: &App, field: &AdvisorField) -> String {
-    match field {
-        AdvisorField::Workload => app.advisor.workload.clone(),
-        AdvisorField::Candidates => app.advisor.candidates.clone(),
-        AdvisorField::CopyName => app.advisor.copy_name.clone(),
-    }
 }
 
 /// A prompt's answer: the workload or candidates are kept for the next run; a copy name
@@ -171,6 +162,13 @@ fn run(app: &mut App) -> Reaction {
     let Some((db, c)) = app.advisor.target.clone() else {
         return Reaction::default();
     };
+    if app.ask_before_fan_out {
+        app.error(
+            "the advisor copies the container into a container per candidate key, which on an \
+             account would be billed: export the items and advise on a local store",
+        );
+        return Reaction::default();
+    }
     if !may_start(app) {
         return Reaction::default();
     }

@@ -195,7 +195,7 @@ fn only_shop(engine: &dyn Backend) {
 /// Runs `job` on the worker, setting its stop flag once `stop_when` says so.
 fn run_stopped(engine: &Engine, job: &JobKind, stop_when: impl Fn(&Msg) -> bool) -> Msg {
     let stop = AtomicBool::new(false);
-    worker::run_job(engine, 7, job, &stop, &|m| {
+    worker::run_job(engine, engine.data_dir(), 7, job, &stop, &|m| {
         if stop_when(&m) {
             stop.store(true, Ordering::Release);
         }
