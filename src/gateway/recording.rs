@@ -5,7 +5,8 @@
 //!
 //! Recording runs on the blocking thread that served the request, never on the async
 //! workers. The file is written at most once a second while requests come, and when the
-//! gateway stops, so a burst of requests costs one write rather than one each.
+//! gateway stops, so a burst of requests costs one write rather than one each; the write
+//! works on a snapshot, so requests recording meanwhile do not wait for it.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -26,11 +27,17 @@ const SAVE_EVERY: Duration = Duration::from_secs(1);
 pub struct Recorder {
     dir: PathBuf,
     state: Mutex<State>,
+    /// Held while a snapshot is written, with the generation last written: writes never
+    /// overlap, and an older snapshot never replaces a newer one.
+    written: Mutex<u64>,
 }
 
 struct State {
     recordings: Recordings,
-    dirty: bool,
+    /// Bumped by every request recorded; `saved_generation` is the one last handed to a
+    /// write.
+    generation: u64,
+    saved_generation: u64,
     saved: Instant,
 }
 
@@ -43,9 +50,11 @@ impl Recorder {
             dir,
             state: Mutex::new(State {
                 recordings,
-                dirty: false,
+                generation: 0,
+                saved_generation: 0,
                 saved: Instant::now(),
             }),
+            written: Mutex::new(0),
         }
     }
 
@@ -61,31 +70,53 @@ impl Recorder {
         let Some((db, c, request)) = request_of(backend, call) else {
             return;
         };
-        let mut state = self.lock();
-        let now = chrono::Utc::now().timestamp_millis();
-        state.recordings.add(&db, &c, request, now);
-        state.dirty = true;
-        if state.saved.elapsed() >= SAVE_EVERY {
-            self.save(&mut state);
-        }
+        let snapshot = {
+            let mut state = self.lock();
+            let now = chrono::Utc::now().timestamp_millis();
+            state.recordings.add(&db, &c, request, now);
+            state.generation += 1;
+            if state.saved.elapsed() < SAVE_EVERY {
+                return;
+            }
+            take_snapshot(&mut state)
+        };
+        self.write(snapshot);
     }
 
     /// Writes what is not written yet.
     pub fn flush(&self) {
-        let mut state = self.lock();
-        self.save(&mut state);
+        let snapshot = {
+            let mut state = self.lock();
+            if state.generation == state.saved_generation {
+                return;
+            }
+            take_snapshot(&mut state)
+        };
+        self.write(snapshot);
     }
 
-    fn save(&self, state: &mut State) {
-        if state.dirty {
-            // A recording that cannot be written is not worth failing a request over;
-            // the next save tries again.
-            if state.recordings.save(&self.dir).is_ok() {
-                state.dirty = false;
-            }
-            state.saved = Instant::now();
+    /// Writes a snapshot outside the recordings' lock, so requests recording meanwhile do
+    /// not wait for the file.
+    fn write(&self, (generation, recordings): (u64, Recordings)) {
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        if *written >= generation {
+            return;
+        }
+        // A recording that cannot be written is not worth failing a request over: the
+        // generation stays unsaved and the next save tries again.
+        if recordings.save(&self.dir).is_ok() {
+            *written = generation;
+        } else {
+            self.lock().saved_generation = 0;
         }
     }
+}
+
+/// The recordings as they are now, marked as handed to a write.
+fn take_snapshot(state: &mut State) -> (u64, Recordings) {
+    state.saved = Instant::now();
+    state.saved_generation = state.generation;
+    (state.generation, state.recordings.clone())
 }
 
 impl Drop for Recorder {

@@ -192,6 +192,16 @@ fn only_shop(engine: &dyn Backend) {
     assert_eq!(dbs, ["shop"]);
 }
 
+/// The containers of database `shop`.
+fn containers(engine: &Engine) -> Vec<String> {
+    engine
+        .list_containers(Some("shop"))
+        .expect("containers")
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
+}
+
 /// Runs `job` on the worker, setting its stop flag once `stop_when` says so.
 fn run_stopped(engine: &Engine, job: &JobKind, stop_when: impl Fn(&Msg) -> bool) -> Msg {
     let stop = AtomicBool::new(false);
@@ -223,13 +233,7 @@ fn a_cancelled_copy_or_advice_leaves_no_container_behind() {
     };
     let done = run_stopped(&engine, &copy, |m| matches!(m, Msg::JobProgress { .. }));
     assert!(cancelled(&done), "{done:?}");
-    let names: Vec<String> = engine
-        .list_containers(Some("shop"))
-        .expect("containers")
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    assert_eq!(names, ["orders"]);
+    assert_eq!(containers(&engine), ["orders"]);
 
     let advise = JobKind::Advise {
         db: "shop".into(),
@@ -249,4 +253,80 @@ fn a_cancelled_copy_or_advice_leaves_no_container_behind() {
     });
     assert!(cancelled(&done), "{done:?}");
     only_shop(&engine);
+}
+
+#[test]
+fn the_view_advises_on_the_requests_the_gateway_recorded() {
+    use cosmoscope::recorded_requests::{Recordings, Request};
+    let tmp = tempfile::tempdir().expect("a directory");
+    let dir = tmp.path();
+    setup(dir, 200);
+    // What a gateway on this directory would have kept: a query by customer sent 9 times,
+    // 3 reads of o5.
+    let mut recorded = Recordings::default();
+    for k in 0..9 {
+        let parameters = vec![("c".to_string(), json!(format!("c{k}")))];
+        let text = "SELECT * FROM c WHERE c.customer = @c".to_string();
+        let weight = 1.0;
+        let query = Request::Query {
+            text,
+            parameters,
+            weight,
+        };
+        recorded.add("shop", "orders", query, k);
+    }
+    for k in 0..3 {
+        let read = Request::Read {
+            id: "o5".into(),
+            pk: json!("o5"),
+        };
+        recorded.add("shop", "orders", read, 10 + k);
+    }
+    recorded.save(dir).expect("save the recordings");
+    let mut h = harness(dir, 120, 40);
+    advise_in_view(&mut h, "recorded", "/customer");
+    let advice = h.app.advisor.advice.as_ref().expect("advice in the view");
+    assert_eq!(advice.workload.as_deref(), Some("recorded"));
+    let best = &advice.candidates[0];
+    assert_eq!(best.key, "/customer");
+    let rates: Vec<(&str, f64)> = best
+        .figures
+        .patterns
+        .iter()
+        .map(|p| (p.id.as_str(), p.rate))
+        .collect();
+    assert_eq!(rates, [("q1", 75.0), ("read", 25.0)]);
+}
+
+#[test]
+fn a_copy_that_would_lose_items_is_refused_and_removed() {
+    let tmp = tempfile::tempdir().expect("a directory");
+    let engine = Engine::open(tmp.path()).expect("open engine");
+    engine.create_database("shop").expect("database");
+    let settings = cosmoscope::engine::ContainerSettings::new(vec!["/customer".into()]);
+    engine
+        .create_container("shop", "dup", settings)
+        .expect("container");
+    // Id x in two logical partitions of today's key: under /status they would meet.
+    for (id, customer) in [("x", "c1"), ("x", "c2"), ("y", "c1")] {
+        let body = json!({"id": id, "customer": customer, "status": "s"});
+        engine
+            .create_item("shop", "dup", &serde_json::to_vec(&body).expect("JSON"))
+            .expect("create");
+    }
+    let copy = JobKind::Repartition {
+        db: "shop".into(),
+        c: "dup".into(),
+        candidate: cosmoscope::advisor::Candidate::Path {
+            path: "/status".into(),
+        },
+        target: "dup-by-status".into(),
+    };
+    let done = run_stopped(&engine, &copy, |_| false);
+    let Msg::JobDone { result: Err(e), .. } = &done else {
+        panic!("the copy went through: {done:?}");
+    };
+    assert_eq!(e.status, StatusCode::Conflict);
+    assert!(e.message.contains("share an id"), "{}", e.message);
+    assert_eq!(containers(&engine), ["dup"]);
 }
