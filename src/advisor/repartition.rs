@@ -23,6 +23,8 @@ pub struct Repartitioned {
     pub container: String,
     pub key: String,
     pub items: u64,
+    /// How long the copy took.
+    pub seconds: f64,
 }
 
 /// The name a copy of `container` keyed by `candidate` gets unless the user picks one:
@@ -72,6 +74,7 @@ pub fn repartition(
     let info = engine.container(db, source)?;
     candidate.definition()?;
     let total = info.statistics.item_count;
+    let started = std::time::Instant::now();
     engine.create_container(db, target, settings_for(&info, candidate))?;
     match fill(engine, db, source, candidate, target, total, progress) {
         Ok(items) => Ok(Repartitioned {
@@ -79,6 +82,7 @@ pub fn repartition(
             container: target.to_string(),
             key: candidate.to_string(),
             items,
+            seconds: started.elapsed().as_secs_f64(),
         }),
         Err(e) => {
             // The half copy goes; if even that fails, say which container is left.

@@ -51,10 +51,11 @@ pub fn run(
                 &mut |done, total| go_on(send, stop, ticket, done, total),
             )?;
             Ok(format!(
-                "copied {} of {db}/{c} into {db}/{} keyed by {}",
+                "copied {} of {db}/{c} into {db}/{} keyed by {} in {:.1} s",
                 crate::tui::ui::plural(done.items, "item"),
                 done.container,
-                done.key
+                done.key,
+                done.seconds
             ))
         }
         _ => Err(Error::internal("not an advisor job")),

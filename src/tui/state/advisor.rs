@@ -117,3 +117,37 @@ impl AdvisorState {
         self.advice.as_ref()?.candidates.get(self.selected)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_candidate_gets_a_stage_that_moves_on() {
+        let mut a = AdvisorState::default();
+        a.on_progress(&Progress::Reading { done: 5, total: 5 });
+        let copying = |c: &str, done| Progress::Copying {
+            candidate: c.into(),
+            done,
+            total: 5,
+        };
+        a.on_progress(&copying("/id", 2));
+        a.on_progress(&Progress::Replaying {
+            candidate: "/id".into(),
+            pattern: "q1".into(),
+            done: 3,
+            total: 10,
+        });
+        a.on_progress(&copying("/userId", 1));
+        assert_eq!(a.reading, Some((5, 5)));
+        let stages: Vec<(&str, &str, u64)> = a
+            .stages
+            .iter()
+            .map(|s| (s.candidate.as_str(), s.doing.as_str(), s.done))
+            .collect();
+        assert_eq!(
+            stages,
+            [("/id", "replaying q1", 3), ("/userId", "copying", 1)]
+        );
+    }
+}
