@@ -187,6 +187,32 @@ fn rows(advice: &Advice) -> Vec<Row> {
                 .map_or("-".into(), |l| share(l.share_of_limit))
         }),
         row("partitions", &|a| a.figures.physical_partitions.to_string()),
+        // Every candidate's ranges side by side, one block each: storage against its
+        // largest range, RU/s against the range's budget (full past it).
+        row("  storage", &|a| {
+            let most = a
+                .figures
+                .ranges
+                .iter()
+                .map(|r| r.data.bytes)
+                .max()
+                .unwrap_or(0);
+            blocks(
+                a.figures
+                    .ranges
+                    .iter()
+                    .map(|r| r.data.bytes as f64 / most.max(1) as f64),
+            )
+        }),
+        row("  RU/budget", &|a| {
+            blocks(a.figures.ranges.iter().map(|r| {
+                if r.budget > 0.0 {
+                    r.ru_per_second / r.budget
+                } else {
+                    0.0
+                }
+            }))
+        }),
         row("storage skew", &|a| {
             format!("{:.2}×", a.figures.storage_skew)
         }),
@@ -247,6 +273,17 @@ fn rows(advice: &Advice) -> Vec<Row> {
         });
     }
     out
+}
+
+/// One block per value in 0..=1, its height the value (`▁` for a little, `█` for all).
+fn blocks(values: impl Iterator<Item = f64>) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    values
+        .map(|v| {
+            let at = (v.clamp(0.0, 1.0) * (LEVELS.len() - 1) as f64).round() as usize;
+            LEVELS[at]
+        })
+        .collect()
 }
 
 /// A share as a percentage: `12.5%`, `0.01%`.
