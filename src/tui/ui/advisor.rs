@@ -286,6 +286,11 @@ fn blocks(values: impl Iterator<Item = f64>) -> String {
         .collect()
 }
 
+/// How many rows the comparison has (scrolling stops at the last).
+pub fn row_count(advice: &Advice) -> usize {
+    rows(advice).len()
+}
+
 /// A share as a percentage: `12.5%`, `0.01%`.
 fn share(x: f64) -> String {
     let pct = x * 100.0;

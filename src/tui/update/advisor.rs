@@ -19,6 +19,13 @@ use crate::tui::state::{App, Focus, PromptFor, View};
 pub fn open(app: &mut App) -> Vec<Effect> {
     app.view = View::Advisor;
     app.focus = Focus::View;
+    if app.advisor.advising(app.job.as_ref()) && app.container != app.advisor.target {
+        // Its advice would land on another container's view.
+        if let Some((db, c)) = &app.advisor.target {
+            app.info(format!("still advising on {db}/{c} (ctrl-x cancels it)"));
+        }
+        return Vec::new();
+    }
     match app.container.clone() {
         Some(target) if app.advisor.target.as_ref() != Some(&target) => {
             let a = &mut app.advisor;
@@ -204,6 +211,9 @@ pub fn started(app: &mut App) {
 pub fn navigate(app: &mut App, action: Action) -> Reaction {
     let a = &mut app.advisor;
     let columns = a.advice.as_ref().map_or(0, |x| x.candidates.len());
+    let last_row = a.advice.as_ref().map_or(0, |x| {
+        crate::tui::ui::advisor::row_count(x).saturating_sub(1)
+    });
     match action {
         Action::Refresh => return run(app),
         Action::Left | Action::Collapse => a.selected = a.selected.saturating_sub(1),
@@ -211,11 +221,11 @@ pub fn navigate(app: &mut App, action: Action) -> Reaction {
             a.selected = (a.selected + 1).min(columns.saturating_sub(1))
         }
         Action::Up => a.scroll = a.scroll.saturating_sub(1),
-        Action::Down => a.scroll += 1,
+        Action::Down => a.scroll = (a.scroll + 1).min(last_row),
         Action::PageUp => a.scroll = a.scroll.saturating_sub(app.page_rows.max(1)),
-        Action::PageDown => a.scroll += app.page_rows.max(1),
+        Action::PageDown => a.scroll = (a.scroll + app.page_rows.max(1)).min(last_row),
         Action::Top => a.scroll = 0,
-        Action::Bottom => a.scroll = usize::MAX,
+        Action::Bottom => a.scroll = last_row,
         _ => {}
     }
     Reaction::default()

@@ -133,6 +133,12 @@ fn the_advisor_view_at_two_sizes() {
         }, {
             insta::assert_snapshot!(format!("advisor_{w}x{ht}"), frame);
         });
+        // The last pattern's row is reached by scrolling, and scrolling comes back.
+        h.keys("G");
+        let bottom = h.render();
+        assert!(bottom.contains("new 2.0/s"), "{bottom}");
+        h.keys("g");
+        assert!(h.render().contains("rank "), "{frame}");
     }
 }
 
