@@ -55,7 +55,6 @@ pub fn act(app: &mut App, action: Action) -> Reaction {
         }
     }
     match action {
-        Action::ShowAdvisor => open(app).into(),
         Action::AdvisorWorkload => {
             open_prompt(
                 app,

@@ -4,7 +4,7 @@
 //! This file is the router: it hands each message, key and action to the view it is for,
 //! and it is the one place that goes from one view to another. The view modules (`tree`,
 //! `item`, `query`, `feed` with partitions, `jobs` with the workbench, `requests` with the
-//! gateway, `layers` for the popups) never call each other: a reaction that reaches another view comes back as a
+//! gateway, `advisor` for the partition-key advisor, `layers` for the popups) never call each other: a reaction that reaches another view comes back as a
 //! `Reaction` naming a `Request` (see `request`), and `route` here carries it out.
 //! Below the views sit what they all may use: `request` (those types) and `prompt`
 //! (asking for text); the list movement and document helpers they share are in `state`.
