@@ -9,6 +9,8 @@
 //!   engine inside a store write transaction
 //! - [`engine`]: the facade every front end uses
 //! - [`processor`]: change feed processors (leases, checkpoints, splits) over the engine
+//! - [`recorded_requests`]: the queries and point operations the gateway served, kept per
+//!   container in the data directory for the advisor
 //! - [`samples`]: bundled data sets and their generators, loaded through the engine
 //! - [`workbench`]: access-pattern suites run against data models, compared pattern by pattern
 //! - [`advisor`]: the partition-key advisor: candidate keys placed, replayed and ranked
@@ -26,6 +28,7 @@ pub(crate) mod fault;
 pub mod gateway;
 pub mod processor;
 pub mod query;
+pub mod recorded_requests;
 pub mod samples;
 pub mod scripts;
 pub mod simulate;

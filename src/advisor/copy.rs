@@ -41,20 +41,8 @@ impl<'e> Copy<'e> {
             database: database.to_string(),
             container: source.id.clone(),
         };
-        let mut settings = ContainerSettings::new(candidate.container_paths());
-        settings.throughput = throughput_of(source);
-        settings.max_partition_bytes = Some(source.max_partition_bytes);
+        let mut settings = settings_for(source, candidate);
         settings.max_logical_partition_bytes = Some(UNLIMITED_LOGICAL_BYTES);
-        settings.indexing_policy = Some(source.indexing_policy.clone());
-        // The search policies the indexing policy's vector and full-text indexes rest on.
-        settings.vector_embedding_policy = source.vector_embedding_policy.clone();
-        settings.full_text_policy = source.full_text_policy.clone();
-        settings.unique_keys = source
-            .unique_key_policy
-            .unique_keys
-            .iter()
-            .map(|k| k.paths.clone())
-            .collect();
         engine.create_container(database, &copy.container, settings)?;
         let mut bodies = Vec::with_capacity(items.len());
         for doc in &items.docs {
@@ -70,6 +58,26 @@ impl<'e> Copy<'e> {
         engine.import_records(database, &copy.container, &records, progress)?;
         Ok(copy)
     }
+}
+
+/// A container like `source` (throughput, storage limits, indexing and search policies,
+/// unique keys) keyed by `candidate`, its TTL off.
+pub fn settings_for(source: &ContainerInfo, candidate: &Candidate) -> ContainerSettings {
+    let mut settings = ContainerSettings::new(candidate.container_paths());
+    settings.throughput = throughput_of(source);
+    settings.max_partition_bytes = Some(source.max_partition_bytes);
+    settings.max_logical_partition_bytes = Some(source.max_logical_partition_bytes);
+    settings.indexing_policy = Some(source.indexing_policy.clone());
+    // The search policies the indexing policy's vector and full-text indexes rest on.
+    settings.vector_embedding_policy = source.vector_embedding_policy.clone();
+    settings.full_text_policy = source.full_text_policy.clone();
+    settings.unique_keys = source
+        .unique_key_policy
+        .unique_keys
+        .iter()
+        .map(|k| k.paths.clone())
+        .collect();
+    settings
 }
 
 impl Drop for Copy<'_> {

@@ -144,43 +144,54 @@ fn file_step(
 ) -> Result<(Step, Vars)> {
     let items = replayer.items;
     let mut rng = Rng::derive(seed, label, i);
-    let needs: Vec<&str> = match op {
-        FileOp::Query { params, .. } => params.iter().map(|(_, p)| p.as_str()).collect(),
-        _ => Vec::new(),
+    // A recorded operation names its items; the others draw one.
+    let (op, k) = match op {
+        FileOp::On { kind, items: on } if !on.is_empty() => {
+            (kind.as_ref(), on[rng.below(on.len() as u64) as usize])
+        }
+        FileOp::On { kind, .. } => (kind.as_ref(), drawn_item(items, kind, &mut rng)?),
+        _ => (op, drawn_item(items, op, &mut rng)?),
     };
-    let has_all = |k: usize| {
-        needs
-            .iter()
-            .all(|p| crate::engine::layout::value_at(&items.docs[k], p).is_some())
-    };
-    let first = rng.below(items.len() as u64) as usize;
-    // The drawn item, else the next one that has every parameter's path.
-    let k = (0..items.len())
-        .map(|d| (first + d) % items.len())
-        .find(|k| has_all(*k))
-        .ok_or_else(|| {
-            Error::bad_request("no item has every path the operation's parameters name")
-        })?;
     let doc = &items.docs[k];
     let mut vars = Vars::default();
     let t = |s: &str| Template::parse(&json!(s)).map_err(Error::internal);
     let container = replayer.container.to_string();
+    let mut query = |sql: &str, params: Vec<(String, Value)>| -> Result<Action> {
+        let mut list = Vec::new();
+        for (name, v) in params {
+            list.push((name.clone(), t(&format!("{{p_{name}}}"))?));
+            vars.set(format!("p_{name}"), v);
+        }
+        Ok(Action::Query {
+            container: container.clone(),
+            sql: sql.to_string(),
+            params: list,
+            pk: None,
+        })
+    };
     let action = match op {
         FileOp::Query { sql, params } => {
-            let mut list = Vec::new();
-            for (name, path) in params {
-                let v = crate::engine::layout::value_at(doc, path)
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                vars.set(format!("p_{name}"), v);
-                list.push((name.clone(), t(&format!("{{p_{name}}}"))?));
-            }
-            Action::Query {
-                container,
-                sql: sql.clone(),
-                params: list,
-                pk: None,
-            }
+            let values = params
+                .iter()
+                .map(|(name, path)| {
+                    let v = crate::engine::layout::value_at(doc, path)
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    (name.clone(), v)
+                })
+                .collect();
+            query(sql, values)?
+        }
+        FileOp::Recorded { sql, samples } => {
+            // The parameter sets in turn, so every recorded one is sent.
+            let set = samples
+                .get(i as usize % samples.len().max(1))
+                .cloned()
+                .unwrap_or_default();
+            query(sql, set)?
+        }
+        FileOp::On { .. } => {
+            return Err(Error::internal("a recorded operation names another one"));
         }
         FileOp::Read => {
             vars.set("id", doc.get("id").cloned().unwrap_or(Value::Null));
@@ -217,6 +228,25 @@ fn file_step(
         take: None,
     };
     Ok((step, vars))
+}
+
+/// A random item (the same for every candidate: the draw is seeded), or for a query, the
+/// next one that has every path its parameters name.
+fn drawn_item(items: &super::items::Items, op: &FileOp, rng: &mut Rng) -> Result<usize> {
+    let needs: Vec<&str> = match op {
+        FileOp::Query { params, .. } => params.iter().map(|(_, p)| p.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    let has_all = |k: usize| {
+        needs
+            .iter()
+            .all(|p| crate::engine::layout::value_at(&items.docs[k], p).is_some())
+    };
+    let first = rng.below(items.len() as u64) as usize;
+    (0..items.len())
+        .map(|d| (first + d) % items.len())
+        .find(|k| has_all(*k))
+        .ok_or_else(|| Error::bad_request("no item has every path the operation's parameters name"))
 }
 
 /// The figures of one pattern over its runs (each with the copy's log of its requests).

@@ -9,6 +9,9 @@
 //! counted work on that key, not from estimates. It then judges each key as the modelling
 //! guides do and ranks them ([`assess`]); [`report`] prints the result.
 //!
+//! Once a key is chosen, [`repartition`] copies the container into a new one keyed by it,
+//! for the user to query beside the original.
+//!
 //! A client of the engine facade: it names no store or query internals.
 
 pub mod assess;
@@ -18,6 +21,8 @@ pub mod items;
 pub mod measure;
 pub mod placement;
 pub mod propose;
+pub mod recorded;
+pub mod repartition;
 pub mod replay;
 pub mod report;
 pub mod workload;
@@ -37,8 +42,8 @@ pub const DEFAULT_ITERATIONS: usize = 20;
 pub struct AdviseOptions {
     pub database: String,
     pub container: String,
-    /// A bundled suite, a suite file or a workload file; `None`: the bundled suite with a
-    /// design on the database, if any.
+    /// A bundled suite, a suite file, a workload file or `recorded` (the requests the
+    /// gateway recorded); `None`: the bundled suite with a design on the database, if any.
     pub workload: Option<String>,
     /// A `--candidates` list; `None`: proposed from the items and the workload.
     pub candidates: Option<String>,
@@ -48,6 +53,9 @@ pub struct AdviseOptions {
     pub seed: u64,
     /// Project to this many times the data and throughput.
     pub project: Option<f64>,
+    /// The data directory whose recorded gateway requests `--workload recorded` reads
+    /// (a local store's).
+    pub recorded: Option<std::path::PathBuf>,
 }
 
 impl AdviseOptions {
@@ -61,6 +69,7 @@ impl AdviseOptions {
             iterations: DEFAULT_ITERATIONS,
             seed: crate::samples::DEFAULT_SEED,
             project: None,
+            recorded: None,
         }
     }
 }
@@ -125,7 +134,25 @@ pub fn advise(
             }
         }
     }
-    let workload = workload::Workload::load(opts.workload.as_deref(), db, c, &items, opts.rate)?;
+    let workload = match opts.workload.as_deref() {
+        Some(recorded::RECORDED) => {
+            let dir = opts.recorded.as_deref().ok_or_else(|| {
+                Error::bad_request(
+                    "--workload recorded reads the requests the gateway recorded in a local data \
+                     directory; this store has none",
+                )
+            })?;
+            Some(recorded::workload(
+                dir,
+                db,
+                c,
+                &items,
+                &current_key,
+                opts.rate,
+            )?)
+        }
+        spec => workload::Workload::load(spec, db, c, &items, opts.rate)?,
+    };
     let draws = workload
         .as_ref()
         .map(|w| measure::Draws::load(engine, w))

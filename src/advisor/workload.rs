@@ -75,11 +75,27 @@ pub enum FileOp {
     Read,
     Create,
     Replace,
+    /// A recorded query, sent with one of the parameter sets it was sent with (names
+    /// without their `@`).
+    Recorded {
+        sql: String,
+        samples: Vec<Vec<(String, serde_json::Value)>>,
+    },
+    /// A read, create or replace (`kind`) of one of these items (indexes into the items)
+    /// rather than of a random one: the items recorded requests addressed.
+    On {
+        kind: Box<FileOp>,
+        items: Vec<usize>,
+    },
 }
 
 impl FileOp {
     pub fn writes(&self) -> bool {
-        matches!(self, FileOp::Create | FileOp::Replace)
+        match self {
+            FileOp::Create | FileOp::Replace => true,
+            FileOp::On { kind, .. } => kind.writes(),
+            _ => false,
+        }
     }
 }
 
@@ -184,7 +200,7 @@ fn from_suite(suite: Suite, name: &str, db: &str, c: &str, rate: f64) -> Result<
 }
 
 /// Weights scaled so the workload's rates sum to `rate`.
-fn scale_weights(patterns: &mut [WorkPattern], rate: f64) {
+pub(super) fn scale_weights(patterns: &mut [WorkPattern], rate: f64) {
     let total: f64 = patterns.iter().map(|p| p.rate).sum();
     if total > 0.0 {
         for p in patterns.iter_mut() {

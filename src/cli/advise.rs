@@ -8,7 +8,8 @@ use super::{CliResult, Failure, print_json, progress_bar, split_target};
 use crate::advisor::{self, AdviseOptions, Progress, candidates};
 use crate::engine::Backend;
 
-pub fn advise(engine: &dyn Backend, args: AdviseArgs) -> CliResult {
+/// `data_dir` is the local store's, where the gateway keeps the requests it recorded.
+pub fn advise(engine: &dyn Backend, data_dir: &std::path::Path, args: AdviseArgs) -> CliResult {
     let (db, c) = split_target(&args.target)?;
     let list = (!args.candidates.is_empty()).then(|| args.candidates.join(","));
     if let Some(list) = &list {
@@ -33,6 +34,7 @@ pub fn advise(engine: &dyn Backend, args: AdviseArgs) -> CliResult {
         iterations: args.iterations,
         seed: args.seed,
         project: args.project,
+        recorded: Some(data_dir.to_path_buf()),
         ..AdviseOptions::new(db, c)
     };
     let bar = progress_bar(0);

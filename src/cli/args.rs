@@ -450,8 +450,9 @@ pub struct WorkbenchArgs {
 pub struct AdviseArgs {
     /// The container, as DATABASE/CONTAINER
     pub target: String,
-    /// A bundled suite (blog, webstore), a suite file or a workload file
-    #[arg(long, value_name = "SUITE|FILE")]
+    /// A bundled suite (blog, webstore), a suite file, a workload file, or `recorded`: the
+    /// queries and point operations the gateway served on the container
+    #[arg(long, value_name = "SUITE|FILE|recorded")]
     pub workload: Option<String>,
     /// Candidate keys, comma-separated (repeatable): /a, [/a,/b], /a+/b, "/a suffix N buckets"
     #[arg(long, value_name = "KEYS", allow_hyphen_values = true)]

@@ -229,7 +229,7 @@ fn common(engine: &dyn Backend, local: Option<&Engine>, cmd: Command) -> CliResu
         // On an account the copies it makes per candidate key would be real, billed
         // containers: advise on a local copy of the data instead.
         Command::Advise(args) => match local {
-            Some(_) => advise::advise(engine, args),
+            Some(local) => advise::advise(engine, local.data_dir(), args),
             None => Err(local_only(
                 "advise",
                 "it copies the container into a temporary container per candidate key; export                  the items and import them into a local store to advise on them",

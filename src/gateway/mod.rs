@@ -12,11 +12,14 @@
 //! - `call`: the request's headers read the service's way;
 //! - `ops`: one module per resource, turning calls into engine operations;
 //! - `reply`: status, headers and body, errors in the service's `{code, message}` form;
-//! - [`traffic`]: the log of exchanges the explorer's Requests view reads.
+//! - [`traffic`]: the log of exchanges the explorer's Requests view reads;
+//! - [`recording`]: the queries and point operations served, per container, kept in the data
+//!   directory for `advise --workload recorded`.
 
 pub mod auth;
 mod call;
 mod ops;
+pub mod recording;
 mod reply;
 mod resource;
 mod server;
@@ -63,6 +66,7 @@ pub struct Gateway {
     certificate: Option<PathBuf>,
     custom_key: bool,
     traffic: Arc<Traffic>,
+    recorder: Arc<recording::Recorder>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -95,6 +99,7 @@ impl Gateway {
             .map_err(|e| Error::internal(format!("cannot read the listening address: {e}")))?;
         let scheme = if options.tls { "https" } else { "http" };
         let traffic = Arc::new(Traffic::new());
+        let recorder = Arc::new(recording::Recorder::open(options.data_dir.clone()));
         let shared = Arc::new(server::Shared {
             ctx: ops::Context {
                 backend,
@@ -104,6 +109,7 @@ impl Gateway {
             },
             key,
             traffic: traffic.clone(),
+            recorder: recorder.clone(),
         });
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(server::serve(listener, tls, shared, stopped));
@@ -113,6 +119,7 @@ impl Gateway {
             certificate,
             custom_key: options.key.is_some(),
             traffic,
+            recorder,
             stop,
             task,
         })
@@ -148,5 +155,7 @@ impl Gateway {
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
+        // What was served since the last save reaches the data directory.
+        self.recorder.flush();
     }
 }

@@ -45,6 +45,8 @@ pub struct Shared {
     pub ctx: Context,
     pub key: MasterKey,
     pub traffic: Arc<Traffic>,
+    /// Queries and point operations served, for `advise --workload recorded`.
+    pub recorder: Arc<super::recording::Recorder>,
 }
 
 /// Accepts connections until `stop` turns true, then lets open requests finish.
@@ -147,11 +149,17 @@ async fn respond(
             let shared2 = shared.clone();
             let call = Arc::new(call);
             let call2 = call.clone();
-            let reply = tokio::task::spawn_blocking(move || ops::handle(&shared2.ctx, &call2))
-                .await
-                .unwrap_or_else(|e| {
-                    Reply::error(&Error::internal(format!("the operation failed: {e}")))
-                });
+            let reply = tokio::task::spawn_blocking(move || {
+                let reply = ops::handle(&shared2.ctx, &call2);
+                shared2
+                    .recorder
+                    .observe(&*shared2.ctx.backend, &call2, &reply);
+                reply
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Reply::error(&Error::internal(format!("the operation failed: {e}")))
+            });
             (reply, operation, Some(call))
         }
     };

@@ -87,6 +87,12 @@ pub enum Action {
     /// On a remote account: allows writes for this session (after a confirmation naming the
     /// account), or makes it read-only again.
     ToggleWrites,
+    /// Opens the partition-key advisor on the selected container.
+    ShowAdvisor,
+    AdvisorWorkload,
+    AdvisorCandidates,
+    /// Creates a copy of the container keyed by the selected candidate.
+    AdvisorCopy,
 }
 
 impl Action {
@@ -155,6 +161,10 @@ impl Action {
         Action::RequestsPause,
         Action::RequestsClear,
         Action::ToggleWrites,
+        Action::ShowAdvisor,
+        Action::AdvisorWorkload,
+        Action::AdvisorCandidates,
+        Action::AdvisorCopy,
     ];
 
     /// The short label the hint bar shows.
@@ -223,6 +233,10 @@ impl Action {
             Action::RequestsPause => "pause",
             Action::RequestsClear => "clear",
             Action::ToggleWrites => "writes on/off",
+            Action::ShowAdvisor => "advisor",
+            Action::AdvisorWorkload => "workload",
+            Action::AdvisorCandidates => "candidates",
+            Action::AdvisorCopy => "copy as",
         }
     }
 
@@ -310,6 +324,18 @@ impl Action {
             }
             Action::RequestsPause => "Pause or resume the requests view (requests keep buffering)",
             Action::RequestsClear => "Clear the requests view",
+            Action::ShowAdvisor => {
+                "Open the partition-key advisor on the selected container (r runs it, ctrl-x cancels)"
+            }
+            Action::AdvisorWorkload => {
+                "Choose the advisor's workload: a bundled suite, a workload or suite file, or empty for the container's suite"
+            }
+            Action::AdvisorCandidates => {
+                "Choose the advisor's candidate keys as on the command line (/a,[/a,/b],/a+/b,/a suffix N buckets), or empty to propose them"
+            }
+            Action::AdvisorCopy => {
+                "Create a copy of the container keyed by the selected candidate (bulk copy; cancelled copies are removed)"
+            }
             Action::ApplyIndex => {
                 "Add the index the last query was missing to the container's policy (asks first)"
             }

@@ -35,6 +35,21 @@ pub enum JobKind {
     Workbench {
         suite: String,
     },
+    /// Run the partition-key advisor on a container (`Msg::AdvisorProgress`, `Msg::Advice`).
+    Advise {
+        db: String,
+        c: String,
+        /// As `advise --workload` and `--candidates` take them; `None`: the defaults.
+        workload: Option<String>,
+        candidates: Option<String>,
+    },
+    /// Copy a container into a new one keyed by `candidate` (removed if it does not finish).
+    Repartition {
+        db: String,
+        c: String,
+        candidate: crate::advisor::Candidate,
+        target: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

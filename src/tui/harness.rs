@@ -186,6 +186,7 @@ impl Harness {
                     let progress = std::cell::RefCell::new(Vec::new());
                     let done = worker::run_job(
                         &*self.engine,
+                        &self.data_dir,
                         ticket,
                         &job,
                         &AtomicBool::new(false),

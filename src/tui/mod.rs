@@ -10,6 +10,7 @@
 //! shows an application's requests as they happen.
 
 pub mod action;
+mod advisor_jobs;
 pub mod effect;
 pub mod export;
 pub mod format;

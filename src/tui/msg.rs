@@ -169,6 +169,16 @@ pub enum Msg {
         done: u64,
         total: u64,
     },
+    /// Where a running advisor job is (its `JobProgress` carries the same count).
+    AdvisorProgress {
+        ticket: u64,
+        progress: crate::advisor::Progress,
+    },
+    /// The advisor job's advice (its job ends right after).
+    Advice {
+        ticket: u64,
+        advice: Box<crate::advisor::Advice>,
+    },
     /// A job ended: what it did, or why not.
     JobDone {
         ticket: u64,

@@ -73,11 +73,12 @@ impl Executor {
             Effect::StartJob { ticket, job } => {
                 let stop = self.flag(ticket);
                 let (engine, tx) = (self.engine.clone(), self.tx.clone());
+                let dir = self.data_dir.clone();
                 tokio::task::spawn_blocking(move || {
                     let send = |m| {
                         let _ = tx.send(m);
                     };
-                    let done = worker::run_job(&*engine, ticket, &job, &stop, &send);
+                    let done = worker::run_job(&*engine, &dir, ticket, &job, &stop, &send);
                     send(done);
                 });
             }

@@ -1040,8 +1040,10 @@ fn push_array(policy: &mut Value, key: &str, item: Value) {
 }
 
 /// Runs a job to its end, reporting progress; `stop` cancels it (499) between batches.
+/// `data_dir` is where the explorer keeps its files (the gateway's recorded requests).
 pub fn run_job(
     engine: &dyn Backend,
+    data_dir: &std::path::Path,
     ticket: u64,
     job: &crate::tui::effect::JobKind,
     stop: &AtomicBool,
@@ -1081,6 +1083,9 @@ pub fn run_job(
             path,
             format,
         } => export_result(engine, ticket, source, path, *format, stop, send),
+        JobKind::Advise { .. } | JobKind::Repartition { .. } => {
+            super::advisor_jobs::run(engine, data_dir, ticket, job, stop, send)
+        }
     };
     Msg::JobDone { ticket, result }
 }

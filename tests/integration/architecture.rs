@@ -22,6 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("scripts", &["error", "charge", "store", "query"]),
     ("engine", &["error", "charge", "store", "query", "scripts"]),
     ("processor", &["error", "charge", "engine"]),
+    ("recorded_requests", &["error", "engine"]),
     ("samples", &["error", "charge", "engine", "processor"]),
     (
         "workbench",
@@ -36,6 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "processor",
             "samples",
             "workbench",
+            "recorded_requests",
         ],
     ),
     (
@@ -49,7 +51,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workbench",
         ],
     ),
-    ("gateway", &["error", "charge", "engine"]),
+    (
+        "gateway",
+        &["error", "charge", "engine", "recorded_requests"],
+    ),
     (
         "tui",
         &[
@@ -58,6 +63,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "engine",
             "samples",
             "workbench",
+            "advisor",
             "query",
             "gateway",
             "fault",

@@ -14,6 +14,8 @@ mod ranges;
 mod scripts;
 mod statistics;
 
+pub use queries::query_spec;
+
 use std::sync::Arc;
 
 use hyper::Method;

@@ -1,5 +1,6 @@
 //! Everything the screen shows, in one value that `update` changes and drawing reads.
 
+pub mod advisor;
 pub mod details;
 pub mod document;
 pub mod editor;
@@ -39,16 +40,19 @@ pub enum View {
     Workbench,
     /// The gateway's requests, live.
     Requests,
+    /// The partition-key advisor on a container.
+    Advisor,
 }
 
 impl View {
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Item,
         View::Query,
         View::Feed,
         View::Partitions,
         View::Workbench,
         View::Requests,
+        View::Advisor,
     ];
 
     pub fn title(self) -> &'static str {
@@ -59,6 +63,7 @@ impl View {
             View::Partitions => "Partitions",
             View::Workbench => "Workbench",
             View::Requests => "Requests",
+            View::Advisor => "Advisor",
         }
     }
 
@@ -71,6 +76,7 @@ impl View {
             View::Partitions => "Parts",
             View::Workbench => "Bench",
             View::Requests => "Reqs",
+            View::Advisor => "Advise",
         }
     }
 }
@@ -214,6 +220,8 @@ pub enum PromptFor {
     FeedStartTime,
     RequestsFilter,
     SampleName,
+    /// The advisor view's workload, candidates or copy name.
+    Advisor(advisor::AdvisorField),
     ExportPath {
         db: String,
         c: String,
@@ -387,6 +395,7 @@ pub struct App {
     /// The gateway run in this process, and the requests it served.
     pub gateway: GatewayState,
     pub requests: RequestsState,
+    pub advisor: advisor::AdvisorState,
     pub palette: PaletteState,
     /// The container the last selection belongs to.
     pub container: Option<(String, String)>,
@@ -441,6 +450,7 @@ impl App {
             workbench: WorkbenchState::default(),
             gateway: GatewayState::default(),
             requests: RequestsState::default(),
+            advisor: Default::default(),
             palette: PaletteState::new(),
             container: None,
             last_charge: None,
@@ -509,6 +519,7 @@ impl App {
             (Focus::View, View::Partitions) => Mode::Partitions,
             (Focus::View, View::Workbench) => Mode::Workbench,
             (Focus::View, View::Requests) => Mode::Requests,
+            (Focus::View, View::Advisor) => Mode::Advisor,
         }
     }
 

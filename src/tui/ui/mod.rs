@@ -1,6 +1,7 @@
 //! Drawing: pure functions from the state to a frame. Nothing here changes state or
 //! touches the store.
 
+pub mod advisor;
 mod details;
 pub mod feed;
 mod item;
@@ -127,6 +128,7 @@ pub fn draw(f: &mut Frame, app: &App) -> usize {
         View::Partitions => partitions::draw(f, app, right),
         View::Workbench => workbench::draw(f, app, right),
         View::Requests => requests::draw(f, app, right),
+        View::Advisor => advisor::draw(f, app, right),
     };
     status::draw(f, app, status);
     draw_hints(f, app, hints);
@@ -247,6 +249,15 @@ fn hint_actions(mode: Mode, app: &App) -> &'static [super::action::Action] {
             A::Gateway,
             A::RequestsClear,
             A::CopyValue,
+        ],
+        Mode::Advisor => &[
+            A::Refresh,
+            A::Help,
+            A::AdvisorWorkload,
+            A::AdvisorCandidates,
+            A::Right,
+            A::AdvisorCopy,
+            A::CancelQuery,
         ],
         Mode::Palette => &[A::Select, A::Back],
         Mode::Help => &[A::Down, A::Up, A::Back],

@@ -16,7 +16,7 @@ use crate::tui::state::tree::pk_label;
 use crate::tui::state::{App, PartitionsState};
 
 /// A bar of `width` cells filled to `fraction`.
-fn bar(fraction: f64, width: usize) -> String {
+pub fn bar(fraction: f64, width: usize) -> String {
     let f = fraction.clamp(0.0, 1.0);
     let full = (f * width as f64).round() as usize;
     format!(

@@ -113,11 +113,13 @@ fn width_of(spans: &[Span]) -> usize {
     spans.iter().map(Span::width).sum()
 }
 
-/// A tab per view, numbered as its key.
+/// A tab per view, numbered as its key. The advisor's appears once it is opened: six tabs
+/// fit an 80-column status line beside a container's name, seven do not.
 fn tabs(app: &App, tabs: Tabs) -> Vec<Span<'static>> {
     View::ALL
         .iter()
         .enumerate()
+        .filter(|(_, v)| **v != View::Advisor || app.advisor.target.is_some())
         .map(|(i, v)| {
             let current = *v == app.view;
             let style = if current {

@@ -234,6 +234,7 @@ fn submit_prompt(app: &mut App) -> Reaction {
             .into()
         }
         PromptFor::ResultsExport => Request::ExportResult { path: text }.into(),
+        PromptFor::Advisor(field) => Request::AdvisorAnswer { field, text }.into(),
         PromptFor::NewScript { db, c, kind } => Request::NewScript {
             db,
             c,
@@ -270,7 +271,8 @@ fn cancel_prompt(app: &mut App) {
             | PromptFor::SampleName
             | PromptFor::ExportPath { .. }
             | PromptFor::NewScript { .. }
-            | PromptFor::ResultsExport => {}
+            | PromptFor::ResultsExport
+            | PromptFor::Advisor(_) => {}
         }
     }
 }

@@ -4,11 +4,12 @@
 //! This file is the router: it hands each message, key and action to the view it is for,
 //! and it is the one place that goes from one view to another. The view modules (`tree`,
 //! `item`, `query`, `feed` with partitions, `jobs` with the workbench, `requests` with the
-//! gateway, `layers` for the popups) never call each other: a reaction that reaches another view comes back as a
+//! gateway, `advisor` for the partition-key advisor, `layers` for the popups) never call each other: a reaction that reaches another view comes back as a
 //! `Reaction` naming a `Request` (see `request`), and `route` here carries it out.
 //! Below the views sit what they all may use: `request` (those types) and `prompt`
 //! (asking for text); the list movement and document helpers they share are in `state`.
 
+mod advisor;
 mod details;
 mod feed;
 mod item;
@@ -185,7 +186,12 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Effect> {
             done,
             total,
         } => jobs::on_progress(app, ticket, done, total),
-        Msg::JobDone { ticket, result } => route(jobs::on_done(app, ticket, result), app),
+        Msg::AdvisorProgress { ticket, progress } => advisor::on_progress(app, ticket, &progress),
+        Msg::Advice { ticket, advice } => advisor::on_advice(app, ticket, *advice),
+        Msg::JobDone { ticket, result } => {
+            advisor::on_job_done(app, ticket, &result);
+            route(jobs::on_done(app, ticket, result), app)
+        }
         Msg::History(entries) => {
             app.query.history.entries = entries;
             Vec::new()
@@ -249,6 +255,11 @@ fn carry_out(app: &mut App, request: Request) -> Vec<Effect> {
         Request::ExportResult { path } => route(query::export_to(app, path), app),
         Request::StartJob { title, job } => jobs::start(app, title, job),
         Request::RestartFeed { from } => feed::restart_from(app, &from),
+        Request::AdvisorAnswer { field, text } => {
+            let effects = route(advisor::on_answer(app, field, text), app);
+            advisor::started(app);
+            effects
+        }
     }
 }
 
@@ -372,6 +383,10 @@ pub fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ShowPartitions => show(app, View::Partitions),
         Action::ShowWorkbench => show(app, View::Workbench),
         Action::ShowRequests => show(app, View::Requests),
+        Action::ShowAdvisor => advisor::open(app),
+        Action::AdvisorWorkload | Action::AdvisorCandidates | Action::AdvisorCopy => {
+            route(advisor::act(app, action), app)
+        }
         Action::WorkbenchSuite => {
             jobs::next_suite(app);
             Vec::new()
@@ -527,6 +542,7 @@ fn show(app: &mut App, view: View) -> Vec<Effect> {
             feed::load_partitions(app)
         }
         View::Requests => requests::ensure_ranges(app),
+        View::Advisor => advisor::open(app),
         View::Item | View::Workbench => Vec::new(),
     }
 }
@@ -543,6 +559,11 @@ fn navigate(app: &mut App, action: Action) -> Vec<Effect> {
         (Focus::View, View::Partitions) => feed::navigate_partitions(app, action),
         (Focus::View, View::Workbench) => jobs::navigate_workbench(app, action),
         (Focus::View, View::Requests) => requests::navigate(app, action),
+        (Focus::View, View::Advisor) => {
+            let effects = route(advisor::navigate(app, action), app);
+            advisor::started(app);
+            effects
+        }
         (Focus::Editor, _) => Vec::new(),
     }
 }

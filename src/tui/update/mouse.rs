@@ -56,7 +56,7 @@ pub fn intent(app: &App, m: &MouseEvent) -> Intent {
                 Focus::View,
                 ui::requests::list(app, panes.view).map(ListOnScreen::from),
             ),
-            View::Item => (Focus::View, None),
+            View::Item | View::Advisor => (Focus::View, None),
         }
     } else {
         return Intent::default();

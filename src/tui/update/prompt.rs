@@ -17,6 +17,7 @@ pub fn open_prompt(app: &mut App, title: &str, purpose: PromptFor) {
             String::new()
         }
         PromptFor::ExportPath { db, c } => format!("{db}-{c}.ndjson"),
+        PromptFor::Advisor(field) => app.advisor.field_text(field),
         PromptFor::ResultsExport => app
             .query
             .run

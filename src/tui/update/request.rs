@@ -54,6 +54,11 @@ pub enum Request {
     StartJob { title: String, job: JobKind },
     /// Follow the change feed again from the time typed in the start prompt.
     RestartFeed { from: String },
+    /// The answer to one of the advisor view's prompts.
+    AdvisorAnswer {
+        field: crate::tui::state::advisor::AdvisorField,
+        text: String,
+    },
 }
 
 /// A view's answer when it may reach past its own state: the effects it asks of the

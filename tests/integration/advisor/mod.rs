@@ -7,6 +7,7 @@ mod errors;
 mod placement;
 mod projection;
 mod ranking;
+mod recorded;
 
 use cosmoscope::engine::{Backend, ContainerSettings, Throughput, import::Record};
 use serde_json::{Value, json};

@@ -24,6 +24,7 @@ fn app_in(mode: Mode) -> App {
         Mode::Feed => (Focus::View, View::Feed),
         Mode::Partitions => (Focus::View, View::Partitions),
         Mode::Requests => (Focus::View, View::Requests),
+        Mode::Advisor => (Focus::View, View::Advisor),
         other => panic!("{other:?} is not a pane"),
     };
     app.focus = focus;
@@ -49,7 +50,7 @@ fn draw(app: &App, width: u16, height: u16) -> Vec<String> {
         .collect()
 }
 
-const PANES: [Mode; 7] = [
+const PANES: [Mode; 8] = [
     Mode::Tree,
     Mode::Item,
     Mode::Editor,
@@ -57,6 +58,7 @@ const PANES: [Mode; 7] = [
     Mode::Feed,
     Mode::Partitions,
     Mode::Requests,
+    Mode::Advisor,
 ];
 
 #[test]
@@ -160,6 +162,7 @@ fn tables(mode: Mode) -> &'static [&'static str] {
         Mode::Partitions => &["partitions", "navigation", "global"],
         Mode::Workbench => &["workbench", "navigation", "global"],
         Mode::Requests => &["requests", "navigation", "global"],
+        Mode::Advisor => &["advisor", "navigation", "global"],
         Mode::Palette => &["palette", "global"],
         Mode::Help => &["help", "global"],
         Mode::Value => &["value", "help", "global"],
@@ -210,6 +213,10 @@ fn no_default_binding_shadows_another_by_accident() {
         }
     }
     let expected: BTreeSet<String> = [
+        "[advisor] h = left over [navigation] collapse",
+        "[advisor] l = right over [navigation] expand",
+        "[advisor] ← = left over [navigation] collapse",
+        "[advisor] → = right over [navigation] expand",
         "[results] h = left over [navigation] collapse",
         "[results] l = right over [navigation] expand",
         "[results] ← = left over [navigation] collapse",

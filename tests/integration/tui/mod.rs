@@ -2,6 +2,7 @@
 //! headless harness, the gateway run from the explorer with signed requests over HTTP, the
 //! keymap as help shows it, and a smoke test of the binary in tmux.
 
+mod advisor;
 mod details;
 mod export;
 mod finding;
