@@ -1,8 +1,9 @@
 //! Server-side JavaScript benchmarks (issue 26):
 //!
 //! 1. `sproc/create_one`: executing a trivial stored procedure that creates one item, next
-//!    to the same create through `create_item` (the script's overhead: a runtime, a thread,
-//!    a compile and a transaction of its own).
+//!    to the same create through `create_item` (the script's overhead: a context on a kept
+//!    script thread, the server-side API loaded from bytecode, the body compiled, and a
+//!    transaction of its own).
 //! 2. `udf/...`: `SELECT VALUE COUNT(1) FROM c WHERE udf.up(c.city) = 'OSLO'` over N items
 //!    (default 100,000; `SCRIPTS_BENCH_ITEMS`), next to the same query with the built-in
 //!    `UPPER`. Both scan every item (a function of a path is not served by the index).

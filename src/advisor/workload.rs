@@ -162,12 +162,12 @@ fn from_suite(suite: Suite, name: &str, db: &str, c: &str, rate: f64) -> Result<
         .filter(|p| {
             p.steps_for(&design.id).is_some_and(|steps| {
                 steps.iter().any(|s| !s.setup && s.action.container() == c)
-                    // Stored-procedure patterns (C3s, C4s, W7s) are not replayed: a copy
-                    // under another key has no scripts, and their transactional-batch twins
-                    // (C3, C4, W7) send the same writes to the same logical partition.
-                    && !steps
-                        .iter()
-                        .any(|s| matches!(s.action, Action::Execute { .. }))
+                    // Script patterns (stored procedures: C3s, C4s, C1es, W7s; triggers:
+                    // C2s) are not replayed: a copy under another key has no scripts, and
+                    // their twins (C3, C4, C1e, W7, C2) send the same writes.
+                    && !steps.iter().any(|s| {
+                        matches!(s.action, Action::Execute { .. } | Action::Triggered { .. })
+                    })
             })
         })
         .map(|p| WorkPattern {

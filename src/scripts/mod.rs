@@ -9,24 +9,27 @@
 //! operations with callbacks and `isAccepted`, request and response bodies, the `__`
 //! shorthand, `console.log`; `prelude.js`), never the store.
 //!
-//! Each execution gets its own runtime (about 0.25 ms; see `runtime`) on its own thread,
-//! bounded by [`Limits`]: memory, stack, and the service's 5-second budget through the
-//! interrupt handler. The script's operations come back to the calling thread over a
-//! channel, so the write transaction never leaves the thread that opened it. UDFs
-//! ([`udf`]) are pure and run on the query's own thread.
+//! Each execution runs on a script thread of the `pool` in a context of its own (so no
+//! global of one execution is seen by the next), bounded by [`Limits`] set afresh on the
+//! thread's runtime: memory, stack, and the service's 5-second budget through the interrupt
+//! handler. The script's operations come back to the calling thread over a channel, so the
+//! write transaction never leaves the thread that opened it. UDFs ([`udf`]) are pure and
+//! run on the query's own thread.
 
+mod pool;
 mod runtime;
 pub mod udf;
 
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::time::Duration;
 
-use rquickjs::{Ctx, Function};
+use rquickjs::module::WriteOptions;
+use rquickjs::{Context, Ctx, Function, Module, Runtime};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result, StatusCode};
 pub use runtime::Limits;
-use runtime::{Engine, FILE_NAME, Thrown, internal, timeout_error};
+use runtime::{Engine, FILE_NAME, Meter, Thrown, internal, timeout_error};
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -198,69 +201,54 @@ enum ToHost {
 /// A thrown error or `abort` is `Err` (the caller rolls back); so is running out of time.
 pub fn execute(invocation: Invocation, limits: Limits, host: &mut dyn Host) -> Result<Outcome> {
     let (to_host, from_script) = mpsc::channel::<ToHost>();
-    std::thread::scope(|scope| {
-        let sender = to_host.clone();
-        let spawned = std::thread::Builder::new()
-            .name("script".into())
-            .stack_size(runtime::THREAD_STACK)
-            .spawn_scoped(scope, move || {
-                let outcome = run(invocation, limits, sender.clone());
-                let _ = sender.send(ToHost::Finished(outcome));
-            });
-        drop(to_host);
-        let handle = match spawned {
-            Ok(handle) => handle,
-            Err(e) => {
-                return Err(Error::internal(format!(
-                    "cannot start a script thread: {e}"
-                )));
+    let worker = pool::Worker::start(pool::Job {
+        invocation,
+        limits,
+        to_host,
+    })?;
+    let mut outcome = None;
+    for message in from_script {
+        match message {
+            ToHost::Perform(op, reply) => {
+                let _ = reply.send(host.perform(op));
             }
-        };
-        let mut outcome = None;
-        for message in from_script {
-            match message {
-                ToHost::Perform(op, reply) => {
-                    let _ = reply.send(host.perform(op));
-                }
-                ToHost::Finished(result) => {
-                    outcome = Some(result);
-                    break;
-                }
+            ToHost::Finished(result) => {
+                outcome = Some(result);
+                break;
             }
         }
-        // Joined here, so a panic on the script's thread is an error, not a panic of the
-        // scope that would take the caller down with it.
-        let joined = handle.join();
-        match (outcome, joined) {
-            (Some(outcome), _) => outcome,
-            (None, Err(_)) => Err(Error::internal("the script's thread failed")),
-            (None, Ok(())) => Err(Error::internal(
-                "the script's thread ended without an outcome",
-            )),
+    }
+    match outcome {
+        Some(outcome) => {
+            worker.release();
+            outcome
         }
-    })
+        // The thread went away mid-execution (a panic in the engine): it is not reused,
+        // and the caller rolls back as for any failed script.
+        None => Err(Error::internal(
+            "the script's thread ended without an outcome",
+        )),
+    }
 }
 
-/// The script's side: builds the runtime, runs the script and its callbacks.
-fn run(invocation: Invocation, limits: Limits, to_host: mpsc::Sender<ToHost>) -> Result<Outcome> {
-    let engine = Engine::new(limits)?;
-    let result = engine.context.with(|ctx| -> Result<Value> {
+/// The script's side, on a script thread: a new context on `runtime` armed with `limits`,
+/// the server-side API, the script and its callbacks.
+fn run(
+    runtime: &Runtime,
+    invocation: Invocation,
+    limits: Limits,
+    to_host: mpsc::Sender<ToHost>,
+) -> Result<Outcome> {
+    let meter = Meter::arm(runtime, limits);
+    let context = Context::full(runtime).map_err(internal)?;
+    let result = context.with(|ctx| -> Result<Value> {
         install_host(&ctx, to_host)?;
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.global = true;
-        options.filename = Some("prelude".to_string());
-        ctx.eval_with_options::<(), _>(PRELUDE, options)
-            .map_err(|e| {
-                Error::internal(format!(
-                    "server-side API: {}",
-                    Thrown::catch(&ctx, e).message
-                ))
-            })?;
+        load_prelude(&ctx)?;
         let function = compiled(&ctx, &invocation.body)?;
         let globals = ctx.globals();
         let stopped = |ctx: &Ctx, e: rquickjs::Error| -> Error {
             let thrown = Thrown::catch(ctx, e);
-            if engine.timed_out() {
+            if meter.timed_out() {
                 timeout_error(&limits)
             } else {
                 Error::internal(format!("JavaScript engine: {}", thrown.message))
@@ -278,7 +266,7 @@ fn run(invocation: Invocation, limits: Limits, to_host: mpsc::Sender<ToHost>) ->
             while ctx.execute_pending_job() {
                 jobs = true;
             }
-            if engine.timed_out() {
+            if meter.timed_out() {
                 return Err(timeout_error(&limits));
             }
             if !ran && !jobs {
@@ -289,9 +277,41 @@ fn run(invocation: Invocation, limits: Limits, to_host: mpsc::Sender<ToHost>) ->
         serde_json::from_str(&out)
             .map_err(|e| Error::internal(format!("script outcome is not JSON: {e}")))
     })?;
-    let ticks = engine.ticks();
-    let elapsed = engine.started.elapsed();
-    outcome(result, ticks, elapsed)
+    outcome(result, meter.ticks(), meter.started.elapsed())
+}
+
+/// Evaluates the server-side API (`prelude.js`) in `ctx` from the bytecode compiled once
+/// per process: loading it costs a fraction of compiling its text.
+fn load_prelude(ctx: &Ctx<'_>) -> Result<()> {
+    let api_error = |ctx: &Ctx, e: rquickjs::Error| {
+        Error::internal(format!(
+            "server-side API: {}",
+            Thrown::catch(ctx, e).message
+        ))
+    };
+    let bytecode = prelude_bytecode()?;
+    // SAFETY: `bytecode` is what `Module::write` produced from PRELUDE in this process,
+    // with this same QuickJS build: valid bytecode, as `Module::load` requires.
+    let module = unsafe { Module::load(ctx.clone(), bytecode) }.map_err(|e| api_error(ctx, e))?;
+    let (_, evaluated) = module.eval().map_err(|e| api_error(ctx, e))?;
+    evaluated.finish::<()>().map_err(|e| api_error(ctx, e))
+}
+
+/// `prelude.js` compiled as a module, once.
+fn prelude_bytecode() -> Result<&'static [u8]> {
+    static BYTECODE: OnceLock<std::result::Result<Vec<u8>, String>> = OnceLock::new();
+    BYTECODE
+        .get_or_init(|| {
+            let runtime = Runtime::new().map_err(|e| e.to_string())?;
+            let context = Context::full(&runtime).map_err(|e| e.to_string())?;
+            context.with(|ctx| {
+                Module::declare(ctx.clone(), "prelude", PRELUDE)
+                    .and_then(|m| m.write(WriteOptions::default()))
+                    .map_err(|e| Thrown::catch(&ctx, e).message)
+            })
+        })
+        .as_deref()
+        .map_err(|e| Error::internal(format!("server-side API: {e}")))
 }
 
 /// The JSON `__cosmoscope_start` takes.

@@ -4,8 +4,10 @@
 //! a script's CPU the RU charge uses.
 //!
 //! Measured on this machine (2 cores; release build): `Runtime::new` 21 µs, a full context
-//! 250 µs, a trivial script in an existing context 15 µs; so one runtime per execution
-//! costs about a quarter of a millisecond and needs no pool.
+//! 250 µs, a trivial script in an existing context 15 µs. Compiling the server-side API
+//! (`prelude.js`) in every execution cost more than all of these together (the profile in
+//! `pool`), which is why stored procedures and triggers run on kept runtimes with the API
+//! loaded from bytecode.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,19 +42,42 @@ impl Default for Limits {
 /// QuickJS's own frames and ours.
 pub(crate) const THREAD_STACK: usize = 8 << 20;
 
-/// A runtime and its context, with the deadline it enforces.
+/// A runtime and its context, with the deadline it enforces: what compiling a body at
+/// creation and a query's UDFs use (stored procedures and triggers run on `pool`'s warm
+/// runtimes instead).
 pub(crate) struct Engine {
     // Field order: the context must drop before its runtime.
     pub context: Context,
     _runtime: Runtime,
-    pub started: Instant,
-    pub limits: Limits,
-    ticks: Arc<AtomicU64>,
+    pub meter: Meter,
 }
 
 impl Engine {
     pub fn new(limits: Limits) -> Result<Engine> {
         let runtime = Runtime::new().map_err(internal)?;
+        let meter = Meter::arm(&runtime, limits);
+        let context = Context::full(&runtime).map_err(internal)?;
+        Ok(Engine {
+            context,
+            _runtime: runtime,
+            meter,
+        })
+    }
+}
+
+/// One execution's bounds as set on its runtime: the clock it started on and the work it
+/// has done.
+pub(crate) struct Meter {
+    pub started: Instant,
+    pub limits: Limits,
+    ticks: Arc<AtomicU64>,
+}
+
+impl Meter {
+    /// Sets `runtime`'s memory and stack limits and a deadline `limits.time` from now, for
+    /// an execution that starts now. A runtime that is used again is armed again, so every
+    /// execution gets the whole of its budget and a count of its own.
+    pub fn arm(runtime: &Runtime, limits: Limits) -> Meter {
         runtime.set_memory_limit(limits.memory);
         runtime.set_max_stack_size(limits.stack);
         let started = Instant::now();
@@ -63,14 +88,11 @@ impl Engine {
             counter.fetch_add(1, Ordering::Relaxed);
             Instant::now() >= deadline
         })));
-        let context = Context::full(&runtime).map_err(internal)?;
-        Ok(Engine {
-            context,
-            _runtime: runtime,
+        Meter {
             started,
             limits,
             ticks,
-        })
+        }
     }
 
     /// Interrupt-handler calls so far: work done, in units of QuickJS's interrupt period.

@@ -63,8 +63,8 @@ impl UdfCall for Udfs {
                 js_args.push_arg(v).map_err(internal)?;
             }
             let failed = |ctx: &rquickjs::Ctx, e: rquickjs::Error| -> Error {
-                if self.engine.timed_out() {
-                    return timeout_error(&self.engine.limits);
+                if self.engine.meter.timed_out() {
+                    return timeout_error(&self.engine.meter.limits);
                 }
                 let thrown = Thrown::catch(ctx, e);
                 Error::bad_request(format!(

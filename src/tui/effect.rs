@@ -65,10 +65,12 @@ pub enum Effect {
         node: NodeKind,
         cursor: Option<String>,
     },
-    /// The databases and every container with its counts, to see whether the tree is
-    /// out of date (`Msg::TreeProbe`).
+    /// The databases and every container with its counts, and the script counts of the
+    /// containers whose script groups the tree shows (`scripts`, as (database, container)),
+    /// to see whether the tree is out of date (`Msg::TreeProbe`).
     ProbeTree {
         generation: u64,
+        scripts: Vec<(String, String)>,
     },
     ReadItem {
         ticket: u64,

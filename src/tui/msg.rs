@@ -28,7 +28,8 @@ pub enum Msg {
         append: bool,
         result: Result<(Vec<NodeKind>, Option<String>), Error>,
     },
-    /// The databases and containers as the store has them now (`Effect::ProbeTree`).
+    /// The databases and containers, and the asked containers' script groups, as the store
+    /// has them now (`Effect::ProbeTree`).
     TreeProbe {
         generation: u64,
         result: Result<Vec<NodeKind>, Error>,

@@ -42,8 +42,9 @@ pub fn databases(engine: &dyn Backend) -> Result<(Vec<NodeKind>, Option<String>)
     ))
 }
 
-/// Every database and container with its counts: what the tree's upper levels show.
-pub fn probe_tree(engine: &dyn Backend) -> Result<Vec<NodeKind>> {
+/// Every database and container with its counts (what the tree's upper levels show), then
+/// the script groups of the `scripts` containers with theirs.
+pub fn probe_tree(engine: &dyn Backend, scripts: &[(String, String)]) -> Result<Vec<NodeKind>> {
     let (dbs, _) = databases(engine)?;
     let mut out = Vec::new();
     for db in dbs {
@@ -51,6 +52,16 @@ pub fn probe_tree(engine: &dyn Backend) -> Result<Vec<NodeKind>> {
             let containers = container_nodes(engine, name)?;
             out.push(db);
             out.extend(containers);
+        }
+    }
+    // Only the script groups on screen: three listings per expanded container, not per
+    // container of the account.
+    for (db, c) in scripts {
+        match script_groups(engine, db, c) {
+            Ok(groups) => out.extend(groups),
+            // Gone since: the container listing above already tells.
+            Err(e) if e.is(StatusCode::NotFound) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(out)
@@ -687,9 +698,12 @@ pub fn perform(
             result: children(engine, &node, cursor.as_deref()),
             key: Some(key),
         }],
-        Effect::ProbeTree { generation } => vec![Msg::TreeProbe {
+        Effect::ProbeTree {
             generation,
-            result: probe_tree(engine),
+            scripts,
+        } => vec![Msg::TreeProbe {
+            generation,
+            result: probe_tree(engine, &scripts),
         }],
         Effect::ReadItem {
             ticket,

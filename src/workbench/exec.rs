@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::suite::{Action, Design, Generate, ParamSource, Step, Suite, WriteKind};
+use super::suite::{Action, Design, Generate, ParamSource, Step, Suite, Triggers, WriteKind};
 use super::template::{Scope, Template};
 use crate::engine::retry::RetryPolicy;
 use crate::engine::{
-    Backend, BatchOperation, ItemResponse, PatchRequest, QueryOptions, SprocRequest,
+    Backend, BatchOperation, ItemResponse, PatchRequest, QueryOptions, SprocRequest, TriggeredOp,
+    TriggeredWrite,
 };
 use crate::error::{Error, Result};
 use crate::samples::rng::Rng;
@@ -426,6 +427,7 @@ impl<'e> Executor<'e> {
                 pk,
                 args,
             } => call.execute(container, sproc, pk, args),
+            Action::Triggered { write, triggers } => call.triggered(write, triggers),
         }?;
         run.throttled += call.throttled;
         Ok(result)
@@ -600,6 +602,52 @@ impl Call<'_, '_> {
                 .map(|o| o.resource_body.unwrap_or(Value::Null))
                 .collect(),
         ))
+    }
+
+    /// Sends a create, upsert, replace or delete with its triggers, in one transaction;
+    /// returns what the write returned. A trigger that throws fails the step and undoes
+    /// the write.
+    fn triggered(&mut self, write: &Action, triggers: &Triggers) -> Result<Value> {
+        let (op, detail) = match write {
+            Action::Write { kind, body, .. } => {
+                let doc = self.fill(body)?;
+                let bytes = serde_json::to_vec(&doc)
+                    .map_err(|e| Error::internal(format!("serializing an item: {e}")))?;
+                let detail = format!("id {}", doc.get("id").map_or("?".into(), |v| v.to_string()));
+                let op = match kind {
+                    WriteKind::Create => TriggeredOp::Create(bytes),
+                    WriteKind::Upsert => TriggeredOp::Upsert(bytes),
+                    WriteKind::Replace => TriggeredOp::Replace(bytes),
+                };
+                (op, detail)
+            }
+            Action::Delete { id, pk, .. } => {
+                let (id, partition_key) = (self.fill_id(id)?, self.fill(pk)?);
+                let detail = format!("id {id}, partition key {partition_key}");
+                (TriggeredOp::Delete { id, partition_key }, detail)
+            }
+            other => {
+                return Err(Error::internal(format!(
+                    "a {} step cannot name triggers",
+                    other.kind()
+                )));
+            }
+        };
+        let request = TriggeredWrite {
+            op,
+            if_match: None,
+            pre_trigger: triggers.pre.clone(),
+            post_trigger: triggers.post.clone(),
+        };
+        let (engine, db, container) = (self.engine, self.db, write.container());
+        let started = Instant::now();
+        let r = self.retry.run(&mut self.throttled, || {
+            engine.write_item_with_triggers(db, container, &request)
+        })?;
+        let names: Vec<String> = triggers.named().map(|(f, t)| format!("{f} {t}")).collect();
+        Ok(self
+            .rec
+            .point(&r, started, format!("{detail}, {}", names.join(", "))))
     }
 
     /// Executes stored procedure `sproc` in partition `pk` with `args`; returns the body it

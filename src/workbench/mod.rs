@@ -33,7 +33,7 @@ pub use exec::{Executor, OpRecord, PatternRun, Pools, QueryWorkCount, Vars};
 pub use report::{DesignInfo, DesignResult, DesignResults, OperationReport, PatternReport, Report};
 pub use suite::{Design, Pattern, Suite};
 
-use crate::engine::Backend;
+use crate::engine::{Backend, ScriptInfo, ScriptKind, TriggerOperation, TriggerType};
 use crate::error::{Error, Result};
 use crate::samples::denormalize::{self, Denormalizer};
 use crate::samples::{self, LoadOptions};
@@ -111,6 +111,7 @@ pub fn run(
     }
     let patterns = chosen_patterns(suite, options)?;
     let loaded = load_missing(engine, suite, options, progress)?;
+    check_triggers(engine, suite, &patterns)?;
     let pools = load_pools(engine, suite)?;
     let (denormalizers, processor_design) = if options.processors {
         start_processors(engine, suite)?
@@ -171,6 +172,78 @@ fn chosen_patterns<'s>(suite: &'s Suite, options: &RunOptions) -> Result<Vec<&'s
                 })
             })
             .collect(),
+    }
+}
+
+/// Checks, before anything is sent, that every trigger a chosen pattern's step names is a
+/// trigger of its container, of the right type (pre or post) and for the step's operation:
+/// a suite that names a missing trigger fails whole (400 naming the step) rather than
+/// halfway through its rows.
+fn check_triggers(engine: &dyn Backend, suite: &Suite, patterns: &[&Pattern]) -> Result<()> {
+    for p in patterns {
+        for d in &suite.designs {
+            for (i, step) in p.steps_for(&d.id).unwrap_or_default().iter().enumerate() {
+                let Some(triggers) = step.action.triggers() else {
+                    continue;
+                };
+                let container = step.action.container();
+                // A missing container fails here with its own message.
+                let defined = engine.list_scripts(&d.database, container, ScriptKind::Trigger)?;
+                for (field, name) in triggers.named() {
+                    if let Some(why) = trigger_problem(&defined, field, name, step.action.kind()) {
+                        return Err(Error::bad_request(format!(
+                            "invalid workbench suite: pattern {:?}, design {:?}, step {}: \
+                             {field} {name:?} of {}/{container}: {why}",
+                            p.id,
+                            d.id,
+                            i + 1,
+                            d.database
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What is wrong with naming trigger `name` as a `field` (preTrigger or postTrigger) on a
+/// `kind` write, given the container's triggers; `None` when it may run there.
+fn trigger_problem(defined: &[ScriptInfo], field: &str, name: &str, kind: &str) -> Option<String> {
+    let Some(t) = defined.iter().find(|t| t.id == name) else {
+        let names: Vec<&str> = defined.iter().map(|t| t.id.as_str()).collect();
+        return Some(format!(
+            "there is no such trigger (the container has {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
+    };
+    let wanted = if field == "preTrigger" {
+        TriggerType::Pre
+    } else {
+        TriggerType::Post
+    };
+    let operation = match kind {
+        "create" => TriggerOperation::Create,
+        "upsert" => TriggerOperation::Upsert,
+        "replace" => TriggerOperation::Replace,
+        _ => TriggerOperation::Delete,
+    };
+    if t.trigger_type != Some(wanted) {
+        Some(format!(
+            "it is a {:?}-trigger",
+            t.trigger_type.unwrap_or(TriggerType::Pre)
+        ))
+    } else if !t.trigger_operation.is_some_and(|o| o.covers(operation)) {
+        Some(format!(
+            "it runs on {:?} operations, not on a {kind}",
+            t.trigger_operation.unwrap_or(TriggerOperation::All)
+        ))
+    } else {
+        None
     }
 }
 

@@ -7,6 +7,8 @@
 //! string that is exactly one expression becomes the expression's JSON value (a number
 //! stays a number, an array an array); elsewhere the value is written into the string
 //! (strings as they are, anything else as JSON). `{{` and `}}` stand for literal braces.
+//! A filter after `|` transforms the value: `{content|summary}` is the short form of a
+//! text that the blog's copies of posts carry (what an application would cut itself).
 
 use std::fmt;
 
@@ -19,6 +21,31 @@ use crate::error::json_type_name;
 pub struct Expr {
     pub root: String,
     pub path: Vec<Seg>,
+    pub filter: Option<Filter>,
+}
+
+/// A transformation of an expression's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// A text cut at a word boundary to the samples' summary length, as the blog v3 copies
+    /// of posts hold their content ([`crate::samples::blog::summary`]).
+    Summary,
+}
+
+impl Filter {
+    const NAMES: &'static [(&'static str, Filter)] = &[("summary", Filter::Summary)];
+
+    fn apply(self, v: Value) -> Result<Value, String> {
+        match (self, v) {
+            (Filter::Summary, Value::String(s)) => {
+                Ok(Value::String(crate::samples::blog::summary(&s)))
+            }
+            (Filter::Summary, other) => Err(format!(
+                "summary needs a string, found {}",
+                json_type_name(&other)
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +65,13 @@ impl fmt::Display for Expr {
                 Seg::Index(i) => write!(f, ".{i}")?,
                 Seg::All => f.write_str(".*")?,
             }
+        }
+        if let Some(filter) = self.filter {
+            let name = Filter::NAMES
+                .iter()
+                .find(|(_, f)| *f == filter)
+                .map_or("?", |(n, _)| n);
+            write!(f, "|{name}")?;
         }
         Ok(())
     }
@@ -189,8 +223,26 @@ fn is_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// `name(.field|.index|.*)*`.
+/// `name(.field|.index|.*)*(|filter)?`.
 pub fn parse_expr(text: &str) -> Result<Expr, String> {
+    let (text, filter) = match text.split_once('|') {
+        None => (text, None),
+        Some((text, name)) => {
+            let name = name.trim();
+            let filter = Filter::NAMES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, f)| *f)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = Filter::NAMES.iter().map(|(n, _)| *n).collect();
+                    format!(
+                        "has an unknown filter {name:?} (filters: {})",
+                        known.join(", ")
+                    )
+                })?;
+            (text.trim(), Some(filter))
+        }
+    };
     let mut segs = text.split('.');
     let root = segs.next().unwrap_or_default();
     if !is_name(root) {
@@ -214,6 +266,7 @@ pub fn parse_expr(text: &str) -> Result<Expr, String> {
     Ok(Expr {
         root: root.to_string(),
         path,
+        filter,
     })
 }
 
@@ -254,7 +307,11 @@ pub fn eval_expr(e: &Expr, scope: &dyn Scope) -> Result<Value, String> {
     let root = scope
         .var(&e.root)
         .ok_or_else(|| format!("{{{e}}}: there is no variable {:?} here", e.root))?;
-    walk(root, &e.path).map_err(|why| format!("{{{e}}}: {why}"))
+    let v = walk(root, &e.path).map_err(|why| format!("{{{e}}}: {why}"))?;
+    match e.filter {
+        Some(f) => f.apply(v).map_err(|why| format!("{{{e}}}: {why}")),
+        None => Ok(v),
+    }
 }
 
 fn walk(v: &Value, path: &[Seg]) -> Result<Value, String> {
@@ -337,6 +394,20 @@ mod tests {
             json!({"id": "p-1", "tags": ["x", 3], "k": 1})
         );
         assert_eq!(eval(json!("{{literal}}")).unwrap(), json!("{literal}"));
+        assert_eq!(eval(json!("{postId | summary}")).unwrap(), json!("p-1"));
+        let long = Vars(HashMap::from([(
+            "t".to_string(),
+            json!("word ".repeat(100)),
+        )]));
+        let cut = Template::parse(&json!("{t|summary}"))
+            .unwrap()
+            .eval(&long)
+            .unwrap();
+        assert_eq!(
+            cut,
+            json!(crate::samples::blog::summary(&"word ".repeat(100)))
+        );
+        assert!(cut.as_str().unwrap().ends_with('…'));
     }
 
     #[test]
@@ -367,6 +438,16 @@ mod tests {
             eval(json!("{postId.*}"))
                 .unwrap_err()
                 .contains("needs an array")
+        );
+        assert!(
+            Template::parse(&json!("{postId|upper}"))
+                .unwrap_err()
+                .contains("unknown filter \"upper\"")
+        );
+        assert!(
+            eval(json!("{n|summary}"))
+                .unwrap_err()
+                .contains("needs a string")
         );
     }
 }

@@ -409,9 +409,23 @@ impl TreeState {
         }
     }
 
-    /// Whether `fresh` (every database and container with its counts) differs from what
-    /// the tree shows: another database, or a shown database or container whose counts
-    /// changed or that is gone.
+    /// The containers whose script groups the tree shows (expanded containers), as
+    /// (database, container): the probe counts their scripts, and no other container's.
+    pub fn script_containers(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for n in &self.nodes {
+            if let NodeKind::Scripts { db, c, .. } = &n.kind
+                && !out.iter().any(|(d, x)| d == db && x == c)
+            {
+                out.push((db.clone(), c.clone()));
+            }
+        }
+        out
+    }
+
+    /// Whether `fresh` (every database and container with its counts, and the shown
+    /// script groups with theirs) differs from what the tree shows: another database, or
+    /// a shown database, container or script group whose counts changed or that is gone.
     pub fn is_stale(&self, fresh: &[NodeKind]) -> bool {
         let db_names = |kinds: &mut dyn Iterator<Item = &NodeKind>| -> Vec<String> {
             kinds
@@ -426,7 +440,9 @@ impl TreeState {
             return true;
         }
         self.nodes.iter().any(|n| match &n.kind {
-            NodeKind::Database { .. } | NodeKind::Container { .. } => !fresh.contains(&n.kind),
+            NodeKind::Database { .. } | NodeKind::Container { .. } | NodeKind::Scripts { .. } => {
+                !fresh.contains(&n.kind)
+            }
             _ => false,
         })
     }

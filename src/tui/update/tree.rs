@@ -54,6 +54,7 @@ pub fn probe_due(app: &mut App) -> Vec<Effect> {
     app.tree.probed_at = app.now;
     vec![Effect::ProbeTree {
         generation: app.tree.generation,
+        scripts: app.tree.script_containers(),
     }]
 }
 
@@ -98,6 +99,7 @@ pub fn reveal_matches(app: &mut App) -> Vec<Effect> {
         app.tree.probing = true;
         return vec![Effect::ProbeTree {
             generation: app.tree.generation,
+            scripts: app.tree.script_containers(),
         }];
     }
     let mut effects = Vec::new();

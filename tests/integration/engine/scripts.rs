@@ -58,6 +58,42 @@ fn hello_world_sets_the_response_body() {
     assert!(r.request_charge >= 1.0, "{}", r.request_charge);
 }
 
+/// Counts its executions in a global, logs and reads the API's state: what an execution
+/// leaves must not be seen by the next (the script threads and runtimes are reused).
+const LEAKY: &str = r#"function leaky(shadowApi) {
+    globalThis.runs = (globalThis.runs || 0) + 1;
+    console.log("run " + globalThis.runs);
+    getContext().getResponse().setBody({runs: globalThis.runs, before: typeof earlier});
+    globalThis.earlier = true;
+    if (shadowApi) { getContext = function () { throw new Error("shadowed"); }; }
+}"#;
+
+#[test]
+fn nothing_an_execution_sets_is_seen_by_the_next() {
+    let f = fixture::open();
+    f.pk_container("c");
+    sproc(&f, "c", "leaky", LEAKY);
+    for shadow in [false, false, true, false, true, false] {
+        let r = exec(&f, "c", "leaky", json!("p"), vec![json!(shadow)]).unwrap();
+        assert_eq!(
+            r.body,
+            Some(json!({"runs": 1, "before": "undefined"})),
+            "a global carried over"
+        );
+        assert_eq!(r.log.as_deref(), Some("run 1"), "the log carried over");
+    }
+    // A script stopped by a failure does not spoil the next either.
+    sproc(
+        &f,
+        "c",
+        "fails",
+        "function fails() { globalThis.runs = 41; throw new Error('no'); }",
+    );
+    assert!(exec(&f, "c", "fails", json!("p"), vec![]).is_err());
+    let r = exec(&f, "c", "leaky", json!("p"), vec![json!(false)]).unwrap();
+    assert_eq!(r.body, Some(json!({"runs": 1, "before": "undefined"})));
+}
+
 /// The docs' `createMyDocument`-style procedure: creates the item it is given and returns
 /// its id; with a flag set and no description it throws, and nothing is written.
 const CREATE_ITEM: &str = r#"function createItem(item, requireDescription) {

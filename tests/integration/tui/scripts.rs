@@ -91,6 +91,50 @@ fn the_tree_lists_a_containers_scripts_in_groups_with_counts() {
 }
 
 #[test]
+fn script_counts_follow_another_process_without_a_reload() {
+    let mut s = scripted(100, 24);
+    let h = &mut s.h;
+    h.keys("r");
+    expand(h, &[DB, ORDERS, "Stored procedures"]);
+    let frame = h.render();
+    assert!(frame.contains("▾ Stored procedures 2"), "{frame}");
+
+    // Another process (the CLI on the same data directory: LMDB lets one process open an
+    // environment once) adds a procedure and drops the trigger.
+    let file = s.dir.path().join("archive.js");
+    std::fs::write(&file, "function archive() {}").expect("write the script");
+    let target = format!("{DB}/{ORDERS}");
+    for args in [
+        [
+            "sproc",
+            "create",
+            &target,
+            "archive",
+            file.to_str().expect("a path"),
+        ]
+        .as_slice(),
+        ["trigger", "delete", &target, "stamp"].as_slice(),
+    ] {
+        let out = crate::support::cli::run(s.dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+
+    // Nothing is pressed; the periodic probe sees the counts change.
+    let now = h.app.now;
+    for t in 1..=3 {
+        h.send(cosmoscope::tui::msg::Msg::Tick { now: now + t });
+    }
+    let frame = still(h);
+    assert!(frame.contains("▾ Stored procedures 3"), "{frame}");
+    assert!(
+        frame.contains("archive"),
+        "the open group lists it: {frame}"
+    );
+    assert!(frame.contains("▸ Triggers 0"), "{frame}");
+    snapshot("scripts_after_another_process_100x24", &frame);
+}
+
+#[test]
 fn enter_on_a_script_shows_its_body_with_line_numbers() {
     let mut s = scripted(120, 40);
     let h = &mut s.h;

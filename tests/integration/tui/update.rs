@@ -1068,7 +1068,10 @@ fn the_partitions_view_refreshes_once_a_second_when_idle() {
     // is out of date, once until answered).
     assert_eq!(
         update(&mut a, Msg::Tick { now: 100 }),
-        [Effect::ProbeTree { generation: 1 }]
+        [Effect::ProbeTree {
+            generation: 1,
+            scripts: Vec::new()
+        }]
     );
     update(
         &mut a,
