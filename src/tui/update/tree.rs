@@ -54,8 +54,17 @@ pub fn probe_due(app: &mut App) -> Vec<Effect> {
     app.tree.probed_at = app.now;
     vec![Effect::ProbeTree {
         generation: app.tree.generation,
-        scripts: app.tree.script_containers(),
+        scripts: probed_scripts(app),
     }]
+}
+
+/// The containers whose script counts a probe lists: those on screen, and none on a billed
+/// account, where the explorer's own reads stay as few as the README lists (`r` reloads).
+fn probed_scripts(app: &App) -> Vec<(String, String)> {
+    if app.ask_before_fan_out {
+        return Vec::new();
+    }
+    app.tree.script_containers()
 }
 
 /// Reloads the tree when the store's databases or counts differ from what it shows.
@@ -99,7 +108,7 @@ pub fn reveal_matches(app: &mut App) -> Vec<Effect> {
         app.tree.probing = true;
         return vec![Effect::ProbeTree {
             generation: app.tree.generation,
-            scripts: app.tree.script_containers(),
+            scripts: probed_scripts(app),
         }];
     }
     let mut effects = Vec::new();
