@@ -119,9 +119,10 @@ pub fn run(
             container: (def.database.clone(), def.id.clone(), def.rid),
             text: text.to_string(),
             q: q.clone(),
+            // The request's progress goes on with the computation: the explorer's strip
+            // lights each range as it finishes, while the pages come back empty.
             opts: Request {
                 continuation: None,
-                progress: None,
                 limits: opts
                     .limits
                     .over_pages(background::PAGES_A_COMPUTATION_MAY_RUN),
