@@ -62,21 +62,12 @@ impl Chunk {
     }
 }
 
-/// Every record of an import file held in memory (the bundled samples).
+/// Every record of an import file held in memory (the bundled samples): one chunk without
+/// limits.
 pub fn read_all(bytes: &[u8]) -> Result<Chunk> {
-    let mut stream = RecordStream::new(bytes);
-    let mut all = Chunk::default();
-    while let Some(chunk) = stream.next_chunk(usize::MAX, usize::MAX)? {
-        let base = all.text.len();
-        all.text.extend_from_slice(&chunk.text);
-        all.spans.extend(
-            chunk
-                .spans
-                .iter()
-                .map(|&(line, start, end)| (line, base + start, base + end)),
-        );
-    }
-    Ok(all)
+    Ok(RecordStream::new(bytes)
+        .next_chunk(usize::MAX, usize::MAX)?
+        .unwrap_or_default())
 }
 
 /// Where an array is between its elements.
@@ -172,13 +163,13 @@ impl<R: BufRead> RecordStream<R> {
             };
             return Ok(());
         }
-        let lines = buf[..blank].iter().filter(|b| **b == b'\n').count();
+        let skipped = &buf[..blank];
+        self.line += skipped.iter().filter(|b| **b == b'\n').count();
+        self.column = match skipped.iter().rposition(|b| *b == b'\n') {
+            Some(last) => blank - last,
+            None => self.column + blank,
+        };
         self.reader.consume(blank);
-        if self.state == State::Start && lines > 0 {
-            // NDJSON counts lines itself from the start of each line; an array counts here.
-            self.line += lines;
-            self.column = 1;
-        }
         Ok(())
     }
 
