@@ -27,16 +27,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cosmoscope::engine::{Backend, ContainerSettings, Engine, Throughput};
+use cosmoscope::engine::{Backend, ContainerSettings, Durability, Engine, Throughput};
 use cosmoscope::gateway::auth::Signed;
 use cosmoscope::gateway::{Gateway, MasterKey, Options};
+use heed::types::Bytes as RawBytes;
+use heed::{CommitOrAbort, Database, EnvOpenOptions};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use heed::types::Bytes as RawBytes;
-use heed::{CommitOrAbort, Database, EnvOpenOptions};
 use serde_json::json;
 
 const DB: &str = "bench";
@@ -288,6 +288,19 @@ fn raw_floor(dir: &std::path::Path, items: &[Item], clients: usize, duration: Du
     }
 }
 
+/// One table row: the gateway's rate and latencies next to the in-process ones.
+fn row(label: &str, clients: usize, http: &mut Run, local: &mut Run) -> String {
+    format!(
+        "| {label} | {clients} | {:.0} | {} | {} | {:.0} | {} | {} |",
+        http.rate(),
+        ms(http.percentile(0.5)),
+        ms(http.percentile(0.99)),
+        local.rate(),
+        ms(local.percentile(0.5)),
+        ms(local.percentile(0.99)),
+    )
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1000.0)
 }
@@ -352,16 +365,7 @@ fn main() {
         for clients in CLIENTS {
             let mut http_run = over_http(&client_rt, &http, &items, op, clients, duration);
             let mut local = in_process(&engine, &items, op, clients, duration);
-            rows.push(format!(
-                "| {} | {clients} | {:.0} | {} | {} | {:.0} | {} | {} |",
-                op.name(),
-                http_run.rate(),
-                ms(http_run.percentile(0.5)),
-                ms(http_run.percentile(0.99)),
-                local.rate(),
-                ms(local.percentile(0.5)),
-                ms(local.percentile(0.99)),
-            ));
+            rows.push(row(op.name(), clients, &mut http_run, &mut local));
             if op == Op::Upsert {
                 let raw_dir = tempfile::tempdir().expect("temporary directory");
                 let mut raw = raw_floor(raw_dir.path(), &items, clients, duration);
@@ -374,6 +378,21 @@ fn main() {
                 ));
             }
         }
+    }
+    // The same upserts with commits flushed by the store's flusher thread instead of at
+    // each commit (`serve --sync periodic`).
+    engine
+        .set_durability(Durability::Periodic)
+        .expect("periodic durability");
+    for clients in CLIENTS {
+        let mut http_run = over_http(&client_rt, &http, &items, Op::Upsert, clients, duration);
+        let mut local = in_process(&engine, &items, Op::Upsert, clients, duration);
+        rows.push(row(
+            "upsert, --sync periodic",
+            clients,
+            &mut http_run,
+            &mut local,
+        ));
     }
     server_rt.block_on(gateway.stop());
 

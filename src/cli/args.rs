@@ -44,6 +44,10 @@ pub struct Cli {
     #[arg(long)]
     pub serve_enforce_throughput: bool,
 
+    /// When the explorer's writes, and its gateway's, reach the disk (as `serve --sync`)
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub serve_sync: Option<SyncMode>,
+
     /// Leave the mouse to the terminal (its own text selection) instead of clicking and
     /// scrolling in the explorer
     #[arg(long)]
@@ -418,6 +422,19 @@ pub struct ServeArgs {
     /// service does (off by default, as in the emulator)
     #[arg(long)]
     pub enforce_throughput: bool,
+    /// When writes reach the disk: `commit` flushes each one before answering; `periodic`
+    /// flushes every 100 ms, for an application's tests: several times the concurrent
+    /// writes, and a crash of cosmoscope loses nothing, but an OS crash or power loss can
+    /// lose the last 100 ms and damage the data file
+    #[arg(long, value_enum, default_value_t = SyncMode::Commit, value_name = "WHEN")]
+    pub sync: SyncMode,
+}
+
+/// `serve --sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SyncMode {
+    Commit,
+    Periodic,
 }
 
 #[derive(Debug, Args)]

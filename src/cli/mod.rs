@@ -113,7 +113,10 @@ fn execute(cli: Cli) -> CliResult {
     if let Some(Command::Sample(SampleCommand::List)) = cli.command {
         return samples::list();
     }
-    if (cli.serve.is_some() || cli.serve_tls || cli.serve_enforce_throughput)
+    if (cli.serve.is_some()
+        || cli.serve_tls
+        || cli.serve_enforce_throughput
+        || cli.serve_sync.is_some())
         && cli.command.is_some()
     {
         return Err(Failure::Usage(
@@ -151,6 +154,9 @@ fn execute(cli: Cli) -> CliResult {
         return check::check(&dir);
     }
     let engine = Engine::open(&dir)?;
+    if cli.serve_sync == Some(args::SyncMode::Periodic) {
+        engine.set_durability(crate::engine::Durability::Periodic)?;
+    }
     match cli.command {
         None => launch(
             engine,

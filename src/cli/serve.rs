@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::args::ServeArgs;
+use super::args::{ServeArgs, SyncMode};
 use super::{CliResult, Failure};
-use crate::engine::{Backend, Engine};
+use crate::engine::{Backend, Durability, Engine, FLUSH_INTERVAL};
 use crate::error::Error;
 use crate::gateway::{EMULATOR_KEY, Gateway, Options};
 
@@ -17,6 +17,10 @@ pub fn serve(engine: Engine, dir: &Path, args: ServeArgs) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))?;
+    if args.sync == SyncMode::Periodic {
+        engine.set_durability(Durability::Periodic)?;
+    }
+    let sync = args.sync;
     let backend: Arc<dyn Backend> = Arc::new(engine);
     runtime.block_on(async {
         let gateway = Gateway::start(
@@ -30,14 +34,14 @@ pub fn serve(engine: Engine, dir: &Path, args: ServeArgs) -> CliResult {
             },
         )
         .await?;
-        announce(&gateway, dir);
+        announce(&gateway, dir, sync);
         wait_for_signal().await;
         gateway.stop().await;
         Ok::<(), Failure>(())
     })
 }
 
-fn announce(gateway: &Gateway, dir: &Path) {
+fn announce(gateway: &Gateway, dir: &Path, sync: SyncMode) {
     let endpoint = gateway.endpoint();
     let mut lines = vec![format!("endpoint: {endpoint}")];
     if gateway.has_custom_key() {
@@ -52,6 +56,16 @@ fn announce(gateway: &Gateway, dir: &Path) {
         lines.push(format!("certificate: {}", cert.display()));
     }
     lines.push(format!("store: {}", dir.display()));
+    lines.push(match sync {
+        SyncMode::Commit => "writes: on disk when answered".into(),
+        SyncMode::Periodic => {
+            let ms = FLUSH_INTERVAL.as_millis();
+            format!(
+                "writes: flushed to disk every {ms} ms (--sync periodic: an OS crash can lose \
+                 the last {ms} ms and damage the data file)"
+            )
+        }
+    });
     lines.push("stop with Ctrl-C".into());
     let mut out = std::io::stdout().lock();
     for line in lines {

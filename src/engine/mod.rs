@@ -64,6 +64,7 @@ pub use views::*;
 
 pub use crate::store::catalog::{ContainerSettings, Throughput, UniqueKeyPolicy};
 pub use crate::store::compact::{Outcome as CompactOutcome, When as CompactWhen};
+pub use crate::store::durability::{Durability, FLUSH_INTERVAL};
 pub use crate::store::footprint::{Footprint, Part as FootprintPart};
 pub use crate::store::indexing::{
     CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
@@ -215,6 +216,12 @@ impl Engine {
         let doc = charged(item::parse_body(body))?;
         self.group_commit
             .write(&self.store, db, name, kind, doc, if_match)
+    }
+
+    /// Changes when this process's commits reach the disk ([`Durability`]): every commit
+    /// (the default), or every [`FLUSH_INTERVAL`] for a store serving an application's tests.
+    pub fn set_durability(&self, durability: Durability) -> Result<()> {
+        self.store.set_durability(durability)
     }
 
     /// [`Engine::import_records`] with at most `batch_items` items per transaction.

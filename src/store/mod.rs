@@ -31,6 +31,7 @@ pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod codec;
 pub(crate) mod compact;
+pub(crate) mod durability;
 pub(crate) mod epk;
 pub(crate) mod feed;
 pub(crate) mod footprint;
@@ -143,6 +144,8 @@ pub struct Store {
     /// Buffers of the last write transaction's index changes, kept for the next one (an
     /// import's are tens of megabytes: growing them anew each time costs page faults).
     pub(crate) index_scratch: Mutex<index::Scratch>,
+    /// The flusher thread while commits skip their flush ([`durability`]).
+    flusher: Mutex<durability::Flusher>,
     /// The shared lock on the store's directory ([`compact`]), held while open.
     _open_lock: Option<std::fs::File>,
     /// The map's faults are reported as damage to the data file while the store is open.
@@ -301,6 +304,7 @@ impl Store {
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
             index_scratch: Mutex::new(index::Scratch::default()),
+            flusher: Mutex::new(durability::Flusher::default()),
             _open_lock: None,
             _fault_guard: fault_guard,
             read_only: None,

@@ -4,6 +4,7 @@
 //! `cosmoscope serve` run as a process.
 
 pub(crate) mod client;
+mod durability;
 mod protocol;
-mod sdk;
+pub(crate) mod sdk;
 mod statistics;

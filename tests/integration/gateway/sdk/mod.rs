@@ -7,5 +7,5 @@
 mod clients;
 mod scenarios;
 mod scripts;
-mod server;
+pub(crate) mod server;
 mod split;

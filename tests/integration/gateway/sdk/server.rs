@@ -35,11 +35,17 @@ impl Gateway {
     /// Starts `cosmoscope serve --addr 127.0.0.1:0` on a fresh data directory and waits for
     /// its `endpoint: http://127.0.0.1:PORT/` line.
     pub fn start() -> Gateway {
+        Self::start_with(&[])
+    }
+
+    /// [`Gateway::start`] with more `serve` options.
+    pub fn start_with(options: &[&str]) -> Gateway {
         let dir = tempfile::tempdir().expect("temporary directory");
         let mut child = Command::new(env!("CARGO_BIN_EXE_cosmoscope"))
             .arg("--data-dir")
             .arg(dir.path())
             .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(options)
             .env_remove("COSMOSCOPE_DATA_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -135,6 +141,15 @@ impl Gateway {
         let _ = child.kill();
         let _ = child.wait();
         None
+    }
+
+    /// Kills the server outright (SIGKILL: no chance to flush or close anything), as a crash
+    /// would, and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// Stops the server and checks it exited 0 on SIGINT, as `serve` promises.
