@@ -90,13 +90,14 @@ fn triggered(call: &Call, op: impl FnOnce() -> TriggeredOp) -> Result<Option<Tri
 }
 
 pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
-    let body = write_body(ctx, call, db, container)?;
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    write_body(ctx, call, db, container)?;
+    // The body as sent: it parsed as a JSON object, and the engine parses it again anyway.
+    let bytes = &call.body[..];
     let op = || {
         if call.flag(header::IS_UPSERT) {
-            TriggeredOp::Upsert(bytes.clone())
+            TriggeredOp::Upsert(bytes.to_vec())
         } else {
-            TriggeredOp::Create(bytes.clone())
+            TriggeredOp::Create(bytes.to_vec())
         }
     };
     if let Some(write) = triggered(call, op)? {
@@ -107,9 +108,9 @@ pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<R
     }
     let r = if call.flag(header::IS_UPSERT) {
         ctx.backend
-            .upsert_item(db, container, &bytes, call.etag(header::IF_MATCH))?
+            .upsert_item(db, container, bytes, call.etag(header::IF_MATCH))?
     } else {
-        ctx.backend.create_item(db, container, &bytes)?
+        ctx.backend.create_item(db, container, bytes)?
     };
     Ok(item_reply(call, r))
 }
@@ -135,8 +136,8 @@ pub fn replace(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) 
             "the document's id must be the one in the URL ({id:?}) to replace it"
         )));
     }
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    if let Some(write) = triggered(call, || TriggeredOp::Replace(bytes.clone()))? {
+    let bytes = &call.body[..];
+    if let Some(write) = triggered(call, || TriggeredOp::Replace(bytes.to_vec()))? {
         let r = ctx
             .backend
             .write_item_with_triggers(db, container, &write)?;
@@ -144,7 +145,7 @@ pub fn replace(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) 
     }
     let r = ctx
         .backend
-        .replace_item(db, container, &bytes, call.etag(header::IF_MATCH))?;
+        .replace_item(db, container, bytes, call.etag(header::IF_MATCH))?;
     Ok(item_reply(call, r))
 }
 
