@@ -477,8 +477,9 @@ pub struct Scratch {
     arena: Vec<u8>,
     /// (start in `arena`, length, put or delete), in the order they were made.
     ops: Vec<(usize, usize, bool)>,
-    /// Operations by key: head of the key, then position in `ops`.
-    order: Vec<(u128, u128, u32)>,
+    /// Operations by key: the first [`HEAD`] bytes of the key as three integers, then the
+    /// position in `ops`.
+    order: Vec<(u128, u128, u128, u32)>,
     /// Keys to put, as (start, length) in `arena`.
     puts: Vec<(usize, usize)>,
 }
@@ -601,18 +602,13 @@ impl Scratch {
         } = self;
         let (arena, ops) = (&*arena, &*ops);
         let key = |start: usize, len: usize| &arena[start..start + len];
-        // The first 32 key bytes (container, generation, path and the start of the value)
-        // compare as two integers.
+        // The first HEAD key bytes (container, generation, path, the value and mostly the
+        // EPK) compare as three integers, held in `order` itself: most comparisons never
+        // read the arena, whose keys lie in the order they were made, not the sorted one.
         order.clear();
         order.extend(ops.iter().enumerate().map(|(n, &(start, len, _))| {
-            let mut head = [0u8; 32];
-            let k = key(start, len);
-            let cut = k.len().min(32);
-            head[..cut].copy_from_slice(&k[..cut]);
-            let (a, b) = head.split_at(16);
-            let a = u128::from_be_bytes(a.try_into().unwrap_or_default());
-            let b = u128::from_be_bytes(b.try_into().unwrap_or_default());
-            (a, b, n as u32)
+            let (a, b, c) = head(key(start, len));
+            (a, b, c, n as u32)
         }));
         order.sort_unstable();
         // Keys with equal heads: order them by the rest (a shorter key is a prefix of the
@@ -620,8 +616,8 @@ impl Scratch {
         let rest = |i: u32| {
             let (start, len, _) = ops[i as usize];
             (
-                len > 32,
-                key(start, len).get(32..).unwrap_or_default(),
+                len > HEAD,
+                key(start, len).get(HEAD..).unwrap_or_default(),
                 len,
                 i,
             )
@@ -629,13 +625,13 @@ impl Scratch {
         let mut at = 0;
         while at < order.len() {
             let mut end = at + 1;
-            while end < order.len() && (order[end].0, order[end].1) == (order[at].0, order[at].1) {
+            while end < order.len() && same_head(&order[end], &order[at]) {
                 end += 1;
             }
             if end - at > 1 {
                 order[at..end].sort_unstable_by(|x, y| {
-                    let (xl, xr, xn, xi) = rest(x.2);
-                    let (yl, yr, yn, yi) = rest(y.2);
+                    let (xl, xr, xn, xi) = rest(x.3);
+                    let (yl, yr, yn, yi) = rest(y.3);
                     match (xl, yl) {
                         (true, true) => xr.cmp(yr).then(xi.cmp(&yi)),
                         _ => xn.cmp(&yn).then(xi.cmp(&yi)),
@@ -657,12 +653,13 @@ impl Scratch {
         } = self;
         let key = |start: usize, len: usize| &arena[start..start + len];
         puts.clear();
-        for (n, &(_, _, i)) in order.iter().enumerate() {
+        for (n, &(a, b, c, i)) in order.iter().enumerate() {
             let (start, len, put) = ops[i as usize];
             let k = key(start, len);
-            let superseded = order.get(n + 1).is_some_and(|&(_, _, j)| {
-                let (s2, l2, _) = ops[j as usize];
-                key(s2, l2) == k
+            // Equal keys have equal heads: the arena is read only when the heads match.
+            let superseded = order.get(n + 1).is_some_and(|next| {
+                let (s2, l2, _) = ops[next.3 as usize];
+                (next.0, next.1, next.2) == (a, b, c) && l2 == len && key(s2, l2) == k
             });
             if superseded {
                 continue;
@@ -672,24 +669,58 @@ impl Scratch {
                 store.index.delete(txn, k)?;
             }
         }
+        // Keys past the database's last one are appended: LMDB then neither searches for
+        // their place nor splits pages in half, so a fresh container's first batch (the
+        // newest container's keys sort last) fills its pages whole.
+        let mut last: Option<Vec<u8>> = store.index.last(txn)?.map(|(k, _)| k.to_vec());
+        let mut appended: Option<&[u8]> = None;
         // One cursor for every put, in key order: LMDB searches the cursor's current leaf
         // page before descending from the root, and consecutive entries mostly share it.
         let mut cursor = store.index.iter_mut(txn)?;
         for &(start, len) in puts.iter() {
             let k = key(start, len);
+            let past_end = match appended {
+                Some(tail) => k > tail,
+                None => last.as_deref().is_none_or(|tail| k > tail),
+            };
+            let flags = if past_end {
+                appended = Some(k);
+                last = None;
+                heed::PutFlags::APPEND
+            } else {
+                heed::PutFlags::empty()
+            };
             // SAFETY: the key and the (empty) value are owned by this delta, not borrowed
             // from the database, so no reference into the database is held across the put.
-            // With no flags this is an ordinary insert at the key's place.
+            // APPEND is only asked for a key greater than every key in the database.
             unsafe {
-                cursor.put_current_with_options::<heed::types::Bytes>(
-                    heed::PutFlags::empty(),
-                    k,
-                    &[],
-                )?;
+                cursor.put_current_with_options::<heed::types::Bytes>(flags, k, &[])?;
             }
         }
         Ok(())
     }
+}
+
+/// Key bytes the index sort compares as integers before it reads the rest of a key.
+const HEAD: usize = 48;
+
+/// The first [`HEAD`] bytes of `key`, zero-padded, as three big-endian integers: their
+/// order is the bytes' order, and a key shorter than the head sorts before its extensions
+/// (the tie is settled by length).
+fn head(key: &[u8]) -> (u128, u128, u128) {
+    let mut bytes = [0u8; HEAD];
+    let cut = key.len().min(HEAD);
+    bytes[..cut].copy_from_slice(&key[..cut]);
+    let part = |i: usize| {
+        let mut p = [0u8; 16];
+        p.copy_from_slice(&bytes[i * 16..i * 16 + 16]);
+        u128::from_be_bytes(p)
+    };
+    (part(0), part(1), part(2))
+}
+
+fn same_head(x: &(u128, u128, u128, u32), y: &(u128, u128, u128, u32)) -> bool {
+    (x.0, x.1, x.2) == (y.0, y.1, y.2)
 }
 
 impl Store {
