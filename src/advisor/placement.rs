@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::candidates::{Candidate, SYNTHETIC_PROPERTY};
 use super::items::Items;
@@ -38,8 +38,6 @@ pub struct Placement {
     pub definition: PartitionKeyDefinition,
     /// Logical partitions in EPK order.
     pub logical: Vec<Logical>,
-    /// Per item, its logical partition.
-    pub item_partition: Vec<usize>,
     pub layout: Layout,
     pub ranges: Vec<RangePlacement>,
     pub cardinality: Vec<LevelCardinality>,
@@ -69,77 +67,136 @@ pub struct LevelCardinality {
     pub distinct: u64,
 }
 
-impl Placement {
-    /// Places `items` under `candidate` in a container with `limits`. 400 when an item's
-    /// key value is one the service refuses (an object or array, over 2 KB).
-    pub fn compute(candidate: &Candidate, items: &Items, limits: &Limits) -> Result<Placement> {
-        let definition = candidate.definition()?;
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut logical: Vec<Logical> = Vec::new();
-        let mut item_partition = Vec::with_capacity(items.len());
-        for (i, doc) in items.docs.iter().enumerate() {
-            let key = candidate.key_of(&definition, doc).map_err(|e| {
-                Error::bad_request(format!(
-                    "candidate {candidate}: item {}: {}",
-                    doc.get("id").and_then(Value::as_str).unwrap_or("?"),
-                    e.message
-                ))
-            })?;
-            let bytes = stored_bytes(candidate, doc, items.bytes[i], &key.value);
-            let at = *index.entry(key.epk.clone()).or_insert_with(|| {
-                logical.push(Logical {
-                    epk: key.epk,
-                    value: key.value,
-                    items: 0,
-                    bytes: 0,
-                    range: 0,
-                });
-                logical.len() - 1
+/// A placement built one item at a time, so a scan of the container can place it under
+/// every candidate in one pass without holding the items: per logical partition its EPK,
+/// items and bytes; per level the distinct values seen; per id the logical partitions it
+/// is in (to count ids that would collide).
+pub struct PlacementBuilder {
+    candidate: Candidate,
+    definition: PartitionKeyDefinition,
+    paths: Vec<String>,
+    index: HashMap<Vec<u8>, usize>,
+    logical: Vec<Logical>,
+    /// Per level, the 128-bit hashes of the distinct prefixes' JSON text seen (two SipHash
+    /// digests: a collision among a container's values has odds below 2^-100, so the counts
+    /// are the exact distinct counts for any data a store holds).
+    levels: Vec<HashSet<u128>>,
+    /// (logical partition, 128-bit hash of the id) of every item placed.
+    ids: HashSet<(usize, u128)>,
+    id_collisions: u64,
+}
+
+impl PlacementBuilder {
+    pub fn new(candidate: &Candidate) -> Result<PlacementBuilder> {
+        let paths = candidate.source_paths();
+        Ok(PlacementBuilder {
+            definition: candidate.definition()?,
+            candidate: candidate.clone(),
+            levels: vec![HashSet::new(); paths.len()],
+            paths,
+            index: HashMap::new(),
+            logical: Vec::new(),
+            ids: HashSet::new(),
+            id_collisions: 0,
+        })
+    }
+
+    /// Places one item of `bytes` stored bytes. 400 when its key value is one the service
+    /// refuses (an object or array, over 2 KB).
+    pub fn add(&mut self, doc: &Map<String, Value>, bytes: u64) -> Result<()> {
+        let candidate = &self.candidate;
+        let key = candidate.key_of(&self.definition, doc).map_err(|e| {
+            Error::bad_request(format!(
+                "candidate {candidate}: item {}: {}",
+                doc.get("id").and_then(Value::as_str).unwrap_or("?"),
+                e.message
+            ))
+        })?;
+        let bytes = stored_bytes(candidate, doc, bytes, &key.value);
+        let logical = &mut self.logical;
+        let at = *self.index.entry(key.epk).or_insert_with_key(|epk| {
+            logical.push(Logical {
+                epk: epk.clone(),
+                value: key.value,
+                items: 0,
+                bytes: 0,
+                range: 0,
             });
-            logical[at].items += 1;
-            logical[at].bytes += bytes;
-            item_partition.push(at);
+            logical.len() - 1
+        });
+        logical[at].items += 1;
+        logical[at].bytes += bytes;
+        let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+        if !self.ids.insert((at, hash128(id))) {
+            self.id_collisions += 1;
         }
-        // EPK order, and the items' indexes remapped to it.
-        let mut order: Vec<usize> = (0..logical.len()).collect();
-        order.sort_by(|a, b| logical[*a].epk.cmp(&logical[*b].epk));
-        let mut new_at = vec![0; logical.len()];
-        for (new, old) in order.iter().enumerate() {
-            new_at[*old] = new;
+        // Distinct values per leading level: the prefix's JSON text, a missing value as {}.
+        let mut prefix = String::from("[");
+        for (level, path) in self.paths.iter().enumerate() {
+            if level > 0 {
+                prefix.push(',');
+            }
+            match engine::layout::value_at(doc, path) {
+                Some(v) => prefix.push_str(&v.to_string()),
+                None => prefix.push_str("{}"),
+            }
+            let mut text = prefix.clone();
+            text.push(']');
+            self.levels[level].insert(hash128(&text));
         }
-        let mut sorted: Vec<Logical> = order.iter().map(|i| logical[*i].clone()).collect();
-        for p in item_partition.iter_mut() {
-            *p = new_at[*p];
-        }
+        Ok(())
+    }
+
+    /// The placement in a container with `limits`: logical partitions in EPK order, the
+    /// ranges the throughput implies, split for storage as one bulk import splits them.
+    pub fn finish(self, limits: &Limits) -> Placement {
+        let mut sorted = self.logical;
+        sorted.sort_by(|a, b| a.epk.cmp(&b.epk));
         let mut layout = Layout::for_throughput(limits.throughput);
         let sizes: Vec<(Vec<u8>, u64)> = sorted.iter().map(|l| (l.epk.clone(), l.bytes)).collect();
         layout.split_for_storage(&sizes, limits.max_partition_bytes);
         for l in sorted.iter_mut() {
             l.range = layout.owner(&l.epk).unwrap_or(0);
         }
-        let mut ids: HashSet<(usize, &str)> = HashSet::with_capacity(items.len());
-        let id_collisions = items
-            .docs
-            .iter()
-            .zip(&item_partition)
-            .filter(|(doc, p)| {
-                !ids.insert((
-                    **p,
-                    doc.get("id").and_then(Value::as_str).unwrap_or_default(),
-                ))
-            })
-            .count() as u64;
         let ranges = range_figures(&layout, &sorted);
-        let cardinality = cardinality(candidate, items, sorted.len() as u64);
-        Ok(Placement {
-            definition,
+        let cardinality = cardinality(
+            &self.candidate,
+            &self.paths,
+            &self.levels,
+            sorted.len() as u64,
+        );
+        Placement {
+            definition: self.definition,
             logical: sorted,
-            item_partition,
             layout,
             ranges,
             cardinality,
-            id_collisions,
-        })
+            id_collisions: self.id_collisions,
+        }
+    }
+}
+
+/// A 128-bit digest of `text`: two SipHash-1-3 digests with different leading bytes.
+pub fn hash128(text: &str) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let one = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        salt.hash(&mut h);
+        text.hash(&mut h);
+        h.finish()
+    };
+    ((one(0) as u128) << 64) | one(1) as u128
+}
+
+impl Placement {
+    /// Places `items` under `candidate` in a container with `limits`. 400 when an item's
+    /// key value is one the service refuses (an object or array, over 2 KB).
+    pub fn compute(candidate: &Candidate, items: &Items, limits: &Limits) -> Result<Placement> {
+        let mut builder = PlacementBuilder::new(candidate)?;
+        for (doc, bytes) in items.docs.iter().zip(&items.bytes) {
+            builder.add(doc, *bytes)?;
+        }
+        Ok(builder.finish(limits))
     }
 
     /// The largest logical partition by bytes.
@@ -147,9 +204,22 @@ impl Placement {
         self.logical.iter().max_by_key(|l| (l.bytes, l.items))
     }
 
-    /// The physical partition (index) of item `i`.
-    pub fn range_of_item(&self, i: usize) -> usize {
-        self.logical[self.item_partition[i]].range
+    /// The logical partition whose EPK is `epk`.
+    pub fn logical_at(&self, epk: &[u8]) -> Option<&Logical> {
+        self.logical
+            .binary_search_by(|l| l.epk.as_slice().cmp(epk))
+            .ok()
+            .map(|i| &self.logical[i])
+    }
+
+    /// Items and bytes of the logical partitions whose EPK lies in `[min, max)` (`max`
+    /// empty: to the end of the hash space).
+    pub fn within(&self, min: &[u8], max: &[u8]) -> (u64, u64) {
+        let start = self.logical.partition_point(|l| l.epk.as_slice() < min);
+        self.logical[start..]
+            .iter()
+            .take_while(|l| max.is_empty() || l.epk.as_slice() < max)
+            .fold((0, 0), |(i, b), l| (i + l.items, b + l.bytes))
     }
 
     /// Largest range's bytes against the mean over ranges (1 = even).
@@ -213,29 +283,22 @@ fn range_figures(layout: &Layout, logical: &[Logical]) -> Vec<RangePlacement> {
     out
 }
 
-/// Distinct values per leading level of the key's source paths, then of the key itself
-/// when it differs (a synthetic key with a suffix).
-fn cardinality(candidate: &Candidate, items: &Items, whole: u64) -> Vec<LevelCardinality> {
-    let paths = candidate.source_paths();
-    let mut out = Vec::new();
-    for level in 1..=paths.len() {
-        let mut seen: HashSet<String> = HashSet::new();
-        for doc in &items.docs {
-            let prefix: Vec<Value> = paths[..level]
-                .iter()
-                .map(|p| {
-                    engine::layout::value_at(doc, p)
-                        .cloned()
-                        .unwrap_or(Value::Object(Default::default()))
-                })
-                .collect();
-            seen.insert(Value::Array(prefix).to_string());
-        }
-        out.push(LevelCardinality {
-            key: paths[..level].join(if candidate.is_synthetic() { "+" } else { "," }),
+/// Distinct values per leading level of the key's source paths (counted as `levels`),
+/// then of the key itself when it differs (a synthetic key with a suffix).
+fn cardinality(
+    candidate: &Candidate,
+    paths: &[String],
+    levels: &[HashSet<u128>],
+    whole: u64,
+) -> Vec<LevelCardinality> {
+    let mut out: Vec<LevelCardinality> = levels
+        .iter()
+        .enumerate()
+        .map(|(level, seen)| LevelCardinality {
+            key: paths[..=level].join(if candidate.is_synthetic() { "+" } else { "," }),
             distinct: seen.len() as u64,
-        });
-    }
+        })
+        .collect();
     if out.last().is_none_or(|l| l.distinct != whole) {
         out.push(LevelCardinality {
             key: candidate.to_string(),
