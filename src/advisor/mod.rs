@@ -322,7 +322,10 @@ fn sampled(
         opts.seed,
     )?;
     if sample.items.is_empty() {
-        return Err(Error::internal("the advisor's sample holds no item"));
+        return Err(Error::bad_request(format!(
+            "a sample of {n} of {}'s {} items drew none: ask for a larger sample",
+            c, found.items
+        )));
     }
     let draws = workload
         .as_ref()

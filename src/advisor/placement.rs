@@ -104,6 +104,13 @@ impl PlacementBuilder {
     /// Places one item of `bytes` stored bytes. 400 when its key value is one the service
     /// refuses (an object or array, over 2 KB).
     pub fn add(&mut self, doc: &Map<String, Value>, bytes: u64) -> Result<()> {
+        let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+        self.add_with_id(doc, bytes, hash128(id))
+    }
+
+    /// [`PlacementBuilder::add`] with the item's id digest ([`hash128`]) given, so a scan
+    /// placing it under several candidates computes it once.
+    pub fn add_with_id(&mut self, doc: &Map<String, Value>, bytes: u64, id: u128) -> Result<()> {
         let candidate = &self.candidate;
         let key = candidate.key_of(&self.definition, doc).map_err(|e| {
             Error::bad_request(format!(
@@ -126,8 +133,7 @@ impl PlacementBuilder {
         });
         logical[at].items += 1;
         logical[at].bytes += bytes;
-        let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
-        if !self.ids.insert((at, hash128(id))) {
+        if !self.ids.insert((at, id)) {
             self.id_collisions += 1;
         }
         // Distinct values per leading level: the prefix's JSON text, a missing value as {}.

@@ -163,3 +163,15 @@ fn accessor(path: &str) -> String {
         .map(|s| format!("[{}]", Value::String(s.to_string())))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_property_accessors() {
+        assert_eq!(accessor("/userId"), r#"["userId"]"#);
+        assert_eq!(accessor("/shipTo/city"), r#"["shipTo"]["city"]"#);
+        assert_eq!(accessor(r#"/a"b"#), r#"["a\"b"]"#);
+    }
+}

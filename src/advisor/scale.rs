@@ -222,3 +222,27 @@ pub fn hex(text: &str) -> Vec<u8> {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parameters_have_one_canonical_text() {
+        let a = HashMap::from([("@b".to_string(), json!(1)), ("a".to_string(), json!("x"))]);
+        let b = HashMap::from([("a".to_string(), json!("x")), ("b".to_string(), json!(1))]);
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"a":"x","b":1}"#);
+    }
+
+    #[test]
+    fn bounds_and_ratios() {
+        assert_eq!(hex(""), Vec::<u8>::new());
+        assert_eq!(hex("0A3F"), vec![0x0a, 0x3f]);
+        assert_eq!(ratio(Some((100, 1000)), Some((10, 200))), (10.0, 5.0));
+        // Nothing sampled there: kept as measured.
+        assert_eq!(ratio(Some((100, 1000)), Some((0, 0))), (1.0, 1.0));
+        assert_eq!(ratio(None, Some((3, 30))), (1.0, 1.0));
+    }
+}

@@ -79,8 +79,10 @@ pub fn scan(
     engine.export(db, c, None, &mut |json| {
         let doc = items::parse(json)?;
         let size = json.len() as u64;
+        let id = doc.get("id").and_then(serde_json::Value::as_str);
+        let id_digest = hash128(id.unwrap_or_default());
         for b in builders.iter_mut() {
-            b.add(&doc, size)?;
+            b.add_with_id(&doc, size, id_digest)?;
         }
         for p in &plan.paths {
             if !present.contains(p) && engine::layout::value_at(&doc, p).is_some() {
@@ -100,8 +102,7 @@ pub fn scan(
         bytes += size;
         if plan.sample_rate > 0.0 {
             // By id alone: items that share an id (under other keys) go in or out together.
-            let id = doc.get("id").and_then(serde_json::Value::as_str);
-            if plan.sample_rate >= 1.0 || (hash128(id.unwrap_or_default()) as u64) < bound {
+            if plan.sample_rate >= 1.0 || (id_digest as u64) < bound {
                 sample.push(doc, size, key)?;
             }
         }
