@@ -17,6 +17,7 @@
 pub mod assess;
 pub mod candidates;
 pub mod copy;
+pub mod digest;
 pub mod items;
 pub mod measure;
 pub mod placement;
@@ -460,7 +461,15 @@ impl<'a, 'e> Run<'a, 'e> {
         );
         let total = self.items.len() as u64;
         let progress = &mut *self.progress;
-        let mut cancelled = false;
+        // The copy has begun (its first report otherwise comes after its first batch).
+        let mut cancelled = !progress(&Progress::Copying {
+            candidate: label.to_string(),
+            done: 0,
+            total,
+        });
+        if cancelled {
+            return Err(Error::cancelled("the advisor was cancelled"));
+        }
         let copy = copy::Copy::create(
             self.engine,
             &copy_db,

@@ -3,12 +3,11 @@
 //! throughput and storage imply, split by the store's own rules (`engine::Layout`): the
 //! layout a container created with that key and filled by one bulk import has.
 
-use std::collections::{HashMap, HashSet};
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::candidates::{Candidate, SYNTHETIC_PROPERTY};
+use super::digest::{self, FastMap, FastSet, hash128};
 use super::items::Items;
 use crate::engine::{self, Layout, PartitionKeyDefinition, PartitionKeyRange, Throughput};
 use crate::error::{Error, Result};
@@ -71,32 +70,43 @@ pub struct LevelCardinality {
 /// every candidate in one pass without holding the items: per logical partition its EPK,
 /// items and bytes; per level the distinct values seen; per id the logical partitions it
 /// is in (to count ids that would collide).
+///
+/// Distinct values are the key's as the service tells them apart: for a one-path or
+/// hierarchical key, distinct EPKs (of the whole key: its logical partitions; of a leading
+/// prefix of levels: its level hashes); for a synthetic key's source paths, distinct JSON
+/// texts of their values (a missing value as `{}`).
 pub struct PlacementBuilder {
     candidate: Candidate,
     definition: PartitionKeyDefinition,
     paths: Vec<String>,
-    index: HashMap<Vec<u8>, usize>,
+    /// EPK → index in `logical`.
+    index: FastMap<Vec<u8>, usize>,
+    /// The logical partitions, their EPKs left empty until [`PlacementBuilder::finish`]
+    /// (the index owns them).
     logical: Vec<Logical>,
-    /// Per level, the 128-bit hashes of the distinct prefixes' JSON text seen (two SipHash
-    /// digests: a collision among a container's values has odds below 2^-100, so the counts
-    /// are the exact distinct counts for any data a store holds).
-    levels: Vec<HashSet<u128>>,
-    /// (logical partition, 128-bit hash of the id) of every item placed.
-    ids: HashSet<(usize, u128)>,
+    /// Per level before the last (every level, for a synthetic key), the digests of the
+    /// distinct prefixes seen ([`digest`]).
+    levels: Vec<FastSet<u128>>,
+    /// (logical partition, digest of the id) of every item placed.
+    ids: FastSet<(usize, u128)>,
     id_collisions: u64,
 }
 
 impl PlacementBuilder {
     pub fn new(candidate: &Candidate) -> Result<PlacementBuilder> {
         let paths = candidate.source_paths();
+        let counted = match candidate.is_synthetic() {
+            true => paths.len(),
+            false => paths.len().saturating_sub(1),
+        };
         Ok(PlacementBuilder {
             definition: candidate.definition()?,
             candidate: candidate.clone(),
-            levels: vec![HashSet::new(); paths.len()],
+            levels: vec![FastSet::default(); counted],
             paths,
-            index: HashMap::new(),
+            index: FastMap::default(),
             logical: Vec::new(),
-            ids: HashSet::new(),
+            ids: FastSet::default(),
             id_collisions: 0,
         })
     }
@@ -109,7 +119,8 @@ impl PlacementBuilder {
     }
 
     /// [`PlacementBuilder::add`] with the item's id digest ([`hash128`]) given, so a scan
-    /// placing it under several candidates computes it once.
+    /// placing it under several candidates computes it once. `doc` needs only the
+    /// properties the key's paths start with, `id`, and the synthetic property.
     pub fn add_with_id(&mut self, doc: &Map<String, Value>, bytes: u64, id: u128) -> Result<()> {
         let candidate = &self.candidate;
         let key = candidate.key_of(&self.definition, doc).map_err(|e| {
@@ -120,35 +131,45 @@ impl PlacementBuilder {
             ))
         })?;
         let bytes = stored_bytes(candidate, doc, bytes, &key.value);
-        let logical = &mut self.logical;
-        let at = *self.index.entry(key.epk).or_insert_with_key(|epk| {
-            logical.push(Logical {
-                epk: epk.clone(),
-                value: key.value,
-                items: 0,
-                bytes: 0,
-                range: 0,
-            });
-            logical.len() - 1
-        });
-        logical[at].items += 1;
-        logical[at].bytes += bytes;
+        if candidate.is_synthetic() {
+            // Distinct values per leading source path: the prefix's JSON text.
+            let mut prefix = String::from("[");
+            for (level, path) in self.paths.iter().enumerate() {
+                if level > 0 {
+                    prefix.push(',');
+                }
+                match engine::layout::value_at(doc, path) {
+                    Some(v) => prefix.push_str(&v.to_string()),
+                    None => prefix.push_str("{}"),
+                }
+                let mut text = prefix.clone();
+                text.push(']');
+                self.levels[level].insert(hash128(&text));
+            }
+        } else {
+            for (level, seen) in self.levels.iter_mut().enumerate() {
+                seen.insert(digest::epk_prefix(&key.epk, level + 1));
+            }
+        }
+        let at = match self.index.get(&key.epk) {
+            Some(at) => *at,
+            None => {
+                self.logical.push(Logical {
+                    epk: Vec::new(),
+                    value: key.value,
+                    items: 0,
+                    bytes: 0,
+                    range: 0,
+                });
+                self.index.insert(key.epk, self.logical.len() - 1);
+                self.logical.len() - 1
+            }
+        };
+        let l = &mut self.logical[at];
+        l.items += 1;
+        l.bytes += bytes;
         if !self.ids.insert((at, id)) {
             self.id_collisions += 1;
-        }
-        // Distinct values per leading level: the prefix's JSON text, a missing value as {}.
-        let mut prefix = String::from("[");
-        for (level, path) in self.paths.iter().enumerate() {
-            if level > 0 {
-                prefix.push(',');
-            }
-            match engine::layout::value_at(doc, path) {
-                Some(v) => prefix.push_str(&v.to_string()),
-                None => prefix.push_str("{}"),
-            }
-            let mut text = prefix.clone();
-            text.push(']');
-            self.levels[level].insert(hash128(&text));
         }
         Ok(())
     }
@@ -157,7 +178,10 @@ impl PlacementBuilder {
     /// ranges the throughput implies, split for storage as one bulk import splits them.
     pub fn finish(self, limits: &Limits) -> Placement {
         let mut sorted = self.logical;
-        sorted.sort_by(|a, b| a.epk.cmp(&b.epk));
+        for (epk, at) in self.index {
+            sorted[at].epk = epk;
+        }
+        sorted.sort_unstable_by(|a, b| a.epk.cmp(&b.epk));
         let mut layout = Layout::for_throughput(limits.throughput);
         let sizes: Vec<(Vec<u8>, u64)> = sorted.iter().map(|l| (l.epk.clone(), l.bytes)).collect();
         layout.split_for_storage(&sizes, limits.max_partition_bytes);
@@ -180,18 +204,6 @@ impl PlacementBuilder {
             id_collisions: self.id_collisions,
         }
     }
-}
-
-/// A 128-bit digest of `text`: two SipHash-1-3 digests with different leading bytes.
-pub fn hash128(text: &str) -> u128 {
-    use std::hash::{Hash, Hasher};
-    let one = |salt: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        salt.hash(&mut h);
-        text.hash(&mut h);
-        h.finish()
-    };
-    ((one(0) as u128) << 64) | one(1) as u128
 }
 
 impl Placement {
@@ -289,20 +301,24 @@ fn range_figures(layout: &Layout, logical: &[Logical]) -> Vec<RangePlacement> {
     out
 }
 
-/// Distinct values per leading level of the key's source paths (counted as `levels`),
-/// then of the key itself when it differs (a synthetic key with a suffix).
+/// Distinct values per leading level of the key's source paths (`levels`; the last of a
+/// one-path or hierarchical key is its `whole` count of logical partitions), then of the
+/// key itself when it differs (a synthetic key with a suffix).
 fn cardinality(
     candidate: &Candidate,
     paths: &[String],
-    levels: &[HashSet<u128>],
+    levels: &[FastSet<u128>],
     whole: u64,
 ) -> Vec<LevelCardinality> {
-    let mut out: Vec<LevelCardinality> = levels
+    let counts = levels
         .iter()
+        .map(|seen| seen.len() as u64)
+        .chain((!candidate.is_synthetic()).then_some(whole));
+    let mut out: Vec<LevelCardinality> = counts
         .enumerate()
-        .map(|(level, seen)| LevelCardinality {
+        .map(|(level, distinct)| LevelCardinality {
             key: paths[..=level].join(if candidate.is_synthetic() { "+" } else { "," }),
-            distinct: seen.len() as u64,
+            distinct,
         })
         .collect();
     if out.last().is_none_or(|l| l.distinct != whole) {

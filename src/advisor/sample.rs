@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::digest::hash128;
 use super::items::{self, Items};
 use super::measure;
-use super::placement::hash128;
 use super::scale::{Loads, canonical};
 use super::scan::Scan;
 use super::workload::{FileOp, Workload};

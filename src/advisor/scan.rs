@@ -7,9 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::candidates::Candidate;
+use super::candidates::{Candidate, SYNTHETIC_PROPERTY};
+use super::digest::hash128;
 use super::items::{self, Items};
-use super::placement::{Limits, Placement, PlacementBuilder, hash128};
+use super::placement::{Limits, Placement, PlacementBuilder};
 use crate::engine::{self, Backend, PartitionKeyDefinition};
 use crate::error::{Error, Result};
 
@@ -76,8 +77,18 @@ pub fn scan(
     // items for the same data, spread evenly over every key.
     let bound = (plan.sample_rate.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
     let (mut n, mut bytes) = (0u64, 0u64);
+    // The top-level properties any path starts with: all a scanned item is parsed for.
+    let keep: HashSet<String> = plan
+        .candidates
+        .iter()
+        .flat_map(Candidate::source_paths)
+        .chain(plan.paths.iter().cloned())
+        .chain(plan.counted.iter().cloned())
+        .filter_map(|p| p.split('/').find(|s| !s.is_empty()).map(str::to_string))
+        .chain(["id".to_string(), SYNTHETIC_PROPERTY.to_string()])
+        .collect();
     engine.export(db, c, None, &mut |json| {
-        let doc = items::parse(json)?;
+        let doc = items::parse_fields(json, &keep)?;
         let size = json.len() as u64;
         let id = doc.get("id").and_then(serde_json::Value::as_str);
         let id_digest = hash128(id.unwrap_or_default());
@@ -103,7 +114,7 @@ pub fn scan(
         if plan.sample_rate > 0.0 {
             // By id alone: items that share an id (under other keys) go in or out together.
             if plan.sample_rate >= 1.0 || (id_digest as u64) < bound {
-                sample.push(doc, size, key)?;
+                sample.push(items::parse(json)?, size, key)?;
             }
         }
         if n.is_multiple_of(PROGRESS_EVERY) && !progress(n) {
