@@ -287,3 +287,23 @@ fn a_sampled_advice_cancelled_while_scanning_or_replaying_leaves_no_copy() {
         assert_eq!(dbs, [DB], "{stop_at}");
     }
 }
+
+#[test]
+fn a_key_the_service_refuses_stops_the_scan_with_its_reason() {
+    let f = fixture::open();
+    let items: Vec<Value> = (0..2000)
+        .map(|i| json!({"id": format!("i{i}"), "shape": {"sides": i % 5}}))
+        .collect();
+    container_with(&f, "c", &["/id"], Throughput::Manual(400), None, &items);
+    let opts = AdviseOptions {
+        candidates: Some("/shape".into()),
+        sample: Some(100),
+        ..AdviseOptions::new(DB, "c")
+    };
+    let e = advisor::advise(&f.engine, &opts, &mut |_| true).unwrap_err();
+    assert_eq!(e.status, 400, "{e}");
+    // The first item the scan met (in the container's order) names the problem.
+    assert!(e.message.starts_with("candidate /shape: item i"), "{e}");
+    assert!(e.message.contains("not an object or array"), "{e}");
+    assert_eq!(f.engine.list_databases().unwrap().len(), 1);
+}
