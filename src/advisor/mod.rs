@@ -355,7 +355,7 @@ fn sampled(
         assessed.push(run.assess(cand, *cand == current, placement)?);
     }
     if named.is_none() {
-        // Proposed from the sample and the queries today's key saw; placed by a second scan.
+        // Proposed from the sample and the queries today's key saw, placed by a second scan.
         let proposed = propose::propose(&sample.items, &assessed[0].queries, &current)?;
         let plan = scan::ScanPlan {
             candidates: &proposed,
@@ -373,8 +373,12 @@ fn sampled(
             &ctx.limits,
             &mut reading,
         )?;
+        // A sample has more values per item than the data: keep the proposals whose
+        // cardinality over every item is high.
         for (cand, placement) in proposed.iter().zip(again.placements) {
-            assessed.push(run.assess(cand, false, placement)?);
+            if propose::high_cardinality(placement.logical.len() as u64, again.items) {
+                assessed.push(run.assess(cand, false, placement)?);
+            }
         }
     }
     let mut notes = vec![format!(
@@ -389,7 +393,9 @@ fn sampled(
     )];
     if named.is_none() {
         notes.push(
-            "candidates were proposed from the sample's properties and cardinality".to_string(),
+            "candidates were proposed from the sample (properties every sampled item has, that \
+             the queries bind) and kept when every item gives them many values"
+                .to_string(),
         );
     }
     Ok(report::rank(

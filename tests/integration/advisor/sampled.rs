@@ -307,3 +307,47 @@ fn a_key_the_service_refuses_stops_the_scan_with_its_reason() {
     assert!(e.message.contains("not an object or array"), "{e}");
     assert_eq!(f.engine.list_databases().unwrap().len(), 1);
 }
+
+#[test]
+fn a_sampled_advice_proposes_candidates_and_places_them_by_a_second_scan() {
+    let f = fixture::open();
+    container_with(
+        &f,
+        "c",
+        &["/id"],
+        Throughput::Manual(400),
+        None,
+        &even_items(1000),
+    );
+    let file = f.dir.path().join("workload.toml");
+    std::fs::write(&file, WORKLOAD).unwrap();
+    let opts = AdviseOptions {
+        workload: Some(file.to_string_lossy().into_owned()),
+        iterations: 3,
+        sample: Some(200),
+        ..AdviseOptions::new(DB, "c")
+    };
+    let mut scans = 0;
+    let advice = advisor::advise(&f.engine, &opts, &mut |p| {
+        scans += usize::from(matches!(p, advisor::Progress::Reading { done: 1000, .. }));
+        true
+    })
+    .unwrap();
+    let mut keys: Vec<&str> = advice.candidates.iter().map(|a| a.key.as_str()).collect();
+    keys.sort();
+    // userId (100 values) is what byUser binds; tenant (40) is too few values to propose.
+    assert_eq!(keys, ["/id", "/userId"]);
+    assert_eq!(scans, 2, "one scan for today's key, one for the proposals");
+    let user = advice
+        .candidates
+        .iter()
+        .find(|a| a.key == "/userId")
+        .unwrap();
+    assert_eq!(user.figures.cardinality[0].distinct, 100, "from every item");
+    assert!(
+        advice
+            .notes
+            .iter()
+            .any(|n| n.contains("proposed from the sample"))
+    );
+}
