@@ -250,8 +250,9 @@ fn a_sample_rescales_its_queries_to_the_full_data() {
     }
 }
 
-#[test]
-fn a_sampled_advice_cancelled_while_scanning_or_replaying_leaves_no_copy() {
+/// Container `c` (400 RU/s) holding `n` [`even_items`], and options to advise on it with
+/// [`WORKLOAD`] on a sample of about `sample` items.
+fn sampled_setup(n: usize, sample: usize) -> (Fixture, AdviseOptions) {
     let f = fixture::open();
     container_with(
         &f,
@@ -259,16 +260,25 @@ fn a_sampled_advice_cancelled_while_scanning_or_replaying_leaves_no_copy() {
         &["/id"],
         Throughput::Manual(400),
         None,
-        &even_items(300),
+        &even_items(n),
     );
     let file = f.dir.path().join("workload.toml");
     std::fs::write(&file, WORKLOAD).unwrap();
+    let opts = AdviseOptions {
+        workload: Some(file.to_string_lossy().into_owned()),
+        sample: Some(sample),
+        ..AdviseOptions::new(DB, "c")
+    };
+    (f, opts)
+}
+
+#[test]
+fn a_sampled_advice_cancelled_while_scanning_or_replaying_leaves_no_copy() {
+    let (f, opts) = sampled_setup(300, 50);
     for stop_at in ["reading", "replaying"] {
         let opts = AdviseOptions {
-            workload: Some(file.to_string_lossy().into_owned()),
             candidates: Some("/userId".into()),
-            sample: Some(50),
-            ..AdviseOptions::new(DB, "c")
+            ..opts.clone()
         };
         let e = advisor::advise(&f.engine, &opts, &mut |p| match p {
             advisor::Progress::Reading { .. } => stop_at != "reading",
@@ -310,22 +320,10 @@ fn a_key_the_service_refuses_stops_the_scan_with_its_reason() {
 
 #[test]
 fn a_sampled_advice_proposes_candidates_and_places_them_by_a_second_scan() {
-    let f = fixture::open();
-    container_with(
-        &f,
-        "c",
-        &["/id"],
-        Throughput::Manual(400),
-        None,
-        &even_items(1000),
-    );
-    let file = f.dir.path().join("workload.toml");
-    std::fs::write(&file, WORKLOAD).unwrap();
+    let (f, opts) = sampled_setup(1000, 200);
     let opts = AdviseOptions {
-        workload: Some(file.to_string_lossy().into_owned()),
         iterations: 3,
-        sample: Some(200),
-        ..AdviseOptions::new(DB, "c")
+        ..opts
     };
     let mut scans = 0;
     let advice = advisor::advise(&f.engine, &opts, &mut |p| {
