@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::replay::{Logged, Replayer, request_form};
+use super::candidates::request_form;
+use super::replay::{Logged, Replayer};
 use super::workload::{FileOp, Source, WorkPattern, Workload};
 use crate::error::{Error, Result};
 use crate::samples::rng::Rng;

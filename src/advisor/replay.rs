@@ -31,6 +31,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::{Map, Value, json};
 
 use super::candidates::Candidate;
+use super::candidates::request_form;
 use super::items::Items;
 use super::placement::Placement;
 use super::scale::Scaler;
@@ -418,14 +419,6 @@ fn point(bound: &str) -> f64 {
         b[i] = v;
     }
     u64::from_be_bytes(b) as f64 / 2f64.powi(64)
-}
-
-/// A key in wire form (an array) as a request names it: bare for one level.
-pub fn request_form(wire: &Value) -> Value {
-    match wire {
-        Value::Array(a) if a.len() == 1 => a[0].clone(),
-        other => other.clone(),
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -161,7 +161,7 @@ impl<'a> Scaler<'a> {
             None => {
                 let paths = self.candidate.container_paths();
                 let bound = crate::engine::bound_keys(sql, &opts.params, &paths).ok()??;
-                super::replay::request_form(bound.first()?)
+                super::candidates::request_form(bound.first()?)
             }
         };
         crate::engine::value_epk(def, &key).ok()
