@@ -173,7 +173,7 @@ pub fn figures(
         logical_partitions: placement.logical.len() as u64,
         id_collisions: placement.id_collisions,
         largest_logical_partition: placement.largest().map(|l| LargestPartition {
-            key: super::replay::request_form(&l.value),
+            key: super::candidates::request_form(&l.value),
             items: l.items,
             bytes: l.bytes,
             share_of_limit: l.bytes as f64 / max_logical_bytes.max(1) as f64,

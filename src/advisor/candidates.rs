@@ -145,6 +145,14 @@ impl Candidate {
     }
 }
 
+/// A key in wire form (an array) as a request names it: bare for one level.
+pub fn request_form(wire: &Value) -> Value {
+    match wire {
+        Value::Array(a) if a.len() == 1 => a[0].clone(),
+        other => other.clone(),
+    }
+}
+
 /// The synthetic value of `doc`: the paths' values joined with `-`, and the bucket suffix.
 fn synthetic_value(
     paths: &[String],

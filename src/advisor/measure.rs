@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::replay::{Logged, Replayer, request_form};
+use super::candidates::request_form;
+use super::replay::{Logged, Replayer};
 use super::workload::{FileOp, Source, WorkPattern, Workload};
 use crate::error::{Error, Result};
 use crate::samples::rng::Rng;
@@ -230,7 +231,19 @@ fn file_step(
     Ok((step, vars))
 }
 
-/// A random item (the same for every candidate: the draw is seeded), or for a query, the
+/// The item iteration `i` of pattern `label`'s query `op` draws its parameters from: the
+/// draw [`run_workload`] makes (for a sample's groups, before the replay).
+pub fn query_draw(
+    items: &super::items::Items,
+    op: &FileOp,
+    label: &str,
+    seed: u64,
+    i: u64,
+) -> Result<usize> {
+    drawn_item(items, op, &mut Rng::derive(seed, label, i))
+}
+
+/// A random item of the drawable ones (the same for every candidate: the draw is seeded), or for a query, the
 /// next one that has every path its parameters name.
 fn drawn_item(items: &super::items::Items, op: &FileOp, rng: &mut Rng) -> Result<usize> {
     let needs: Vec<&str> = match op {
@@ -242,9 +255,10 @@ fn drawn_item(items: &super::items::Items, op: &FileOp, rng: &mut Rng) -> Result
             .iter()
             .all(|p| crate::engine::layout::value_at(&items.docs[k], p).is_some())
     };
-    let first = rng.below(items.len() as u64) as usize;
-    (0..items.len())
-        .map(|d| (first + d) % items.len())
+    let n = items.drawable.min(items.len());
+    let first = rng.below(n as u64) as usize;
+    (0..n)
+        .map(|d| (first + d) % n)
         .find(|k| has_all(*k))
         .ok_or_else(|| Error::bad_request("no item has every path the operation's parameters name"))
 }

@@ -3,12 +3,11 @@
 //! throughput and storage imply, split by the store's own rules (`engine::Layout`): the
 //! layout a container created with that key and filled by one bulk import has.
 
-use std::collections::{HashMap, HashSet};
-
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::candidates::{Candidate, SYNTHETIC_PROPERTY};
+use super::digest::{self, FastMap, FastSet, hash128};
 use super::items::Items;
 use crate::engine::{self, Layout, PartitionKeyDefinition, PartitionKeyRange, Throughput};
 use crate::error::{Error, Result};
@@ -38,8 +37,6 @@ pub struct Placement {
     pub definition: PartitionKeyDefinition,
     /// Logical partitions in EPK order.
     pub logical: Vec<Logical>,
-    /// Per item, its logical partition.
-    pub item_partition: Vec<usize>,
     pub layout: Layout,
     pub ranges: Vec<RangePlacement>,
     pub cardinality: Vec<LevelCardinality>,
@@ -69,77 +66,155 @@ pub struct LevelCardinality {
     pub distinct: u64,
 }
 
-impl Placement {
-    /// Places `items` under `candidate` in a container with `limits`. 400 when an item's
-    /// key value is one the service refuses (an object or array, over 2 KB).
-    pub fn compute(candidate: &Candidate, items: &Items, limits: &Limits) -> Result<Placement> {
-        let definition = candidate.definition()?;
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut logical: Vec<Logical> = Vec::new();
-        let mut item_partition = Vec::with_capacity(items.len());
-        for (i, doc) in items.docs.iter().enumerate() {
-            let key = candidate.key_of(&definition, doc).map_err(|e| {
-                Error::bad_request(format!(
-                    "candidate {candidate}: item {}: {}",
-                    doc.get("id").and_then(Value::as_str).unwrap_or("?"),
-                    e.message
-                ))
-            })?;
-            let bytes = stored_bytes(candidate, doc, items.bytes[i], &key.value);
-            let at = *index.entry(key.epk.clone()).or_insert_with(|| {
-                logical.push(Logical {
-                    epk: key.epk,
+/// A placement built one item at a time, so a scan of the container can place it under
+/// every candidate in one pass without holding the items: per logical partition its EPK,
+/// items and bytes; per level the distinct values seen; per id the logical partitions it
+/// is in (to count ids that would collide).
+///
+/// Distinct values are the key's as the service tells them apart: for a one-path or
+/// hierarchical key, distinct EPKs (of the whole key: its logical partitions; of a leading
+/// prefix of levels: its level hashes); for a synthetic key's source paths, distinct JSON
+/// texts of their values (a missing value as `{}`).
+pub struct PlacementBuilder {
+    candidate: Candidate,
+    definition: PartitionKeyDefinition,
+    paths: Vec<String>,
+    /// EPK → index in `logical`.
+    index: FastMap<Vec<u8>, usize>,
+    /// The logical partitions, their EPKs left empty until [`PlacementBuilder::finish`]
+    /// (the index owns them).
+    logical: Vec<Logical>,
+    /// Per level before the last (every level, for a synthetic key), the digests of the
+    /// distinct prefixes seen ([`digest`]).
+    levels: Vec<FastSet<u128>>,
+    /// (logical partition, digest of the id) of every item placed.
+    ids: FastSet<(usize, u128)>,
+    id_collisions: u64,
+}
+
+impl PlacementBuilder {
+    pub fn new(candidate: &Candidate) -> Result<PlacementBuilder> {
+        let paths = candidate.source_paths();
+        let counted = match candidate.is_synthetic() {
+            true => paths.len(),
+            false => paths.len().saturating_sub(1),
+        };
+        Ok(PlacementBuilder {
+            definition: candidate.definition()?,
+            candidate: candidate.clone(),
+            levels: vec![FastSet::default(); counted],
+            paths,
+            index: FastMap::default(),
+            logical: Vec::new(),
+            ids: FastSet::default(),
+            id_collisions: 0,
+        })
+    }
+
+    /// Places one item of `bytes` stored bytes. 400 when its key value is one the service
+    /// refuses (an object or array, over 2 KB).
+    pub fn add(&mut self, doc: &Map<String, Value>, bytes: u64) -> Result<()> {
+        let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+        self.add_with_id(doc, bytes, hash128(id))
+    }
+
+    /// [`PlacementBuilder::add`] with the item's id digest ([`hash128`]) given, so a scan
+    /// placing it under several candidates computes it once. `doc` needs only the
+    /// properties the key's paths start with, `id`, and the synthetic property.
+    pub fn add_with_id(&mut self, doc: &Map<String, Value>, bytes: u64, id: u128) -> Result<()> {
+        let candidate = &self.candidate;
+        let key = candidate.key_of(&self.definition, doc).map_err(|e| {
+            Error::bad_request(format!(
+                "candidate {candidate}: item {}: {}",
+                doc.get("id").and_then(Value::as_str).unwrap_or("?"),
+                e.message
+            ))
+        })?;
+        let bytes = stored_bytes(candidate, doc, bytes, &key.value);
+        if candidate.is_synthetic() {
+            // Distinct values per leading source path: the prefix's JSON text.
+            let mut prefix = String::from("[");
+            for (level, path) in self.paths.iter().enumerate() {
+                if level > 0 {
+                    prefix.push(',');
+                }
+                match engine::layout::value_at(doc, path) {
+                    Some(v) => prefix.push_str(&v.to_string()),
+                    None => prefix.push_str("{}"),
+                }
+                let mut text = prefix.clone();
+                text.push(']');
+                self.levels[level].insert(hash128(&text));
+            }
+        } else {
+            for (level, seen) in self.levels.iter_mut().enumerate() {
+                seen.insert(digest::epk_prefix(&key.epk, level + 1));
+            }
+        }
+        let at = match self.index.get(&key.epk) {
+            Some(at) => *at,
+            None => {
+                self.logical.push(Logical {
+                    epk: Vec::new(),
                     value: key.value,
                     items: 0,
                     bytes: 0,
                     range: 0,
                 });
-                logical.len() - 1
-            });
-            logical[at].items += 1;
-            logical[at].bytes += bytes;
-            item_partition.push(at);
+                self.index.insert(key.epk, self.logical.len() - 1);
+                self.logical.len() - 1
+            }
+        };
+        let l = &mut self.logical[at];
+        l.items += 1;
+        l.bytes += bytes;
+        if !self.ids.insert((at, id)) {
+            self.id_collisions += 1;
         }
-        // EPK order, and the items' indexes remapped to it.
-        let mut order: Vec<usize> = (0..logical.len()).collect();
-        order.sort_by(|a, b| logical[*a].epk.cmp(&logical[*b].epk));
-        let mut new_at = vec![0; logical.len()];
-        for (new, old) in order.iter().enumerate() {
-            new_at[*old] = new;
+        Ok(())
+    }
+
+    /// The placement in a container with `limits`: logical partitions in EPK order, the
+    /// ranges the throughput implies, split for storage as one bulk import splits them.
+    pub fn finish(self, limits: &Limits) -> Placement {
+        let mut sorted = self.logical;
+        for (epk, at) in self.index {
+            sorted[at].epk = epk;
         }
-        let mut sorted: Vec<Logical> = order.iter().map(|i| logical[*i].clone()).collect();
-        for p in item_partition.iter_mut() {
-            *p = new_at[*p];
-        }
+        sorted.sort_unstable_by(|a, b| a.epk.cmp(&b.epk));
         let mut layout = Layout::for_throughput(limits.throughput);
         let sizes: Vec<(Vec<u8>, u64)> = sorted.iter().map(|l| (l.epk.clone(), l.bytes)).collect();
         layout.split_for_storage(&sizes, limits.max_partition_bytes);
         for l in sorted.iter_mut() {
             l.range = layout.owner(&l.epk).unwrap_or(0);
         }
-        let mut ids: HashSet<(usize, &str)> = HashSet::with_capacity(items.len());
-        let id_collisions = items
-            .docs
-            .iter()
-            .zip(&item_partition)
-            .filter(|(doc, p)| {
-                !ids.insert((
-                    **p,
-                    doc.get("id").and_then(Value::as_str).unwrap_or_default(),
-                ))
-            })
-            .count() as u64;
         let ranges = range_figures(&layout, &sorted);
-        let cardinality = cardinality(candidate, items, sorted.len() as u64);
-        Ok(Placement {
-            definition,
+        let cardinality = cardinality(
+            &self.candidate,
+            &self.paths,
+            &self.levels,
+            sorted.len() as u64,
+        );
+        Placement {
+            definition: self.definition,
             logical: sorted,
-            item_partition,
             layout,
             ranges,
             cardinality,
-            id_collisions,
-        })
+            id_collisions: self.id_collisions,
+        }
+    }
+}
+
+impl Placement {
+    /// Places `items` under `candidate` in a container with `limits`. 400 when an item's
+    /// key value is one the service refuses (an object or array, over 2 KB).
+    pub fn compute(candidate: &Candidate, items: &Items, limits: &Limits) -> Result<Placement> {
+        let mut builder = PlacementBuilder::new(candidate)?;
+        for (doc, bytes) in items.docs.iter().zip(&items.bytes) {
+            builder.add(doc, *bytes)?;
+        }
+        Ok(builder.finish(limits))
     }
 
     /// The largest logical partition by bytes.
@@ -147,9 +222,22 @@ impl Placement {
         self.logical.iter().max_by_key(|l| (l.bytes, l.items))
     }
 
-    /// The physical partition (index) of item `i`.
-    pub fn range_of_item(&self, i: usize) -> usize {
-        self.logical[self.item_partition[i]].range
+    /// The logical partition whose EPK is `epk`.
+    pub fn logical_at(&self, epk: &[u8]) -> Option<&Logical> {
+        self.logical
+            .binary_search_by(|l| l.epk.as_slice().cmp(epk))
+            .ok()
+            .map(|i| &self.logical[i])
+    }
+
+    /// Items and bytes of the logical partitions whose EPK lies in `[min, max)` (`max`
+    /// empty: to the end of the hash space).
+    pub fn within(&self, min: &[u8], max: &[u8]) -> (u64, u64) {
+        let start = self.logical.partition_point(|l| l.epk.as_slice() < min);
+        self.logical[start..]
+            .iter()
+            .take_while(|l| max.is_empty() || l.epk.as_slice() < max)
+            .fold((0, 0), |(i, b), l| (i + l.items, b + l.bytes))
     }
 
     /// Largest range's bytes against the mean over ranges (1 = even).
@@ -213,29 +301,26 @@ fn range_figures(layout: &Layout, logical: &[Logical]) -> Vec<RangePlacement> {
     out
 }
 
-/// Distinct values per leading level of the key's source paths, then of the key itself
-/// when it differs (a synthetic key with a suffix).
-fn cardinality(candidate: &Candidate, items: &Items, whole: u64) -> Vec<LevelCardinality> {
-    let paths = candidate.source_paths();
-    let mut out = Vec::new();
-    for level in 1..=paths.len() {
-        let mut seen: HashSet<String> = HashSet::new();
-        for doc in &items.docs {
-            let prefix: Vec<Value> = paths[..level]
-                .iter()
-                .map(|p| {
-                    engine::layout::value_at(doc, p)
-                        .cloned()
-                        .unwrap_or(Value::Object(Default::default()))
-                })
-                .collect();
-            seen.insert(Value::Array(prefix).to_string());
-        }
-        out.push(LevelCardinality {
-            key: paths[..level].join(if candidate.is_synthetic() { "+" } else { "," }),
-            distinct: seen.len() as u64,
-        });
-    }
+/// Distinct values per leading level of the key's source paths (`levels`; the last of a
+/// one-path or hierarchical key is its `whole` count of logical partitions), then of the
+/// key itself when it differs (a synthetic key with a suffix).
+fn cardinality(
+    candidate: &Candidate,
+    paths: &[String],
+    levels: &[FastSet<u128>],
+    whole: u64,
+) -> Vec<LevelCardinality> {
+    let counts = levels
+        .iter()
+        .map(|seen| seen.len() as u64)
+        .chain((!candidate.is_synthetic()).then_some(whole));
+    let mut out: Vec<LevelCardinality> = counts
+        .enumerate()
+        .map(|(level, distinct)| LevelCardinality {
+            key: paths[..=level].join(if candidate.is_synthetic() { "+" } else { "," }),
+            distinct,
+        })
+        .collect();
     if out.last().is_none_or(|l| l.distinct != whole) {
         out.push(LevelCardinality {
             key: candidate.to_string(),

@@ -31,9 +31,7 @@ pub fn propose(
             .iter()
             .filter_map(|d| crate::engine::layout::value_at(d, &path).map(Value::to_string))
             .collect();
-        let distinct = distinct.len() as u64;
-        let high = distinct >= LOW_CARDINALITY || distinct * 10 > items.len() as u64;
-        if !high {
+        if !high_cardinality(distinct.len() as u64, items.len() as u64) {
             continue;
         }
         let mut binds = 0;
@@ -57,6 +55,12 @@ pub fn propose(
         .filter(|c| c != current)
         .take(MAX_PROPOSED)
         .collect())
+}
+
+/// Whether `distinct` values among `items` items are many enough to propose: the guides'
+/// hundreds, or fewer than 10 items per value.
+pub fn high_cardinality(distinct: u64, items: u64) -> bool {
+    distinct >= LOW_CARDINALITY || distinct * 10 > items
 }
 
 /// Top-level properties with a scalar value (a valid key value) in every item.

@@ -18,7 +18,11 @@
 //!
 //! Requests to the design's other containers go to them unchanged when they read, and are
 //! refused when they write: the advisor changes nothing but its copies. Every request to
-//! the copy is logged with its charge per physical partition.
+//! the copy is logged with its charge per physical partition of the placement (the copy's
+//! ranges are the placement's when the copy holds every item; a sampled copy's range
+//! that no placement range matches shares its charge among those it overlaps, by their
+//! share of the hash space). On a sampled copy, each query page is rescaled to the full
+//! data first ([`super::scale`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,8 +31,10 @@ use std::sync::atomic::AtomicBool;
 use serde_json::{Map, Value, json};
 
 use super::candidates::Candidate;
+use super::candidates::request_form;
 use super::items::Items;
 use super::placement::Placement;
+use super::scale::Scaler;
 use crate::engine::import::Record;
 use crate::engine::{
     Backend, BatchOperation, BatchResponse, Capabilities, ContainerInfo, ContainerKey,
@@ -63,12 +69,14 @@ pub struct Replayer<'a> {
     /// Whether the candidate is today's key (requests then pass as they are).
     pub is_current: bool,
     pub items: &'a Items,
-    pub placement: &'a Placement,
+    /// Rescales query pages when the copy holds a sample of the items.
+    scaler: Option<&'a Scaler<'a>>,
     /// Items the replay created: (id, today's key in wire form) → candidate key.
     created: Mutex<HashMap<(String, String), Value>>,
     /// The copy's range ids → the placement's ids for the same EPK bounds (the store
-    /// numbers the ranges of a split in the order it happens to visit them).
-    range_ids: HashMap<String, String>,
+    /// numbers the ranges of a split in the order it happens to visit them), or those it
+    /// overlaps with their shares.
+    range_ids: HashMap<String, Vec<(String, f64)>>,
     log: Mutex<Vec<Logged>>,
     /// Every query text the replay saw, with its parameters.
     queries: Mutex<Vec<(String, HashMap<String, Value>)>>,
@@ -92,14 +100,7 @@ impl<'a> Replayer<'a> {
         let placed = placement.range_table();
         let range_ids = copy_ranges
             .iter()
-            .filter_map(|c| {
-                placed
-                    .iter()
-                    .find(|p| {
-                        p.min_inclusive == c.min_inclusive && p.max_exclusive == c.max_exclusive
-                    })
-                    .map(|p| (c.id.clone(), p.id.clone()))
-            })
+            .map(|c| (c.id.clone(), shares(c, &placed)))
             .collect();
         Replayer {
             engine,
@@ -111,12 +112,29 @@ impl<'a> Replayer<'a> {
             definition,
             is_current,
             items,
-            placement,
+            scaler: None,
             created: Mutex::default(),
             range_ids,
             log: Mutex::default(),
             queries: Mutex::default(),
         }
+    }
+
+    /// Rescales the copy's query pages with `scaler` (the copy holds a sample).
+    pub fn with_scaler(mut self, scaler: &'a Scaler<'a>) -> Replayer<'a> {
+        self.scaler = Some(scaler);
+        self
+    }
+
+    /// A query page from the copy, rescaled to the full data for a sampled copy.
+    fn send(&self, sql: &str, opts: &QueryOptions, cancel: &AtomicBool) -> Result<QueryResult> {
+        let mut page =
+            self.engine
+                .query_cancellable(self.copy_database, self.container, sql, opts, cancel)?;
+        if let Some(s) = self.scaler {
+            s.scale(&mut page, sql, opts);
+        }
+        Ok(page)
     }
 
     /// The requests logged since the last call.
@@ -136,7 +154,13 @@ impl<'a> Replayer<'a> {
     fn record(&self, ranges: Vec<(String, f64)>, written_key: Option<&Value>) {
         let ranges = ranges
             .into_iter()
-            .map(|(id, ru)| (self.range_ids.get(&id).cloned().unwrap_or(id), ru))
+            .flat_map(|(id, ru)| match self.range_ids.get(&id) {
+                Some(to) => to
+                    .iter()
+                    .map(|(p, share)| (p.clone(), ru * share))
+                    .collect(),
+                None => vec![(id, ru)],
+            })
             .collect();
         lock(&self.log).push(Logged {
             ranges,
@@ -172,7 +196,10 @@ impl<'a> Replayer<'a> {
             ))
         })?;
         Ok(request_form(
-            &self.placement.logical[self.placement.item_partition[i]].value,
+            &self
+                .candidate
+                .key_of(self.definition, &self.items.docs[i])?
+                .value,
         ))
     }
 
@@ -322,13 +349,7 @@ impl<'a> Replayer<'a> {
             o.partition_key = Some(json!(key));
             o.continuation = None;
             loop {
-                let page = self.engine.query_cancellable(
-                    self.copy_database,
-                    self.container,
-                    sql,
-                    &o,
-                    cancel,
-                )?;
+                let page = self.send(sql, &o, cancel)?;
                 let next = page.continuation.clone();
                 merged = Some(match merged.take() {
                     None => page,
@@ -360,12 +381,44 @@ impl<'a> Replayer<'a> {
     }
 }
 
-/// A key in wire form (an array) as a request names it: bare for one level.
-pub fn request_form(wire: &Value) -> Value {
-    match wire {
-        Value::Array(a) if a.len() == 1 => a[0].clone(),
-        other => other.clone(),
+/// The placement's ranges a copy range `c` maps to: the one with its bounds, or else those
+/// it overlaps, each with its share of the overlap in the hash space.
+fn shares(c: &PartitionKeyRange, placed: &[PartitionKeyRange]) -> Vec<(String, f64)> {
+    if let Some(p) = placed
+        .iter()
+        .find(|p| p.min_inclusive == c.min_inclusive && p.max_exclusive == c.max_exclusive)
+    {
+        return vec![(p.id.clone(), 1.0)];
     }
+    let (lo, hi) = (point(&c.min_inclusive), point(&c.max_exclusive));
+    let overlaps: Vec<(String, f64)> = placed
+        .iter()
+        .map(|p| {
+            let w = hi.min(point(&p.max_exclusive)) - lo.max(point(&p.min_inclusive));
+            (p.id.clone(), w.max(0.0))
+        })
+        .filter(|(_, w)| *w > 0.0)
+        .collect();
+    let total: f64 = overlaps.iter().map(|(_, w)| w).sum();
+    if total <= 0.0 {
+        return vec![(c.id.clone(), 1.0)];
+    }
+    overlaps
+        .into_iter()
+        .map(|(id, w)| (id, w / total))
+        .collect()
+}
+
+/// An EPK bound's position in the hash space, 0 to 1 (its first 8 bytes; "FF" is the end).
+fn point(bound: &str) -> f64 {
+    if bound == "FF" {
+        return 1.0;
+    }
+    let mut b = [0u8; 8];
+    for (i, v) in super::scale::hex(bound).into_iter().take(8).enumerate() {
+        b[i] = v;
+    }
+    u64::from_be_bytes(b) as f64 / 2f64.powi(64)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -620,8 +673,7 @@ impl Backend for Replayer<'_> {
             lock(&self.queries).push((sql.to_string(), opts.params.clone()));
         }
         let result = if self.is_current {
-            self.engine
-                .query_cancellable(self.copy_database, self.container, sql, opts, cancel)?
+            self.send(sql, opts, cancel)?
         } else {
             let keys = match opts.continuation {
                 None => self.synthetic_keys(sql, &opts.params)?,
@@ -633,13 +685,7 @@ impl Backend for Replayer<'_> {
                     // Today's key means nothing to the copy: the filter routes the query.
                     let mut o = opts.clone();
                     o.partition_key = None;
-                    self.engine.query_cancellable(
-                        self.copy_database,
-                        self.container,
-                        sql,
-                        &o,
-                        cancel,
-                    )?
+                    self.send(sql, &o, cancel)?
                 }
                 many => self.query_each(sql, opts, many, cancel)?,
             }

@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::AdviseOptions;
 use super::assess::{self, Figures, Finding, Severity};
 use super::candidates::Candidate;
-use super::items::Items;
 use super::measure::PatternMeasure;
 use super::placement::Placement;
 use super::workload::Workload;
@@ -27,7 +26,8 @@ pub struct Measured {
     pub patterns: Vec<PatternMeasure>,
     /// The queries the workload sent (for proposals).
     pub queries: Vec<(String, HashMap<String, Value>)>,
-    pub note: Option<String>,
+    /// What the advice should say about how this candidate was measured.
+    pub notes: Vec<String>,
 }
 
 impl Measured {
@@ -37,7 +37,7 @@ impl Measured {
         placement: Placement,
         patterns: Vec<PatternMeasure>,
         queries: Vec<(String, HashMap<String, Value>)>,
-        note: Option<String>,
+        notes: Vec<String>,
     ) -> Measured {
         Measured {
             candidate,
@@ -45,7 +45,7 @@ impl Measured {
             placement,
             patterns,
             queries,
-            note,
+            notes,
         }
     }
 }
@@ -109,17 +109,23 @@ pub struct ProjectedPattern {
     pub ru_per_second: f64,
 }
 
-/// Judges and ranks the measured candidates.
+/// Judges and ranks the measured candidates of a container holding `(items, bytes)`;
+/// `notes` say how they were measured.
 pub fn rank(
     measured: Vec<Measured>,
     info: &ContainerInfo,
-    items: &Items,
+    (n_items, bytes): (u64, u64),
     workload: Option<&Workload>,
     opts: &AdviseOptions,
+    mut notes: Vec<String>,
 ) -> Advice {
     let throughput = throughput_of(info);
-    let n_items = items.len() as u64;
-    let mut notes: Vec<String> = measured.iter().filter_map(|m| m.note.clone()).collect();
+    let mut seen = std::collections::HashSet::new();
+    for n in measured.iter().flat_map(|m| &m.notes) {
+        if seen.insert(n.clone()) {
+            notes.push(n.clone());
+        }
+    }
     if workload.is_none() {
         notes.push(
             "no workload: only the data's placement was judged; pass --workload SUITE|FILE to \
@@ -167,7 +173,7 @@ pub fn rank(
     Advice {
         container: format!("{}/{}", info.database, info.id),
         items: n_items,
-        bytes: items.bytes.iter().sum(),
+        bytes,
         throughput: throughput.max_ru(),
         partition_key: info.partition_key.paths.join(","),
         workload: workload.map(|w| w.name.clone()),

@@ -30,7 +30,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::items::Items;
 use crate::error::{Error, Result};
 use crate::workbench::suite::Action;
 use crate::workbench::{Design, Suite};
@@ -100,14 +99,47 @@ impl FileOp {
 }
 
 impl Workload {
+    /// The item paths the workload's query parameters draw from.
+    pub fn parameter_paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .patterns
+            .iter()
+            .filter_map(|p| match &p.op {
+                Some(FileOp::Query { params, .. }) => {
+                    Some(params.iter().map(|(_, path)| path.clone()))
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Whether the replay can run on a sample of the items: a workload file's queries,
+    /// reads and writes draw their items from whatever items the replay holds, while a
+    /// suite's parameters come from the container itself and recorded requests name
+    /// their items.
+    pub fn replays_on_a_sample(&self) -> bool {
+        matches!(self.source, Source::File)
+            && self.patterns.iter().all(|p| {
+                matches!(
+                    p.op,
+                    Some(FileOp::Query { .. } | FileOp::Read | FileOp::Create | FileOp::Replace)
+                )
+            })
+    }
+
     /// `spec` (a bundled suite, a suite file or a workload file) on container `db`/`c`;
-    /// `None`: the bundled suite that has a design on `db`, if any. `rate` is the total
-    /// rate weights are scaled to.
+    /// `None`: the bundled suite that has a design on `db`, if any. `has(path)` says
+    /// whether some item of the container has `path`. `rate` is the total rate weights are
+    /// scaled to.
     pub fn load(
         spec: Option<&str>,
         db: &str,
         c: &str,
-        items: &Items,
+        has: &dyn Fn(&str) -> bool,
         rate: f64,
     ) -> Result<Option<Workload>> {
         let Some(spec) = spec else {
@@ -132,7 +164,7 @@ impl Workload {
             ))
         })?;
         if text.contains("[[operations]]") || text.contains("\"operations\"") {
-            return from_file(&text, spec, items, rate).map(Some);
+            return from_file(&text, spec, has, rate).map(Some);
         }
         from_suite(Suite::parse(&text)?, spec, db, c, rate).map(Some)
     }
@@ -237,7 +269,7 @@ struct RawOp {
     replace: bool,
 }
 
-fn from_file(text: &str, name: &str, items: &Items, rate: f64) -> Result<Workload> {
+fn from_file(text: &str, name: &str, has: &dyn Fn(&str) -> bool, rate: f64) -> Result<Workload> {
     let raw: RawFile = if text.trim_start().starts_with('{') {
         serde_json::from_str(text)
             .map_err(|e| Error::bad_request(format!("invalid workload file {name} (JSON): {e}")))?
@@ -257,7 +289,7 @@ fn from_file(text: &str, name: &str, items: &Items, rate: f64) -> Result<Workloa
     let weighted = raw.operations.iter().all(|o| o.rate.is_none());
     let mut patterns = Vec::new();
     for o in raw.operations {
-        let op = file_op(&o, items)?;
+        let op = file_op(&o, has)?;
         let rate = match (o.rate, o.weight) {
             (Some(r), _) | (None, Some(r)) if r.is_finite() && r >= 0.0 => r,
             (None, None) => 1.0,
@@ -286,7 +318,7 @@ fn from_file(text: &str, name: &str, items: &Items, rate: f64) -> Result<Workloa
 }
 
 /// Checks one operation: exactly one action, and parameter paths some item has.
-fn file_op(o: &RawOp, items: &Items) -> Result<FileOp> {
+fn file_op(o: &RawOp, has: &dyn Fn(&str) -> bool) -> Result<FileOp> {
     let chosen = [o.query.is_some(), o.read, o.create, o.replace];
     if chosen.iter().filter(|c| **c).count() != 1 {
         return Err(Error::bad_request(format!(
@@ -303,7 +335,7 @@ fn file_op(o: &RawOp, items: &Items) -> Result<FileOp> {
                 o.id
             )));
         }
-        if !items.any_has(path) {
+        if !has(path) {
             return Err(Error::bad_request(format!(
                 "workload operation {}: parameter @{name} draws from {path}, which no item of \
                  the container has",

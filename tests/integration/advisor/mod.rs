@@ -8,6 +8,7 @@ mod placement;
 mod projection;
 mod ranking;
 mod recorded;
+mod sampled;
 
 use cosmoscope::engine::{Backend, ContainerSettings, Throughput, import::Record};
 use serde_json::{Value, json};

@@ -85,9 +85,10 @@ fn candidates_are_placed_as_a_container_with_that_key_places_them() {
             let [owner] = epk.partitions.as_slice() else {
                 panic!("{cand}: item {i} is owned by {:?}", epk.partitions)
             };
+            let epk = cand.key_of(&placed.definition, &items.docs[i]).unwrap().epk;
             assert_eq!(
                 id_bounds[owner],
-                expected[placed.range_of_item(i)],
+                expected[placed.layout.owner(&epk).unwrap()],
                 "{cand}: item {i}"
             );
         }
