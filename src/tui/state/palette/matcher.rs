@@ -300,9 +300,7 @@ impl<T: AsRef<str> + Clone + Send + Sync + 'static> Matcher<T> {
     /// a prefix of `text`, so only what the previous pattern matched can match (nucleo's
     /// rule: not after a negated atom, whose meaning a longer text changes).
     pub fn set_pattern(&mut self, text: &str, appended: bool) {
-        let narrows = appended
-            && !self.pattern.atoms.is_empty()
-            && self.pattern.atoms.last().is_some_and(|a| !a.negative);
+        let narrows = appended && self.pattern.atoms.last().is_some_and(|a| !a.negative);
         self.pattern
             .reparse(text, CaseMatching::Smart, Normalization::Smart);
         self.chunks = self.entries.chunks();
