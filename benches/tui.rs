@@ -10,9 +10,15 @@
 //! - `tui/redraw_200x60`: a full repaint (back buffer cleared) at 200×60 of the query
 //!   console with a page of results (100) and stats, the tree expanded to a page of logical
 //!   partitions. Budget: under 2 ms.
-//! - `tui/palette_1m`: 1,000,000 item ids injected into `PaletteState`; one keystroke
-//!   (`pattern_changed`) then `tick(10)` until the matcher has finished. Budget: first
-//!   results within 60 ms.
+//! - `tui/palette_10000000_ids_first_results`: 10,000,000 item ids injected into
+//!   `PaletteState` (`TUI_BENCH_PALETTE_IDS` overrides the count); one keystroke
+//!   (`pattern_changed`), then ticks until the palette has results to show (the matcher goes
+//!   on in the background and the next keystroke replaces its pattern). After criterion, a
+//!   table gives per keystroke of a typed sequence (`4`, `42`, `421`, a backspace; then
+//!   `o`, `or`, `ord`, a backspace) the time to the first results (five rounds) and, in
+//!   one more round, to the complete list; and the memory the ids take (resident set
+//!   before and after injecting them).
+//!   Budget: first results within 60 ms of each keystroke.
 //! - `tui/feed_frame`: one frame at 1,000 change events/s and 30 frames/s: 34 events
 //!   pushed through `update` into a full buffer (10,000 events, dropping the oldest) and
 //!   the feed view redrawn at 120×40. Budget: 30 frames/s, i.e. well under 33 ms.
@@ -69,10 +75,11 @@ impl Sizes {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(100_000);
-        Sizes {
-            items,
-            palette_ids: 1_000_000,
-        }
+        let palette_ids = std::env::var("TUI_BENCH_PALETTE_IDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000_000);
+        Sizes { items, palette_ids }
     }
 }
 
@@ -183,6 +190,120 @@ fn feed_row(n: u64) -> FeedRow {
     }
 }
 
+/// The process's resident set in bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Ticks until the palette shows results of its new pattern (`pattern_changed` cleared
+/// the old ones), or knows there are none.
+fn until_first_results(app: &mut App) {
+    while app.palette.matches.is_empty() && app.palette.running {
+        app.palette.tick(1);
+    }
+}
+
+fn until_complete(app: &mut App) {
+    loop {
+        app.palette.tick(5);
+        if !app.palette.running {
+            break;
+        }
+    }
+}
+
+/// The palette over `ids` item ids: first results per keystroke, the complete list, and
+/// what the ids take in memory.
+fn palette(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>, ids: usize) {
+    let mut app = new_app();
+    let before = resident_bytes();
+    let started = Instant::now();
+    let mut injector = app.palette.injector();
+    for n in 0..ids {
+        Entry {
+            text: format!("order-{n:07} · {DB}/{CONTAINER}"),
+            kind: "item",
+            target: Target::Item {
+                db: DB.into(),
+                c: CONTAINER.into(),
+                pk: json!(format!("c-{}", n % 10_000)),
+                id: format!("order-{n:07}"),
+            },
+        }
+        .push_into(&mut injector);
+    }
+    drop(injector);
+    until_complete(&mut app);
+    let resident = resident_bytes().saturating_sub(before);
+    eprintln!(
+        "tui bench: {} palette ids injected and listed in {:.1} s; resident set grew by {} MB ({} B per id)",
+        app.palette.total,
+        started.elapsed().as_secs_f64(),
+        resident / 1_000_000,
+        resident / ids.max(1) as u64
+    );
+    assert_eq!(app.palette.total as usize, ids);
+    // Keystrokes, alternating between two words typed from an empty field.
+    let typed = ["4", "42", "421", "42", "o", "or", "ord", "or"];
+    let appended = |n: usize| matches!(n, 1 | 2 | 5 | 6);
+    let mut i = 0;
+    g.bench_function(format!("palette_{ids}_ids_first_results"), |b| {
+        b.iter(|| {
+            let n = i % typed.len();
+            i += 1;
+            app.palette.input.set_text(typed[n]);
+            app.palette.pattern_changed(appended(n));
+            until_first_results(&mut app);
+            assert!(!app.palette.matches.is_empty(), "{}", typed[n]);
+            black_box(app.palette.matches.len())
+        })
+    });
+    until_complete(&mut app);
+    // Per keystroke, outside criterion: the sequence typed five times, each keystroke
+    // waiting for its first results only (the next one replaces the pattern, as typing
+    // does); then once more, each keystroke waiting for the complete list.
+    let mut first: Vec<Vec<f64>> = vec![Vec::new(); typed.len()];
+    for _ in 0..5 {
+        for (n, text) in typed.iter().enumerate() {
+            let started = Instant::now();
+            app.palette.input.set_text(text);
+            app.palette.pattern_changed(appended(n));
+            until_first_results(&mut app);
+            first[n].push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    until_complete(&mut app);
+    let mut complete = Vec::new();
+    for (n, text) in typed.iter().enumerate() {
+        let started = Instant::now();
+        app.palette.input.set_text(text);
+        app.palette.pattern_changed(appended(n));
+        until_first_results(&mut app);
+        let first_ms = started.elapsed().as_secs_f64() * 1000.0;
+        until_complete(&mut app);
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        complete.push((first_ms, ms, app.palette.matched));
+    }
+    eprintln!("tui bench: palette over {ids} ids, per keystroke:");
+    eprintln!(
+        "| keystroke → input | first results, ms: max of 5 (median) | then typed waiting for the complete list: first results / complete, ms | matches |"
+    );
+    eprintln!("|---|---|---|---|");
+    for (n, text) in typed.iter().enumerate() {
+        let key = match n {
+            3 | 7 => "backspace".to_string(),
+            _ => format!("`{}`", text.chars().last().unwrap_or(' ')),
+        };
+        first[n].sort_by(f64::total_cmp);
+        let (max, median) = (first[n][first[n].len() - 1], first[n][first[n].len() / 2]);
+        let (f, c, matched) = complete[n];
+        eprintln!("| {key} → `{text}` | {max:.1} ({median:.1}) | {f:.1} / {c:.1} | {matched} |");
+    }
+}
+
 fn main() {
     let sizes = Sizes::for_args();
     let mut c = Criterion::default()
@@ -247,90 +368,7 @@ fn main() {
         });
         drop(engine);
 
-        // The palette over `palette_ids` ids: one keystroke, then ticks until matched.
-        let mut app = new_app();
-        let injector = app.palette.injector();
-        let started = Instant::now();
-        for n in 0..sizes.palette_ids {
-            Entry {
-                text: format!("order-{n:07} · {DB}/{CONTAINER}"),
-                kind: "item",
-                target: Target::Item {
-                    db: DB.into(),
-                    c: CONTAINER.into(),
-                    pk: json!(format!("c-{}", n % 10_000)),
-                    id: format!("order-{n:07}"),
-                },
-            }
-            .push_into(&injector);
-        }
-        drop(injector);
-        while {
-            app.palette.tick(10);
-            app.palette.running
-        } {}
-        eprintln!(
-            "tui bench: {} palette ids injected and matched in {:.1} s",
-            app.palette.total,
-            started.elapsed().as_secs_f64()
-        );
-        assert_eq!(app.palette.total as usize, sizes.palette_ids);
-        // Keystrokes: typing an id digit by digit, then starting over.
-        let typed = ["4", "42", "421", "4217", "o", "or", "ord"];
-        let mut i = 0;
-        g.bench_function(format!("palette_{}_ids", sizes.palette_ids), |b| {
-            b.iter(|| {
-                let text = typed[i % typed.len()];
-                let appended = i % typed.len() != 0 && i % typed.len() != 4;
-                i += 1;
-                app.palette.input.set_text(text);
-                app.palette.pattern_changed(appended);
-                loop {
-                    app.palette.tick(10);
-                    if !app.palette.running {
-                        break;
-                    }
-                }
-                assert!(!app.palette.matches.is_empty(), "{text}");
-                black_box(app.palette.matched)
-            })
-        });
-        // Per keystroke, outside criterion: typing an id and a word from an empty
-        // field, each sequence five times; the median time to complete results.
-        let mut per_key: Vec<(String, Vec<f64>)> =
-            typed.iter().map(|t| (t.to_string(), Vec::new())).collect();
-        for _ in 0..5 {
-            for (n, text) in typed.iter().enumerate() {
-                let started = Instant::now();
-                app.palette.input.set_text(text);
-                app.palette.pattern_changed(n != 0 && n != 4);
-                while {
-                    app.palette.tick(10);
-                    app.palette.running
-                } {}
-                per_key[n].1.push(started.elapsed().as_secs_f64() * 1000.0);
-            }
-        }
-        for (text, mut ms) in per_key {
-            ms.sort_by(f64::total_cmp);
-            eprintln!(
-                "tui bench: palette over {} ids, typing {text:?}: median {:.1} ms (min {:.1}, max {:.1}), {} matches",
-                sizes.palette_ids,
-                ms[ms.len() / 2],
-                ms[0],
-                ms[ms.len() - 1],
-                {
-                    app.palette.input.set_text(&text);
-                    app.palette.pattern_changed(false);
-                    while {
-                        app.palette.tick(10);
-                        app.palette.running
-                    } {}
-                    app.palette.matched
-                }
-            );
-        }
-        drop(app);
+        palette(&mut g, sizes.palette_ids);
 
         // The feed view at 1,000 events/s, 30 frames/s: 34 events per frame into a full
         // buffer, then a redraw.

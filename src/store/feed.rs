@@ -390,6 +390,8 @@ struct RangeLog<'t, 'd> {
     /// The next deliverable change, read ahead for the merge.
     head: Option<FeedChange>,
     bytes: usize,
+    /// Room for the `items` key of each current image read.
+    key: Vec<u8>,
 }
 
 impl<'t, 'd> RangeLog<'t, 'd> {
@@ -405,6 +407,7 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             taken_to: None,
             head: None,
             bytes: 0,
+            key: Vec::new(),
         }
     }
 
@@ -447,9 +450,10 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             if event.image_in_item {
                 // This version is still current: its image is the item itself. Latest-version
                 // mode also hides an item that has expired but is not purged yet.
+                let live_at = latest.then_some(cx.now);
                 match cx
                     .store
-                    .current_image(txn, cx.def, &event, lsn, latest.then_some(cx.now))?
+                    .current_image(txn, cx.def, &event, lsn, live_at, &mut self.key)?
                 {
                     Some(json) => event.current = Some(json),
                     None => continue,
@@ -594,7 +598,7 @@ impl Store {
     }
 
     /// The item's JSON if the version logged at `lsn` is still its current one (and, when
-    /// `live_at` is given, not expired at that second).
+    /// `live_at` is given, not expired at that second). `key` is room for the item's key.
     fn current_image(
         &self,
         txn: &RoTxn,
@@ -602,10 +606,10 @@ impl Store {
         event: &FeedEvent,
         lsn: u64,
         live_at: Option<i64>,
+        key: &mut Vec<u8>,
     ) -> Result<Option<Arc<[u8]>>> {
-        let mut key = keys::epk_bound_bytes(def.rid, &event.epk);
-        key.extend_from_slice(event.id.as_bytes());
-        let Some(record) = self.items.get(txn, &key)? else {
+        keys::item_into(key, def.rid, &event.epk, &event.id);
+        let Some(record) = self.items.get(txn, key)? else {
             return Ok(None);
         };
         let (header, json) = item::decode_record(record)?;

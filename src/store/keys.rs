@@ -29,6 +29,14 @@ pub fn item(cid: ContainerRid, epk: &Epk, id: &str) -> Vec<u8> {
     k
 }
 
+/// `items` key of an item, written into `key` (readers that look up many reuse one buffer).
+pub fn item_into(key: &mut Vec<u8>, cid: ContainerRid, epk: &[u8], id: &str) {
+    key.clear();
+    key.extend_from_slice(&cid.to_be_bytes());
+    key.extend_from_slice(epk);
+    key.extend_from_slice(id.as_bytes());
+}
+
 /// Splits an item key back into its EPK and id.
 pub fn split_item(key: &[u8], epk_len: usize) -> Option<(&[u8], &str)> {
     let rest = key.get(4..)?;

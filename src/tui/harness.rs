@@ -177,8 +177,8 @@ impl Harness {
                     Vec::new()
                 }
                 Effect::StreamPalette { ticket } => {
-                    let injector = self.app.palette.injector();
-                    worker::stream_palette(&*self.engine, &injector, &AtomicBool::new(false));
+                    let mut injector = self.app.palette.injector();
+                    worker::stream_palette(&*self.engine, &mut injector, &AtomicBool::new(false));
                     drop(injector);
                     vec![Msg::PaletteDone { ticket }]
                 }
@@ -291,11 +291,14 @@ impl Harness {
         }
     }
 
-    /// Lets the palette's matcher finish.
-    fn settle_palette(&mut self) {
+    /// Lets the palette's matcher finish, or go as far as it is allowed
+    /// (`PaletteState::pace`).
+    pub fn settle_palette(&mut self) {
         for _ in 0..500 {
+            // Held before the tick: the tick then reads every allowed chunk's matches.
+            let held = self.app.palette.held();
             self.app.palette.tick(10);
-            if !self.app.palette.running {
+            if !self.app.palette.running || held {
                 break;
             }
         }

@@ -99,10 +99,10 @@ impl Executor {
             }
             Effect::StreamPalette { ticket } => {
                 let stop = self.flag(ticket);
-                let injector = app.palette.injector();
+                let mut injector = app.palette.injector();
                 let (engine, tx) = (self.engine.clone(), self.tx.clone());
                 tokio::task::spawn_blocking(move || {
-                    worker::stream_palette(&*engine, &injector, &stop);
+                    worker::stream_palette(&*engine, &mut injector, &stop);
                     drop(injector);
                     let _ = tx.send(Msg::PaletteDone { ticket });
                 });
@@ -203,7 +203,9 @@ where
             },
             _ = frame.tick() => {
                 if app.palette.dirty.swap(false, Ordering::AcqRel) || app.palette.running {
-                    app.palette.tick(5);
+                    // No wait: the matcher publishes as it goes, so each frame shows the
+                    // best matches found so far.
+                    app.palette.tick(0);
                     dirty = true;
                 }
                 if dirty {

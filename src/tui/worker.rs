@@ -10,7 +10,7 @@ use super::effect::Effect;
 use super::msg::Msg;
 use super::state::feed::{FeedModeChoice, FeedRow, FeedScope, StartChoice};
 use super::state::history::HistoryEntry;
-use super::state::palette::{Entry, Target};
+use super::state::palette::{Entry, Injector, Target};
 use super::state::query::RangeSpan;
 use super::state::script::{KINDS, trigger_label};
 use super::state::tree::{NodeKind, PAGE};
@@ -489,7 +489,7 @@ fn read_new(
 
 /// Fills the palette: databases, containers and ranges first, then every partition key
 /// value, then every item id.
-pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, stop: &AtomicBool) {
+pub fn stream_palette(engine: &dyn Backend, injector: &mut Injector<Entry>, stop: &AtomicBool) {
     let Ok(dbs) = engine.list_databases() else {
         return;
     };
@@ -516,6 +516,8 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
             containers.push((d.id.clone(), c.id));
         }
     }
+    // What is pushed shows once flushed: the first names before any key or id.
+    injector.flush();
     let mut ranges = Vec::new();
     for (db, c) in &containers {
         if let Ok(report) = engine.partitions(db, c, 0, 0) {
@@ -534,6 +536,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
             }
         }
     }
+    injector.flush();
     for (db, c, range) in ranges {
         if !stream_logical_partitions(engine, injector, stop, db, c, &range) {
             return;
@@ -561,6 +564,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
                 }
                 .push_into(injector);
             }
+            injector.flush();
             match next {
                 Some(n) => after = Some(n),
                 None => break,
@@ -571,7 +575,7 @@ pub fn stream_palette(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, 
 
 /// Adds a container's stored procedures, triggers and UDFs to the palette (none when the
 /// backend lists no scripts).
-fn push_scripts(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, db: &str, c: &str) {
+fn push_scripts(engine: &dyn Backend, injector: &mut Injector<Entry>, db: &str, c: &str) {
     for kind in KINDS {
         for s in engine.list_scripts(db, c, kind).unwrap_or_default() {
             Entry {
@@ -592,7 +596,7 @@ fn push_scripts(engine: &dyn Backend, injector: &nucleo::Injector<Entry>, db: &s
 /// Adds a range's partition key values to the palette; false when told to stop.
 fn stream_logical_partitions(
     engine: &dyn Backend,
-    injector: &nucleo::Injector<Entry>,
+    injector: &mut Injector<Entry>,
     stop: &AtomicBool,
     db: &str,
     c: &str,
@@ -622,6 +626,7 @@ fn stream_logical_partitions(
             }
             .push_into(injector);
         }
+        injector.flush();
         match page.next {
             Some(n) => after = Some(n),
             None => return true,

@@ -306,7 +306,7 @@ pub fn open_palette(app: &mut App) -> Vec<Effect> {
         effects.push(Effect::StopPalette { ticket: t });
     }
     app.palette.restart();
-    let injector = app.palette.injector();
+    let mut injector = app.palette.injector();
     for a in crate::tui::action::Action::ALL {
         // The gateway's entry says what choosing it does now.
         let description = match a {
@@ -318,7 +318,7 @@ pub fn open_palette(app: &mut App) -> Vec<Effect> {
             kind: "action",
             target: Target::Action(*a),
         }
-        .push_into(&injector);
+        .push_into(&mut injector);
     }
     let ticket = app.ticket();
     app.palette.streaming = Some(ticket);

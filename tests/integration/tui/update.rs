@@ -726,7 +726,7 @@ fn open_palette(a: &mut App) -> u64 {
     assert!(matches!(a.layers.last(), Some(Layer::Palette)));
     assert_eq!(a.mode(), Mode::Palette);
     // What the stream would bring from the store.
-    let injector = a.palette.injector();
+    let mut injector = a.palette.injector();
     for e in [
         Entry {
             text: "container shop/orders".into(),
@@ -747,7 +747,7 @@ fn open_palette(a: &mut App) -> u64 {
             },
         },
     ] {
-        e.push_into(&injector);
+        e.push_into(&mut injector);
     }
     drop(injector);
     settle(a);

@@ -1,12 +1,15 @@
 //! The fuzzy palette: actions, databases, containers, partitions and item ids in one list,
-//! matched by nucleo on its own threads while ids stream in from the store.
+//! matched on background threads ([`matcher`]) while ids stream in from the store.
+
+pub mod matcher;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use nucleo::pattern::{CaseMatching, Normalization};
-use nucleo::{Config, Injector, Nucleo};
 use serde_json::Value;
+
+pub use self::matcher::Injector;
+use self::matcher::Matcher;
 
 use super::editor::TextBuffer;
 use crate::tui::action::Action;
@@ -55,8 +58,15 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn push_into(self, injector: &Injector<Entry>) {
-        injector.push(self, |e, cols| cols[0] = e.text.as_str().into());
+    pub fn push_into(self, injector: &mut Injector<Entry>) {
+        injector.push(self);
+    }
+}
+
+impl AsRef<str> for Entry {
+    /// What the pattern is matched against.
+    fn as_ref(&self) -> &str {
+        &self.text
     }
 }
 
@@ -65,16 +75,19 @@ pub const SHOWN: u32 = 200;
 
 pub struct PaletteState {
     pub input: TextBuffer,
-    matcher: Nucleo<Entry>,
+    matcher: Matcher<Entry>,
     pub selected: usize,
-    /// Set by nucleo when new results are ready; the runtime redraws on it.
+    /// Set by the matcher when new results are ready; the runtime redraws on it.
     pub dirty: Arc<AtomicBool>,
     /// Ticket of the id stream feeding the palette, while it runs.
     pub streaming: Option<u64>,
-    /// The current matches (text, kind, target), refreshed by [`PaletteState::tick`].
+    /// The best matches found so far (text, kind, target), refreshed by
+    /// [`PaletteState::tick`]; while `running` they are a partial result.
     pub matches: Vec<Entry>,
+    /// Matches found so far, of `total` entries, `searched` of which have been looked at.
     pub matched: u32,
     pub total: u32,
+    pub searched: u32,
     pub running: bool,
 }
 
@@ -95,8 +108,7 @@ impl PaletteState {
             let dirty = dirty.clone();
             Arc::new(move || dirty.store(true, Ordering::Release))
         };
-        // Two matcher threads: the machine may have few cores and the UI needs one.
-        let matcher = Nucleo::new(Config::DEFAULT, notify, Some(2), 1);
+        let matcher = Matcher::new(SHOWN as usize, notify);
         PaletteState {
             input: TextBuffer::new("", false),
             matcher,
@@ -106,6 +118,7 @@ impl PaletteState {
             matches: Vec::new(),
             matched: 0,
             total: 0,
+            searched: 0,
             running: false,
         }
     }
@@ -116,38 +129,51 @@ impl PaletteState {
 
     /// Forgets every entry (a new palette session).
     pub fn restart(&mut self) {
-        self.matcher.restart(true);
+        self.matcher.restart();
         self.input = TextBuffer::new("", false);
         self.selected = 0;
         self.matches.clear();
         self.streaming = None;
     }
 
-    /// Re-reads the pattern after the input changed.
+    /// Matches the new input from now on (matching starts at once, on the matcher's
+    /// threads); `appended` says the old input is a prefix of it.
     pub fn pattern_changed(&mut self, appended: bool) {
-        let text = self.input.text();
-        self.matcher.pattern.reparse(
-            0,
-            &text,
-            CaseMatching::Smart,
-            Normalization::Smart,
-            appended,
-        );
+        self.matcher.set_pattern(&self.input.text(), appended);
+        // The old pattern's matches are not this one's: the list fills again as the new
+        // pattern's first chunks are matched.
+        self.matches.clear();
+        self.matched = 0;
+        self.searched = 0;
         self.selected = 0;
-        // The matcher only looks at a new pattern when ticked: ask for a tick.
+        self.running = true;
         self.dirty.store(true, Ordering::Release);
     }
 
-    /// Lets the matcher work for up to `ms` and refreshes the visible matches.
+    /// Waits up to `ms` for new results while matching goes on, and refreshes the
+    /// visible matches with the best found so far.
     pub fn tick(&mut self, ms: u64) {
-        let status = self.matcher.tick(ms);
-        self.running = status.running || self.matcher.active_injectors() > 0;
-        let snap = self.matcher.snapshot();
-        self.matched = snap.matched_item_count();
-        self.total = snap.item_count();
-        let n = self.matched.min(SHOWN);
-        self.matches = snap.matched_items(0..n).map(|i| i.data.clone()).collect();
+        let view = self.matcher.tick(ms);
+        self.running = view.running;
+        self.matched = view.matched;
+        self.total = view.total;
+        self.searched = view.searched;
+        if let Some(matches) = view.matches {
+            self.matches = matches;
+        }
         self.selected = self.selected.min(self.matches.len().saturating_sub(1));
+    }
+
+    /// Lets the matcher start at most `chunks` more chunks of entries (`None`: no limit),
+    /// to look at the palette part way through matching.
+    #[cfg(any(test, feature = "test-harness"))]
+    pub fn pace(&self, chunks: Option<usize>) {
+        self.matcher.pace(chunks);
+    }
+
+    /// Matching waits for [`PaletteState::pace`] to allow more.
+    pub fn held(&self) -> bool {
+        self.matcher.held()
     }
 
     pub fn selected_entry(&self) -> Option<&Entry> {
@@ -168,14 +194,14 @@ mod tests {
     #[test]
     fn matches_stream_in_and_filter() {
         let mut p = PaletteState::new();
-        let inj = p.injector();
+        let mut inj = p.injector();
         for name in ["orders", "customers", "posts"] {
             Entry {
                 text: format!("container shop/{name}"),
                 kind: "container",
                 target: Target::Database("shop".into()),
             }
-            .push_into(&inj);
+            .push_into(&mut inj);
         }
         drop(inj);
         p.input.insert_str("cust");
