@@ -114,9 +114,9 @@ pub enum Progress {
 ///
 /// A container of more than [`sample::SAMPLE_ITEMS`] items (or any, with `opts.sample`)
 /// under a workload file, or no workload, is measured from one scan and a sample
-/// ([`sampled`]); a smaller one, or one whose workload is a suite or recorded requests
+/// (`sampled`); a smaller one, or one whose workload is a suite or recorded requests
 /// (their parameters name the container's own items), is copied whole per candidate, so
-/// its figures are exact ([`full`]). The threshold is the sample's size: below it the
+/// its figures are exact (`full`). The threshold is the sample's size: below it the
 /// sample would be the whole container, and copying it costs no more than a sample.
 pub fn advise(
     engine: &dyn Backend,

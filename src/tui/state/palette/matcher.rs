@@ -441,7 +441,7 @@ impl<T: AsRef<str> + Clone + Send + Sync + 'static> Matcher<T> {
         self.shared.allowed.notify_all();
     }
 
-    /// Matching waits for [`Matcher::pace`] to allow more: every allowed chunk is published.
+    /// Matching waits for `Matcher::pace` to allow more: every allowed chunk is published.
     pub fn held(&self) -> bool {
         let allowance = self
             .shared

@@ -171,7 +171,7 @@ impl PaletteState {
         self.matcher.pace(chunks);
     }
 
-    /// Matching waits for [`PaletteState::pace`] to allow more.
+    /// Matching waits for `PaletteState::pace` to allow more.
     pub fn held(&self) -> bool {
         self.matcher.held()
     }
