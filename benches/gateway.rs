@@ -30,8 +30,6 @@ use std::time::{Duration, Instant};
 use cosmoscope::engine::{Backend, ContainerSettings, Durability, Engine, Throughput};
 use cosmoscope::gateway::auth::Signed;
 use cosmoscope::gateway::{Gateway, MasterKey, Options};
-use heed::types::Bytes as RawBytes;
-use heed::{CommitOrAbort, Database, EnvOpenOptions};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
@@ -249,18 +247,7 @@ fn in_process(
 /// The physical floor of a durable upsert: raw heed puts of the items' bytes keyed by id, in
 /// one durable write transaction per `clients` puts (each put's latency is its transaction's).
 fn raw_floor(dir: &std::path::Path, items: &[Item], clients: usize, duration: Duration) -> Run {
-    let mut options = EnvOpenOptions::new().read_txn_without_tls();
-    options.map_size(1 << 34).max_dbs(1);
-    // SAFETY: a fresh directory of this process's own, opened once.
-    let env = unsafe { options.open(dir) }.expect("open raw env");
-    let wtxn = env.write_txn().expect("write txn");
-    let db: Database<RawBytes, RawBytes> = env
-        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-            let db = opener.create_database::<RawBytes, RawBytes>(wtxn, None)?;
-            Ok(CommitOrAbort::<_, ()>::Commit(db))
-        })
-        .expect("create raw db")
-        .unwrap_commit();
+    let (env, db) = open_raw(dir, false);
     let mut wtxn = env.write_txn().expect("write txn");
     for item in items {
         db.put(&mut wtxn, item.id.as_bytes(), &item.json)

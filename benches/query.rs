@@ -82,8 +82,7 @@ use cosmoscope::store::Epk;
 use cosmoscope::store::testing::Record as StoredRecord;
 use cosmoscope::store::testing::{IndexReader, PathHasher};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
-use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
+use heed::{Env, WithoutTls};
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -252,28 +251,6 @@ fn open_engine(dir: &Path) -> Engine {
         "Manual(60000) should give {RANGES} ranges"
     );
     engine
-}
-
-type RawDb = Database<'static, Bytes, Bytes>;
-
-/// A plain env opened the way the store opens its own (no TLS read txns), with one
-/// unnamed database. `NO_SYNC` only speeds up loading; the floor measures reads.
-fn open_raw(dir: &Path) -> (Env<WithoutTls>, RawDb) {
-    let mut options = EnvOpenOptions::new().read_txn_without_tls();
-    options.map_size(1 << 36).max_dbs(1);
-    // SAFETY: NO_SYNC risks only this throwaway env on a crash.
-    unsafe { options.flags(EnvFlags::NO_SYNC) };
-    // SAFETY: each raw env gets its own fresh temp dir, opened once in this process.
-    let env = unsafe { options.open(dir) }.expect("open raw env");
-    let wtxn = env.write_txn().expect("write txn");
-    let db: RawDb = env
-        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-            let db = opener.create_database::<Bytes, Bytes>(wtxn, None)?;
-            Ok(CommitOrAbort::<_, ()>::Commit(db))
-        })
-        .expect("create raw db")
-        .unwrap_commit();
-    (env, db)
 }
 
 /// perf.md §2's schema and settings, without the indexes (added after the load).
@@ -681,7 +658,7 @@ fn main() {
 
     // The stored bytes, read back, go into the raw env and SQLite.
     let raw_dir = tempfile::tempdir().expect("temp dir");
-    let (raw_env, raw_db) = open_raw(raw_dir.path());
+    let (raw_env, raw_db) = open_raw(raw_dir.path(), true);
     let sqlite_dir = tempfile::tempdir().expect("temp dir");
     let mut conn = open_sqlite(&sqlite_dir.path().join("docs.db"));
     let mut stored_bytes = 0usize;

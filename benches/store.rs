@@ -34,8 +34,7 @@ use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
 use cosmoscope::engine::{ContainerSettings, Throughput};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
-use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Env, WithoutTls};
 use serde_json::{Value, json};
 
 const DB: &str = "bench";
@@ -195,26 +194,6 @@ fn open_engine(dir: &Path) -> Engine {
     engine
 }
 
-type RawDb = Database<'static, Bytes, Bytes>;
-
-/// A plain env opened the way the store opens its own (no TLS read txns), with one
-/// unnamed database and default (durable) sync.
-fn open_raw(dir: &Path) -> (Env<WithoutTls>, RawDb) {
-    let mut options = EnvOpenOptions::new().read_txn_without_tls();
-    options.map_size(1 << 36).max_dbs(1);
-    // SAFETY: each raw env gets its own fresh temp dir, opened once in this process.
-    let env = unsafe { options.open(dir) }.expect("open raw env");
-    let wtxn = env.write_txn().expect("write txn");
-    let db: RawDb = env
-        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-            let db = opener.create_database::<Bytes, Bytes>(wtxn, None)?;
-            Ok(CommitOrAbort::<_, ()>::Commit(db))
-        })
-        .expect("create raw db")
-        .unwrap_commit();
-    (env, db)
-}
-
 /// Puts `(key, value)` pairs, 1,000 per durable write txn.
 fn raw_put_all<'a>(
     env: &Env<WithoutTls>,
@@ -277,7 +256,7 @@ fn engine_import(records: &[Record]) -> Duration {
 /// Raw heed puts of the same bytes keyed by id into a fresh env; only the puts are timed.
 fn raw_import(orders: &[Order]) -> Duration {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (env, db) = open_raw(dir.path());
+    let (env, db) = open_raw(dir.path(), false);
     let started = Instant::now();
     raw_put_all(
         &env,
@@ -460,7 +439,7 @@ fn main() {
         .collect();
     let avg_stored = stored.iter().map(Vec::len).sum::<usize>() as f64 / stored.len() as f64;
     let raw_dir = tempfile::tempdir().expect("temp dir");
-    let (raw_env, raw_db) = open_raw(raw_dir.path());
+    let (raw_env, raw_db) = open_raw(raw_dir.path(), false);
     let started = Instant::now();
     raw_put_all(
         &raw_env,

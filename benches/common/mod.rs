@@ -256,3 +256,32 @@ pub fn thousands(v: f64) -> String {
     }
     format!("{sign}{out}")
 }
+
+// ---- the raw heed floor ----
+
+/// The raw floor's one unnamed database of byte keys and values.
+pub type RawDb = heed::Database<'static, heed::types::Bytes, heed::types::Bytes>;
+
+/// A plain env opened the way the store opens its own (no TLS read txns), with one unnamed
+/// database, in a fresh directory of its own. `no_sync` skips the flush at commit, for
+/// floors that load data only to read it.
+pub fn open_raw(dir: &std::path::Path, no_sync: bool) -> (heed::Env<heed::WithoutTls>, RawDb) {
+    let mut options = heed::EnvOpenOptions::new().read_txn_without_tls();
+    options.map_size(1 << 36).max_dbs(1);
+    if no_sync {
+        // SAFETY: NO_SYNC risks only this throwaway env on a crash.
+        unsafe { options.flags(heed::EnvFlags::NO_SYNC) };
+    }
+    // SAFETY: each raw env gets its own fresh temp dir, opened once in this process.
+    let env = unsafe { options.open(dir) }.expect("open raw env");
+    let wtxn = env.write_txn().expect("write txn");
+    let db: RawDb = env
+        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+            let db =
+                opener.create_database::<heed::types::Bytes, heed::types::Bytes>(wtxn, None)?;
+            Ok(heed::CommitOrAbort::<_, ()>::Commit(db))
+        })
+        .expect("create raw db")
+        .unwrap_commit();
+    (env, db)
+}

@@ -437,6 +437,15 @@ pub enum SyncMode {
     Periodic,
 }
 
+impl SyncMode {
+    pub fn durability(self) -> crate::engine::Durability {
+        match self {
+            SyncMode::Commit => crate::engine::Durability::EveryCommit,
+            SyncMode::Periodic => crate::engine::Durability::Periodic,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct WorkbenchArgs {
     /// A bundled suite (blog, webstore) or a suite file

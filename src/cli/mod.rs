@@ -154,8 +154,8 @@ fn execute(cli: Cli) -> CliResult {
         return check::check(&dir);
     }
     let engine = Engine::open(&dir)?;
-    if cli.serve_sync == Some(args::SyncMode::Periodic) {
-        engine.set_durability(crate::engine::Durability::Periodic)?;
+    if let Some(sync) = cli.serve_sync {
+        engine.set_durability(sync.durability())?;
     }
     match cli.command {
         None => launch(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::args::{ServeArgs, SyncMode};
 use super::{CliResult, Failure};
-use crate::engine::{Backend, Durability, Engine, FLUSH_INTERVAL};
+use crate::engine::{Backend, Engine, FLUSH_INTERVAL};
 use crate::error::Error;
 use crate::gateway::{EMULATOR_KEY, Gateway, Options};
 
@@ -17,9 +17,7 @@ pub fn serve(engine: Engine, dir: &Path, args: ServeArgs) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))?;
-    if args.sync == SyncMode::Periodic {
-        engine.set_durability(Durability::Periodic)?;
-    }
+    engine.set_durability(args.sync.durability())?;
     let sync = args.sync;
     let backend: Arc<dyn Backend> = Arc::new(engine);
     runtime.block_on(async {

@@ -672,20 +672,15 @@ impl Scratch {
         // Keys past the database's last one are appended: LMDB then neither searches for
         // their place nor splits pages in half, so a fresh container's first batch (the
         // newest container's keys sort last) fills its pages whole.
-        let mut last: Option<Vec<u8>> = store.index.last(txn)?.map(|(k, _)| k.to_vec());
-        let mut appended: Option<&[u8]> = None;
+        let last_stored: Option<Vec<u8>> = store.index.last(txn)?.map(|(k, _)| k.to_vec());
+        let mut last = last_stored.as_deref();
         // One cursor for every put, in key order: LMDB searches the cursor's current leaf
         // page before descending from the root, and consecutive entries mostly share it.
         let mut cursor = store.index.iter_mut(txn)?;
         for &(start, len) in puts.iter() {
             let k = key(start, len);
-            let past_end = match appended {
-                Some(tail) => k > tail,
-                None => last.as_deref().is_none_or(|tail| k > tail),
-            };
-            let flags = if past_end {
-                appended = Some(k);
-                last = None;
+            let flags = if last.is_none_or(|tail| k > tail) {
+                last = Some(k);
                 heed::PutFlags::APPEND
             } else {
                 heed::PutFlags::empty()
