@@ -14,7 +14,8 @@
 //! design that acknowledges each write only once it is on disk can beat that floor on the
 //! machine's disk; what the engine adds on top is its index, feed and statistics pages.
 //!
-//! `cargo bench -p cosmoscope-bench --bench gateway` runs it (3 s per variant);
+//! `cargo bench -p cosmoscope-bench --bench gateway` runs it (3 s per variant, or
+//! `GATEWAY_BENCH_SECS`; `-- WORD` runs only the variants whose label holds WORD);
 //! `cargo test -p cosmoscope-bench --benches` runs a short smoke version.
 
 #[global_allocator]
@@ -32,13 +33,15 @@ use cosmoscope::gateway::auth::Signed;
 use cosmoscope::gateway::{Gateway, MasterKey, Options};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use serde_json::json;
 
 const DB: &str = "bench";
 const CONTAINER: &str = "items";
+/// Where upserts are posted, and the link they are signed with.
+const DOCS_PATH: &str = "/dbs/bench/colls/items/docs";
+const CONTAINER_LINK: &str = "dbs/bench/colls/items";
 const CLIENTS: [usize; 2] = [1, 16];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -56,11 +59,15 @@ impl Op {
     }
 }
 
-/// A 1 KB item: its id, partition key and body.
+/// A 1 KB item: its id, partition key and body, and what a client sends to address it.
 struct Item {
     id: String,
     pk: String,
-    json: Vec<u8>,
+    json: Bytes,
+    /// `/dbs/…/docs/{id}`, whose tail after the `/` is also its signed resource link.
+    path: String,
+    /// The partition key header's value.
+    pk_header: String,
 }
 
 fn items(n: usize) -> Vec<Item> {
@@ -79,18 +86,38 @@ fn items(n: usize) -> Vec<Item> {
                 "id": id, "pk": pk, "n": i, "city": rng.pick(&CITIES).0, "note": note,
             }))
             .expect("serialize");
-            Item { id, pk, json }
+            Item {
+                path: format!("{DOCS_PATH}/{id}"),
+                pk_header: format!("[\"{pk}\"]"),
+                id,
+                pk,
+                json: Bytes::from(json),
+            }
         })
         .collect()
 }
 
-/// Latencies of one variant's requests and how long it ran.
+/// Latencies of one variant's requests, how long it ran and what it wrote to disk.
 struct Run {
     latencies: Vec<Duration>,
     elapsed: Duration,
+    /// Bytes this process caused to be written to storage while the variant ran.
+    written: u64,
+    /// CPU time of the whole process (server, clients, flusher) while the variant ran.
+    cpu: Duration,
 }
 
 impl Run {
+    /// Bytes written to storage per operation: the pages each commit flushes, shared out.
+    fn written_per_op(&self) -> f64 {
+        self.written as f64 / self.latencies.len().max(1) as f64
+    }
+
+    /// CPU time per operation, in microseconds: what the machine's cores spent on each.
+    fn cpu_per_op(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.latencies.len().max(1) as f64
+    }
+
     fn rate(&self) -> f64 {
         self.latencies.len() as f64 / self.elapsed.as_secs_f64()
     }
@@ -102,53 +129,105 @@ impl Run {
     }
 }
 
-/// Signs and sends requests like an SDK, over one keep-alive connection pool.
+/// Bytes this process has caused to be written to storage (`write_bytes` of
+/// `/proc/self/io`): LMDB's page writes and flushes count here, page-cache reads do not.
+fn bytes_written() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("write_bytes:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time this process has used, all threads, user and system (`/proc/self/stat`, in
+/// clock ticks of 10 ms: coarse, but a variant runs for seconds).
+fn cpu_used() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) closes with ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// One client: signs and sends requests like an SDK over its own keep-alive connection, as
+/// each of an application's clients holds one. Kept lean (a direct HTTP/1.1 connection, the
+/// date formatted once a second, item bodies shared) so the cores it shares with the
+/// server go to the server.
 struct HttpClient {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: String,
+    sender: SendRequest<Full<Bytes>>,
     key: MasterKey,
+    /// The `x-ms-date` of the current second, and that second.
+    date: (i64, String),
 }
 
 impl HttpClient {
-    async fn send(&self, op: Op, item: &Item) {
-        let date = chrono::Utc::now()
-            .format("%a, %d %b %Y %H:%M:%S GMT")
-            .to_string();
-        let (method, path, rtype_link, body) = match op {
-            Op::Read => (
-                "GET",
-                format!("/dbs/{DB}/colls/{CONTAINER}/docs/{}", item.id),
-                format!("dbs/{DB}/colls/{CONTAINER}/docs/{}", item.id),
-                Bytes::new(),
-            ),
-            Op::Upsert => (
-                "POST",
-                format!("/dbs/{DB}/colls/{CONTAINER}/docs"),
-                format!("dbs/{DB}/colls/{CONTAINER}"),
-                Bytes::from(item.json.clone()),
-            ),
+    async fn connect(addr: std::net::SocketAddr, key: MasterKey) -> HttpClient {
+        let stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("connect to the gateway");
+        stream.set_nodelay(true).expect("nodelay");
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .expect("HTTP handshake");
+        tokio::spawn(connection);
+        HttpClient {
+            sender,
+            key,
+            date: (0, String::new()),
+        }
+    }
+
+    fn date(&mut self) -> String {
+        let now = chrono::Utc::now();
+        if now.timestamp() != self.date.0 {
+            self.date = (
+                now.timestamp(),
+                now.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
+            );
+        }
+        self.date.1.clone()
+    }
+
+    async fn send(&mut self, op: Op, item: &Item) {
+        let date = self.date();
+        let (method, path, link, body) = match op {
+            Op::Read => ("GET", item.path.as_str(), &item.path[1..], Bytes::new()),
+            Op::Upsert => ("POST", DOCS_PATH, CONTAINER_LINK, item.json.clone()),
         };
         let auth = self.key.authorization(Signed {
             verb: method,
             resource_type: "docs",
-            resource_link: &rtype_link,
+            resource_link: link,
             date: &date,
         });
         let mut req = hyper::Request::builder()
             .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header("x-ms-date", &date)
+            .uri(path)
+            .header("host", "127.0.0.1")
+            .header("x-ms-date", date)
             .header("authorization", auth)
             .header("x-ms-version", "2020-07-15")
-            .header("x-ms-documentdb-partitionkey", format!("[\"{}\"]", item.pk));
+            .header("x-ms-documentdb-partitionkey", &item.pk_header);
         if op == Op::Upsert {
             req = req
                 .header("content-type", "application/json")
                 .header("x-ms-documentdb-is-upsert", "True");
         }
+        self.sender.ready().await.expect("connection ready");
         let resp = self
-            .client
-            .request(req.body(Full::new(body)).expect("request"))
+            .sender
+            .send_request(req.body(Full::new(body)).expect("request"))
             .await
             .expect("the gateway answers");
         let status = resp.status();
@@ -160,19 +239,21 @@ impl HttpClient {
 /// `clients` tasks each sending `op` back to back for `duration`.
 fn over_http(
     rt: &tokio::runtime::Runtime,
-    http: &Arc<HttpClient>,
+    gateway: std::net::SocketAddr,
     items: &Arc<Vec<Item>>,
     op: Op,
     clients: usize,
     duration: Duration,
 ) -> Run {
+    eprintln!("{} over HTTP, {clients} clients", op.name());
     rt.block_on(async {
+        let (written, cpu) = (bytes_written(), cpu_used());
         let started = Instant::now();
         let mut tasks = Vec::new();
         for c in 0..clients {
-            let http = http.clone();
             let items = items.clone();
             tasks.push(tokio::spawn(async move {
+                let mut http = HttpClient::connect(gateway, MasterKey::emulator()).await;
                 let mut rng = Rng(0xC11E_0000 + c as u64);
                 let mut latencies = Vec::new();
                 while started.elapsed() < duration {
@@ -191,6 +272,8 @@ fn over_http(
         Run {
             latencies,
             elapsed: started.elapsed(),
+            written: bytes_written() - written,
+            cpu: cpu_used().saturating_sub(cpu),
         }
     })
 }
@@ -203,6 +286,7 @@ fn in_process(
     clients: usize,
     duration: Duration,
 ) -> Run {
+    let (written, cpu) = (bytes_written(), cpu_used());
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Vec<_> = (0..clients)
@@ -241,6 +325,8 @@ fn in_process(
     Run {
         latencies,
         elapsed: started.elapsed(),
+        written: bytes_written() - written,
+        cpu: cpu_used().saturating_sub(cpu),
     }
 }
 
@@ -256,6 +342,7 @@ fn raw_floor(dir: &std::path::Path, items: &[Item], clients: usize, duration: Du
     wtxn.commit().expect("commit");
     let mut rng = Rng(0x0F10_0000 + clients as u64);
     let mut latencies = Vec::new();
+    let (written, cpu) = (bytes_written(), cpu_used());
     let started = Instant::now();
     while started.elapsed() < duration {
         let t = Instant::now();
@@ -272,20 +359,29 @@ fn raw_floor(dir: &std::path::Path, items: &[Item], clients: usize, duration: Du
     Run {
         latencies,
         elapsed: started.elapsed(),
+        written: bytes_written() - written,
+        cpu: cpu_used().saturating_sub(cpu),
     }
 }
 
 /// One table row: the gateway's rate and latencies next to the in-process ones.
 fn row(label: &str, clients: usize, http: &mut Run, local: &mut Run) -> String {
     format!(
-        "| {label} | {clients} | {:.0} | {} | {} | {:.0} | {} | {} |",
+        "| {label} | {clients} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {:.0} | {} |",
         http.rate(),
         ms(http.percentile(0.5)),
         ms(http.percentile(0.99)),
+        http.cpu_per_op(),
         local.rate(),
         ms(local.percentile(0.5)),
         ms(local.percentile(0.99)),
+        local.cpu_per_op(),
+        kb(local.written_per_op()),
     )
+}
+
+fn kb(bytes: f64) -> String {
+    format!("{:.1}", bytes / 1024.0)
 }
 
 fn ms(d: Duration) -> String {
@@ -295,10 +391,14 @@ fn ms(d: Duration) -> String {
 fn main() {
     let n = item_count("GATEWAY_BENCH_ITEMS", 1_000, 10_000);
     let smoke = n < 10_000;
-    let duration = if smoke {
-        Duration::from_millis(300)
-    } else {
-        Duration::from_secs(3)
+    // GATEWAY_BENCH_SECS runs each variant longer, for steadier A/B figures.
+    let duration = match std::env::var("GATEWAY_BENCH_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(secs) => Duration::from_secs_f64(secs),
+        None if smoke => Duration::from_millis(300),
+        None => Duration::from_secs(3),
     };
     let dir = tempfile::tempdir().expect("temporary directory");
     let engine = Arc::new(Engine::open(dir.path()).expect("open engine"));
@@ -310,11 +410,14 @@ fn main() {
         .create_container(DB, CONTAINER, settings)
         .expect("container");
     let items = Arc::new(items(n));
-    let docs: Vec<Vec<u8>> = items.iter().map(|i| i.json.clone()).collect();
+    let docs: Vec<Vec<u8>> = items.iter().map(|i| i.json.to_vec()).collect();
     import(&engine, DB, CONTAINER, &docs);
 
+    // Named so a profile tells the server's threads (workers and blocking pool) from the
+    // load generator's.
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("gw-server")
         .enable_all()
         .build()
         .expect("runtime");
@@ -333,53 +436,58 @@ fn main() {
         .expect("start the gateway");
     let client_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("gw-client")
         .enable_all()
         .build()
         .expect("runtime");
-    let http = Arc::new(HttpClient {
-        client: client_rt.block_on(async {
-            Client::builder(TokioExecutor::new())
-                .pool_max_idle_per_host(32)
-                .build_http()
-        }),
-        base: gateway.endpoint().trim_end_matches('/').to_string(),
-        key: MasterKey::emulator(),
-    });
+    let addr = gateway.local_addr();
+    assert_eq!(DOCS_PATH, format!("/dbs/{DB}/colls/{CONTAINER}/docs"));
+    assert_eq!(
+        CONTAINER_LINK,
+        &DOCS_PATH[1..DOCS_PATH.len() - "/docs".len()]
+    );
 
+    // `cargo bench ... --bench gateway -- WORD` runs only the variants whose label holds WORD
+    // ("read", "upsert", "periodic", "floor"), e.g. to profile one of them alone.
+    let only = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    let wanted = |label: &str| label.contains(only.as_str());
     let mut rows = Vec::new();
     let mut floors = Vec::new();
     for op in [Op::Read, Op::Upsert] {
         for clients in CLIENTS {
-            let mut http_run = over_http(&client_rt, &http, &items, op, clients, duration);
-            let mut local = in_process(&engine, &items, op, clients, duration);
-            rows.push(row(op.name(), clients, &mut http_run, &mut local));
-            if op == Op::Upsert {
+            if wanted(op.name()) {
+                let mut http_run = over_http(&client_rt, addr, &items, op, clients, duration);
+                let mut local = in_process(&engine, &items, op, clients, duration);
+                rows.push(row(op.name(), clients, &mut http_run, &mut local));
+            }
+            if op == Op::Upsert && wanted("upsert floor") {
                 let raw_dir = tempfile::tempdir().expect("temporary directory");
                 let mut raw = raw_floor(raw_dir.path(), &items, clients, duration);
                 floors.push(format!(
-                    "| {clients} | {:.0} | {} | {} | {:.2} |",
+                    "| {clients} | {:.0} | {} | {} | {} |",
                     raw.rate(),
                     ms(raw.percentile(0.5)),
                     ms(raw.percentile(0.99)),
-                    local.rate() / raw.rate(),
+                    kb(raw.written_per_op()),
                 ));
             }
         }
     }
     // The same upserts with commits flushed by the store's flusher thread instead of at
     // each commit (`serve --sync periodic`).
-    engine
-        .set_durability(Durability::Periodic)
-        .expect("periodic durability");
-    for clients in CLIENTS {
-        let mut http_run = over_http(&client_rt, &http, &items, Op::Upsert, clients, duration);
-        let mut local = in_process(&engine, &items, Op::Upsert, clients, duration);
-        rows.push(row(
-            "upsert, --sync periodic",
-            clients,
-            &mut http_run,
-            &mut local,
-        ));
+    const PERIODIC: &str = "upsert, --sync periodic";
+    if wanted(PERIODIC) {
+        engine
+            .set_durability(Durability::Periodic)
+            .expect("periodic durability");
+        for clients in CLIENTS {
+            let mut http_run = over_http(&client_rt, addr, &items, Op::Upsert, clients, duration);
+            let mut local = in_process(&engine, &items, Op::Upsert, clients, duration);
+            rows.push(row(PERIODIC, clients, &mut http_run, &mut local));
+        }
     }
     server_rt.block_on(gateway.stop());
 
@@ -390,16 +498,16 @@ fn main() {
         duration.as_secs_f64()
     );
     println!(
-        "| operation | clients | gateway ops/s | p50 ms | p99 ms | in-process ops/s | p50 ms | p99 ms |"
+        "| operation | clients | gateway ops/s | p50 ms | p99 ms | CPU µs/op | in-process ops/s | p50 ms | p99 ms | CPU µs/op | KB written/op |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }
     println!(
         "\nThe upserts' floor: raw heed puts of the same values, one durable transaction per put (1 client) or per 16 puts (16 clients).\n"
     );
-    println!("| clients | raw heed puts/s | p50 ms | p99 ms | in-process / raw |");
+    println!("| clients | raw heed puts/s | p50 ms | p99 ms | KB written/put |");
     println!("|---|---|---|---|---|");
     for r in floors {
         println!("{r}");

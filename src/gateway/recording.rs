@@ -182,7 +182,7 @@ fn written(backend: &dyn Backend, call: &Call, db: &str, c: &str) -> Option<(Str
         Some(pk) => pk,
         None => {
             let def = backend.container_key(db, c).ok()?.partition_key;
-            let value = crate::engine::item_key(&def, &body).ok()?.value;
+            let value = crate::engine::item_key(&def, body).ok()?.value;
             // The header's form: a bare value for a single-path key.
             match value {
                 Value::Array(mut v) if v.len() == 1 => v.pop().unwrap_or(Value::Null),

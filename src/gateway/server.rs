@@ -257,12 +257,12 @@ fn authorize(
         .key
         .verify(text(header::AUTHORIZATION), signed, chrono::Utc::now())
         .map_err(|refused| Error::new(StatusCode::Unauthorized, refused.0))?;
-    Ok(Call {
-        method: parts.method.clone(),
+    Ok(Call::new(
+        parts.method.clone(),
         target,
-        headers: parts.headers.clone(),
+        parts.headers.clone(),
         body,
-    })
+    ))
 }
 
 /// The reply with the headers every response of the service carries.

@@ -1,15 +1,14 @@
 //! Metering: RU consumed per physical partition per second, 429 throttling, and the
 //! accounting of reads.
 //!
-//! Writes add their RU to the meter inside their own transaction. Reads must stay read-only
-//! (a commit per point read would cost more than the read), so their RU and operation
-//! counts collect in [`Pending`] and are flushed to the store by the engine's background
-//! thread every few hundred milliseconds — another process sees a read workload with that
-//! delay. History older than [`RETENTION_SECS`] is pruned on flush.
+//! Reads must stay read-only (a commit per point read would cost more than the read), so
+//! their RU and operation counts collect in [`Pending`] and are flushed to the store by the
+//! engine's background thread every few hundred milliseconds — another process sees a read
+//! workload with that delay. Writes add their RU there too once they commit, which keeps
+//! the meter's pages out of every write's commit; their operation counts and sizes stay in
+//! the write's own transaction. History older than [`RETENTION_SECS`] is pruned on flush.
 
 use std::collections::HashMap;
-
-use heed::RwTxn;
 
 use super::codec::{Reader, Writer};
 use super::epk::Epk;
@@ -192,28 +191,19 @@ impl Store {
         Err(err)
     }
 
-    /// Adds RU consumed by writes of one transaction to the current second.
-    pub(crate) fn add_write_usage(
-        &self,
-        txn: &mut RwTxn,
-        cid: ContainerRid,
-        range: RangeId,
-        ru: f64,
-        requests: u64,
-    ) -> Result<()> {
+    /// Adds RU consumed by the writes of a committed transaction to the current second:
+    /// `usage` holds (range, RU, requests). Like reads, they reach the stored meter with the
+    /// next flush — a write transaction that also rewrote its second's meter record would
+    /// carry that page (and its tree's) into every commit — while [`Store::usage`], which
+    /// throttling consults, counts them at once.
+    pub(crate) fn record_write_usage(&self, cid: ContainerRid, usage: &[(RangeId, f64, u64)]) {
         let (second, _) = current_second();
-        let key = keys::meter(cid, range, second);
-        let mut sample = match self.meter.get(txn, &key)? {
-            Some(v) => MeterSample::decode(second, v).unwrap_or_default(),
-            None => MeterSample {
-                second,
-                ..Default::default()
-            },
-        };
-        sample.ru += ru;
-        sample.requests += requests;
-        self.meter.put(txn, &key, &sample.encode())?;
-        Ok(())
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for &(range, ru, requests) in usage {
+            let s = pending.samples.entry((cid, range, second)).or_default();
+            s.ru += ru;
+            s.requests += requests;
+        }
     }
 
     /// Per-second samples of one range from `since` on, oldest first.

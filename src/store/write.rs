@@ -929,10 +929,6 @@ impl<'s> WriteBatch<'s> {
             &self.cstats.encode(),
         )?;
         self.index_delta.commit(self.store, &mut self.txn, cid)?;
-        for (range, (ru, requests)) in &self.usage {
-            self.store
-                .add_write_usage(&mut self.txn, cid, *range, *ru, *requests)?;
-        }
         let touched: Vec<RangeId> = self.rstats.keys().copied().collect();
         let mut def_mut = (*def).clone();
         if self
@@ -942,6 +938,12 @@ impl<'s> WriteBatch<'s> {
             self.store.put_container(&mut self.txn, &def_mut)?;
         }
         self.txn.commit()?;
+        let usage: Vec<(RangeId, f64, u64)> = self
+            .usage
+            .iter()
+            .map(|(range, (ru, requests))| (*range, *ru, *requests))
+            .collect();
+        self.store.record_write_usage(cid, &usage);
         Ok(())
     }
 }

@@ -79,7 +79,7 @@ pub fn create(ctx: &Context, call: &Call, db: &str) -> Result<Reply> {
         Some(Value::String(id)) => id.clone(),
         _ => return Err(Error::bad_request("a container needs a string \"id\"")),
     };
-    let mut settings = settings_of(&body)?;
+    let mut settings = settings_of(body)?;
     if let Some(t) = throughput_of(call)? {
         settings.throughput = t;
     }

@@ -45,9 +45,9 @@ fn required_key(call: &Call) -> Result<Value> {
 }
 
 /// A write's body, checked against the partition key header when there is one.
-fn write_body(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Value> {
-    let body = call.json()?;
-    let Value::Object(doc) = &body else {
+fn write_body<'c>(ctx: &Context, call: &'c Call, db: &str, container: &str) -> Result<&'c Value> {
+    let body = call.json_ref()?;
+    let Value::Object(doc) = body else {
         return Err(Error::bad_request("a document must be a JSON object"));
     };
     if let Some(given) = call.partition_key()? {
