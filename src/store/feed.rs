@@ -392,6 +392,8 @@ struct RangeLog<'t, 'd> {
     bytes: usize,
     /// Room for the `items` key of each current image read.
     key: Vec<u8>,
+    /// Where the last current image was found.
+    items: ItemFollower<'t>,
 }
 
 impl<'t, 'd> RangeLog<'t, 'd> {
@@ -408,6 +410,7 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             head: None,
             bytes: 0,
             key: Vec::new(),
+            items: ItemFollower::default(),
         }
     }
 
@@ -451,10 +454,9 @@ impl<'t, 'd> RangeLog<'t, 'd> {
                 // This version is still current: its image is the item itself. Latest-version
                 // mode also hides an item that has expired but is not purged yet.
                 let live_at = latest.then_some(cx.now);
-                match cx
-                    .store
-                    .current_image(txn, cx.def, &event, lsn, live_at, &mut self.key)?
-                {
+                keys::item_into(&mut self.key, cx.def.rid, &event.epk, &event.id);
+                let record = self.items.get(txn, cx.store, &self.key)?;
+                match current_image(record, lsn, live_at)? {
                     Some(json) => event.current = Some(json),
                     None => continue,
                 }
@@ -597,26 +599,6 @@ impl Store {
         })
     }
 
-    /// The item's JSON if the version logged at `lsn` is still its current one (and, when
-    /// `live_at` is given, not expired at that second). `key` is room for the item's key.
-    fn current_image(
-        &self,
-        txn: &RoTxn,
-        def: &ContainerDef,
-        event: &FeedEvent,
-        lsn: u64,
-        live_at: Option<i64>,
-        key: &mut Vec<u8>,
-    ) -> Result<Option<Arc<[u8]>>> {
-        keys::item_into(key, def.rid, &event.epk, &event.id);
-        let Some(record) = self.items.get(txn, key)? else {
-            return Ok(None);
-        };
-        let (header, json) = item::decode_record(record)?;
-        let expired = live_at.is_some_and(|now| header.is_expired(now));
-        Ok((header.lsn == lsn && !expired).then(|| Arc::from(json)))
-    }
-
     /// The container-wide change sequence: followers poll it and read only when it moves.
     pub fn feed_head(&self, txn: &RoTxn, def: &ContainerDef) -> Result<u64> {
         Ok(self
@@ -625,6 +607,65 @@ impl Store {
             .and_then(super::stats::ContainerStats::decode)
             .map(|s| s.seq)
             .unwrap_or(0))
+    }
+}
+
+/// The item's JSON if the version logged at `lsn` is still its current one (and, when
+/// `live_at` is given, not expired at that second), from its stored `record`.
+fn current_image(
+    record: Option<&[u8]>,
+    lsn: u64,
+    live_at: Option<i64>,
+) -> Result<Option<Arc<[u8]>>> {
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let (header, json) = item::decode_record(record)?;
+    let expired = live_at.is_some_and(|now| header.is_expired(now));
+    Ok((header.lsn == lsn && !expired).then(|| Arc::from(json)))
+}
+
+/// How many items past the last one found a lookup steps before it seeks instead.
+const FOLLOW_STEPS: usize = 8;
+
+/// Looks up the items a range's events name, following them through the `items` tree: a
+/// lookup first steps forward from the last item found, and seeks only when its item is
+/// behind that one or more than [`FOLLOW_STEPS`] ahead. Events written in key order — an
+/// import's, a bulk load's — name consecutive items, and reading their images becomes a
+/// walk through the tree instead of a descent from its root for each (which costs the
+/// more the larger the container, as the descent's pages fall out of the caches).
+#[derive(Default)]
+struct ItemFollower<'t> {
+    iter: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
+    /// The entry the iterator stands on: the first not yet passed by a lookup.
+    at: Option<(&'t [u8], &'t [u8])>,
+}
+
+impl<'t> ItemFollower<'t> {
+    /// The stored record of the item at `key`, if there is one.
+    fn get(&mut self, txn: &'t RoTxn, store: &Store, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        if self.at.is_some_and(|(k, _)| k <= key) {
+            for _ in 0..FOLLOW_STEPS {
+                match self.at {
+                    Some((k, v)) if k == key => return Ok(Some(v)),
+                    Some((k, _)) if k > key => return Ok(None),
+                    Some(_) => self.step()?,
+                    None => break,
+                }
+            }
+        }
+        let bounds = (std::ops::Bound::Included(key), std::ops::Bound::Unbounded);
+        self.iter = Some(store.items.range(txn, &bounds)?);
+        self.step()?;
+        Ok(self.at.filter(|(k, _)| *k == key).map(|(_, v)| v))
+    }
+
+    fn step(&mut self) -> Result<()> {
+        self.at = match self.iter.as_mut().and_then(Iterator::next) {
+            Some(entry) => Some(entry?),
+            None => None,
+        };
+        Ok(())
     }
 }
 

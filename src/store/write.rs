@@ -205,6 +205,19 @@ impl<'s> WriteBatch<'s> {
         &self.def
     }
 
+    /// The key under which `doc` is stored (container, EPK, id): the order in which a batch
+    /// of writes touches the fewest pages. `None` for a document without a valid id or
+    /// partition key, which its write refuses.
+    pub fn item_key(&self, doc: &Map<String, Value>) -> Option<Vec<u8>> {
+        let id = item::item_id(doc).ok()?;
+        let pk = self.def.partition_key.extract(doc).ok()?;
+        Some(keys::item(
+            self.def.rid,
+            &pk.epk(&self.def.partition_key),
+            id,
+        ))
+    }
+
     fn range_stats(&mut self, range: RangeId) -> Result<&mut RangeStats> {
         if !self.rstats.contains_key(&range) {
             let s = self

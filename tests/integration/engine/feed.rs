@@ -12,6 +12,17 @@ use crate::support::fixture::*;
 const ALL: FeedMode = FeedMode::AllVersions;
 const LATEST: FeedMode = FeedMode::LatestVersion;
 
+/// A container keyed on `/pk` with three physical partitions.
+fn three_ranges(fx: &Fixture, c: &str) {
+    fx.container(
+        c,
+        ContainerSettings {
+            throughput: Throughput::Manual(18000),
+            ..pk_settings()
+        },
+    );
+}
+
 fn req(start: FeedStart, mode: FeedMode, max_items: usize) -> FeedRequest {
     FeedRequest {
         start,
@@ -246,13 +257,7 @@ fn previous_images_when_the_container_asks_for_them() {
 fn start_now_time_and_continuation() {
     let fx = open();
     let e = &fx.engine;
-    fx.container(
-        "c",
-        ContainerSettings {
-            throughput: Throughput::Manual(18000),
-            ..pk_settings()
-        },
-    );
+    three_ranges(&fx, "c");
     for i in 0..6 {
         fx.create(
             "c",
@@ -356,13 +361,7 @@ fn bad_continuations_are_400() {
 fn paging_resumes_exactly() {
     let fx = open();
     let e = &fx.engine;
-    fx.container(
-        "c",
-        ContainerSettings {
-            throughput: Throughput::Manual(18000),
-            ..pk_settings()
-        },
-    );
+    three_ranges(&fx, "c");
     let mut w = Writer::new(&fx, "c");
     for i in 0..40 {
         w.upsert(&format!("i{i}"), &format!("k{}", i % 13), 10);
@@ -396,13 +395,7 @@ fn paging_resumes_exactly() {
 fn paging_with_writes_between_pages_has_no_gaps_or_duplicates() {
     let fx = open();
     let e = &fx.engine;
-    fx.container(
-        "c",
-        ContainerSettings {
-            throughput: Throughput::Manual(18000),
-            ..pk_settings()
-        },
-    );
+    three_ranges(&fx, "c");
     let mut w = Writer::new(&fx, "c");
     for i in 0..20 {
         w.upsert(&format!("i{i}"), &format!("k{}", i % 7), 10);
@@ -762,13 +755,7 @@ fn reading_one_range_and_a_split_away_parent() {
 fn feed_reads_are_charged_per_range_and_by_size() {
     let fx = open();
     let e = &fx.engine;
-    fx.container(
-        "c",
-        ContainerSettings {
-            throughput: Throughput::Manual(18000),
-            ..pk_settings()
-        },
-    );
+    three_ranges(&fx, "c");
     let empty = e
         .read_feed(DB, "c", &req(FeedStart::Beginning, ALL, 100))
         .unwrap();
@@ -819,4 +806,82 @@ fn a_continuation_is_read_in_the_mode_that_issued_it() {
     let err = fx.engine.read_feed(DB, "c", &other).unwrap_err();
     assert_eq!(err.status.as_u16(), 400);
     assert!(err.message.contains("latest-version"), "{}", err.message);
+}
+
+/// An import writes each batch in item-key order (its changes share one `_ts`, which the
+/// service delivers in any order among themselves), and the feed reader follows those
+/// items instead of seeking each: the feed must still hold every write once, each item's
+/// versions in the order they were given, the last one winning — across deletes (items the
+/// reader finds gone), later replacements (versions it finds superseded) and items it has
+/// to seek back for.
+#[test]
+fn an_imported_batch_is_logged_whole_and_its_last_version_wins() {
+    let fx = open();
+    let e = &fx.engine;
+    three_ranges(&fx, "c");
+    // 300 records over 40 ids in batches of 70: most batches hold two versions of an id,
+    // and an id's versions also span batches.
+    let docs: Vec<Vec<u8>> = (0..300)
+        .map(|i| {
+            let id = (i * 7) % 40;
+            serde_json::to_vec(
+                &json!({"id": format!("i{id}"), "pk": format!("k{}", id % 11), "v": i}),
+            )
+            .unwrap()
+        })
+        .collect();
+    let records = records_of(&docs);
+    let summary = e
+        .import_records_in_batches(DB, "c", &records, 70, &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        (summary.items, summary.created, summary.batches),
+        (300, 40, 5)
+    );
+    let mut last: BTreeMap<String, u64> = BTreeMap::new();
+    let mut versions: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for i in 0..300u64 {
+        let id = format!("i{}", (i * 7) % 40);
+        last.insert(id.clone(), i);
+        versions.entry(id).or_default().push(i);
+    }
+    // Later writes: deletes and replacements scattered over the imported keys.
+    for id in (0..40).step_by(9) {
+        fx.delete("c", &format!("i{id}"), &json!(format!("k{}", id % 11)));
+        last.remove(&format!("i{id}"));
+    }
+    for id in (4..40).step_by(3) {
+        let id = format!("i{id}");
+        if last.contains_key(&id) {
+            let pk = format!("k{}", id[1..].parse::<u64>().unwrap() % 11);
+            fx.upsert("c", &json!({"id": id, "pk": pk, "v": 1000}));
+            last.insert(id.clone(), 1000);
+            versions.get_mut(&id).unwrap().push(1000);
+        }
+    }
+
+    for page in [1000, 7] {
+        let (latest, _) = drain(e, "c", FeedStart::Beginning, LATEST, page);
+        let got: BTreeMap<String, u64> = latest
+            .iter()
+            .map(|c| (c.id.clone(), current(c)["v"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(latest.len(), got.len(), "each item once (pages of {page})");
+        assert_eq!(
+            got, last,
+            "each live item at its last version (pages of {page})"
+        );
+
+        let (all, _) = drain(e, "c", FeedStart::Beginning, ALL, page);
+        let mut seen: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for c in all.iter().filter(|c| c.operation.name() != "delete") {
+            seen.entry(c.id.clone())
+                .or_default()
+                .push(current(c)["v"].as_u64().unwrap());
+        }
+        assert_eq!(
+            seen, versions,
+            "every version, in the order given (pages of {page})"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use cosmoscope::engine::Throughput;
 use cosmoscope::store::testing::{IndexLayout, rebuild_from_items, stored_entries};
 use serde_json::{Value, json};
 
-use crate::support::fixture::{DB, Fixture, Rng, open, pk_settings};
+use crate::support::fixture::{DB, Fixture, Rng, open, pk_settings, records_of};
 
 fn random_doc(rng: &mut Rng, id: u64) -> Value {
     let words = ["red", "green", "blue", "", "x\u{0}y", "long"];
@@ -194,11 +194,7 @@ fn repeated_writes_in_one_transaction_leave_the_index_of_the_last() {
             serde_json::to_vec(&doc).unwrap()
         })
         .collect();
-    let records: Vec<cosmoscope::engine::import::Record> = docs
-        .iter()
-        .enumerate()
-        .map(|(line, json)| cosmoscope::engine::import::Record { line, json })
-        .collect();
+    let records = records_of(&docs);
     let summary = f
         .engine
         .import_records(DB, "c", &records, &mut |_| {})

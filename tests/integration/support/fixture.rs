@@ -104,6 +104,14 @@ pub fn store() -> Store {
     Store { engine, _dir: dir }
 }
 
+/// Import records of `docs`, each on its own line.
+pub fn records_of(docs: &[Vec<u8>]) -> Vec<cosmoscope::engine::import::Record<'_>> {
+    docs.iter()
+        .enumerate()
+        .map(|(line, json)| cosmoscope::engine::import::Record { line, json })
+        .collect()
+}
+
 /// Every item of a container in storage order, without the system properties.
 pub fn items(engine: &Engine, db: &str, c: &str) -> Vec<Value> {
     let mut out = Vec::new();
