@@ -243,17 +243,12 @@ impl Engine {
         while next < records.len() || !sorted.is_empty() {
             let mut batch = WriteBatch::begin(&self.store, db, name)?;
             if sorted.is_empty() {
-                next = sort_window(&batch, records, next, batch_items, &mut sorted)?;
+                next = sort_window(&batch, records, next, batch_items, &mut sorted);
             }
             let mut throttle = None;
             while let Some(rec) = sorted.pop_front() {
-                let KeyedRecord {
-                    key,
-                    index,
-                    line,
-                    bytes,
-                    doc,
-                } = rec;
+                let json = records[rec.index].json;
+                let doc = item::parse_body(json).map_err(|e| import::at_line(e, rec.line))?;
                 match batch.write(WriteKind::Upsert, doc, None) {
                     Ok(r) => {
                         summary.request_charge += r.request_charge;
@@ -262,26 +257,17 @@ impl Engine {
                         } else {
                             summary.replaced += 1
                         }
-                        summary.bytes += bytes as u64;
+                        summary.bytes += json.len() as u64;
                         summary.items += 1;
                     }
                     Err(e) if e.status == StatusCode::TooManyRequests => {
-                        // The record goes back for the next transaction (its parsed document
-                        // went into the refused attempt).
-                        let doc = item::parse_body(records[index].json)
-                            .map_err(|e| import::at_line(e, line))?;
-                        sorted.push_front(KeyedRecord {
-                            key,
-                            index,
-                            line,
-                            bytes,
-                            doc,
-                        });
+                        // The record goes first into the next transaction.
+                        sorted.push_front(rec);
                         throttle = e.retry_after_ms;
                         summary.throttled += 1;
                         break;
                     }
-                    Err(e) => return Err(import::at_line(e, line)),
+                    Err(e) => return Err(import::at_line(e, rec.line)),
                 }
             }
             batch.commit()?;
@@ -393,20 +379,19 @@ pub fn new_guid() -> String {
     )
 }
 
-/// An import record parsed and placed, waiting for its write.
+/// An import record placed, waiting for its write.
 struct KeyedRecord {
     /// Where it is stored (container, EPK, id); empty for a record its write will refuse.
     key: Vec<u8>,
     /// Its position in the import's records, and its line in the source.
     index: usize,
     line: usize,
-    bytes: usize,
-    doc: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Parses the records of one import transaction — from `next`, up to `batch_items` of them
-/// and [`IMPORT_BATCH_BYTES`] — into `sorted` in item-key order, and returns where the next
-/// transaction starts.
+/// Places the records of one import transaction — from `next`, up to `batch_items` of them
+/// and [`IMPORT_BATCH_BYTES`] — in `sorted` in item-key order, and returns where the next
+/// transaction starts. Only their keys are read here (each record is parsed when written),
+/// so ordering a batch holds a key per record, not its documents.
 ///
 /// Written in key order, a batch puts each item next to the one before it, so its items'
 /// pages are touched once each and in file order instead of at random, and its change-feed
@@ -419,23 +404,20 @@ fn sort_window(
     mut next: usize,
     batch_items: usize,
     sorted: &mut std::collections::VecDeque<KeyedRecord>,
-) -> Result<usize> {
+) -> usize {
     let mut window = Vec::new();
     let mut bytes = 0;
     while next < records.len() && window.len() < batch_items && bytes < IMPORT_BATCH_BYTES {
         let rec = records[next];
-        let doc = item::parse_body(rec.json).map_err(|e| import::at_line(e, rec.line))?;
         window.push(KeyedRecord {
-            key: batch.item_key(&doc).unwrap_or_default(),
+            key: batch.item_key(rec.json).unwrap_or_default(),
             index: next,
             line: rec.line,
-            bytes: rec.json.len(),
-            doc,
         });
         bytes += rec.json.len();
         next += 1;
     }
     window.sort_by(|a, b| a.key.cmp(&b.key));
     sorted.extend(window);
-    Ok(next)
+    next
 }
