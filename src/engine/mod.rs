@@ -249,7 +249,7 @@ impl Engine {
             while let Some(rec) = sorted.pop_front() {
                 let json = records[rec.index].json;
                 let doc = item::parse_body(json).map_err(|e| import::at_line(e, rec.line))?;
-                match batch.write(WriteKind::Upsert, doc, None) {
+                match batch.write_numbered(WriteKind::Upsert, doc, rec.number) {
                     Ok(r) => {
                         summary.request_charge += r.request_charge;
                         if r.status == StatusCode::Created {
@@ -261,8 +261,12 @@ impl Engine {
                         summary.items += 1;
                     }
                     Err(e) if e.status == StatusCode::TooManyRequests => {
-                        // The record goes first into the next transaction.
+                        // The record goes first into the next transaction; there the batch's
+                        // numbers may no longer be free, so its items take the next ones.
                         sorted.push_front(rec);
+                        for rec in sorted.iter_mut() {
+                            rec.number = None;
+                        }
                         throttle = e.retry_after_ms;
                         summary.throttled += 1;
                         break;
@@ -386,12 +390,17 @@ struct KeyedRecord {
     /// Its position in the import's records, and its line in the source.
     index: usize,
     line: usize,
+    /// Its item's document number if it creates one: by its place in the input, so the
+    /// batch's items are numbered in the order they were given.
+    number: Option<u64>,
 }
 
 /// Places the records of one import transaction — from `next`, up to `batch_items` of them
 /// and [`IMPORT_BATCH_BYTES`] — in `sorted` in item-key order, and returns where the next
 /// transaction starts. Only their keys are read here (each record is parsed when written),
-/// so ordering a batch holds a key per record, not its documents.
+/// so ordering a batch holds a key per record, not its documents. Each record takes the
+/// document number its place in the input gives it, so the items a batch creates are
+/// numbered — and returned by queries without ORDER BY — in the order they were given.
 ///
 /// Written in key order, a batch puts each item next to the one before it, so its items'
 /// pages are touched once each and in file order instead of at random, and its change-feed
@@ -407,12 +416,14 @@ fn sort_window(
 ) -> usize {
     let mut window = Vec::new();
     let mut bytes = 0;
+    let numbered_from = batch.doc_counter();
     while next < records.len() && window.len() < batch_items && bytes < IMPORT_BATCH_BYTES {
         let rec = records[next];
         window.push(KeyedRecord {
             key: batch.item_key(rec.json).unwrap_or_default(),
             index: next,
             line: rec.line,
+            number: Some(numbered_from + window.len() as u64 + 1),
         });
         bytes += rec.json.len();
         next += 1;

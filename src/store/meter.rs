@@ -237,9 +237,10 @@ impl Store {
         Ok(out)
     }
 
-    /// Writes pending read accounting to the store in one transaction and prunes old meter
-    /// history. Returns whether anything was written.
+    /// Writes pending accounting (reads, and the meter usage of writes) to the store in one
+    /// transaction and prunes old meter history. Returns whether anything was written.
     pub fn flush_pending(&self) -> Result<bool> {
+        let _one_at_a_time = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
         let taken = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             if pending.is_empty() {

@@ -141,6 +141,10 @@ pub struct Store {
     pub(crate) index_counts: Db,
     pub(crate) cache: RwLock<CatalogCache>,
     pub(crate) pending: Mutex<meter::Pending>,
+    /// Held while pending accounting is written, so a flush that finds nothing pending
+    /// because another (the background thread's) has just taken it waits for that one to
+    /// commit: after [`Store::flush_pending`] returns, everything recorded before is stored.
+    pub(crate) flushing: Mutex<()>,
     /// Buffers of the last write transaction's index changes, kept for the next one (an
     /// import's are tens of megabytes: growing them anew each time costs page faults).
     pub(crate) index_scratch: Mutex<index::Scratch>,
@@ -303,6 +307,7 @@ impl Store {
             index_counts,
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
+            flushing: Mutex::new(()),
             index_scratch: Mutex::new(index::Scratch::default()),
             flusher: Mutex::new(durability::Flusher::default()),
             _open_lock: None,

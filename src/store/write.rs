@@ -78,6 +78,9 @@ pub struct WriteBatch<'s> {
     /// the first put; `None` inside while the database is empty). Items past it are
     /// appended — see [`WriteBatch::put_item`].
     items_tail: Option<Option<Vec<u8>>>,
+    /// The document number the next write gives its item if it creates one, instead of the
+    /// next in sequence ([`WriteBatch::write_numbered`]).
+    created_number: Option<u64>,
 }
 
 /// The existing version of an item, copied out of the transaction.
@@ -203,6 +206,7 @@ impl<'s> WriteBatch<'s> {
             index_delta: IndexDelta::new(store),
             build_cursor,
             items_tail: None,
+            created_number: None,
         })
     }
 
@@ -357,6 +361,28 @@ impl<'s> WriteBatch<'s> {
         })
     }
 
+    /// The container's last document number: the one the next created item follows.
+    pub fn doc_counter(&self) -> u64 {
+        self.cstats.doc_counter
+    }
+
+    /// [`WriteBatch::write`], numbering the item `number` if the write creates it. An import
+    /// that writes a batch in key order numbers its items in the order it was given them,
+    /// the order queries without ORDER BY return them in. The caller keeps numbers distinct
+    /// and past [`WriteBatch::doc_counter`] as it stood when it chose them, in this
+    /// transaction.
+    pub fn write_numbered(
+        &mut self,
+        kind: WriteKind,
+        doc: Map<String, Value>,
+        number: Option<u64>,
+    ) -> Result<WriteResult> {
+        self.created_number = number;
+        let result = self.write(kind, doc, None);
+        self.created_number = None;
+        result
+    }
+
     /// The stored version of a write's item if it is live. An expired one is already gone
     /// for readers: it is purged here, before the item is written anew.
     fn live_version(&mut self, target: &Target) -> Result<Option<Existing>> {
@@ -384,7 +410,7 @@ impl<'s> WriteBatch<'s> {
         let lsn = self.range_stats(target.range)?.lsn + 1;
         let doc_number = match existing {
             Some(e) => e.header.doc_number,
-            None => self.cstats.doc_counter + 1,
+            None => self.created_number.unwrap_or(self.cstats.doc_counter + 1),
         };
         let etag = item::etag(seq, self.now);
         item::stamp_system_properties(&mut doc, def, doc_number, &etag, self.now);

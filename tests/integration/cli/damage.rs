@@ -94,7 +94,10 @@ fn a_truncated_data_file_is_reported_as_damage_before_it_is_read() {
     let size = std::fs::metadata(template.path().join("data.mdb"))
         .expect("data file")
         .len();
-    let mut offsets = vec![8192, 12_288, 16_385, size - 1, size - PAGE];
+    // Cuts through pages the trees reach. The file's very last pages may be free ones (a
+    // later transaction copied what they held elsewhere), and a cut through free pages
+    // only loses nothing, which the check rightly does not call damage.
+    let mut offsets = vec![8192, 12_288, 16_385];
     offsets.extend((1..8).map(|k| size * k / 8));
     for offset in offsets {
         let dir = copy_of(template.path());
