@@ -5,8 +5,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-
 use serde_json::{Map, Value};
 
 use crate::engine::{self, Backend, PartitionKeyDefinition};
@@ -127,42 +125,6 @@ pub fn empty(db: &str, container: &str) -> Error {
 /// An exported item's top-level properties named in `keep` (the rest skipped unparsed):
 /// what a scan that reads a few paths of every item needs, at a fraction of a whole parse.
 pub fn parse_fields(json: &[u8], keep: &HashSet<String>) -> Result<Map<String, Value>> {
-    let mut de = serde_json::Deserializer::from_slice(json);
-    Fields(keep)
-        .deserialize(&mut de)
+    engine::layout::parse_members(json, |name| keep.contains(name))
         .map_err(|e| Error::internal(format!("an exported item is not a JSON object: {e}")))
-}
-
-/// Deserializes an object keeping only some of its properties.
-struct Fields<'k>(&'k HashSet<String>);
-
-impl<'de> DeserializeSeed<'de> for Fields<'_> {
-    type Value = Map<String, Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Fields<'_> {
-    type Value = Map<String, Value>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if self.0.contains(key.as_ref()) {
-                out.insert(key.into_owned(), map.next_value()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(out)
-    }
 }

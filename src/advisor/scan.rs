@@ -87,7 +87,7 @@ pub fn scan(
         .flat_map(Candidate::source_paths)
         .chain(plan.paths.iter().cloned())
         .chain(plan.counted.iter().cloned())
-        .filter_map(|p| p.split('/').find(|s| !s.is_empty()).map(str::to_string))
+        .filter_map(|p| engine::layout::first_member(&p).map(str::to_string))
         .chain(["id".to_string(), SYNTHETIC_PROPERTY.to_string()])
         .collect();
     let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(8);

@@ -45,6 +45,12 @@ pub fn item_key(def: &PartitionKeyDefinition, doc: &Map<String, Value>) -> Resul
 /// The value at a `/a/b` path of a document, as the store reads a partition key path.
 pub use crate::store::partition_key::lookup as value_at;
 
+/// The top-level property a path starts in, as [`value_at`] reads it.
+pub use crate::store::partition_key::first_member;
+
+/// Some top-level members of an item's JSON, parsed; the rest skipped unbuilt.
+pub use crate::store::item::parse_members;
+
 /// A number every client computes from a string alike: the first 8 bytes of its V2 hash
 /// (the hash of a one-path key with that value). Synthetic keys bucket items by it.
 pub fn id_hash(s: &str) -> u64 {

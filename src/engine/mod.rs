@@ -237,8 +237,7 @@ impl Engine {
         let started = std::time::Instant::now();
         let mut summary = ImportSummary::default();
         let mut next = 0;
-        // Parsed records in item-key order, not yet written: a batch's records, or what a
-        // 429 left of them.
+        // Records in item-key order, not yet written: a batch's, or what a 429 left of it.
         let mut sorted: std::collections::VecDeque<KeyedRecord> = Default::default();
         while next < records.len() || !sorted.is_empty() {
             let mut batch = WriteBatch::begin(&self.store, db, name)?;

@@ -41,6 +41,7 @@ use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
 use super::keys::ContainerRid;
+use super::tail::Tail;
 use super::{RoTxn, Store, murmur3};
 use crate::error::Result;
 
@@ -669,22 +670,14 @@ impl Scratch {
                 store.index.delete(txn, k)?;
             }
         }
-        // Keys past the database's last one are appended: LMDB then neither searches for
-        // their place nor splits pages in half, so a fresh container's first batch (the
-        // newest container's keys sort last) fills its pages whole.
-        let last_stored: Option<Vec<u8>> = store.index.last(txn)?.map(|(k, _)| k.to_vec());
-        let mut last = last_stored.as_deref();
+        // Keys past the database's last one are appended (see `tail`).
+        let mut tail = Tail::of(&store.index, txn)?;
         // One cursor for every put, in key order: LMDB searches the cursor's current leaf
         // page before descending from the root, and consecutive entries mostly share it.
         let mut cursor = store.index.iter_mut(txn)?;
         for &(start, len) in puts.iter() {
             let k = key(start, len);
-            let flags = if last.is_none_or(|tail| k > tail) {
-                last = Some(k);
-                heed::PutFlags::APPEND
-            } else {
-                heed::PutFlags::empty()
-            };
+            let flags = tail.flags_for(k);
             // SAFETY: the key and the (empty) value are owned by this delta, not borrowed
             // from the database, so no reference into the database is held across the put.
             // APPEND is only asked for a key greater than every key in the database.

@@ -23,9 +23,7 @@ pub fn container_prefix(cid: ContainerRid) -> [u8; 4] {
 /// level), so keys are prefix-free.
 pub fn item(cid: ContainerRid, epk: &Epk, id: &str) -> Vec<u8> {
     let mut k = Vec::with_capacity(4 + epk.as_bytes().len() + id.len());
-    k.extend_from_slice(&cid.to_be_bytes());
-    k.extend_from_slice(epk.as_bytes());
-    k.extend_from_slice(id.as_bytes());
+    item_into(&mut k, cid, epk.as_bytes(), id);
     k
 }
 

@@ -74,6 +74,13 @@ impl Pending {
     pub fn is_empty(&self) -> bool {
         self.logical.is_empty() && self.ranges.is_empty() && self.samples.is_empty()
     }
+
+    /// Adds `ru` and `requests` to one range's second.
+    fn add_sample(&mut self, at: (ContainerRid, RangeId, u64), ru: f64, requests: u64) {
+        let s = self.samples.entry(at).or_default();
+        s.ru += ru;
+        s.requests += requests;
+    }
 }
 
 /// The current second as a meter key.
@@ -103,9 +110,7 @@ impl Store {
             None => pending.ranges.entry((cid, range)).or_default(),
         };
         counters.record(op, ru);
-        let s = pending.samples.entry((cid, range, second)).or_default();
-        s.ru += ru;
-        s.requests += 1;
+        pending.add_sample((cid, range, second), ru, 1);
     }
 
     /// Records the per-range parts of one query page (one lock, one clock read).
@@ -118,9 +123,7 @@ impl Store {
                 .entry((cid, range))
                 .or_default()
                 .record(op, ru);
-            let s = pending.samples.entry((cid, range, second)).or_default();
-            s.ru += ru;
-            s.requests += 1;
+            pending.add_sample((cid, range, second), ru, 1);
         }
     }
 
@@ -192,17 +195,19 @@ impl Store {
     }
 
     /// Adds RU consumed by the writes of a committed transaction to the current second:
-    /// `usage` holds (range, RU, requests). Like reads, they reach the stored meter with the
+    /// `usage` holds RU and requests per range. Like reads, they reach the stored meter with the
     /// next flush — a write transaction that also rewrote its second's meter record would
     /// carry that page (and its tree's) into every commit — while [`Store::usage`], which
     /// throttling consults, counts them at once.
-    pub(crate) fn record_write_usage(&self, cid: ContainerRid, usage: &[(RangeId, f64, u64)]) {
+    pub(crate) fn record_write_usage(
+        &self,
+        cid: ContainerRid,
+        usage: &HashMap<RangeId, (f64, u64)>,
+    ) {
         let (second, _) = current_second();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        for &(range, ru, requests) in usage {
-            let s = pending.samples.entry((cid, range, second)).or_default();
-            s.ru += ru;
-            s.requests += requests;
+        for (&range, &(ru, requests)) in usage {
+            pending.add_sample((cid, range, second), ru, requests);
         }
     }
 

@@ -52,6 +52,7 @@ pub(crate) mod reindex;
 pub(crate) mod scripts;
 pub(crate) mod search_policy;
 pub(crate) mod stats;
+pub(crate) mod tail;
 pub(crate) mod ttl;
 pub(crate) mod write;
 

@@ -190,13 +190,24 @@ fn validate_path(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Follows a `/a/b` path into a document; `None` when any step is missing.
-pub fn lookup<'v>(doc: &'v serde_json::Map<String, Value>, path: &str) -> Option<&'v Value> {
-    let mut segs = path.trim_start_matches('/').split('/').map(|seg| {
+/// The property names of a path (`/a/"b c"` → `a`, `b c`), as [`lookup`] reads them.
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.trim_start_matches('/').split('/').map(|seg| {
         seg.strip_prefix('"')
             .and_then(|s| s.strip_suffix('"'))
             .unwrap_or(seg)
-    });
+    })
+}
+
+/// The top-level property a path starts in: all of a document a reader of that path needs
+/// parsed ([`super::item::parse_members`]).
+pub fn first_member(path: &str) -> Option<&str> {
+    segments(path).next()
+}
+
+/// Follows a `/a/b` path into a document; `None` when any step is missing.
+pub fn lookup<'v>(doc: &'v serde_json::Map<String, Value>, path: &str) -> Option<&'v Value> {
+    let mut segs = segments(path);
     let mut cur = doc.get(segs.next()?)?;
     for seg in segs {
         cur = cur.as_object()?.get(seg)?;
@@ -261,6 +272,13 @@ mod tests {
 
     fn obj(v: &Value) -> &serde_json::Map<String, Value> {
         v.as_object().unwrap()
+    }
+
+    #[test]
+    fn a_path_starts_in_its_first_member() {
+        assert_eq!(first_member("/pk"), Some("pk"));
+        assert_eq!(first_member("/a/b"), Some("a"));
+        assert_eq!(first_member("/\"odd name\"/c"), Some("odd name"));
     }
 
     fn def(paths: &[&str]) -> PartitionKeyDefinition {

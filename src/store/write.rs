@@ -24,6 +24,7 @@ use super::patch::{self, PatchOperation};
 use super::ranges::{self, PkRange};
 use super::read::ReadResult;
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
+use super::tail::Tail;
 use super::{Store, murmur3};
 use crate::charge::{self, WriteWork};
 use crate::error::{Error, Result, StatusCode, substatus};
@@ -75,9 +76,8 @@ pub struct WriteBatch<'s> {
     /// builder indexes the rest in their latest version.
     build_cursor: Option<Option<Vec<u8>>>,
     /// The largest key in the `items` database as far as this transaction knows (read on
-    /// the first put; `None` inside while the database is empty). Items past it are
-    /// appended — see [`WriteBatch::put_item`].
-    items_tail: Option<Option<Vec<u8>>>,
+    /// the first put): items past it are appended.
+    items_tail: Option<Tail>,
     /// The document number the next write gives its item if it creates one, instead of the
     /// next in sequence ([`WriteBatch::write_numbered`]).
     created_number: Option<u64>,
@@ -223,9 +223,13 @@ impl<'s> WriteBatch<'s> {
     pub fn item_key(&self, json: &[u8]) -> Option<Vec<u8>> {
         let key = &self.def.partition_key;
         let wanted: Vec<&str> = std::iter::once("id")
-            .chain(key.paths.iter().filter_map(|p| first_segment(p)))
+            .chain(
+                key.paths
+                    .iter()
+                    .filter_map(|p| partition_key::first_member(p)),
+            )
             .collect();
-        let doc = members_named(json, &wanted)?;
+        let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
         let id = item::item_id(&doc).ok()?;
         let pk = key.extract(&doc).ok()?;
         Some(keys::item(self.def.rid, &pk.epk(key), id))
@@ -569,24 +573,17 @@ impl<'s> WriteBatch<'s> {
         self.put_item(&target.key, &item::encode_record(&header, &version.json))
     }
 
-    /// Stores an item record. A key past every key in the database is appended: LMDB then
-    /// neither searches for its place nor splits the last page in half, so an import into
-    /// a new container (written in key order, and the newest container's keys sort last)
-    /// fills its pages whole. Deleting the last item does not lower the known tail, which
-    /// only makes a later key less likely to be appended, never wrongly.
+    /// Stores an item record; one past every key in the database is appended (see `tail`),
+    /// so an import into a new container, written in key order, fills its pages whole.
     fn put_item(&mut self, key: &[u8], record: &[u8]) -> Result<()> {
         let tail = match &mut self.items_tail {
             Some(tail) => tail,
-            unset => unset.insert(self.store.items.last(&self.txn)?.map(|(k, _)| k.to_vec())),
+            unset => unset.insert(Tail::of(&self.store.items, &self.txn)?),
         };
-        if tail.as_deref().is_none_or(|t| key > t) {
-            *tail = Some(key.to_vec());
-            self.store
-                .items
-                .put_with_flags(&mut self.txn, heed::PutFlags::APPEND, key, record)?;
-        } else {
-            self.store.items.put(&mut self.txn, key, record)?;
-        }
+        let flags = tail.flags_for(key);
+        self.store
+            .items
+            .put_with_flags(&mut self.txn, flags, key, record)?;
         Ok(())
     }
 
@@ -1002,12 +999,7 @@ impl<'s> WriteBatch<'s> {
             self.store.put_container(&mut self.txn, &def_mut)?;
         }
         self.txn.commit()?;
-        let usage: Vec<(RangeId, f64, u64)> = self
-            .usage
-            .iter()
-            .map(|(range, (ru, requests))| (*range, *ru, *requests))
-            .collect();
-        self.store.record_write_usage(cid, &usage);
+        self.store.record_write_usage(cid, &self.usage);
         Ok(())
     }
 }
@@ -1260,95 +1252,5 @@ impl Store {
         }
         self.put_container(txn, &def)?;
         Ok(def)
-    }
-}
-
-/// The top-level member a partition key path starts in (`/a/b` → `a`; quoted segments as
-/// [`super::partition_key::lookup`] reads them).
-fn first_segment(path: &str) -> Option<&str> {
-    let seg = path.trim_start_matches('/').split('/').next()?;
-    Some(
-        seg.strip_prefix('"')
-            .and_then(|s| s.strip_suffix('"'))
-            .unwrap_or(seg),
-    )
-}
-
-/// The members of the JSON object `json` whose names are in `wanted`, parsed; every other
-/// member is skipped without being built. A repeated name keeps its last value, as the
-/// whole document's parse does.
-fn members_named(json: &[u8], wanted: &[&str]) -> Option<Map<String, Value>> {
-    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-    use std::borrow::Cow;
-
-    /// A member name, borrowed from the text unless it holds escapes.
-    #[derive(serde::Deserialize)]
-    struct Name<'a>(#[serde(borrow)] Cow<'a, str>);
-
-    struct Members<'w>(&'w [&'w str]);
-
-    impl<'de> Visitor<'de> for Members<'_> {
-        type Value = Map<String, Value>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a JSON object")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut out = Map::new();
-            while let Some(Name(name)) = map.next_key::<Name>()? {
-                if self.0.contains(&name.as_ref()) {
-                    out.insert(name.into_owned(), map.next_value::<Value>()?);
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(out)
-        }
-    }
-
-    let mut de = serde_json::Deserializer::from_slice(json);
-    de.deserialize_map(Members(wanted)).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What the whole document's parse holds under `wanted`.
-    fn parsed(json: &str, wanted: &[&str]) -> Map<String, Value> {
-        let mut doc: Map<String, Value> = serde_json::from_str(json).unwrap();
-        doc.retain(|k, _| wanted.contains(&k.as_str()));
-        doc
-    }
-
-    #[test]
-    fn the_members_an_import_sorts_by_are_the_ones_the_write_reads() {
-        let wanted = ["id", "pk", "a b"];
-        for json in [
-            r#"{"id":"x","pk":"p","other":[1,{"pk":"no"}]}"#,
-            r#"{"pk":{"deep":[1,2]},"id":"x"}"#,
-            r#"{"id":"first","pk":1,"id":"last"}"#,
-            r#"{"\u0069d":"escaped name","p\u006b":true}"#,
-            r#"{ "id" : "spaced" , "a b" : null , "pk" : -1.5e3 }"#,
-            r#"{"x":"\"id\":\"not a member\"","id":"y"}"#,
-            r#"{}"#,
-        ] {
-            assert_eq!(
-                members_named(json.as_bytes(), &wanted),
-                Some(parsed(json, &wanted)),
-                "{json}"
-            );
-        }
-        for not_an_object in [r#"[1]"#, r#""id""#, r#"{"id":"#, ""] {
-            assert_eq!(members_named(not_an_object.as_bytes(), &wanted), None);
-        }
-    }
-
-    #[test]
-    fn a_key_path_starts_in_its_first_member() {
-        assert_eq!(first_segment("/pk"), Some("pk"));
-        assert_eq!(first_segment("/a/b"), Some("a"));
-        assert_eq!(first_segment("/\"odd name\"/c"), Some("odd name"));
     }
 }
