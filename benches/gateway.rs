@@ -15,7 +15,8 @@
 //! machine's disk; what the engine adds on top is its index, feed and statistics pages.
 //!
 //! `cargo bench -p cosmoscope-bench --bench gateway` runs it (3 s per variant, or
-//! `GATEWAY_BENCH_SECS`; `-- WORD` runs only the variants whose label holds WORD);
+//! `GATEWAY_BENCH_SECS`; `-- WORD` runs only the variants whose label holds WORD, and
+//! `GATEWAY_BENCH_CLIENTS=N` only those with N clients);
 //! `cargo test -p cosmoscope-bench --benches` runs a short smoke version.
 
 #[global_allocator]
@@ -454,10 +455,15 @@ fn main() {
         .find(|a| !a.starts_with('-'))
         .unwrap_or_default();
     let wanted = |label: &str| label.contains(only.as_str());
+    // `GATEWAY_BENCH_CLIENTS=16` runs only that client count (to profile one variant).
+    let client_counts: Vec<usize> = match std::env::var("GATEWAY_BENCH_CLIENTS") {
+        Ok(n) => vec![n.parse().expect("GATEWAY_BENCH_CLIENTS is a number")],
+        Err(_) => CLIENTS.to_vec(),
+    };
     let mut rows = Vec::new();
     let mut floors = Vec::new();
     for op in [Op::Read, Op::Upsert] {
-        for clients in CLIENTS {
+        for &clients in &client_counts {
             if wanted(op.name()) {
                 let mut http_run = over_http(&client_rt, addr, &items, op, clients, duration);
                 let mut local = in_process(&engine, &items, op, clients, duration);
@@ -483,7 +489,7 @@ fn main() {
         engine
             .set_durability(Durability::Periodic)
             .expect("periodic durability");
-        for clients in CLIENTS {
+        for &clients in &client_counts {
             let mut http_run = over_http(&client_rt, addr, &items, Op::Upsert, clients, duration);
             let mut local = in_process(&engine, &items, Op::Upsert, clients, duration);
             rows.push(row(PERIODIC, clients, &mut http_run, &mut local));

@@ -30,8 +30,9 @@
 //! define it (`cid ‖ generation ‖ path hash → u64`): an ORDER BY served from a single-path
 //! index is complete only when no document leaves the path undefined.
 
+#[cfg(feature = "test-harness")]
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::ops::Bound;
 
 use heed::RwTxn;
@@ -41,7 +42,6 @@ use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
 use super::keys::ContainerRid;
-use super::tail::Tail;
 use super::{RoTxn, Store, murmur3};
 use crate::error::Result;
 
@@ -424,7 +424,7 @@ pub fn generation_prefix(cid: ContainerRid, generation: u32) -> [u8; 8] {
     p
 }
 
-fn count_key(cid: ContainerRid, generation: u32, path: PathId) -> [u8; 16] {
+pub(crate) fn count_key(cid: ContainerRid, generation: u32, path: PathId) -> [u8; 16] {
     let mut k = [0u8; 16];
     k[..8].copy_from_slice(&generation_prefix(cid, generation));
     k[8..].copy_from_slice(&path.0);
@@ -459,256 +459,6 @@ impl Hasher for FoldHasher {
     fn finish(&self) -> u64 {
         self.0
     }
-}
-
-/// Index changes of one write transaction, applied at commit: entry puts and deletes are
-/// buffered and written in key order (neighbouring entries then share the pages LMDB walks
-/// and dirties, instead of each landing on a random page of the index), per-path document
-/// counts are summed in memory.
-#[derive(Default)]
-pub struct IndexDelta {
-    defined: HashMap<(u32, PathId), i64, BuildHasherDefault<FoldHasher>>,
-    scratch: Scratch,
-}
-
-/// The buffers of an [`IndexDelta`], reused from one transaction to the next.
-#[derive(Default)]
-pub struct Scratch {
-    /// Keys of the buffered operations, back to back.
-    arena: Vec<u8>,
-    /// (start in `arena`, length, put or delete), in the order they were made.
-    ops: Vec<(usize, usize, bool)>,
-    /// Operations by key: the first [`HEAD`] bytes of the key as three integers, then the
-    /// position in `ops`.
-    order: Vec<(u128, u128, u128, u32)>,
-    /// Keys to put, as (start, length) in `arena`.
-    puts: Vec<(usize, usize)>,
-}
-
-impl IndexDelta {
-    /// A delta using the buffers the store kept from the last transaction.
-    pub fn new(store: &Store) -> IndexDelta {
-        let scratch = std::mem::take(
-            &mut *store
-                .index_scratch
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
-        IndexDelta {
-            defined: HashMap::default(),
-            scratch,
-        }
-    }
-
-    /// Replaces the entries of `old` by those of `new` (either may be absent): only the
-    /// difference touches the database, so a replace that changes one property rewrites
-    /// one entry.
-    pub fn apply(
-        &mut self,
-        generation: u32,
-        old: Option<&DocEntries>,
-        new: Option<&DocEntries>,
-    ) -> Result<()> {
-        let empty = DocEntries::default();
-        let (old, new) = (old.unwrap_or(&empty), new.unwrap_or(&empty));
-        let (mut i, mut j) = (0, 0);
-        while i < old.keys.len() || j < new.keys.len() {
-            match (old.keys.get(i), new.keys.get(j)) {
-                (Some(a), Some(b)) if a == b => {
-                    i += 1;
-                    j += 1;
-                }
-                (Some(a), Some(b)) if a < b => {
-                    self.op(a, false);
-                    i += 1;
-                }
-                (Some(a), None) => {
-                    self.op(a, false);
-                    i += 1;
-                }
-                (_, Some(b)) => {
-                    self.op(b, true);
-                    j += 1;
-                }
-                (None, None) => break,
-            }
-        }
-        for path in &old.defined {
-            *self.defined.entry((generation, *path)).or_default() -= 1;
-        }
-        for path in &new.defined {
-            *self.defined.entry((generation, *path)).or_default() += 1;
-        }
-        Ok(())
-    }
-
-    fn op(&mut self, key: &[u8], put: bool) {
-        let s = &mut self.scratch;
-        s.ops.push((s.arena.len(), key.len(), put));
-        s.arena.extend_from_slice(key);
-    }
-
-    /// Writes the buffered entries in key order (the last operation on a key decides) and
-    /// the summed per-path counts.
-    pub fn commit(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
-        self.scratch.sort_by_key();
-        self.scratch.write_entries(store, txn)?;
-        self.scratch.give_back(store);
-        self.write_counts(store, txn, cid)
-    }
-
-    /// Adds the summed per-path document counts to the stored ones.
-    fn write_counts(&mut self, store: &Store, txn: &mut RwTxn, cid: ContainerRid) -> Result<()> {
-        for ((generation, path), delta) in self.defined.drain() {
-            if delta == 0 {
-                continue;
-            }
-            let key = count_key(cid, generation, path);
-            let current = store
-                .index_counts
-                .get(txn, &key)?
-                .and_then(super::catalog::read_u64)
-                .unwrap_or(0);
-            let next = (current as i64 + delta).max(0) as u64;
-            if next == 0 {
-                store.index_counts.delete(txn, &key)?;
-            } else {
-                store.index_counts.put(txn, &key, &next.to_le_bytes())?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Scratch {
-    /// Empties the buffers and hands them back to the store for the next transaction.
-    fn give_back(&mut self, store: &Store) {
-        self.arena.clear();
-        self.ops.clear();
-        self.order.clear();
-        self.puts.clear();
-        std::mem::swap(
-            &mut *store
-                .index_scratch
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-            self,
-        );
-    }
-
-    /// Fills `order` with the operations sorted by key, then by the order they were made.
-    fn sort_by_key(&mut self) {
-        let Scratch {
-            arena, ops, order, ..
-        } = self;
-        let (arena, ops) = (&*arena, &*ops);
-        let key = |start: usize, len: usize| &arena[start..start + len];
-        // The first HEAD key bytes (container, generation, path, the value and mostly the
-        // EPK) compare as three integers, held in `order` itself: most comparisons never
-        // read the arena, whose keys lie in the order they were made, not the sorted one.
-        order.clear();
-        order.extend(ops.iter().enumerate().map(|(n, &(start, len, _))| {
-            let (a, b, c) = head(key(start, len));
-            (a, b, c, n as u32)
-        }));
-        order.sort_unstable();
-        // Keys with equal heads: order them by the rest (a shorter key is a prefix of the
-        // longer and sorts first), then by the order the operations were made.
-        let rest = |i: u32| {
-            let (start, len, _) = ops[i as usize];
-            (
-                len > HEAD,
-                key(start, len).get(HEAD..).unwrap_or_default(),
-                len,
-                i,
-            )
-        };
-        let mut at = 0;
-        while at < order.len() {
-            let mut end = at + 1;
-            while end < order.len() && same_head(&order[end], &order[at]) {
-                end += 1;
-            }
-            if end - at > 1 {
-                order[at..end].sort_unstable_by(|x, y| {
-                    let (xl, xr, xn, xi) = rest(x.3);
-                    let (yl, yr, yn, yi) = rest(y.3);
-                    match (xl, yl) {
-                        (true, true) => xr.cmp(yr).then(xi.cmp(&yi)),
-                        _ => xn.cmp(&yn).then(xi.cmp(&yi)),
-                    }
-                });
-            }
-            at = end;
-        }
-    }
-
-    /// Writes the sorted operations: the last one on a key decides, so keys are distinct
-    /// and deletes and puts can go in two passes.
-    fn write_entries(&mut self, store: &Store, txn: &mut RwTxn) -> Result<()> {
-        let Scratch {
-            arena,
-            ops,
-            order,
-            puts,
-        } = self;
-        let key = |start: usize, len: usize| &arena[start..start + len];
-        puts.clear();
-        for (n, &(a, b, c, i)) in order.iter().enumerate() {
-            let (start, len, put) = ops[i as usize];
-            let k = key(start, len);
-            // Equal keys have equal heads: the arena is read only when the heads match.
-            let superseded = order.get(n + 1).is_some_and(|next| {
-                let (s2, l2, _) = ops[next.3 as usize];
-                (next.0, next.1, next.2) == (a, b, c) && l2 == len && key(s2, l2) == k
-            });
-            if superseded {
-                continue;
-            } else if put {
-                puts.push((start, len));
-            } else {
-                store.index.delete(txn, k)?;
-            }
-        }
-        // Keys past the database's last one are appended (see `tail`).
-        let mut tail = Tail::of(&store.index, txn)?;
-        // One cursor for every put, in key order: LMDB searches the cursor's current leaf
-        // page before descending from the root, and consecutive entries mostly share it.
-        let mut cursor = store.index.iter_mut(txn)?;
-        for &(start, len) in puts.iter() {
-            let k = key(start, len);
-            let flags = tail.flags_for(k);
-            // SAFETY: the key and the (empty) value are owned by this delta, not borrowed
-            // from the database, so no reference into the database is held across the put.
-            // APPEND is only asked for a key greater than every key in the database.
-            unsafe {
-                cursor.put_current_with_options::<heed::types::Bytes>(flags, k, &[])?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Key bytes the index sort compares as integers before it reads the rest of a key.
-const HEAD: usize = 48;
-
-/// The first [`HEAD`] bytes of `key`, zero-padded, as three big-endian integers: their
-/// order is the bytes' order, and a key shorter than the head sorts before its extensions
-/// (the tie is settled by length).
-fn head(key: &[u8]) -> (u128, u128, u128) {
-    let mut bytes = [0u8; HEAD];
-    let cut = key.len().min(HEAD);
-    bytes[..cut].copy_from_slice(&key[..cut]);
-    let part = |i: usize| {
-        let mut p = [0u8; 16];
-        p.copy_from_slice(&bytes[i * 16..i * 16 + 16]);
-        u128::from_be_bytes(p)
-    };
-    (part(0), part(1), part(2))
-}
-
-fn same_head(x: &(u128, u128, u128, u32), y: &(u128, u128, u128, u32)) -> bool {
-    (x.0, x.1, x.2) == (y.0, y.1, y.2)
 }
 
 impl Store {

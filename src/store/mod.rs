@@ -16,6 +16,7 @@
 //! - `meter`: RU per range per second, throttling, and read accounting
 //! - `ttl`: purging expired items
 //! - `indexing`: the indexing policy; `index`: the index entries it asks for;
+//!   `index_delta`: a transaction's entry changes, buffered and written in key order;
 //!   `reindex`: replacing the policy and rebuilding the index in the background;
 //!   `search_policy`: the vector embedding and full-text policies their indexes rely on
 //! - `scripts`: a container's stored procedures, triggers and UDFs as catalog records
@@ -36,6 +37,7 @@ pub(crate) mod epk;
 pub(crate) mod feed;
 pub(crate) mod footprint;
 pub(crate) mod index;
+pub(crate) mod index_delta;
 pub(crate) mod indexing;
 pub(crate) mod item;
 pub(crate) mod json_text;
@@ -148,7 +150,7 @@ pub struct Store {
     pub(crate) flushing: Mutex<()>,
     /// Buffers of the last write transaction's index changes, kept for the next one (an
     /// import's are tens of megabytes: growing them anew each time costs page faults).
-    pub(crate) index_scratch: Mutex<index::Scratch>,
+    pub(crate) index_scratch: Mutex<index_delta::Scratch>,
     /// The flusher thread while commits skip their flush ([`durability`]).
     flusher: Mutex<durability::Flusher>,
     /// The shared lock on the store's directory ([`compact`]), held while open.
@@ -309,7 +311,7 @@ impl Store {
             cache: RwLock::new(CatalogCache::default()),
             pending: Mutex::new(meter::Pending::default()),
             flushing: Mutex::new(()),
-            index_scratch: Mutex::new(index::Scratch::default()),
+            index_scratch: Mutex::new(index_delta::Scratch::default()),
             flusher: Mutex::new(durability::Flusher::default()),
             _open_lock: None,
             _fault_guard: fault_guard,

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use super::catalog::{ContainerDef, IndexBuild};
 use super::epk::Epk;
-use super::index::{IndexDelta, IndexLayout};
+use super::index::IndexLayout;
+use super::index_delta::IndexDelta;
 use super::indexing::IndexingPolicy;
 use super::{Store, keys};
 use crate::error::{Error, Result, StatusCode};
@@ -197,7 +198,7 @@ impl Store {
                 }
                 let mut delta = IndexDelta::new(self);
                 for (_, entries) in &batch {
-                    delta.apply(def.index_generation, None, Some(entries))?;
+                    delta.apply(def.index_generation, None, Some(entries));
                 }
                 delta.commit(self, &mut txn, def.rid)?;
                 let finished = batch.len() < BUILD_BATCH;

@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::feed::{FeedEvent, FeedOp};
-use super::index::{DocEntries, IndexDelta, IndexLayout};
+use super::index::{DocEntries, IndexLayout};
+use super::index_delta::IndexDelta;
 use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
@@ -310,7 +311,7 @@ impl<'s> WriteBatch<'s> {
                 layout.generation,
                 old.and_then(|o| o.get(i)),
                 new.and_then(|n| n.get(i)),
-            )?;
+            );
         }
         Ok(())
     }
