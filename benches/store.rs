@@ -6,7 +6,12 @@
 //!   `serde_json::Value` parse. Target: engine ≤ 2 × (raw get + parse).
 //! - `import`: `Engine::import_records` of 20,000 items into a fresh 10-range container,
 //!   next to raw heed puts of the same bytes (1,000 per durable write txn) into a fresh env.
-//!   Setup (temp dir, env, container) is outside the timing. Target: engine ≥ 0.5 × raw.
+//!   Setup (temp dir, env, container) is outside the timing. Target: engine ≥ 0.5 × raw;
+//!   the same import into a container whose indexing mode is none: ≥ 0.8 × raw (summary
+//!   table only).
+//! - footprint (summary only): the data file after the 20,000-item import and after the
+//!   100,000-item container's, part by part, next to the same item records and index
+//!   entries copied in key order into fresh raw heed environments. Target: ≤ 1.5 × raw.
 //! - `change_feed`: draining the 100,000 events of the point-read container from the
 //!   beginning in pages of 1,000 with the continuation token, in latest-version and
 //!   all-versions mode, next to a raw cursor walk copying out the same 100,000 values.
@@ -32,7 +37,7 @@ use std::time::{Duration, Instant};
 use cosmoscope::engine::Engine;
 use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, FeedMode, FeedRequest, FeedStart};
-use cosmoscope::engine::{ContainerSettings, Throughput};
+use cosmoscope::engine::{ContainerSettings, IndexingPolicy, Throughput};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
 use heed::{Env, WithoutTls};
 use serde_json::{Value, json};
@@ -174,10 +179,16 @@ fn records(orders: &[Order]) -> Vec<Record<'_>> {
 // ---- engine and raw heed setup ----
 
 fn open_engine(dir: &Path) -> Engine {
+    open_engine_indexed(dir, None)
+}
+
+/// [`open_engine`] with an indexing policy (`None`: the default one).
+fn open_engine_indexed(dir: &Path, policy: Option<IndexingPolicy>) -> Engine {
     let engine = Engine::open(dir).expect("open engine");
     engine.create_database(DB).expect("create database");
     let mut settings = ContainerSettings::new(vec!["/customerId".to_string()]);
     settings.throughput = Throughput::Manual(60_000);
+    settings.indexing_policy = policy;
     let info = engine
         .create_container(DB, CONTAINER, settings)
         .expect("create container");
@@ -235,8 +246,17 @@ fn raw_get_parse(env: &Env<WithoutTls>, db: RawDb, order: &Order) -> usize {
 
 /// Imports into a fresh container in a fresh temp dir; only the import is timed.
 fn engine_import(records: &[Record]) -> Duration {
+    engine_import_indexed(records, None).0
+}
+
+/// [`engine_import`] under an indexing policy (`None`: the default one); also returns the
+/// directory, holding the data file as the import left it.
+fn engine_import_indexed(
+    records: &[Record],
+    policy: Option<IndexingPolicy>,
+) -> (Duration, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = open_engine(dir.path());
+    let engine = open_engine_indexed(dir.path(), policy);
     let started = Instant::now();
     let summary = engine
         .import_records(DB, CONTAINER, records, &mut |_| {})
@@ -244,7 +264,86 @@ fn engine_import(records: &[Record]) -> Duration {
     let elapsed = started.elapsed();
     assert_eq!(summary.items as usize, records.len());
     drop(engine);
-    elapsed
+    (elapsed, dir)
+}
+
+/// The footprint section of the report for the data file in `dir` (no engine has it open).
+fn footprint_report(what: &str, dir: &Path) -> Vec<String> {
+    let (footprint, raw_items, raw_index) = footprint_against_raw(dir);
+    let mb = |b: u64| b as f64 / 1e6;
+    let mut report = vec![
+        format!("### Footprint: the data file after {what}, default indexing, no compaction"),
+        "| part | entries | MB |".into(),
+        "|---|---|---|".into(),
+    ];
+    for part in footprint.parts.iter().filter(|p| p.bytes > 0) {
+        report.push(format!(
+            "| {} | {} | {:.1} |",
+            part.name,
+            thousands(part.entries as f64),
+            mb(part.bytes)
+        ));
+    }
+    report.push(format!(
+        "| free pages | | {:.1} |",
+        mb(footprint.free_bytes)
+    ));
+    report.push(format!("| file | | {:.1} |", mb(footprint.file_bytes)));
+    report.push(String::new());
+    let raw = raw_items + raw_index;
+    report.push(format!(
+        "- raw heed, the same item records and index entries copied in key order into fresh envs: items {:.1} MB + index {:.1} MB = {:.1} MB",
+        mb(raw_items),
+        mb(raw_index),
+        mb(raw)
+    ));
+    report.push(format!(
+        "- file / raw (items + index): **{:.2}×**; target ≤ 1.5×",
+        footprint.file_bytes as f64 / raw as f64
+    ));
+    report.push(String::new());
+    report
+}
+
+/// The data file an import left next to its floor: the same item records and index
+/// entries copied, in key order, into fresh raw heed environments (one per database), whose
+/// pages are then full. Returns the data file's parts and the raw files' sizes.
+fn footprint_against_raw(dir: &Path) -> (cosmoscope::engine::Footprint, u64, u64) {
+    let footprint = Engine::open(dir)
+        .expect("open engine")
+        .footprint()
+        .expect("footprint");
+    let mut options = heed::EnvOpenOptions::new().read_txn_without_tls();
+    options.map_size(1 << 36).max_dbs(16);
+    // SAFETY: the engine that had this env open is dropped; it is opened once here.
+    let env = unsafe { options.open(dir) }.expect("open data file");
+    let wtxn = env.write_txn().expect("write txn");
+    let [items, index]: [RawDb; 2] = env
+        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+            let items = opener.create_database(wtxn, Some("items"))?;
+            let index = opener.create_database(wtxn, Some("index"))?;
+            Ok(heed::CommitOrAbort::<_, ()>::Commit([items, index]))
+        })
+        .expect("open the data file's databases")
+        .unwrap_commit();
+    let rtxn = env.read_txn().expect("read txn");
+    let copy = |db: RawDb| -> u64 {
+        let raw_dir = tempfile::tempdir().expect("temp dir");
+        let (raw_env, raw_db) = open_raw(raw_dir.path(), true);
+        let mut wtxn = raw_env.write_txn().expect("write txn");
+        for entry in db.iter(&rtxn).expect("iter") {
+            let (k, v) = entry.expect("entry");
+            raw_db
+                .put_with_flags(&mut wtxn, heed::PutFlags::APPEND, k, v)
+                .expect("append");
+        }
+        wtxn.commit().expect("commit");
+        raw_env.force_sync().expect("sync");
+        std::fs::metadata(raw_dir.path().join("data.mdb"))
+            .expect("raw data file")
+            .len()
+    };
+    (footprint, copy(items), copy(index))
 }
 
 /// Raw heed puts of the same bytes keyed by id into a fresh env; only the puts are timed.
@@ -556,12 +655,19 @@ fn main() {
         g.finish();
     }
     {
-        let (mut e, mut r) = (Samples::default(), Samples::default());
+        let (mut e, mut r, mut u) = (Samples::default(), Samples::default(), Samples::default());
+        let unindexed = || {
+            engine_import_indexed(&import_records, Some(IndexingPolicy::none()))
+                .0
+                .as_secs_f64()
+        };
         for round in 0..sizes.import_rounds {
             if round % 2 == 0 {
                 e.push(engine_import(&import_records).as_secs_f64());
                 r.push(raw_import(import_orders).as_secs_f64());
+                u.push(unindexed());
             } else {
+                u.push(unindexed());
                 r.push(raw_import(import_orders).as_secs_f64());
                 e.push(engine_import(&import_records).as_secs_f64());
             }
@@ -581,12 +687,22 @@ fn main() {
         report.push("| Variant | ms median (min–max) | items/s at median (range) |".into());
         report.push("|---|---|---|".into());
         report.push(rate_row("`engine.import_records`", &e, n));
+        report.push(rate_row(
+            "`engine.import_records`, indexing mode none",
+            &u,
+            n,
+        ));
         report.push(rate_row("raw heed puts, 1,000 per txn", &r, n));
         report.push(String::new());
         report.push(ratio_line(
             "engine items/s / raw items/s",
             &ratios(&r, &e),
             "target ≥ 0.5×",
+        ));
+        report.push(ratio_line(
+            "engine with indexing off items/s / raw items/s",
+            &ratios(&r, &u),
+            "target ≥ 0.8×",
         ));
         report.push(format!(
             "- setup, one run each: populating the {}-item container took {:.2} s ({} items/s) through \
@@ -599,6 +715,14 @@ fn main() {
         ));
         report.push(String::new());
     }
+    let (_, import_dir) = engine_import_indexed(&import_records, None);
+    report.extend(footprint_report(
+        &format!(
+            "one import of {} items into a new container (one transaction)",
+            thousands(import_orders.len() as f64)
+        ),
+        import_dir.path(),
+    ));
 
     // 3. Change feed.
     let events = orders.len();
@@ -691,6 +815,14 @@ fn main() {
 
     c.final_summary();
     drop(engine);
+    report.extend(footprint_report(
+        &format!(
+            "the {}-item container of sections 1 and 3, imported {} items per transaction",
+            thousands(orders.len() as f64),
+            thousands(cosmoscope::engine::IMPORT_BATCH_ITEMS as f64)
+        ),
+        engine_dir.path(),
+    ));
 
     println!();
     println!("## cosmoscope store benchmark summary (Instant-timed medians, this run)");
