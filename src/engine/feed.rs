@@ -88,18 +88,17 @@ pub struct FeedChange {
 
 impl FeedChange {
     pub(super) fn from_store(c: crate::store::feed::FeedChange) -> FeedChange {
-        let e = c.event;
         FeedChange {
             range: c.range.to_string(),
             lsn: c.lsn,
-            operation: e.op,
-            timestamp: e.crts,
-            previous_image_lsn: e.previous_image_lsn,
-            ttl_expired: e.ttl_expired,
-            partition_key_json: String::from_utf8(e.pk).unwrap_or_default(),
-            id: e.id,
-            current: e.current.map(Document::from_stored),
-            previous: e.previous.map(Document::from_stored),
+            operation: c.op,
+            timestamp: c.crts,
+            previous_image_lsn: c.previous_image_lsn,
+            ttl_expired: c.ttl_expired,
+            partition_key_json: String::from_utf8(c.pk).unwrap_or_default(),
+            id: c.id,
+            current: c.current.map(Document::from_stored),
+            previous: c.previous.map(Document::from_stored),
         }
     }
 

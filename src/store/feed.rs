@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::catalog::ContainerDef;
 use super::codec::{Reader, Writer};
@@ -90,6 +89,27 @@ impl FeedEvent {
     }
 
     pub fn decode(bytes: &[u8]) -> Option<FeedEvent> {
+        FeedRecord::parse(bytes).map(|r| r.to_event())
+    }
+}
+
+/// A logged change read in place: what a reader filters on before it copies anything.
+pub(crate) struct FeedRecord<'a> {
+    pub op: FeedOp,
+    pub ttl_expired: bool,
+    pub crts: i64,
+    pub seq: u64,
+    pub previous_image_lsn: u64,
+    pub epk: &'a [u8],
+    pub id: &'a str,
+    pub pk: &'a [u8],
+    pub current: Option<&'a [u8]>,
+    pub image_in_item: bool,
+    pub previous: Option<&'a [u8]>,
+}
+
+impl<'a> FeedRecord<'a> {
+    pub fn parse(bytes: &'a [u8]) -> Option<FeedRecord<'a>> {
         let mut r = Reader::new(bytes);
         let op = match r.u8()? {
             0 => FeedOp::Create,
@@ -101,12 +121,12 @@ impl FeedEvent {
         let crts = r.i64()?;
         let seq = r.u64()?;
         let previous_image_lsn = r.u64()?;
-        let epk = r.bytes()?.to_vec();
-        let id = String::from_utf8(r.bytes()?.to_vec()).ok()?;
-        let pk = r.bytes()?.to_vec();
+        let epk = r.bytes()?;
+        let id = std::str::from_utf8(r.bytes()?).ok()?;
+        let pk = r.bytes()?;
         let current = r.bytes()?;
         let previous = r.bytes()?;
-        Some(FeedEvent {
+        Some(FeedRecord {
             op,
             ttl_expired: flags & 1 != 0,
             crts,
@@ -115,10 +135,26 @@ impl FeedEvent {
             epk,
             id,
             pk,
-            current: (flags & 2 != 0).then(|| Arc::from(current)),
-            previous: (flags & 4 != 0).then(|| Arc::from(previous)),
+            current: (flags & 2 != 0).then_some(current),
+            previous: (flags & 4 != 0).then_some(previous),
             image_in_item: flags & 8 != 0,
         })
+    }
+
+    pub fn to_event(&self) -> FeedEvent {
+        FeedEvent {
+            op: self.op,
+            ttl_expired: self.ttl_expired,
+            crts: self.crts,
+            seq: self.seq,
+            previous_image_lsn: self.previous_image_lsn,
+            epk: self.epk.to_vec(),
+            id: self.id.to_string(),
+            pk: self.pk.to_vec(),
+            current: self.current.map(Arc::from),
+            image_in_item: self.image_in_item,
+            previous: self.previous.map(Arc::from),
+        }
     }
 }
 
@@ -164,64 +200,50 @@ impl Default for FeedRequest {
     }
 }
 
-/// A change as delivered, with where it came from.
+/// A change as delivered, with where it came from: the logged change less what only
+/// readers of the log need (its EPK, whether its image is the item's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedChange {
     pub range: RangeId,
     pub lsn: u64,
-    pub event: FeedEvent,
+    pub op: FeedOp,
+    pub ttl_expired: bool,
+    /// Conflict-resolved timestamp (Unix seconds), the `_ts` of the change.
+    pub crts: i64,
+    /// Container-wide commit sequence: orders changes across ranges.
+    pub seq: u64,
+    /// LSN of the version this change replaced or deleted; 0 for creates.
+    pub previous_image_lsn: u64,
+    pub id: String,
+    /// Partition key value in wire form (JSON array).
+    pub pk: Vec<u8>,
+    /// The new image (absent for deletes).
+    pub current: Option<Arc<[u8]>>,
+    /// The prior image, when the container keeps previous images.
+    pub previous: Option<Arc<[u8]>>,
 }
 
 impl FeedChange {
-    /// The change in the service's wire shape for `mode`.
-    pub fn to_json(&self, mode: FeedMode, def: &ContainerDef) -> Value {
-        let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap_or(Value::Null);
-        match mode {
-            FeedMode::LatestVersion => {
-                let mut v = self
-                    .event
-                    .current
-                    .as_deref()
-                    .map(parse)
-                    .unwrap_or(Value::Null);
-                if let Value::Object(o) = &mut v {
-                    o.insert("_lsn".into(), self.lsn.into());
-                }
-                v
-            }
-            FeedMode::AllVersions => {
-                let mut meta = Map::new();
-                meta.insert("operationType".into(), self.event.op.name().into());
-                meta.insert("lsn".into(), self.lsn.into());
-                meta.insert("crts".into(), self.event.crts.into());
-                meta.insert(
-                    "previousImageLSN".into(),
-                    self.event.previous_image_lsn.into(),
-                );
-                meta.insert("timeToLiveExpired".into(), self.event.ttl_expired.into());
-                if self.event.op == FeedOp::Delete {
-                    meta.insert("id".into(), self.event.id.clone().into());
-                    let pk = parse(&self.event.pk);
-                    let value = def.partition_key.metadata_object_from_wire(&pk);
-                    meta.insert("partitionKey".into(), value);
-                }
-                let mut out = Map::new();
-                if let Some(c) = &self.event.current {
-                    out.insert("current".into(), parse(c));
-                }
-                out.insert("metadata".into(), Value::Object(meta));
-                if let Some(p) = &self.event.previous {
-                    out.insert("previous".into(), parse(p));
-                }
-                Value::Object(out)
-            }
+    /// The change `record` logged at `lsn` in `range`, with its current image.
+    fn of(range: RangeId, lsn: u64, record: &FeedRecord, current: Option<Arc<[u8]>>) -> Self {
+        FeedChange {
+            range,
+            lsn,
+            op: record.op,
+            ttl_expired: record.ttl_expired,
+            crts: record.crts,
+            seq: record.seq,
+            previous_image_lsn: record.previous_image_lsn,
+            id: record.id.to_string(),
+            pk: record.pk.to_vec(),
+            current,
+            previous: record.previous.map(Arc::from),
         }
     }
 
     /// Bytes of the images delivered.
     pub fn size(&self) -> usize {
-        self.event.current.as_ref().map_or(0, |c| c.len())
-            + self.event.previous.as_ref().map_or(0, |p| p.len())
+        self.current.as_ref().map_or(0, |c| c.len()) + self.previous.as_ref().map_or(0, |p| p.len())
     }
 }
 
@@ -344,7 +366,7 @@ fn merge_logs<'t>(
         let next = logs
             .iter()
             .enumerate()
-            .filter_map(|(i, l)| l.head.as_ref().map(|h| (h.event.seq, i)))
+            .filter_map(|(i, l)| l.head.as_ref().map(|h| (h.seq, i)))
             .min();
         let Some((_, i)) = next else { break };
         let log = &mut logs[i];
@@ -440,35 +462,33 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             };
             let (k, v) = entry;
             let lsn = keys::feed_lsn(k).unwrap_or(0);
-            let mut event =
-                FeedEvent::decode(v).ok_or_else(|| Error::corrupt("change feed record"))?;
-            if !self.range.contains(&event.epk) {
+            let record =
+                FeedRecord::parse(v).ok_or_else(|| Error::corrupt("change feed record"))?;
+            if !self.range.contains(record.epk) {
                 continue;
             }
             self.scanned_to = lsn;
-            if cx.since.is_some_and(|t| event.crts < t) {
+            if cx.since.is_some_and(|t| record.crts < t) {
                 continue;
             }
             let latest = cx.mode == FeedMode::LatestVersion;
-            if event.image_in_item {
+            let current = if record.image_in_item {
                 // This version is still current: its image is the item itself. Latest-version
                 // mode also hides an item that has expired but is not purged yet.
                 let live_at = latest.then_some(cx.now);
-                keys::item_into(&mut self.key, cx.def.rid, &event.epk, &event.id);
-                let record = self.items.get(txn, cx.store, &self.key)?;
-                match current_image(record, lsn, live_at)? {
-                    Some(json) => event.current = Some(json),
+                keys::item_into(&mut self.key, cx.def.rid, record.epk, record.id);
+                let stored = self.items.get(txn, cx.store, &self.key)?;
+                match current_image(stored, lsn, live_at)? {
+                    Some(json) => Some(json),
                     None => continue,
                 }
             } else if latest {
                 // A delete, or a version a later write superseded.
                 continue;
-            }
-            self.head = Some(FeedChange {
-                range: self.range.id,
-                lsn,
-                event,
-            });
+            } else {
+                record.current.map(Arc::from)
+            };
+            self.head = Some(FeedChange::of(self.range.id, lsn, &record, current));
             return Ok(());
         }
     }

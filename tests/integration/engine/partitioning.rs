@@ -1429,7 +1429,7 @@ fn concurrent_writers_with_splits_lose_nothing() {
         };
         let page = store.read_feed(&txn, &def, &req).unwrap();
         assert_eq!(page.changes.len(), all.len(), "one page holds them all");
-        page.changes.iter().map(|c| c.event.seq).collect()
+        page.changes.iter().map(|c| c.seq).collect()
     };
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "commit order");
     let (latest, _) = drain(e, "c", FeedStart::Beginning, FeedMode::LatestVersion, 50);
