@@ -162,6 +162,29 @@ pub struct Store {
     read_only: Option<String>,
 }
 
+/// Stops the C allocator from giving memory back to the system page by page as LMDB frees
+/// its dirty pages.
+///
+/// LMDB allocates a write transaction's dirty pages with `malloc`, one page at a time (a
+/// 50,000-order import dirties about 70,000), keeps them for later transactions, and frees
+/// them one by one when the environment closes. glibc returns the top of its heap to the
+/// system whenever more than its trim threshold (128 KB) lies free there, so those frees,
+/// newest page first, shrank the heap once per page: 0.45 s of system calls at the end of a
+/// 50,000-order import, a tenth of its time. Raising the threshold keeps the freed pages for
+/// the process (which then exits, or reuses them for the next transaction). Only C code
+/// allocates from glibc here: Rust's allocations go to mimalloc in the binary.
+fn keep_lmdb_pages_allocated() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: mallopt only changes a tuning parameter of glibc's allocator; it is
+            // safe to call at any time from any thread.
+            unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) };
+        });
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `dir`; read-only when the directory or its
     /// data file cannot be written (read-only media, no permission).
@@ -252,6 +275,7 @@ impl Store {
     fn open_unlocked(dir: &Path) -> Result<Store> {
         Self::check_dir(dir)?;
         check_file(dir)?;
+        keep_lmdb_pages_allocated();
         prepare_lock_file(&dir.join("lock.mdb"))?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
