@@ -340,4 +340,33 @@ pub trait Backend: Send + Sync {
         name: &str,
         write: &TriggeredWrite,
     ) -> Result<ItemResponse>;
+
+    /// Creates, upserts or replaces one item without blocking the caller: `done` gets the
+    /// result once the write's commit is done, on the thread that made it. For a caller
+    /// that must not block (the gateway's async side); the result is the one
+    /// [`Backend::create_item`], [`Backend::upsert_item`] or [`Backend::replace_item`] gives.
+    /// `Err(done)` hands the callback back when this backend has no such path: the caller
+    /// then makes the write through those.
+    fn submit_item_write(
+        &self,
+        _db: &str,
+        _name: &str,
+        _kind: ItemWriteKind,
+        _body: &[u8],
+        _if_match: Option<&str>,
+        done: WriteDone,
+    ) -> std::result::Result<(), WriteDone> {
+        Err(done)
+    }
 }
+
+/// The writes [`Backend::submit_item_write`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemWriteKind {
+    Create,
+    Upsert,
+    Replace,
+}
+
+/// Where [`Backend::submit_item_write`] sends a write's result.
+pub type WriteDone = Box<dyn FnOnce(Result<ItemResponse>) + Send>;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::backend::{Backend, Capabilities, ContainerKey, KeyPage};
+use super::backend::{Backend, Capabilities, ContainerKey, ItemWriteKind, KeyPage, WriteDone};
 use super::batch::{BatchOperation, BatchResponse, PatchRequest};
 use super::feed::{FeedChange, FeedPage, FeedRequest};
 use super::import::{self};
@@ -375,6 +375,37 @@ impl Backend for Engine {
 
     fn create_item(&self, db: &str, name: &str, body: &[u8]) -> Result<ItemResponse> {
         self.write_one(db, name, WriteKind::Create, body, None)
+    }
+
+    fn submit_item_write(
+        &self,
+        db: &str,
+        name: &str,
+        kind: ItemWriteKind,
+        body: &[u8],
+        if_match: Option<&str>,
+        done: WriteDone,
+    ) -> std::result::Result<(), WriteDone> {
+        let kind = match kind {
+            ItemWriteKind::Create => WriteKind::Create,
+            ItemWriteKind::Upsert => WriteKind::Upsert,
+            ItemWriteKind::Replace => WriteKind::Replace,
+        };
+        match charged(item::parse_body(body)) {
+            Err(e) => done(Err(e)),
+            Ok(doc) => self.group_commit.submit(
+                &self.store,
+                super::group_commit::Submitted {
+                    db: db.to_string(),
+                    container: name.to_string(),
+                    kind,
+                    doc,
+                    if_match: if_match.map(str::to_string),
+                    done,
+                },
+            ),
+        }
+        Ok(())
     }
 
     fn upsert_item(

@@ -42,7 +42,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::item;
 pub use crate::store::patch::PatchOperation;
 use crate::store::write::{WriteBatch, WriteKind, WriteResult};
-pub use backend::{Backend, Capabilities, ContainerKey, KeyPage};
+pub use backend::{Backend, Capabilities, ContainerKey, ItemWriteKind, KeyPage, WriteDone};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
 };
@@ -103,7 +103,7 @@ pub struct Engine {
     /// Complete results of queries that cannot stream, for their later pages.
     results: Arc<crate::query::run::cache::ResultCache>,
     /// Concurrent single-item writes share a durable commit.
-    group_commit: group_commit::GroupCommit,
+    group_commit: Arc<group_commit::GroupCommit>,
 }
 
 /// The folder of the data directory where complete query results are kept for their later
@@ -115,6 +115,7 @@ impl Drop for Engine {
     /// (a front end that wants them kept settles first: [`Backend::settle`]).
     fn drop(&mut self) {
         self.results.cancel_computations();
+        self.group_commit.stop();
     }
 }
 

@@ -119,6 +119,13 @@ fn connection_builder() -> auto::Builder<TokioExecutor> {
     builder
 }
 
+/// What the workload recorder does with each answered request (run where the reply is
+/// made: it may read the store).
+fn observer(shared: &Arc<Shared>) -> impl FnOnce(&Call, &Reply) + Send + 'static {
+    let shared = shared.clone();
+    move |call, reply| shared.recorder.observe(&*shared.ctx.backend, call, reply)
+}
+
 /// One request from arrival to response, recorded in the traffic log.
 async fn respond(
     shared: &Arc<Shared>,
@@ -146,20 +153,26 @@ async fn respond(
         Err(e) => (Reply::error(&e), "Rejected", None),
         Ok(call) => {
             let operation = ops::operation_name(&call);
-            let shared2 = shared.clone();
             let call = Arc::new(call);
-            let call2 = call.clone();
-            let reply = tokio::task::spawn_blocking(move || {
-                let reply = ops::handle(&shared2.ctx, &call2);
-                shared2
-                    .recorder
-                    .observe(&*shared2.ctx.backend, &call2, &reply);
-                reply
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Reply::error(&Error::internal(format!("the operation failed: {e}")))
-            });
+            let reply = match ops::submit(&shared.ctx, &call, observer(shared)) {
+                // A create or upsert waits for its commit without holding a thread.
+                Some(ops::Submitted::Pending(reply)) => reply.await.unwrap_or_else(|_| {
+                    Reply::error(&Error::internal("the write's commit ended without a reply"))
+                }),
+                Some(ops::Submitted::Refused(reply)) => reply,
+                None => {
+                    let (shared2, call2) = (shared.clone(), call.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let reply = ops::handle(&shared2.ctx, &call2);
+                        observer(&shared2)(&call2, &reply);
+                        reply
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
+                        Reply::error(&Error::internal(format!("the operation failed: {e}")))
+                    })
+                }
+            };
             (reply, operation, Some(call))
         }
     };

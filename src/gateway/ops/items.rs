@@ -4,11 +4,19 @@
 
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use hyper::Method;
+
 use super::Context;
-use crate::engine::{BatchOperation, ItemResponse, PatchRequest, TriggeredOp, TriggeredWrite};
+use crate::engine::{
+    BatchOperation, ItemResponse, ItemWriteKind, PatchRequest, TriggeredOp, TriggeredWrite,
+    WriteDone,
+};
 use crate::error::{Error, Result, StatusCode, substatus};
 use crate::gateway::call::{Call, header};
 use crate::gateway::reply::{Reply, header as out};
+use crate::gateway::resource::Resource;
 
 /// The service's answer to a point operation: the item (unless the client asked for a
 /// minimal response), its etag and LSN, the session token of its partition, the charge.
@@ -113,6 +121,66 @@ pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<R
         ctx.backend.create_item(db, container, bytes)?
     };
     Ok(item_reply(call, r))
+}
+
+/// A create or upsert handed to the engine without blocking ([`submit`]).
+pub enum Submitted {
+    /// Refused before it was handed over.
+    Refused(Reply),
+    /// Its reply, once the write's commit is done.
+    Pending(tokio::sync::oneshot::Receiver<Reply>),
+}
+
+/// Hands a plain create or upsert (no triggers) to the engine's committer instead of
+/// blocking a thread on it; `None` for any other request, or a backend without that path.
+/// `observe` runs on the reply before it is sent (the traffic recorder).
+pub fn submit(
+    ctx: &Context,
+    call: &Arc<Call>,
+    observe: impl FnOnce(&Call, &Reply) + Send + 'static,
+) -> Option<Submitted> {
+    let Resource::Documents { db, container } = &call.target.resource else {
+        return None;
+    };
+    let plain = call.method == Method::POST
+        && !call.flag(header::IS_QUERY_PLAN)
+        && !call.flag(header::IS_QUERY)
+        && !call.flag(header::IS_BATCH)
+        && !super::is_query_content(call)
+        && call.header(header::PRE_TRIGGER).is_none()
+        && call.header(header::POST_TRIGGER).is_none();
+    if !plain {
+        return None;
+    }
+    if let Err(e) = write_body(ctx, call, db, container) {
+        return Some(Submitted::Refused(Reply::error(&e)));
+    }
+    let kind = if call.flag(header::IS_UPSERT) {
+        ItemWriteKind::Upsert
+    } else {
+        ItemWriteKind::Create
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let answered = call.clone();
+    let done: WriteDone = Box::new(move |result| {
+        let reply = match result {
+            Ok(r) => item_reply(&answered, r),
+            Err(e) => Reply::error(&e),
+        };
+        observe(&answered, &reply);
+        let _ = tx.send(reply);
+    });
+    let if_match = match kind {
+        ItemWriteKind::Upsert => call.etag(header::IF_MATCH),
+        _ => None,
+    };
+    match ctx
+        .backend
+        .submit_item_write(db, container, kind, &call.body, if_match, done)
+    {
+        Ok(()) => Some(Submitted::Pending(rx)),
+        Err(_) => None,
+    }
 }
 
 pub fn read(ctx: &Context, call: &Call, db: &str, container: &str, id: &str) -> Result<Reply> {

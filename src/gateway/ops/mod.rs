@@ -8,6 +8,7 @@ mod containers;
 mod databases;
 mod feed;
 mod items;
+pub use items::{Submitted, submit};
 mod offers;
 mod queries;
 mod ranges;

@@ -938,3 +938,88 @@ fn whole_doubles_are_stored_as_integers() {
         .unwrap();
     assert_eq!(star.documents[0].json(), value.documents[0].json());
 }
+
+/// Writes submitted without blocking (the gateway's path) commit in groups with writes made
+/// by blocked callers, each with the outcome the blocking operation gives: 201, 200 for an
+/// upsert, 409 for a second create, 400 for a body that is not an item. The committer
+/// thread stops with the engine, so the store can be opened again in this process.
+#[test]
+fn submitted_writes_share_groups_with_blocking_ones_and_keep_their_outcomes() {
+    use cosmoscope::engine::ItemWriteKind;
+    use cosmoscope::error::StatusCode;
+    let fx = fixture();
+    let dir = fx.dir.path().to_path_buf();
+    let engine = Arc::new(fx.engine);
+    const N: usize = 200;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let blocking = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            for i in 0..N {
+                let doc = json!({"id": format!("b{i}"), "pk": format!("p{}", i % 7)});
+                let r = engine
+                    .create_item(DB, C, &bytes(&doc))
+                    .expect("blocking create");
+                assert_eq!(r.status, StatusCode::Created);
+            }
+        })
+    };
+    let submit = |kind: ItemWriteKind, body: Vec<u8>, tag: String| {
+        let tx = tx.clone();
+        engine
+            .submit_item_write(
+                DB,
+                C,
+                kind,
+                &body,
+                None,
+                Box::new(move |r| tx.send((tag, r.map(|r| r.status))).expect("send")),
+            )
+            .unwrap_or_else(|_| panic!("the engine takes submitted writes"));
+    };
+    for i in 0..N {
+        let doc = json!({"id": format!("s{i}"), "pk": format!("p{}", i % 7)});
+        submit(ItemWriteKind::Create, bytes(&doc), format!("create s{i}"));
+    }
+    submit(
+        ItemWriteKind::Create,
+        bytes(&json!({"id": "s0", "pk": "p0"})),
+        "again".into(),
+    );
+    submit(
+        ItemWriteKind::Upsert,
+        bytes(&json!({"id": "s1", "pk": "p1", "v": 2})),
+        "upsert".into(),
+    );
+    submit(ItemWriteKind::Create, b"[1]".to_vec(), "not an item".into());
+    drop(tx);
+    blocking.join().expect("blocking writer");
+    let outcomes: std::collections::HashMap<String, Result<StatusCode, u16>> = rx
+        .iter()
+        .map(|(tag, r)| (tag, r.map_err(|e| e.status as u16)))
+        .collect();
+    assert_eq!(
+        outcomes.len(),
+        N + 3,
+        "every submitted write is answered once"
+    );
+    for i in 0..N {
+        assert_eq!(outcomes[&format!("create s{i}")], Ok(StatusCode::Created));
+    }
+    assert_eq!(outcomes["again"], Err(409));
+    assert_eq!(outcomes["upsert"], Ok(StatusCode::Ok));
+    assert_eq!(outcomes["not an item"], Err(400));
+    let count = engine
+        .query(DB, C, "SELECT VALUE COUNT(1) FROM c", &Default::default())
+        .expect("count");
+    let count: Vec<Value> = count.documents.into_iter().map(Value::from).collect();
+    assert_eq!(count, vec![json!(2 * N)]);
+    let engine = Arc::into_inner(engine).expect("the only reference");
+    drop(engine);
+    let reopened = Engine::open(&dir).expect("the store opens again once the engine is gone");
+    let r = reopened
+        .read_item(DB, C, "s1", &json!("p1"))
+        .expect("the upsert is there");
+    let item: Value = serde_json::from_slice(r.body.as_deref().unwrap()).unwrap();
+    assert_eq!(item["v"], 2);
+}
