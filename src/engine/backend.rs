@@ -342,7 +342,8 @@ pub trait Backend: Send + Sync {
     ) -> Result<ItemResponse>;
 
     /// Creates, upserts or replaces one item without blocking the caller: `done` gets the
-    /// result once the write's commit is done, on the thread that made it. For a caller
+    /// result once the write's commit is done, on the thread that made it (so `done` must
+    /// be quick and must not write through this backend: the next commit waits for it). For a caller
     /// that must not block (the gateway's async side); the result is the one
     /// [`Backend::create_item`], [`Backend::upsert_item`] or [`Backend::replace_item`] gives.
     /// `Err(done)` hands the callback back when this backend has no such path: the caller

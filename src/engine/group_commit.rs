@@ -147,7 +147,8 @@ impl GroupCommit {
     }
 
     /// Queues a write without blocking: `write.done` gets its result once its group has
-    /// committed, on the thread that committed it. A committer thread (started on the first
+    /// committed, on the thread that committed it, before the next group starts (so it must
+    /// not write through this group commit, which would wait for itself). A committer thread (started on the first
     /// submission, stopped by [`GroupCommit::stop`]) leads the groups no blocked writer
     /// leads.
     pub fn submit(self: &Arc<Self>, store: &Arc<Store>, write: Submitted) {
