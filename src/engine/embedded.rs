@@ -491,12 +491,7 @@ impl Backend for Engine {
         // Only the members the checks read are built; the rest are checked as they are read.
         let wanted: Vec<&str> = ["id", "ttl"]
             .into_iter()
-            .chain(
-                def.partition_key
-                    .paths
-                    .iter()
-                    .filter_map(|p| crate::store::partition_key::first_member(p)),
-            )
+            .chain(def.partition_key.first_members())
             .collect();
         for rec in records {
             let check = || -> Result<()> {

@@ -22,6 +22,12 @@ pub struct PartitionKeyDefinition {
 }
 
 impl PartitionKeyDefinition {
+    /// The top-level properties the key's paths start in ([`first_member`]): all of a
+    /// document that reading its key needs parsed.
+    pub fn first_members(&self) -> impl Iterator<Item = &str> {
+        self.paths.iter().filter_map(|p| first_member(p))
+    }
+
     /// Validates paths the way the service does and picks the kind.
     pub fn new(paths: Vec<String>) -> Result<PartitionKeyDefinition> {
         if paths.is_empty() || paths.len() > 3 {

@@ -223,13 +223,7 @@ impl<'s> WriteBatch<'s> {
     /// write refuses.
     pub fn item_key(&self, json: &[u8]) -> Option<Vec<u8>> {
         let key = &self.def.partition_key;
-        let wanted: Vec<&str> = std::iter::once("id")
-            .chain(
-                key.paths
-                    .iter()
-                    .filter_map(|p| partition_key::first_member(p)),
-            )
-            .collect();
+        let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
         let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
         let id = item::item_id(&doc).ok()?;
         let pk = key.extract(&doc).ok()?;

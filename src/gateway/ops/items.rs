@@ -76,16 +76,7 @@ fn write_body<'c>(ctx: &Context, call: &'c Call, db: &str, container: &str) -> R
 /// `-post-trigger-include`), as a write that runs them; `None` when it names none. The
 /// service takes at most one of each per write.
 fn triggered(call: &Call, op: impl FnOnce() -> TriggeredOp) -> Result<Option<TriggeredWrite>> {
-    let one = |name: &str| -> Result<Option<String>> {
-        match call.header(name).map(str::trim).filter(|v| !v.is_empty()) {
-            Some(v) if v.contains(',') => Err(Error::bad_request(format!(
-                "{name} names several triggers ({v}); a write runs at most one pre-trigger \
-                 and one post-trigger"
-            ))),
-            other => Ok(other.map(str::to_string)),
-        }
-    };
-    let (pre_trigger, post_trigger) = (one(header::PRE_TRIGGER)?, one(header::POST_TRIGGER)?);
+    let (pre_trigger, post_trigger) = trigger_names(call)?;
     if pre_trigger.is_none() && post_trigger.is_none() {
         return Ok(None);
     }
@@ -95,6 +86,20 @@ fn triggered(call: &Call, op: impl FnOnce() -> TriggeredOp) -> Result<Option<Tri
         pre_trigger,
         post_trigger,
     }))
+}
+
+/// The pre- and post-trigger a write names; 400 when it names several of one.
+fn trigger_names(call: &Call) -> Result<(Option<String>, Option<String>)> {
+    let one = |name: &str| -> Result<Option<String>> {
+        match call.header(name).map(str::trim).filter(|v| !v.is_empty()) {
+            Some(v) if v.contains(',') => Err(Error::bad_request(format!(
+                "{name} names several triggers ({v}); a write runs at most one pre-trigger \
+                 and one post-trigger"
+            ))),
+            other => Ok(other.map(str::to_string)),
+        }
+    };
+    Ok((one(header::PRE_TRIGGER)?, one(header::POST_TRIGGER)?))
 }
 
 pub fn create(ctx: &Context, call: &Call, db: &str, container: &str) -> Result<Reply> {
@@ -142,13 +147,11 @@ pub fn submit(
     let Resource::Documents { db, container } = &call.target.resource else {
         return None;
     };
+    // Anything else, a write with triggers included (or an error in naming them), goes the
+    // blocking way.
     let plain = call.method == Method::POST
-        && !call.flag(header::IS_QUERY_PLAN)
-        && !call.flag(header::IS_QUERY)
-        && !call.flag(header::IS_BATCH)
-        && !super::is_query_content(call)
-        && call.header(header::PRE_TRIGGER).is_none()
-        && call.header(header::POST_TRIGGER).is_none();
+        && super::document_post(call) == super::DocumentPost::Write
+        && matches!(trigger_names(call), Ok((None, None)));
     if !plain {
         return None;
     }

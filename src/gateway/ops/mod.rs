@@ -135,17 +135,12 @@ fn dispatch(ctx: &Context, call: &Call) -> Result<Reply> {
         Resource::PartitionKeyRanges { db, container } if *m == Method::GET => {
             ranges::list(ctx, call, db, container)
         }
-        Resource::Documents { db, container } if *m == Method::POST => {
-            if call.flag(header::IS_QUERY_PLAN) {
-                queries::plan(ctx, call, db, container)
-            } else if call.flag(header::IS_QUERY) || is_query_content(call) {
-                queries::query(ctx, call, db, container)
-            } else if call.flag(header::IS_BATCH) {
-                items::batch(ctx, call, db, container)
-            } else {
-                items::create(ctx, call, db, container)
-            }
-        }
+        Resource::Documents { db, container } if *m == Method::POST => match document_post(call) {
+            DocumentPost::QueryPlan => queries::plan(ctx, call, db, container),
+            DocumentPost::Query => queries::query(ctx, call, db, container),
+            DocumentPost::Batch => items::batch(ctx, call, db, container),
+            DocumentPost::Write => items::create(ctx, call, db, container),
+        },
         Resource::Documents { db, container } if *m == Method::GET => {
             if feed::is_change_feed(call) {
                 feed::read(ctx, call, db, container)
@@ -195,6 +190,28 @@ fn dispatch(ctx: &Context, call: &Call) -> Result<Reply> {
             path,
         } => Err(unsupported(resource_type, path)),
         _ => Err(not_allowed(call)),
+    }
+}
+
+/// What a POST to a container's documents asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DocumentPost {
+    QueryPlan,
+    Query,
+    Batch,
+    /// A create, or an upsert (`x-ms-documentdb-is-upsert`).
+    Write,
+}
+
+fn document_post(call: &Call) -> DocumentPost {
+    if call.flag(header::IS_QUERY_PLAN) {
+        DocumentPost::QueryPlan
+    } else if call.flag(header::IS_QUERY) || is_query_content(call) {
+        DocumentPost::Query
+    } else if call.flag(header::IS_BATCH) {
+        DocumentPost::Batch
+    } else {
+        DocumentPost::Write
     }
 }
 
