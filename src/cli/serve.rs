@@ -14,6 +14,7 @@ use crate::gateway::{EMULATOR_KEY, Gateway, Options};
 
 pub fn serve(engine: Engine, dir: &Path, args: ServeArgs) -> CliResult {
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(crate::gateway::runtime_workers())
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))?;
