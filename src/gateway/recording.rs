@@ -121,7 +121,12 @@ impl Recorder {
 
     /// Writes what is not written yet, once the periodic write under way (if any) is done.
     pub fn flush(&self) {
-        if let Some(thread) = self.saving.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let saving = self.saving.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // The save thread holds the recorder too: when it holds the last hold, the drop
+        // (and this flush) runs on that thread, which must not join itself.
+        if let Some(thread) = saving
+            && thread.thread().id() != std::thread::current().id()
+        {
             let _ = thread.join();
         }
         let snapshot = {
