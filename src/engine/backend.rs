@@ -343,17 +343,21 @@ pub trait Backend: Send + Sync {
 
     /// Creates, upserts or replaces one item without blocking the caller: `done` gets the
     /// result once the write's commit is done, on the thread that made it (so `done` must
-    /// be quick and must not write through this backend: the next commit waits for it). For a caller
-    /// that must not block (the gateway's async side); the result is the one
-    /// [`Backend::create_item`], [`Backend::upsert_item`] or [`Backend::replace_item`] gives.
-    /// `Err(done)` hands the callback back when this backend has no such path: the caller
-    /// then makes the write through those.
+    /// be quick and must not write through this backend: the next commit waits for it).
+    /// For a caller that must not block (the gateway's async side), which therefore reads
+    /// nothing of the container: `key`, the partition key the request names (its wire
+    /// form), is checked against the body's here (400, substatus 1001, uncharged). The
+    /// result is otherwise the one [`Backend::create_item`], [`Backend::upsert_item`] or
+    /// [`Backend::replace_item`] gives. `Err(done)` hands the callback back when this
+    /// backend has no such path: the caller then makes the write through those.
+    #[allow(clippy::too_many_arguments)]
     fn submit_item_write(
         &self,
         _db: &str,
         _name: &str,
         _kind: ItemWriteKind,
         _body: &[u8],
+        _key: Option<&Value>,
         _if_match: Option<&str>,
         done: WriteDone,
     ) -> std::result::Result<(), WriteDone> {

@@ -383,6 +383,7 @@ impl Backend for Engine {
         name: &str,
         kind: ItemWriteKind,
         body: &[u8],
+        key: Option<&Value>,
         if_match: Option<&str>,
         done: WriteDone,
     ) -> std::result::Result<(), WriteDone> {
@@ -400,6 +401,7 @@ impl Backend for Engine {
                     container: name.to_string(),
                     kind,
                     doc,
+                    key: key.cloned(),
                     if_match: if_match.map(str::to_string),
                     done,
                 },

@@ -24,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
+use super::backend::WriteDone;
 use super::{ItemResponse, charged, response};
 use crate::error::Result;
 use crate::store::Store;
@@ -36,6 +37,8 @@ struct Pending {
     container: String,
     kind: WriteKind,
     doc: Map<String, Value>,
+    /// The partition key the request named, which the document's must equal.
+    key: Option<Value>,
     if_match: Option<String>,
     result: Completion,
 }
@@ -45,7 +48,7 @@ enum Completion {
     /// A writer blocked in [`GroupCommit::write`] reads it when woken.
     Waiting(Arc<OnceLock<Result<ItemResponse>>>),
     /// A caller that does not block ([`GroupCommit::submit`]) gets it from whoever commits.
-    Callback(Box<dyn FnOnce(Result<ItemResponse>) + Send>),
+    Callback(WriteDone),
 }
 
 impl Completion {
@@ -65,8 +68,11 @@ pub struct Submitted {
     pub container: String,
     pub kind: WriteKind,
     pub doc: Map<String, Value>,
+    /// The partition key the request named (its wire form), checked against the document's
+    /// in the write's transaction, where the container's key is at hand.
+    pub key: Option<Value>,
     pub if_match: Option<String>,
-    pub done: Box<dyn FnOnce(Result<ItemResponse>) + Send>,
+    pub done: WriteDone,
 }
 
 /// The writes waiting for a commit, and whether a commit is under way.
@@ -123,6 +129,7 @@ impl GroupCommit {
             container: container.to_string(),
             kind,
             doc,
+            key: None,
             if_match: if_match.map(str::to_string),
             result: Completion::Waiting(result.clone()),
         });
@@ -148,9 +155,9 @@ impl GroupCommit {
 
     /// Queues a write without blocking: `write.done` gets its result once its group has
     /// committed, on the thread that committed it, before the next group starts (so it must
-    /// not write through this group commit, which would wait for itself). A committer thread (started on the first
-    /// submission, stopped by [`GroupCommit::stop`]) leads the groups no blocked writer
-    /// leads.
+    /// not write through this group commit, which would wait for itself). A committer thread
+    /// (started on the first submission, stopped by [`GroupCommit::stop`]) leads the groups
+    /// no blocked writer leads.
     pub fn submit(self: &Arc<Self>, store: &Arc<Store>, write: Submitted) {
         let mut state = lock(&self.state);
         state.queue.push(Pending {
@@ -158,6 +165,7 @@ impl GroupCommit {
             container: write.container,
             kind: write.kind,
             doc: write.doc,
+            key: write.key,
             if_match: write.if_match,
             result: Completion::Callback(write.done),
         });
@@ -287,16 +295,26 @@ fn run_batch(store: &Store, db: &str, container: &str, mut writes: Vec<Pending>)
     let mut outcomes = Vec::with_capacity(writes.len());
     for w in &mut writes {
         let doc = std::mem::take(&mut w.doc);
+        if let Some(given) = &w.key
+            && let Err(e) = batch
+                .container()
+                .partition_key
+                .check_request_value(&doc, given)
+        {
+            // Refused before the write, uncharged, as a gateway that checks it first does.
+            outcomes.push(Err(e));
+            continue;
+        }
         match batch.write(w.kind, doc, w.if_match.as_deref()) {
             // A fault in the store may have left the transaction half-written: drop it.
             Err(e) if e.status.is_server_error() => return fail_all(writes, e),
-            outcome => outcomes.push(outcome.map(response)),
+            outcome => outcomes.push(charged(outcome.map(response))),
         }
     }
     if let Err(e) = batch.commit() {
         return fail_all(writes, e);
     }
     for (w, outcome) in writes.into_iter().zip(outcomes) {
-        w.result.complete(charged(outcome));
+        w.result.complete(outcome);
     }
 }

@@ -115,6 +115,25 @@ impl PartitionKeyDefinition {
         PartitionKeyValue::checked(components)
     }
 
+    /// Checks the partition key a write names in its request (the header's wire form)
+    /// against the one its document holds: 400 (substatus 1001) when they differ, as the
+    /// service refuses it.
+    pub fn check_request_value(
+        &self,
+        doc: &serde_json::Map<String, Value>,
+        given: &Value,
+    ) -> Result<()> {
+        let in_body = self.extract(doc)?;
+        if self.parse_request_value(given)? != in_body {
+            return Err(Error::bad_request(
+                "PartitionKey extracted from the document doesn't match the one specified in \
+                 the header",
+            )
+            .with_substatus(crate::error::substatus::PARTITION_KEY_MISMATCH));
+        }
+        Ok(())
+    }
+
     /// Parses a prefix of a hierarchical key (fewer components than paths) or a full key.
     pub fn parse_request_prefix(&self, v: &Value) -> Result<Vec<PkComponent>> {
         let items: Vec<&Value> = match v {

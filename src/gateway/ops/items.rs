@@ -13,7 +13,7 @@ use crate::engine::{
     BatchOperation, ItemResponse, ItemWriteKind, PatchRequest, TriggeredOp, TriggeredWrite,
     WriteDone,
 };
-use crate::error::{Error, Result, StatusCode, substatus};
+use crate::error::{Error, Result, StatusCode};
 use crate::gateway::call::{Call, header};
 use crate::gateway::reply::{Reply, header as out};
 use crate::gateway::resource::Resource;
@@ -54,22 +54,22 @@ fn required_key(call: &Call) -> Result<Value> {
 
 /// A write's body, checked against the partition key header when there is one.
 fn write_body<'c>(ctx: &Context, call: &'c Call, db: &str, container: &str) -> Result<&'c Value> {
-    let body = call.json_ref()?;
-    let Value::Object(doc) = body else {
-        return Err(Error::bad_request("a document must be a JSON object"));
-    };
-    if let Some(given) = call.partition_key()? {
+    let (body, given) = body_and_key(call)?;
+    if let (Value::Object(doc), Some(given)) = (body, given) {
         let def = ctx.backend.container_key(db, container)?.partition_key;
-        let in_body = def.extract(doc)?;
-        if def.parse_request_value(&given)? != in_body {
-            return Err(Error::bad_request(
-                "PartitionKey extracted from the document doesn't match the one specified in \
-                 the header",
-            )
-            .with_substatus(substatus::PARTITION_KEY_MISMATCH));
-        }
+        def.check_request_value(doc, &given)?;
     }
     Ok(body)
+}
+
+/// A write's body, refused unless it is a JSON object, and the partition key its header
+/// names, if any: what can be checked without the container.
+fn body_and_key(call: &Call) -> Result<(&Value, Option<Value>)> {
+    let body = call.json_ref()?;
+    if !body.is_object() {
+        return Err(Error::bad_request("a document must be a JSON object"));
+    }
+    Ok((body, call.partition_key()?))
 }
 
 /// The triggers a write names (`x-ms-documentdb-pre-trigger-include` and
@@ -155,9 +155,12 @@ pub fn submit(
     if !plain {
         return None;
     }
-    if let Err(e) = write_body(ctx, call, db, container) {
-        return Some(Submitted::Refused(Reply::error(&e)));
-    }
+    // Only what needs no store read is checked here, on the async side: the body and the
+    // key header are parsed, and the engine checks one against the other when it writes.
+    let key = match body_and_key(call) {
+        Ok((_, key)) => key,
+        Err(e) => return Some(Submitted::Refused(Reply::error(&e))),
+    };
     let kind = if call.flag(header::IS_UPSERT) {
         ItemWriteKind::Upsert
     } else {
@@ -177,10 +180,15 @@ pub fn submit(
         ItemWriteKind::Upsert => call.etag(header::IF_MATCH),
         _ => None,
     };
-    match ctx
-        .backend
-        .submit_item_write(db, container, kind, &call.body, if_match, done)
-    {
+    match ctx.backend.submit_item_write(
+        db,
+        container,
+        kind,
+        &call.body,
+        key.as_ref(),
+        if_match,
+        done,
+    ) {
         Ok(()) => Some(Submitted::Pending(rx)),
         Err(_) => None,
     }

@@ -973,6 +973,7 @@ fn submitted_writes_share_groups_with_blocking_ones_and_keep_their_outcomes() {
                 kind,
                 &body,
                 None,
+                None,
                 Box::new(move |r| tx.send((tag, r.map(|r| r.status))).expect("send")),
             )
             .unwrap_or_else(|_| panic!("the engine takes submitted writes"));
