@@ -225,6 +225,44 @@ impl Engine {
         self.store.set_durability(durability)
     }
 
+    /// Runs `load`, an import into `db/name` of `items` items in transactions of
+    /// `batch_items`, with the container's index built once at the end from a sorted pass
+    /// instead of item by item, when the container is empty and indexed and the load takes
+    /// more than one transaction (one transaction already writes its entries in key order),
+    /// or when an earlier such load did not finish building it.
+    /// Each later transaction would otherwise rewrite most of the index's pages, so the
+    /// load's rate would fall as the container grows; sorted, the index's pages are written
+    /// once and full. Meanwhile queries on the container scan (its index is being built, as
+    /// after a policy change). The index is built whether `load` succeeds or fails;
+    /// `load`'s error comes first.
+    pub fn bulk_load<T, E: From<crate::error::Error>>(
+        &self,
+        db: &str,
+        name: &str,
+        (items, batch_items): (usize, usize),
+        load: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let deferred = self
+            .store
+            .defer_index(db, name, items > batch_items.max(1))?;
+        let loaded = load();
+        if deferred {
+            let built = self.finish_index_build(db, name);
+            if loaded.is_ok() {
+                built?;
+            }
+        }
+        loaded
+    }
+
+    /// Builds a deferred index by sorting; if the container changed meanwhile (or another
+    /// build replaced it), item by item. Either way, in this thread and to the end.
+    fn finish_index_build(&self, db: &str, name: &str) -> Result<()> {
+        self.store.build_index_sorted(db, name)?;
+        while !self.store.advance_index_build(db, name, 8)? {}
+        Ok(())
+    }
+
     /// [`Engine::import_records`] with at most `batch_items` items per transaction.
     pub fn import_records_in_batches(
         &self,

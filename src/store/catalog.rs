@@ -195,6 +195,32 @@ impl IndexBuild {
 }
 
 impl ContainerDef {
+    /// A generation number no index of this container has used.
+    pub fn next_index_generation(&self) -> u32 {
+        self.retired_index_generations
+            .iter()
+            .copied()
+            .chain([self.index_generation])
+            .max()
+            .unwrap_or(0)
+            + 1
+    }
+
+    /// Starts building the index into a new generation as if nothing had been indexed
+    /// before: writes maintain no index for items the build has not reached, and queries
+    /// scan until it is done (a format upgrade, a bulk load).
+    pub fn rebuild_index_from_nothing(&mut self, total: u64) {
+        let previous_generation = self.index_generation;
+        self.index_generation = self.next_index_generation();
+        self.index_build = Some(IndexBuild {
+            previous_policy: IndexingPolicy::none(),
+            previous_generation,
+            resume_after: None,
+            done: 0,
+            total,
+        });
+    }
+
     /// The index queries can rely on: generation and policy. While a replacement builds,
     /// that is the previous one.
     pub fn ready_index(&self) -> (u32, &IndexingPolicy) {

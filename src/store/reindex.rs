@@ -74,22 +74,7 @@ impl Store {
                 }
                 let mut def = def.clone();
                 let total = self.container_stats(&txn, &def)?.counters.items;
-                let previous_generation = def.index_generation;
-                def.index_generation = def
-                    .retired_index_generations
-                    .iter()
-                    .copied()
-                    .chain([previous_generation])
-                    .max()
-                    .unwrap_or(0)
-                    + 1;
-                def.index_build = Some(IndexBuild {
-                    previous_policy: IndexingPolicy::none(),
-                    previous_generation,
-                    resume_after: None,
-                    done: 0,
-                    total,
-                });
+                def.rebuild_index_from_nothing(total);
                 self.put_container(&mut txn, &def)?;
             }
         }
@@ -134,15 +119,8 @@ impl Store {
             }
             None => (def.index_generation, def.indexing_policy.clone()),
         };
-        let next = def
-            .retired_index_generations
-            .iter()
-            .copied()
-            .chain([def.index_generation, previous_generation])
-            .max()
-            .unwrap_or(0)
-            + 1;
-        def.index_generation = next;
+        // Generations only grow: the previous one is at most the current one.
+        def.index_generation = def.next_index_generation();
         if policy.is_indexing_enabled() {
             let total = self.container_stats(&txn, &def)?.counters.items;
             def.index_build = Some(IndexBuild {
@@ -239,6 +217,9 @@ impl Store {
             let mut out = Vec::new();
             for db in self.list_databases(&txn)? {
                 for c in self.list_containers(&txn, &db.id)? {
+                    if self.is_bulk_loading(c.rid) {
+                        continue; // its loader builds the index when it is done
+                    }
                     if c.index_build.is_some() || !c.retired_index_generations.is_empty() {
                         out.push((c.database.clone(), c.id.clone()));
                     }

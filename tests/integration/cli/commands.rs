@@ -823,11 +823,108 @@ fn an_import_killed_midway_leaves_a_consistent_store() {
     assert_eq!(resumed["items"], total);
     let shown = ok(dir, &["container", "show", "shop/orders"]);
     assert_eq!(shown["statistics"]["itemCount"], total);
+    // The killed import left its index to build; the one that resumed built it.
+    assert_eq!(shown["indexTransformationProgress"], 100);
+    assert_index_exact(dir, total as u64);
     let feed = ok(
         dir,
         &["feed", "shop/orders", "--all", "--max-items", "1000"],
     );
     assert_eq!(feed["count"], total);
+}
+
+/// `check` finds the container's index equal to the entries of its items, and a query the
+/// index serves counts what a scan of the file would.
+fn assert_index_exact(dir: &Path, items: u64) {
+    let check = ok(dir, &["check"]);
+    assert_eq!(check["sound"], true, "{check}");
+    let c = &check["containers"][0];
+    assert_eq!(
+        (c["items"].as_u64(), c["indexCompared"].as_bool()),
+        (Some(items), Some(true)),
+        "{c}"
+    );
+    let under = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE COUNT(1) FROM c WHERE c.n < 1000",
+        ],
+    );
+    assert_eq!(
+        under["documents"][0].as_u64(),
+        Some(items.min(1000)),
+        "{under}"
+    );
+}
+
+/// An import into an empty container that takes several transactions builds the index once
+/// at its end, sorted; the container's index is then exactly the one item-by-item writes
+/// make, and queries are served from it.
+#[test]
+fn a_large_import_builds_the_index_once_at_its_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let file = tmp.path().join("many.ndjson");
+    std::fs::write(&file, ndjson(3_000, 40)).unwrap();
+    let summary = ok(
+        dir,
+        &[
+            "import",
+            "shop/orders",
+            file.to_str().unwrap(),
+            "--batch-items",
+            "400",
+            "--no-compact",
+        ],
+    );
+    assert_eq!(
+        (summary["items"].as_u64(), summary["batches"].as_u64()),
+        (Some(3_000), Some(8))
+    );
+    let shown = ok(dir, &["container", "show", "shop/orders"]);
+    assert_eq!(shown["indexTransformationProgress"], 100);
+    assert_index_exact(dir, 3_000);
+    // Another import into the now non-empty container maintains the index as it writes.
+    let more = tmp.path().join("more.ndjson");
+    let text: String = (3_000..3_500)
+        .map(|i| {
+            format!(
+                "{}\n",
+                json!({"id": format!("o{i}"), "customerId": "c-1", "n": i - 3_000})
+            )
+        })
+        .collect();
+    std::fs::write(&more, text).unwrap();
+    ok(
+        dir,
+        &[
+            "import",
+            "shop/orders",
+            more.to_str().unwrap(),
+            "--batch-items",
+            "100",
+        ],
+    );
+    let check = ok(dir, &["check"]);
+    assert_eq!(
+        (
+            check["sound"].as_bool(),
+            check["containers"][0]["items"].as_u64()
+        ),
+        (Some(true), Some(3_500))
+    );
+    let under = ok(
+        dir,
+        &[
+            "query",
+            "shop/orders",
+            "SELECT VALUE COUNT(1) FROM c WHERE c.n < 1000",
+        ],
+    );
+    assert_eq!(under["documents"][0].as_u64(), Some(1_500));
 }
 
 #[test]

@@ -1,0 +1,233 @@
+//! Loading a container without maintaining its index item by item, then building the index
+//! in one sorted pass: how an import into an empty container keeps its rate as the
+//! container grows.
+//!
+//! Written as items arrive, index entries land all over the index: every path with many
+//! distinct values has entries on every page of its part of the tree, so each batch of an
+//! import rewrites most of the index (LMDB copies a page on write), and an import slows
+//! down in proportion to what is already loaded. Sorted first, the same entries are
+//! appended: each page is written once, full, and the file holds no copies left behind.
+//!
+//! [`Store::defer_index`] starts an index build on an empty container whose previous
+//! policy indexes nothing (as a format upgrade does, see [`super::reindex`]): writes then
+//! maintain no index at all, and queries scan until the build is done.
+//! [`Store::build_index_sorted`] reads every item from one snapshot, sorts the entries of
+//! the new generation through [`KeySorter`] and appends them, then finishes the build in
+//! one transaction if nothing was written to the container since the snapshot. If
+//! something was, the sorted entries may miss it: they are retired, and the build starts
+//! over item by item (the builder of [`super::reindex`], which follows concurrent writes).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::catalog::IndexBuild;
+use super::external_sort::KeySorter;
+use super::index::{IndexLayout, PathId, count_key};
+use super::tail::Tail;
+use super::{Store, keys};
+use crate::error::{Error, Result};
+
+/// Memory the sort of one build holds at most; the rest goes to temporary runs.
+pub const SORT_BUDGET: usize = 128 << 20;
+/// Entries appended per write transaction, bounding its dirty pages (about 100 MB).
+const APPEND_BATCH: usize = 1 << 20;
+/// Bytes every key of one generation shares: container and generation.
+const SHARED_PREFIX: usize = 8;
+
+/// How a sorted build ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkBuild {
+    /// The index is complete.
+    Built { items: u64, entries: u64 },
+    /// The container was written while the index was sorted: the build starts over item
+    /// by item ([`Store::advance_index_build`]).
+    Restarted,
+    /// No build of this kind was pending (none, or one already advancing item by item).
+    NotPending,
+}
+
+impl Store {
+    /// Stops `db/name` from maintaining its index while it is loaded, and returns whether
+    /// it did: when a build from nothing is pending (an earlier load that did not finish, a
+    /// format upgrade), or, if `start` is true, when the container is empty and indexed (a
+    /// non-empty container's entries would be inserted among its own anyway).
+    /// [`Store::build_index_sorted`] then builds the index.
+    pub fn defer_index(&self, db: &str, name: &str, start: bool) -> Result<bool> {
+        let mut txn = self.write_txn()?;
+        let mut def = (*self.container(&txn, db, name)?).clone();
+        if let Some(build) = def
+            .index_build
+            .clone()
+            .filter(|b| !b.previous_policy.is_indexing_enabled())
+        {
+            if build.resume_after.is_some() {
+                // Started item by item: what it indexed may change while the load writes
+                // without maintaining it, so the sorted build starts in a generation of its
+                // own and the partial one is dropped.
+                def.retired_index_generations.push(def.index_generation);
+                def.index_generation = def.next_index_generation();
+                def.index_build = Some(IndexBuild {
+                    resume_after: None,
+                    done: 0,
+                    ..build
+                });
+                self.put_container(&mut txn, &def)?;
+                txn.commit()?;
+            }
+            self.bulk_loads_held().insert(def.rid);
+            return Ok(true);
+        }
+        if !start
+            || !def.indexing_policy.is_indexing_enabled()
+            || def.index_build.is_some()
+            || self.container_stats(&txn, &def)?.counters.items != 0
+        {
+            return Ok(false);
+        }
+        def.rebuild_index_from_nothing(0);
+        self.put_container(&mut txn, &def)?;
+        txn.commit()?;
+        self.bulk_loads_held().insert(def.rid);
+        Ok(true)
+    }
+
+    /// Whether this process is loading the container `rid` with its index deferred.
+    pub(crate) fn is_bulk_loading(&self, rid: keys::ContainerRid) -> bool {
+        self.bulk_loads_held().contains(&rid)
+    }
+
+    fn bulk_loads_held(&self) -> std::sync::MutexGuard<'_, HashSet<keys::ContainerRid>> {
+        self.bulk_loads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Builds the pending index generation of `db/name` from a sorted pass over its items,
+    /// when its build has not started item by item (see the module documentation).
+    pub fn build_index_sorted(&self, db: &str, name: &str) -> Result<BulkBuild> {
+        let txn = self.read_txn()?;
+        let def = self.container(&txn, db, name)?;
+        // However this ends, the load is over: a build left pending then goes on item by
+        // item, in the background or in the caller.
+        let _over = LoadOver {
+            store: self,
+            rid: def.rid,
+        };
+        let Some(build) = def.index_build.clone() else {
+            return Ok(BulkBuild::NotPending);
+        };
+        if build.resume_after.is_some() {
+            return Ok(BulkBuild::NotPending);
+        }
+        let generation = def.index_generation;
+        let seq = self.feed_head(&txn, &def)?;
+        let layout = IndexLayout::new(def.rid, generation, &def.indexing_policy);
+        let epk_len = def.partition_key.epk_len();
+        let prefix = keys::container_prefix(def.rid);
+        let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
+        let mut sorter = KeySorter::new(self.path(), SHARED_PREFIX, SORT_BUDGET);
+        let mut defined: HashMap<PathId, u64> = HashMap::new();
+        let mut items = 0u64;
+        for entry in self.items.range(&txn, &keys::half_open(&prefix, &end))? {
+            let (k, v) = entry?;
+            let (epk, id) =
+                keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
+            let (_, json) = super::item::decode_record(v)?;
+            let doc: Value = serde_json::from_slice(json)
+                .map_err(|e| Error::corrupt(format!("item {id}: {e}")))?;
+            let entries = layout.entries(&doc, epk, id);
+            for key in &entries.keys {
+                sorter.push(key)?;
+            }
+            for path in &entries.defined {
+                *defined.entry(*path).or_default() += 1;
+            }
+            items += 1;
+        }
+        drop(txn);
+        let entries = sorter.len();
+        let mut sorted = sorter.into_sorted()?;
+        let mut key = Vec::new();
+        let mut more = sorted.next_into(&mut key)?;
+        while more {
+            let mut txn = self.write_txn()?;
+            if !self.still_building(&txn, db, name, def.rid, generation)? {
+                return Ok(BulkBuild::NotPending); // replaced meanwhile, by whoever retired it
+            }
+            let mut tail = Tail::of(&self.index, &txn)?;
+            let mut cursor = self.index.iter_mut(&mut txn)?;
+            for _ in 0..APPEND_BATCH {
+                let flags = tail.flags_for(&key);
+                // SAFETY: the key and the (empty) value are owned here, not borrowed from
+                // the database; APPEND is only asked for a key past every key in it.
+                unsafe {
+                    cursor.put_current_with_options::<heed::types::Bytes>(flags, &key, &[])?;
+                }
+                more = sorted.next_into(&mut key)?;
+                if !more {
+                    break;
+                }
+            }
+            drop(cursor);
+            txn.commit()?;
+        }
+
+        let mut txn = self.write_txn()?;
+        if !self.still_building(&txn, db, name, def.rid, generation)? {
+            return Ok(BulkBuild::NotPending);
+        }
+        let mut current = (*self.container(&txn, db, name)?).clone();
+        if self.feed_head(&txn, &current)? != seq {
+            current.retired_index_generations.push(generation);
+            current.index_generation = current.next_index_generation();
+            current.index_build = Some(IndexBuild {
+                total: items,
+                ..build
+            });
+            self.put_container(&mut txn, &current)?;
+            txn.commit()?;
+            return Ok(BulkBuild::Restarted);
+        }
+        for (path, n) in defined {
+            let key = count_key(def.rid, generation, path);
+            self.index_counts.put(&mut txn, &key, &n.to_le_bytes())?;
+        }
+        current.index_build = None;
+        if build.previous_generation != generation {
+            current
+                .retired_index_generations
+                .push(build.previous_generation);
+        }
+        self.put_container(&mut txn, &current)?;
+        txn.commit()?;
+        Ok(BulkBuild::Built { items, entries })
+    }
+
+    /// Whether `db/name` is still the container `rid` building `generation`.
+    fn still_building(
+        &self,
+        txn: &super::RoTxn,
+        db: &str,
+        name: &str,
+        rid: keys::ContainerRid,
+        generation: u32,
+    ) -> Result<bool> {
+        let def = match self.container(txn, db, name) {
+            Ok(def) => def,
+            Err(e) if e.status == crate::error::StatusCode::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        Ok(def.rid == rid && def.index_generation == generation && def.index_build.is_some())
+    }
+}
+
+/// Ends a container's bulk load in this process when dropped.
+struct LoadOver<'s> {
+    store: &'s Store,
+    rid: keys::ContainerRid,
+}
+
+impl Drop for LoadOver<'_> {
+    fn drop(&mut self) {
+        self.store.bulk_loads_held().remove(&self.rid);
+    }
+}

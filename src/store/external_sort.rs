@@ -1,0 +1,343 @@
+//! Sorting more byte keys than memory should hold: keys are buffered up to a budget, each
+//! full buffer is sorted and written to an anonymous temporary file (a *run*), and reading
+//! back merges the runs. Used to build a whole index generation in key order
+//! ([`super::bulk_index`]), so that its entries are appended to the tree, which fills every
+//! page, instead of inserted among each other, which splits pages and rewrites them.
+//!
+//! The sort compares keys by two integers made of their first 32 bytes after a prefix that
+//! every key shares (`skip`: an index generation's container and generation), and only
+//! when those are equal by the rest of the bytes: the sort then reads the keys' bytes
+//! rarely, and the 48-byte records it moves are all it touches.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Buffered bytes per run file, reading or writing.
+const IO_BUFFER: usize = 1 << 20;
+
+/// One buffered key: its leading bytes as integers, and where its bytes are.
+#[derive(Clone, Copy)]
+struct Head {
+    high: u128,
+    low: u128,
+    at: u32,
+    len: u32,
+}
+
+/// Keys pushed in any order, read back in byte order (duplicates included).
+pub struct KeySorter {
+    dir: PathBuf,
+    skip: usize,
+    budget: usize,
+    arena: Vec<u8>,
+    heads: Vec<Head>,
+    runs: Vec<File>,
+    pushed: u64,
+}
+
+impl KeySorter {
+    /// A sorter holding at most about `budget` bytes in memory, writing its runs in `dir`.
+    /// `skip` leading bytes are the same in every key.
+    pub fn new(dir: &Path, skip: usize, budget: usize) -> KeySorter {
+        KeySorter {
+            dir: dir.to_path_buf(),
+            skip,
+            budget: budget.max(1 << 16),
+            arena: Vec::new(),
+            heads: Vec::new(),
+            runs: Vec::new(),
+            pushed: 0,
+        }
+    }
+
+    /// Keys pushed so far.
+    pub fn len(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Runs written to disk so far.
+    #[cfg(test)]
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn push(&mut self, key: &[u8]) -> Result<()> {
+        let held = self.arena.len() + self.heads.len() * std::mem::size_of::<Head>();
+        if held + key.len() > self.budget && !self.heads.is_empty() {
+            self.spill()?;
+        }
+        let (high, low) = heads(key, self.skip);
+        let at = u32::try_from(self.arena.len())
+            .map_err(|_| Error::internal("a sort buffer outgrew 4 GB"))?;
+        self.arena.extend_from_slice(key);
+        self.heads.push(Head {
+            high,
+            low,
+            at,
+            len: key.len() as u32,
+        });
+        self.pushed += 1;
+        Ok(())
+    }
+
+    /// The keys in order: from memory when they all fitted, else merged from the runs.
+    pub fn into_sorted(mut self) -> Result<SortedKeys> {
+        self.sort();
+        if self.runs.is_empty() {
+            return Ok(SortedKeys(Source::Memory {
+                arena: self.arena,
+                heads: self.heads,
+                next: 0,
+            }));
+        }
+        if !self.heads.is_empty() {
+            self.spill()?;
+        }
+        let mut merge = Merge {
+            readers: Vec::with_capacity(self.runs.len()),
+            heap: BinaryHeap::with_capacity(self.runs.len()),
+        };
+        for mut file in self.runs {
+            file.seek(SeekFrom::Start(0))?;
+            let mut reader = BufReader::with_capacity(IO_BUFFER, file);
+            let mut key = Vec::new();
+            if read_key(&mut reader, &mut key)? {
+                merge.heap.push(Reverse((key, merge.readers.len())));
+            }
+            merge.readers.push(reader);
+        }
+        Ok(SortedKeys(Source::Runs(merge)))
+    }
+
+    fn sort(&mut self) {
+        let arena = &self.arena;
+        let skip = self.skip;
+        let bytes = |h: &Head| &arena[h.at as usize..(h.at + h.len) as usize];
+        self.heads.sort_unstable_by(|a, b| {
+            (a.high, a.low)
+                .cmp(&(b.high, b.low))
+                .then_with(|| tail(bytes(a), skip).cmp(tail(bytes(b), skip)))
+                // Equal so far: one is the other padded with zero bytes, and the shorter
+                // is its prefix.
+                .then_with(|| a.len.cmp(&b.len))
+        });
+    }
+
+    /// Sorts what is buffered and writes it to a new run.
+    fn spill(&mut self) -> Result<()> {
+        self.sort();
+        let file = tempfile::tempfile_in(&self.dir).map_err(|e| {
+            Error::internal(format!(
+                "cannot create a temporary sort file in {}: {e}",
+                self.dir.display()
+            ))
+        })?;
+        let mut out = BufWriter::with_capacity(IO_BUFFER, file);
+        let mut previous: &[u8] = &[];
+        for h in &self.heads {
+            let key = &self.arena[h.at as usize..(h.at + h.len) as usize];
+            let shared = key.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            write_varint(&mut out, shared)?;
+            write_varint(&mut out, key.len() - shared)?;
+            out.write_all(&key[shared..])?;
+            previous = key;
+        }
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::internal(format!("cannot write a temporary sort file: {e}")))?;
+        self.runs.push(file);
+        self.arena.clear();
+        self.heads.clear();
+        Ok(())
+    }
+}
+
+/// Bytes past the shared prefix and the 32 the heads hold.
+fn tail(key: &[u8], skip: usize) -> &[u8] {
+    key.get(skip + 32..).unwrap_or_default()
+}
+
+/// The 32 bytes after the shared prefix as two big-endian integers, zero-padded: a key
+/// that orders before another never gets larger heads; equal heads fall back to the tails
+/// and then to the lengths (a zero byte and padding tie).
+fn heads(key: &[u8], skip: usize) -> (u128, u128) {
+    let mut bytes = [0u8; 32];
+    let rest = key.get(skip..).unwrap_or_default();
+    let n = rest.len().min(32);
+    bytes[..n].copy_from_slice(&rest[..n]);
+    let (high, low) = bytes.split_at(16);
+    (
+        u128::from_be_bytes(high.try_into().unwrap_or_default()),
+        u128::from_be_bytes(low.try_into().unwrap_or_default()),
+    )
+}
+
+fn write_varint(out: &mut impl Write, mut n: usize) -> Result<()> {
+    loop {
+        let byte = (n & 0x7F) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.write_all(&[byte])?;
+            return Ok(());
+        }
+        out.write_all(&[byte | 0x80])?;
+    }
+}
+
+/// A varint, or `None` at the end of the run (before its first byte).
+fn read_varint(reader: &mut impl Read) -> Result<Option<usize>> {
+    let mut n = 0usize;
+    for shift in (0..64).step_by(7) {
+        let mut byte = [0u8];
+        match reader.read_exact(&mut byte) {
+            Ok(()) => {}
+            Err(e) if shift == 0 && e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        n |= usize::from(byte[0] & 0x7F) << shift;
+        if byte[0] & 0x80 == 0 {
+            return Ok(Some(n));
+        }
+    }
+    Err(Error::internal("a temporary sort file is damaged"))
+}
+
+/// Reads the next key of a run into `key`, which holds the run's previous key: runs store
+/// each key as the length it shares with the one before and the bytes after (sorted keys
+/// share long prefixes, so a run is a fraction of its keys' size). False at the run's end.
+fn read_key(reader: &mut BufReader<File>, key: &mut Vec<u8>) -> Result<bool> {
+    let Some(shared) = read_varint(reader)? else {
+        return Ok(false);
+    };
+    let rest =
+        read_varint(reader)?.ok_or_else(|| Error::internal("a temporary sort file ends early"))?;
+    if shared > key.len() {
+        return Err(Error::internal("a temporary sort file is damaged"));
+    }
+    key.truncate(shared);
+    let at = key.len();
+    key.resize(at + rest, 0);
+    reader.read_exact(&mut key[at..])?;
+    Ok(true)
+}
+
+/// The runs being merged: each one's next key in a heap.
+struct Merge {
+    readers: Vec<BufReader<File>>,
+    heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
+}
+
+/// Sorted keys, read one at a time.
+pub struct SortedKeys(Source);
+
+enum Source {
+    Memory {
+        arena: Vec<u8>,
+        heads: Vec<Head>,
+        next: usize,
+    },
+    Runs(Merge),
+}
+
+impl SortedKeys {
+    /// Puts the next key into `out`; false when every key was read.
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+        match &mut self.0 {
+            Source::Memory { arena, heads, next } => {
+                let Some(h) = heads.get(*next) else {
+                    return Ok(false);
+                };
+                *next += 1;
+                out.clear();
+                out.extend_from_slice(&arena[h.at as usize..(h.at + h.len) as usize]);
+                Ok(true)
+            }
+            Source::Runs(merge) => {
+                let Some(Reverse((mut key, run))) = merge.heap.pop() else {
+                    return Ok(false);
+                };
+                // Copied out: the run's next key is read over this one, which it extends.
+                out.clear();
+                out.extend_from_slice(&key);
+                if read_key(&mut merge.readers[run], &mut key)? {
+                    merge.heap.push(Reverse((key, run)));
+                }
+                Ok(true)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys of random length and bytes (a shared prefix, then mostly few distinct bytes
+    /// so that heads tie and tails decide), pushed in random order.
+    fn keys(n: usize, seed: u64) -> Vec<Vec<u8>> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|_| {
+                let len = 8 + (next() % 60) as usize;
+                let mut k = vec![7u8; 8];
+                k.extend((8..len).map(|_| (next() % 3) as u8));
+                k
+            })
+            .collect()
+    }
+
+    fn drain(mut sorted: SortedKeys) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut key = Vec::new();
+        while sorted.next_into(&mut key).unwrap() {
+            out.push(key.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn sorts_in_memory_and_through_runs_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = keys(20_000, 0x5EED);
+        let mut expected = input.clone();
+        expected.sort();
+        for budget in [usize::MAX, 1 << 16] {
+            let mut sorter = KeySorter::new(dir.path(), 8, budget);
+            for k in &input {
+                sorter.push(k).unwrap();
+            }
+            assert_eq!(sorter.len(), input.len() as u64);
+            let spilled = sorter.runs() > 0;
+            assert_eq!(spilled, budget != usize::MAX);
+            assert_eq!(drain(sorter.into_sorted().unwrap()), expected);
+        }
+    }
+
+    #[test]
+    fn a_zero_byte_orders_after_the_key_it_extends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = KeySorter::new(dir.path(), 0, usize::MAX);
+        for k in [&b"a\0"[..], b"a", b"a\0\0", b"", b"a\x01"] {
+            sorter.push(k).unwrap();
+        }
+        let out = drain(sorter.into_sorted().unwrap());
+        let expected: Vec<Vec<u8>> = [&b""[..], b"a", b"a\0", b"a\0\0", b"a\x01"]
+            .iter()
+            .map(|k| k.to_vec())
+            .collect();
+        assert_eq!(out, expected);
+    }
+}
