@@ -258,7 +258,9 @@ impl Engine {
     /// Builds a deferred index by sorting; if the container changed meanwhile (or another
     /// build replaced it), item by item. Either way, in this thread and to the end.
     fn finish_index_build(&self, db: &str, name: &str) -> Result<()> {
-        self.store.build_index_sorted(db, name)?;
+        let sorted = self.store.build_index_sorted(db, name);
+        self.store.release_index_build(db, name)?;
+        sorted?;
         while !self.store.advance_index_build(db, name, 8)? {}
         Ok(())
     }

@@ -10,14 +10,15 @@
 //!
 //! [`Store::defer_index`] starts an index build on an empty container whose previous
 //! policy indexes nothing (as a format upgrade does, see [`super::reindex`]): writes then
-//! maintain no index at all, and queries scan until the build is done.
+//! maintain no index at all, and queries scan until the build is done. The build names
+//! the loading process, and builders elsewhere leave it alone while that process lives.
 //! [`Store::build_index_sorted`] reads every item from one snapshot, sorts the entries of
 //! the new generation through [`KeySorter`] and appends them, then finishes the build in
 //! one transaction if nothing was written to the container since the snapshot. If
 //! something was, the sorted entries may miss it: they are retired, and the build starts
 //! over item by item (the builder of [`super::reindex`], which follows concurrent writes).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -56,12 +57,12 @@ impl Store {
     pub fn defer_index(&self, db: &str, name: &str, start: bool) -> Result<bool> {
         let mut txn = self.write_txn()?;
         let mut def = (*self.container(&txn, db, name)?).clone();
-        if let Some(build) = def
+        let pending = def
             .index_build
             .clone()
-            .filter(|b| !b.previous_policy.is_indexing_enabled())
-        {
-            if build.resume_after.is_some() {
+            .filter(|b| !b.previous_policy.is_indexing_enabled());
+        match pending {
+            Some(build) if build.resume_after.is_some() => {
                 // Started item by item: what it indexed may change while the load writes
                 // without maintaining it, so the sorted build starts in a generation of its
                 // own and the partial one is dropped.
@@ -72,33 +73,38 @@ impl Store {
                     done: 0,
                     ..build
                 });
-                self.put_container(&mut txn, &def)?;
-                txn.commit()?;
             }
-            self.bulk_loads_held().insert(def.rid);
-            return Ok(true);
+            Some(_) => {}
+            None if start
+                && def.indexing_policy.is_indexing_enabled()
+                && def.index_build.is_none()
+                && self.container_stats(&txn, &def)?.counters.items == 0 =>
+            {
+                def.rebuild_index_from_nothing(0);
+            }
+            None => return Ok(false),
         }
-        if !start
-            || !def.indexing_policy.is_indexing_enabled()
-            || def.index_build.is_some()
-            || self.container_stats(&txn, &def)?.counters.items != 0
-        {
-            return Ok(false);
+        if let Some(build) = def.index_build.as_mut() {
+            build.loader = Some(std::process::id());
         }
-        def.rebuild_index_from_nothing(0);
         self.put_container(&mut txn, &def)?;
         txn.commit()?;
-        self.bulk_loads_held().insert(def.rid);
         Ok(true)
     }
 
-    /// Whether this process is loading the container `rid` with its index deferred.
-    pub(crate) fn is_bulk_loading(&self, rid: keys::ContainerRid) -> bool {
-        self.bulk_loads_held().contains(&rid)
-    }
-
-    fn bulk_loads_held(&self) -> std::sync::MutexGuard<'_, HashSet<keys::ContainerRid>> {
-        self.bulk_loads.lock().unwrap_or_else(|e| e.into_inner())
+    /// Lets other builders take a build this process held for a load (one that
+    /// [`Store::build_index_sorted`] did not finish).
+    pub fn release_index_build(&self, db: &str, name: &str) -> Result<()> {
+        let mut txn = self.write_txn()?;
+        let mut def = (*self.container(&txn, db, name)?).clone();
+        let ours = Some(std::process::id());
+        match def.index_build.as_mut() {
+            Some(build) if build.loader == ours => build.loader = None,
+            _ => return Ok(()),
+        }
+        self.put_container(&mut txn, &def)?;
+        txn.commit()?;
+        Ok(())
     }
 
     /// Builds the pending index generation of `db/name` from a sorted pass over its items,
@@ -106,12 +112,6 @@ impl Store {
     pub fn build_index_sorted(&self, db: &str, name: &str) -> Result<BulkBuild> {
         let txn = self.read_txn()?;
         let def = self.container(&txn, db, name)?;
-        // However this ends, the load is over: a build left pending then goes on item by
-        // item, in the background or in the caller.
-        let _over = LoadOver {
-            store: self,
-            rid: def.rid,
-        };
         let Some(build) = def.index_build.clone() else {
             return Ok(BulkBuild::NotPending);
         };
@@ -181,6 +181,7 @@ impl Store {
             current.index_generation = current.next_index_generation();
             current.index_build = Some(IndexBuild {
                 total: items,
+                loader: None,
                 ..build
             });
             self.put_container(&mut txn, &current)?;
@@ -217,17 +218,5 @@ impl Store {
             Err(e) => return Err(e),
         };
         Ok(def.rid == rid && def.index_generation == generation && def.index_build.is_some())
-    }
-}
-
-/// Ends a container's bulk load in this process when dropped.
-struct LoadOver<'s> {
-    store: &'s Store,
-    rid: keys::ContainerRid,
-}
-
-impl Drop for LoadOver<'_> {
-    fn drop(&mut self) {
-        self.store.bulk_loads_held().remove(&self.rid);
     }
 }

@@ -182,9 +182,22 @@ pub struct IndexBuild {
     pub done: u64,
     /// Items in the container when the build started (for progress).
     pub total: u64,
+    /// The process loading the container while its index waits to be built by sorting
+    /// ([`super::bulk_index`]): builders in other processes leave the build alone while it
+    /// runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader: Option<u32>,
 }
 
 impl IndexBuild {
+    /// Whether a process is loading the container to build this index by sorting at its
+    /// end. A process that is gone (a load that crashed) no longer holds the build; where
+    /// processes cannot be looked up (no `/proc`), neither does any.
+    pub fn is_held_by_a_loader(&self) -> bool {
+        self.loader
+            .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+    }
+
     /// Percent complete, as the service's `x-ms-documentdb-collection-index-transformation-progress`.
     pub fn progress(&self) -> u8 {
         if self.total == 0 {
@@ -218,6 +231,7 @@ impl ContainerDef {
             resume_after: None,
             done: 0,
             total,
+            loader: None,
         });
     }
 

@@ -153,9 +153,6 @@ pub struct Store {
     /// Buffers of the last write transaction's index changes, kept for the next one (an
     /// import's are tens of megabytes: growing them anew each time costs page faults).
     pub(crate) index_scratch: Mutex<index_delta::Scratch>,
-    /// Containers whose index this process defers while it loads them
-    /// ([`bulk_index`]): the background builder leaves their builds alone.
-    pub(crate) bulk_loads: Mutex<std::collections::HashSet<keys::ContainerRid>>,
     /// The flusher thread while commits skip their flush ([`durability`]).
     flusher: Mutex<durability::Flusher>,
     /// The shared lock on the store's directory ([`compact`]), held while open.
@@ -341,7 +338,6 @@ impl Store {
             pending: Mutex::new(meter::Pending::default()),
             flushing: Mutex::new(()),
             index_scratch: Mutex::new(index_delta::Scratch::default()),
-            bulk_loads: Mutex::default(),
             flusher: Mutex::new(durability::Flusher::default()),
             _open_lock: None,
             _fault_guard: fault_guard,

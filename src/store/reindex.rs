@@ -129,6 +129,7 @@ impl Store {
                 resume_after: None,
                 done: 0,
                 total,
+                loader: None,
             });
         } else {
             // Nothing to build: the old index stops serving at once.
@@ -217,7 +218,10 @@ impl Store {
             let mut out = Vec::new();
             for db in self.list_databases(&txn)? {
                 for c in self.list_containers(&txn, &db.id)? {
-                    if self.is_bulk_loading(c.rid) {
+                    if c.index_build
+                        .as_ref()
+                        .is_some_and(|b| b.is_held_by_a_loader())
+                    {
                         continue; // its loader builds the index when it is done
                     }
                     if c.index_build.is_some() || !c.retired_index_generations.is_empty() {
