@@ -146,7 +146,8 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Items per transaction: larger batches import faster; a crash loses at most the
-        /// open one
+        /// open one. An import of more than one batch into an empty container builds the
+        /// container's index once, sorted, at its end (queries scan until then)
         #[arg(long, value_name = "N", default_value_t = crate::engine::IMPORT_BATCH_ITEMS as u64, value_parser = clap::value_parser!(u64).range(1..))]
         batch_items: u64,
         /// Keep the free pages the import leaves in the data file. By default a large

@@ -22,7 +22,6 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::catalog::IndexBuild;
 use super::external_sort::KeySorter;
 use super::index::{IndexLayout, PathId, count_key};
 use super::tail::Tail;
@@ -35,18 +34,6 @@ pub const SORT_BUDGET: usize = 128 << 20;
 const APPEND_BATCH: usize = 1 << 20;
 /// Bytes every key of one generation shares: container and generation.
 const SHARED_PREFIX: usize = 8;
-
-/// How a sorted build ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BulkBuild {
-    /// The index is complete.
-    Built { items: u64, entries: u64 },
-    /// The container was written while the index was sorted: the build starts over item
-    /// by item ([`Store::advance_index_build`]).
-    Restarted,
-    /// No build of this kind was pending (none, or one already advancing item by item).
-    NotPending,
-}
 
 impl Store {
     /// Stops `db/name` from maintaining its index while it is loaded, and returns whether
@@ -62,18 +49,9 @@ impl Store {
             .clone()
             .filter(|b| !b.previous_policy.is_indexing_enabled());
         match pending {
-            Some(build) if build.resume_after.is_some() => {
-                // Started item by item: what it indexed may change while the load writes
-                // without maintaining it, so the sorted build starts in a generation of its
-                // own and the partial one is dropped.
-                def.retired_index_generations.push(def.index_generation);
-                def.index_generation = def.next_index_generation();
-                def.index_build = Some(IndexBuild {
-                    resume_after: None,
-                    done: 0,
-                    ..build
-                });
-            }
+            // Started item by item: what it indexed may change while the load writes
+            // without maintaining it, so the sorted build starts in a generation of its own.
+            Some(build) if build.resume_after.is_some() => def.restart_index_build(),
             Some(_) => {}
             None if start
                 && def.indexing_policy.is_indexing_enabled()
@@ -108,16 +86,15 @@ impl Store {
     }
 
     /// Builds the pending index generation of `db/name` from a sorted pass over its items,
-    /// when its build has not started item by item (see the module documentation).
-    pub fn build_index_sorted(&self, db: &str, name: &str) -> Result<BulkBuild> {
+    /// when its build has not started item by item (see the module documentation). A build
+    /// it leaves pending (none of this kind, replaced meanwhile, or restarted because the
+    /// container was written) goes on item by item ([`Store::advance_index_build`]).
+    pub fn build_index_sorted(&self, db: &str, name: &str) -> Result<()> {
         let txn = self.read_txn()?;
         let def = self.container(&txn, db, name)?;
-        let Some(build) = def.index_build.clone() else {
-            return Ok(BulkBuild::NotPending);
+        let Some(build) = def.index_build.clone().filter(|b| b.resume_after.is_none()) else {
+            return Ok(());
         };
-        if build.resume_after.is_some() {
-            return Ok(BulkBuild::NotPending);
-        }
         let generation = def.index_generation;
         let seq = self.feed_head(&txn, &def)?;
         let layout = IndexLayout::new(def.rid, generation, &def.indexing_policy);
@@ -126,7 +103,6 @@ impl Store {
         let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
         let mut sorter = KeySorter::new(self.path(), SHARED_PREFIX, SORT_BUDGET);
         let mut defined: HashMap<PathId, u64> = HashMap::new();
-        let mut items = 0u64;
         for entry in self.items.range(&txn, &keys::half_open(&prefix, &end))? {
             let (k, v) = entry?;
             let (epk, id) =
@@ -141,27 +117,20 @@ impl Store {
             for path in &entries.defined {
                 *defined.entry(*path).or_default() += 1;
             }
-            items += 1;
         }
         drop(txn);
-        let entries = sorter.len();
         let mut sorted = sorter.into_sorted()?;
         let mut key = Vec::new();
         let mut more = sorted.next_into(&mut key)?;
         while more {
             let mut txn = self.write_txn()?;
             if !self.still_building(&txn, db, name, def.rid, generation)? {
-                return Ok(BulkBuild::NotPending); // replaced meanwhile, by whoever retired it
+                return Ok(()); // replaced meanwhile, by whoever retired it
             }
             let mut tail = Tail::of(&self.index, &txn)?;
             let mut cursor = self.index.iter_mut(&mut txn)?;
             for _ in 0..APPEND_BATCH {
-                let flags = tail.flags_for(&key);
-                // SAFETY: the key and the (empty) value are owned here, not borrowed from
-                // the database; APPEND is only asked for a key past every key in it.
-                unsafe {
-                    cursor.put_current_with_options::<heed::types::Bytes>(flags, &key, &[])?;
-                }
+                tail.put_entry(&mut cursor, &key)?;
                 more = sorted.next_into(&mut key)?;
                 if !more {
                     break;
@@ -173,20 +142,19 @@ impl Store {
 
         let mut txn = self.write_txn()?;
         if !self.still_building(&txn, db, name, def.rid, generation)? {
-            return Ok(BulkBuild::NotPending);
+            return Ok(());
         }
         let mut current = (*self.container(&txn, db, name)?).clone();
         if self.feed_head(&txn, &current)? != seq {
-            current.retired_index_generations.push(generation);
-            current.index_generation = current.next_index_generation();
-            current.index_build = Some(IndexBuild {
-                total: items,
-                loader: None,
-                ..build
-            });
+            // The container was written since the snapshot: the sorted entries may miss it.
+            current.restart_index_build();
+            let items = self.container_stats(&txn, &current)?.counters.items;
+            if let Some(restarted) = current.index_build.as_mut() {
+                restarted.total = items; // for its progress
+            }
             self.put_container(&mut txn, &current)?;
             txn.commit()?;
-            return Ok(BulkBuild::Restarted);
+            return Ok(());
         }
         for (path, n) in defined {
             let key = count_key(def.rid, generation, path);
@@ -200,7 +168,7 @@ impl Store {
         }
         self.put_container(&mut txn, &current)?;
         txn.commit()?;
-        Ok(BulkBuild::Built { items, entries })
+        Ok(())
     }
 
     /// Whether `db/name` is still the container `rid` building `generation`.

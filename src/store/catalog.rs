@@ -235,6 +235,22 @@ impl ContainerDef {
         });
     }
 
+    /// Retires the generation being built and starts the same build over, from its
+    /// beginning, in a fresh one (for a build whose entries can no longer be trusted).
+    pub fn restart_index_build(&mut self) {
+        let Some(build) = self.index_build.take() else {
+            return;
+        };
+        self.retired_index_generations.push(self.index_generation);
+        self.index_generation = self.next_index_generation();
+        self.index_build = Some(IndexBuild {
+            resume_after: None,
+            done: 0,
+            loader: None,
+            ..build
+        });
+    }
+
     /// The index queries can rely on: generation and policy. While a replacement builds,
     /// that is the previous one.
     pub fn ready_index(&self) -> (u32, &IndexingPolicy) {

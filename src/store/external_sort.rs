@@ -37,6 +37,7 @@ pub struct KeySorter {
     arena: Vec<u8>,
     heads: Vec<Head>,
     runs: Vec<File>,
+    #[cfg(test)]
     pushed: u64,
 }
 
@@ -51,11 +52,13 @@ impl KeySorter {
             arena: Vec::new(),
             heads: Vec::new(),
             runs: Vec::new(),
+            #[cfg(test)]
             pushed: 0,
         }
     }
 
     /// Keys pushed so far.
+    #[cfg(test)]
     pub fn len(&self) -> u64 {
         self.pushed
     }
@@ -81,7 +84,10 @@ impl KeySorter {
             at,
             len: key.len() as u32,
         });
-        self.pushed += 1;
+        #[cfg(test)]
+        {
+            self.pushed += 1;
+        }
         Ok(())
     }
 

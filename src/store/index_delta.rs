@@ -268,14 +268,7 @@ impl Scratch {
                 let (span, put) = group.ops[i as usize];
                 if put {
                     whole(key, name, group.arena.get(span));
-                    let flags = tail.flags_for(key);
-                    // SAFETY: the key and the (empty) value are owned by this delta, not
-                    // borrowed from the database, so no reference into the database is held
-                    // across the put. APPEND is only asked for a key greater than every key
-                    // in the database.
-                    unsafe {
-                        cursor.put_current_with_options::<heed::types::Bytes>(flags, key, &[])?;
-                    }
+                    tail.put_entry(&mut cursor, key)?;
                 }
             }
         }

@@ -6,7 +6,8 @@
 //! the newest container's keys sort last) fill their pages whole. A [`Tail`] remembers the
 //! largest key one transaction's writes know of and says which puts may append.
 
-use heed::{PutFlags, RwTxn};
+use heed::types::Bytes;
+use heed::{PutFlags, RwIter, RwTxn};
 
 use super::Db;
 use crate::error::Result;
@@ -35,5 +36,22 @@ impl Tail {
         tail.clear();
         tail.extend_from_slice(key);
         PutFlags::APPEND
+    }
+
+    /// Puts `key` with an empty value (an index entry) through `cursor`, appended when it
+    /// is past the tail. A cursor kept across puts in key order mostly finds the next key's
+    /// place on the leaf page it stands on, without a descent from the root.
+    #[inline]
+    pub(crate) fn put_entry(
+        &mut self,
+        cursor: &mut RwIter<'_, Bytes, Bytes>,
+        key: &[u8],
+    ) -> Result<()> {
+        let flags = self.flags_for(key);
+        // SAFETY: the key and the (empty) value are the caller's, not borrowed from the
+        // database, so no reference into the database is held across the put. APPEND is
+        // only asked for a key greater than every key in the database.
+        unsafe { cursor.put_current_with_options::<Bytes>(flags, key, &[])? };
+        Ok(())
     }
 }
