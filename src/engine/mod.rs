@@ -23,6 +23,7 @@ mod embedded;
 pub mod feed;
 mod group_commit;
 pub mod import;
+mod import_batches;
 pub mod layout;
 pub mod plan;
 pub mod query;
@@ -41,7 +42,7 @@ use crate::store::Store;
 use crate::store::catalog::ContainerDef;
 use crate::store::item;
 pub use crate::store::patch::PatchOperation;
-use crate::store::write::{WriteBatch, WriteKind, WriteResult};
+use crate::store::write::{WriteKind, WriteResult};
 pub use backend::{Backend, Capabilities, ContainerKey, ItemWriteKind, KeyPage, WriteDone};
 pub use batch::{
     BatchFailure, BatchOperation, BatchOperationResult, BatchResponse, OperationType, PatchRequest,
@@ -265,67 +266,6 @@ impl Engine {
         Ok(())
     }
 
-    /// [`Engine::import_records`] with at most `batch_items` items per transaction.
-    pub fn import_records_in_batches(
-        &self,
-        db: &str,
-        name: &str,
-        records: &[import::Record],
-        batch_items: usize,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<ImportSummary> {
-        let batch_items = batch_items.max(1);
-        let started = std::time::Instant::now();
-        let mut summary = ImportSummary::default();
-        let mut next = 0;
-        // Records in item-key order, not yet written: a batch's, or what a 429 left of it.
-        let mut sorted: std::collections::VecDeque<KeyedRecord> = Default::default();
-        while next < records.len() || !sorted.is_empty() {
-            let mut batch = WriteBatch::begin(&self.store, db, name)?;
-            if sorted.is_empty() {
-                next = sort_window(&batch, records, next, batch_items, &mut sorted);
-            }
-            let mut throttle = None;
-            while let Some(rec) = sorted.pop_front() {
-                let json = records[rec.index].json;
-                let doc = item::parse_body(json).map_err(|e| import::at_line(e, rec.line))?;
-                match batch.write_numbered(WriteKind::Upsert, doc, rec.number) {
-                    Ok(r) => {
-                        summary.request_charge += r.request_charge;
-                        if r.status == StatusCode::Created {
-                            summary.created += 1
-                        } else {
-                            summary.replaced += 1
-                        }
-                        summary.bytes += json.len() as u64;
-                        summary.items += 1;
-                    }
-                    Err(e) if e.status == StatusCode::TooManyRequests => {
-                        // The record goes first into the next transaction; there the batch's
-                        // numbers may no longer be free, so its items take the next ones.
-                        sorted.push_front(rec);
-                        for rec in sorted.iter_mut() {
-                            rec.number = None;
-                        }
-                        throttle = e.retry_after_ms;
-                        summary.throttled += 1;
-                        break;
-                    }
-                    Err(e) => return Err(import::at_line(e, rec.line)),
-                }
-            }
-            batch.commit()?;
-            summary.batches += 1;
-            progress(summary.items);
-            if let Some(ms) = throttle {
-                std::thread::sleep(std::time::Duration::from_millis(ms.max(1)));
-            }
-        }
-        summary.request_charge = charge_round(summary.request_charge);
-        summary.seconds = started.elapsed().as_secs_f64();
-        Ok(summary)
-    }
-
     /// `sql` parsed and checked, from the statement cache when it was seen before (only
     /// texts that pass are kept, so errors are reported every time).
     fn parsed(&self, sql: &str) -> Result<Arc<crate::query::syntax::ast::Query>> {
@@ -421,54 +361,4 @@ pub fn new_guid() -> String {
         &hex[16..20],
         &hex[20..32]
     )
-}
-
-/// An import record placed, waiting for its write.
-struct KeyedRecord {
-    /// Where it is stored (container, EPK, id); empty for a record its write will refuse.
-    key: Vec<u8>,
-    /// Its position in the import's records, and its line in the source.
-    index: usize,
-    line: usize,
-    /// Its item's document number if it creates one: by its place in the input, so the
-    /// batch's items are numbered in the order they were given.
-    number: Option<u64>,
-}
-
-/// Places the records of one import transaction — from `next`, up to `batch_items` of them
-/// and [`IMPORT_BATCH_BYTES`] — in `sorted` in item-key order, and returns where the next
-/// transaction starts. Only their keys are read here (each record is parsed when written),
-/// so ordering a batch holds a key per record, not its documents. Each record takes the
-/// document number its place in the input gives it, so the items a batch creates are
-/// numbered — and returned by queries without ORDER BY — in the order they were given.
-///
-/// Written in key order, a batch puts each item next to the one before it, so its items'
-/// pages are touched once each and in file order instead of at random, and its change-feed
-/// events follow the items' order, which a feed reader then walks instead of seeking. The
-/// service delivers a batch's changes in any order among themselves (they share one
-/// `_ts`); the sort is stable, so two versions of one item keep theirs and the last wins.
-fn sort_window(
-    batch: &WriteBatch,
-    records: &[import::Record],
-    mut next: usize,
-    batch_items: usize,
-    sorted: &mut std::collections::VecDeque<KeyedRecord>,
-) -> usize {
-    let mut window = Vec::new();
-    let mut bytes = 0;
-    let numbered_from = batch.doc_counter();
-    while next < records.len() && window.len() < batch_items && bytes < IMPORT_BATCH_BYTES {
-        let rec = records[next];
-        window.push(KeyedRecord {
-            key: batch.item_key(rec.json).unwrap_or_default(),
-            index: next,
-            line: rec.line,
-            number: Some(numbered_from + window.len() as u64 + 1),
-        });
-        bytes += rec.json.len();
-        next += 1;
-    }
-    window.sort_by(|a, b| a.key.cmp(&b.key));
-    sorted.extend(window);
-    next
 }

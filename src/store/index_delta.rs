@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::mpsc;
 
 use heed::RwTxn;
 
@@ -24,7 +25,7 @@ use super::Store;
 use super::index::{DocEntries, FoldHasher, PathId, count_key};
 use super::keys::ContainerRid;
 use super::tail::Tail;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Key bytes that name an operation's group: container, generation and path.
 const GROUP: usize = 16;
@@ -55,8 +56,9 @@ pub struct Scratch {
     groups: Vec<(GroupKey, Group)>,
     used: usize,
     sorted: Sorted,
-    /// One whole key, assembled from its group's bytes and the rest.
-    key: Vec<u8>,
+    /// Buffers for groups' operations in key order: one for a delta sorted by the thread
+    /// that writes it, three when a second thread sorts.
+    ordered: Vec<Ordered>,
 }
 
 /// The operations of one group.
@@ -78,6 +80,19 @@ struct Sorted {
     /// The operations to write, as positions in `ops`: for each key only its last.
     last: Vec<u32>,
 }
+
+/// One group's operations in key order, each the last on its key, with their whole keys
+/// back to back: what the puts read, front to back.
+#[derive(Default)]
+struct Ordered {
+    keys: Vec<u8>,
+    /// Per operation: where its key ends in `keys`, and whether it is a put.
+    ops: Vec<(usize, bool)>,
+}
+
+/// Operations a delta needs before its groups are sorted on a second thread while this one
+/// writes: below it, starting the thread costs more than it saves.
+const SORT_BESIDE: usize = 16_384;
 
 /// Bytes kept back to back in chunks that never move. A growing `Vec` would copy everything
 /// it holds each time it doubled: a tenth of an import's time, in a profile, went to that.
@@ -122,6 +137,11 @@ impl Arena {
 
     fn clear(&mut self) {
         self.used = 0;
+    }
+
+    /// Bytes held in the chunks in use.
+    fn len(&self) -> usize {
+        self.chunks[..self.used].iter().map(Vec::len).sum()
     }
 }
 
@@ -232,47 +252,71 @@ impl Scratch {
         g.ops.push((span, put));
     }
 
-    /// Writes every group's operations in key order, group after group. In each, deletes
-    /// go first, then the puts through one cursor (LMDB searches the cursor's current leaf
-    /// page before descending from the root, and consecutive entries mostly share it); the
-    /// last operation on a key decides, so its keys are distinct and the two can be apart.
+    /// Writes every group's operations in key order, group after group. Sorting a group
+    /// reads its keys all over its arena; for a large delta a second thread does it, a group
+    /// ahead of the puts.
     fn write(&mut self, store: &Store, txn: &mut RwTxn) -> Result<()> {
         let Scratch {
             groups,
             used,
             sorted,
-            key,
+            ordered,
             ..
         } = self;
         let groups = &mut groups[..*used];
         // Group keys order the groups as their keys order the entries: a shorter group key
         // is a whole key, which sorts before the keys it is a prefix of.
         groups.sort_unstable_by_key(|a| a.0);
-        let whole = |key: &mut Vec<u8>, (bytes, len): &GroupKey, rest: &[u8]| {
-            key.clear();
-            key.extend_from_slice(&bytes[..usize::from(*len)]);
-            key.extend_from_slice(rest);
-        };
         let mut tail = Tail::of(&store.index, txn)?;
-        for (name, group) in groups.iter() {
-            sorted.sort(group);
-            for &i in &sorted.last {
-                let (span, put) = group.ops[i as usize];
-                if !put {
-                    whole(key, name, group.arena.get(span));
-                    store.index.delete(txn, key)?;
-                }
-            }
-            let mut cursor = store.index.iter_mut(txn)?;
-            for &i in &sorted.last {
-                let (span, put) = group.ops[i as usize];
-                if put {
-                    whole(key, name, group.arena.get(span));
-                    tail.put_entry(&mut cursor, key)?;
-                }
-            }
+        let ops: usize = groups.iter().map(|(_, g)| g.ops.len()).sum();
+        if ops < SORT_BESIDE {
+            let mut next = ordered.pop().unwrap_or_default();
+            let written = groups.iter().try_for_each(|(name, group)| {
+                sorted.order(name, group, &mut next);
+                next.write(store, txn, &mut tail)
+            });
+            ordered.push(next);
+            return written;
         }
-        Ok(())
+        let groups = &*groups;
+        let spare = std::mem::take(ordered);
+        std::thread::scope(|s| {
+            // Buffers go round: sorted by the second thread, written here, given back.
+            let (send, ready) = mpsc::sync_channel::<Ordered>(1);
+            let (give_back, reuse) = mpsc::channel::<Ordered>();
+            for buffer in spare {
+                let _ = give_back.send(buffer);
+            }
+            let sorter = s.spawn(move || {
+                for (name, group) in groups {
+                    let mut next = reuse.try_recv().unwrap_or_default();
+                    sorted.order(name, group, &mut next);
+                    if send.send(next).is_err() {
+                        break; // the writer failed
+                    }
+                }
+                reuse.try_iter().collect::<Vec<_>>()
+            });
+            let written = groups.iter().enumerate().try_for_each(|(i, _)| {
+                let next = ready
+                    .recv()
+                    .map_err(|_| Error::internal("the thread sorting the index changes stopped"))?;
+                next.write(store, txn, &mut tail)?;
+                // The sorting thread has two groups left to sort at most from here on.
+                if i + 2 < groups.len() {
+                    let _ = give_back.send(next);
+                } else {
+                    ordered.push(next);
+                }
+                Ok(())
+            });
+            drop(ready);
+            let unused = sorter
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            ordered.extend(unused);
+            written
+        })
     }
 
     /// Empties the buffers and hands them back to the store for the next transaction.
@@ -353,6 +397,54 @@ impl Sorted {
                 last.push(x.3);
             }
         }
+    }
+}
+
+impl Sorted {
+    /// `group`'s operations in key order (the last on each key) into `out`, whole keys.
+    fn order(&mut self, (bytes, len): &GroupKey, group: &Group, out: &mut Ordered) {
+        self.sort(group);
+        out.keys.clear();
+        out.ops.clear();
+        // At once: growing by doubling would copy the keys and touch fresh pages repeatedly.
+        out.keys
+            .reserve(group.arena.len() + self.last.len() * usize::from(*len));
+        out.ops.reserve(self.last.len());
+        for &i in &self.last {
+            let (span, put) = group.ops[i as usize];
+            out.keys.extend_from_slice(&bytes[..usize::from(*len)]);
+            out.keys.extend_from_slice(group.arena.get(span));
+            out.ops.push((out.keys.len(), put));
+        }
+    }
+}
+
+impl Ordered {
+    /// The operations with their keys, in key order.
+    fn iter(&self) -> impl Iterator<Item = (&[u8], bool)> {
+        let starts = std::iter::once(0).chain(self.ops.iter().map(|&(end, _)| end));
+        starts
+            .zip(&self.ops)
+            .map(|(start, &(end, put))| (&self.keys[start..end], put))
+    }
+
+    /// Writes the operations: deletes first, then the puts through one cursor (LMDB
+    /// searches the cursor's current leaf page before descending from the root, and
+    /// consecutive entries mostly share it). Each key has one operation, so the two can be
+    /// apart.
+    fn write(&self, store: &Store, txn: &mut RwTxn, tail: &mut Tail) -> Result<()> {
+        for (key, put) in self.iter() {
+            if !put {
+                store.index.delete(txn, key)?;
+            }
+        }
+        let mut cursor = store.index.iter_mut(txn)?;
+        for (key, put) in self.iter() {
+            if put {
+                tail.put_entry(&mut cursor, key)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -49,6 +49,7 @@ pub(crate) mod murmur3;
 pub(crate) mod pages;
 pub(crate) mod partition_key;
 pub(crate) mod patch;
+pub(crate) mod prepare;
 pub(crate) mod ranges;
 pub(crate) mod read;
 mod read_only;

@@ -22,6 +22,7 @@ use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
 use super::partition_key::{self, PartitionKeyValue};
 use super::patch::{self, PatchOperation};
+use super::prepare::{self, Ahead, Incoming, Preparer, Source, Stamp, Target};
 use super::ranges::{self, PkRange};
 use super::read::ReadResult;
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
@@ -98,45 +99,6 @@ struct Live {
     existing: Existing,
 }
 
-/// Where a written item goes: its id, partition key and expiry as its document gives them,
-/// and the EPK, range and record key they lead to.
-struct Target {
-    id: String,
-    pk: PartitionKeyValue,
-    /// Unix second at which the new version expires; 0 = never.
-    expires_at: u64,
-    epk: Epk,
-    range: RangeId,
-    key: Vec<u8>,
-}
-
-impl Target {
-    /// Reads the id, partition key and expiry of `doc` (a bad one is refused, charged as
-    /// rejected) and locates the item.
-    fn of(def: &ContainerDef, doc: &Map<String, Value>, now: i64) -> Result<Target> {
-        let id = item::item_id(doc)
-            .map_err(|e| e.with_charge(charge::REJECTED))?
-            .to_string();
-        let pk = def
-            .partition_key
-            .extract(doc)
-            .map_err(|e| e.with_charge(charge::REJECTED))?;
-        let expires_at =
-            item::expiry(def, doc, now).map_err(|e| e.with_charge(charge::REJECTED))?;
-        let epk = pk.epk(&def.partition_key);
-        let range = def.owner(epk.as_bytes())?.id;
-        let key = keys::item(def.rid, &epk, &id);
-        Ok(Target {
-            id,
-            pk,
-            expires_at,
-            epk,
-            range,
-            key,
-        })
-    }
-}
-
 /// The version a write stores, stamped and encoded before anything is mutated.
 struct NewVersion {
     /// Its place in the container's change sequence and in its range's LSN sequence.
@@ -151,6 +113,20 @@ struct NewVersion {
     json: Vec<u8>,
     /// Its index entries in every maintained generation.
     entries: Vec<DocEntries>,
+}
+
+/// What a write's new version is made from: its document, or a version encoded ahead.
+enum Content {
+    Doc(Map<String, Value>),
+    Ahead(Ahead),
+}
+
+/// The object inside a stamped document.
+fn into_object(doc: Value) -> Result<Map<String, Value>> {
+    match doc {
+        Value::Object(map) => Ok(map),
+        _ => Err(Error::internal("a stamped item is not an object")),
+    }
 }
 
 /// The unique key entries a write removes (the replaced version's) and adds.
@@ -215,19 +191,16 @@ impl<'s> WriteBatch<'s> {
         &self.def
     }
 
-    /// The key under which the document `json` would be stored (container, EPK, id): the
-    /// order in which a batch of writes touches the fewest pages. Only `id` and the members
-    /// the partition key's paths start in are parsed, the rest is skipped, so an import can
-    /// order a batch without holding its parsed documents; the answer is the one the write
-    /// finds on the whole document. `None` for text that is not such a document, which its
-    /// write refuses.
-    pub fn item_key(&self, json: &[u8]) -> Option<Vec<u8>> {
-        let key = &self.def.partition_key;
-        let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
-        let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
-        let id = item::item_id(&doc).ok()?;
-        let pk = key.extract(&doc).ok()?;
-        Some(keys::item(self.def.rid, &pk.epk(key), id))
+    /// A [`Preparer`] for the writes this batch is about to make, in their order: it
+    /// expects each to create its item, one after the other.
+    pub fn preparer(&self) -> Preparer {
+        Preparer::new(
+            self.def.clone(),
+            self.layouts.clone(),
+            self.now,
+            self.cstats.seq,
+            self.cstats.doc_counter,
+        )
     }
 
     fn range_stats(&mut self, range: RangeId) -> Result<&mut RangeStats> {
@@ -276,14 +249,6 @@ impl<'s> WriteBatch<'s> {
         }
     }
 
-    /// The index entries of one document version in every maintained generation.
-    fn entries_of(&self, doc: &Value, epk: &Epk, id: &str) -> Vec<DocEntries> {
-        self.layouts
-            .iter()
-            .map(|l| l.entries(doc, epk.as_bytes(), id))
-            .collect()
-    }
-
     /// Moves the index of the item at `key` from `old` entries to `new` ones, generation by
     /// generation.
     fn reindex(
@@ -316,7 +281,7 @@ impl<'s> WriteBatch<'s> {
             return Vec::new();
         }
         let doc: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
-        self.entries_of(&doc, epk, id)
+        prepare::entries(&self.layouts, &doc, epk, id)
     }
 
     fn used(&self, range: RangeId) -> f64 {
@@ -333,8 +298,28 @@ impl<'s> WriteBatch<'s> {
         doc: Map<String, Value>,
         if_match: Option<&str>,
     ) -> Result<WriteResult> {
+        self.write_incoming(kind, doc.into(), if_match)
+    }
+
+    /// [`WriteBatch::write`] of a document that may have been encoded ahead.
+    fn write_incoming(
+        &mut self,
+        kind: WriteKind,
+        doc: Incoming,
+        if_match: Option<&str>,
+    ) -> Result<WriteResult> {
         let def = self.def.clone();
-        let target = Target::of(&def, &doc, self.now)?;
+        let (target, doc) = match doc.0 {
+            // The target depends on the document and `_ts` only.
+            Source::Encoded(target, ahead) if ahead.stamp.now == self.now => {
+                (target, Content::Ahead(ahead))
+            }
+            Source::Encoded(_, ahead) => {
+                let doc = into_object(ahead.version.doc)?;
+                (Target::of(&def, &doc, self.now)?, Content::Doc(doc))
+            }
+            Source::Doc(doc) => (Target::of(&def, &doc, self.now)?, Content::Doc(doc)),
+        };
         let stored = self.live_version(&target)?;
         let existing = stored.as_ref();
         let lookup_charge = check_preconditions(&def, kind, &target, existing, if_match)?;
@@ -365,19 +350,19 @@ impl<'s> WriteBatch<'s> {
         self.cstats.doc_counter
     }
 
-    /// [`WriteBatch::write`], numbering the item `number` if the write creates it. An import
-    /// that writes a batch in key order numbers its items in the order it was given them,
-    /// the order queries without ORDER BY return them in. The caller keeps numbers distinct
-    /// and past [`WriteBatch::doc_counter`] as it stood when it chose them, in this
-    /// transaction.
+    /// [`WriteBatch::write`] of a document from [`WriteBatch::preparer`], numbering the item
+    /// `number` if the write creates it. An import that writes a batch in key order numbers
+    /// its items in the order it was given them, the order queries without ORDER BY return
+    /// them in. The caller keeps numbers distinct and past [`WriteBatch::doc_counter`] as it
+    /// stood when it chose them, in this transaction.
     pub fn write_numbered(
         &mut self,
         kind: WriteKind,
-        doc: Map<String, Value>,
+        doc: Incoming,
         number: Option<u64>,
     ) -> Result<WriteResult> {
         self.created_number = number;
-        let result = self.write(kind, doc, None);
+        let result = self.write_incoming(kind, doc, None);
         self.created_number = None;
         result
     }
@@ -398,12 +383,13 @@ impl<'s> WriteBatch<'s> {
 
     /// Stamps the system properties on `doc` and encodes it: the version a write stores,
     /// with its place in the container's and the range's sequences and its index entries.
+    /// A version encoded ahead for the same stamp is taken as it is.
     fn new_version(
         &mut self,
         def: &ContainerDef,
         target: &Target,
         existing: Option<&Existing>,
-        mut doc: Map<String, Value>,
+        doc: Content,
     ) -> Result<NewVersion> {
         let seq = self.cstats.seq + 1;
         let lsn = self.range_stats(target.range)?.lsn + 1;
@@ -411,23 +397,31 @@ impl<'s> WriteBatch<'s> {
             Some(e) => e.header.doc_number,
             None => self.created_number.unwrap_or(self.cstats.doc_counter + 1),
         };
-        let etag = item::etag(seq, self.now);
-        item::stamp_system_properties(&mut doc, def, doc_number, &etag, self.now);
-        let mut doc = Value::Object(doc);
-        item::canonical_numbers(&mut doc);
-        let json = serde_json::to_vec(&doc)
-            .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
-        let entries = self.entries_of(&doc, &target.epk, &target.id);
+        let stamp = Stamp {
+            doc_number,
+            seq,
+            now: self.now,
+        };
+        let version = match doc {
+            Content::Ahead(ahead) if ahead.stamp == stamp => ahead.version,
+            // Stamping replaces the system properties, so the stamped document encodes
+            // as the one it was made from.
+            Content::Ahead(ahead) => {
+                let doc = into_object(ahead.version.doc)?;
+                prepare::encode(def, &self.layouts, target, doc, stamp)?
+            }
+            Content::Doc(doc) => prepare::encode(def, &self.layouts, target, doc, stamp)?,
+        };
         let old_size = existing.map_or(0, |e| e.json.len() as i64);
         Ok(NewVersion {
             seq,
             lsn,
             doc_number,
-            size_change: json.len() as i64 - old_size,
-            etag,
-            doc,
-            json,
-            entries,
+            size_change: version.json.len() as i64 - old_size,
+            etag: version.etag,
+            doc: version.doc,
+            json: version.json,
+            entries: version.entries,
         })
     }
 

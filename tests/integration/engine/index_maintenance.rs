@@ -202,3 +202,40 @@ fn repeated_writes_in_one_transaction_leave_the_index_of_the_last() {
     assert_eq!(summary.batches, 1);
     assert_index_matches_items(&f, "c");
 }
+
+/// An import that overruns its container's RU budget commits what it wrote, waits for the
+/// retry-after and goes on in the next transaction, where the documents prepared ahead of
+/// the refused writes no longer match their stamps and are encoded again: every item is
+/// stored once, numbered apart from the others, and indexed.
+#[test]
+fn a_throttled_import_goes_on_and_indexes_every_item() {
+    let f = open();
+    let settings = cosmoscope::engine::ContainerSettings {
+        enforce_throughput: true,
+        ..pk_settings()
+    };
+    f.container("c", settings);
+    let docs: Vec<Vec<u8>> = (0..100)
+        .map(|i| {
+            let doc = json!({"id": format!("i{i}"), "pk": format!("p{}", i % 7), "n": i,
+                             "text": "word ".repeat(200)});
+            serde_json::to_vec(&doc).unwrap()
+        })
+        .collect();
+    let records = records_of(&docs);
+    let summary = f
+        .engine
+        .import_records_in_batches(DB, "c", &records, 1_000, &mut |_| {})
+        .unwrap();
+    assert!(summary.throttled > 0, "the budget was overrun: {summary:?}");
+    assert!(summary.batches > 1, "{summary:?}");
+    assert_eq!((summary.items, summary.created), (100, 100));
+    assert_index_matches_items(&f, "c");
+    let rids = f
+        .engine
+        .query(DB, "c", "SELECT VALUE c._rid FROM c", &Default::default())
+        .unwrap()
+        .documents;
+    let distinct: std::collections::BTreeSet<_> = rids.iter().map(|r| r.to_string()).collect();
+    assert_eq!((rids.len(), distinct.len()), (100, 100));
+}

@@ -1,0 +1,316 @@
+//! Encoding documents ahead of their writes, away from the writing thread.
+//!
+//! Most of what an import spends per item needs no transaction: parsing its JSON, stamping
+//! the system properties, encoding the stored text and computing the index entries. A
+//! [`Preparer`] does that work on another thread for the stamp the write is expected to
+//! give the item: the next number in the container's sequence, the document number the
+//! import hands it, the batch's `_ts`. The write uses the result when the stamp it gives is
+//! that one. When it is not (the item existed, so it keeps its document number; a write
+//! before it failed or expired an item, so the sequence moved on), the write stamps and
+//! encodes the document again itself. A prediction only ever saves work; what is stored is
+//! what the write would have stored from the document alone.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::catalog::ContainerDef;
+use super::epk::Epk;
+use super::index::{DocEntries, IndexLayout};
+use super::item;
+use super::keys::{self, RangeId};
+use super::partition_key::PartitionKeyValue;
+use crate::charge;
+use crate::error::{Error, Result};
+
+/// Where a written item goes: its id, partition key and expiry as its document gives them,
+/// and the EPK, range and record key they lead to.
+pub(super) struct Target {
+    pub id: String,
+    pub pk: PartitionKeyValue,
+    /// Unix second at which the new version expires; 0 = never.
+    pub expires_at: u64,
+    pub epk: Epk,
+    pub range: RangeId,
+    pub key: Vec<u8>,
+}
+
+impl Target {
+    /// Reads the id, partition key and expiry of `doc` (a bad one is refused, charged as
+    /// rejected) and locates the item.
+    pub(super) fn of(def: &ContainerDef, doc: &Map<String, Value>, now: i64) -> Result<Target> {
+        let id = item::item_id(doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?
+            .to_string();
+        let pk = def
+            .partition_key
+            .extract(doc)
+            .map_err(|e| e.with_charge(charge::REJECTED))?;
+        let expires_at =
+            item::expiry(def, doc, now).map_err(|e| e.with_charge(charge::REJECTED))?;
+        let epk = pk.epk(&def.partition_key);
+        let range = def.owner(epk.as_bytes())?.id;
+        let key = keys::item(def.rid, &epk, &id);
+        Ok(Target {
+            id,
+            pk,
+            expires_at,
+            epk,
+            range,
+            key,
+        })
+    }
+}
+
+/// What a version's stored form depends on besides its document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stamp {
+    pub doc_number: u64,
+    /// Its place in the container's change sequence (the `_etag` is made from it).
+    pub seq: u64,
+    /// The batch's `_ts`.
+    pub now: i64,
+}
+
+/// A version's stored form: the stamped document, its JSON and its index entries in every
+/// maintained generation.
+pub(super) struct Encoded {
+    pub etag: String,
+    pub doc: Value,
+    pub json: Vec<u8>,
+    pub entries: Vec<DocEntries>,
+}
+
+/// Stamps `doc` and encodes it for `target` under `layouts`.
+pub(super) fn encode(
+    def: &ContainerDef,
+    layouts: &[IndexLayout],
+    target: &Target,
+    mut doc: Map<String, Value>,
+    stamp: Stamp,
+) -> Result<Encoded> {
+    let etag = item::etag(stamp.seq, stamp.now);
+    item::stamp_system_properties(&mut doc, def, stamp.doc_number, &etag, stamp.now);
+    let mut doc = Value::Object(doc);
+    item::canonical_numbers(&mut doc);
+    let json = serde_json::to_vec(&doc)
+        .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
+    let entries = entries(layouts, &doc, &target.epk, &target.id);
+    Ok(Encoded {
+        etag,
+        doc,
+        json,
+        entries,
+    })
+}
+
+/// The index entries of one document version in every generation of `layouts`.
+pub(super) fn entries(
+    layouts: &[IndexLayout],
+    doc: &Value,
+    epk: &Epk,
+    id: &str,
+) -> Vec<DocEntries> {
+    layouts
+        .iter()
+        .map(|l| l.entries(doc, epk.as_bytes(), id))
+        .collect()
+}
+
+/// A document on its way to a write: as it was given, or already encoded for the stamp
+/// its write was expected to give it.
+pub struct Incoming(pub(super) Source);
+
+#[expect(
+    clippy::large_enum_variant,
+    reason = "an import's documents are nearly all encoded: boxing them would cost each an allocation"
+)]
+pub(super) enum Source {
+    Doc(Map<String, Value>),
+    Encoded(Target, Ahead),
+}
+
+/// A version encoded ahead of its write, and the stamp it was encoded for.
+pub(super) struct Ahead {
+    pub stamp: Stamp,
+    pub version: Encoded,
+}
+
+impl From<Map<String, Value>> for Incoming {
+    fn from(doc: Map<String, Value>) -> Incoming {
+        Incoming(Source::Doc(doc))
+    }
+}
+
+/// Encodes the documents of one write batch ahead of their writes, each as if the batch's
+/// writes before it had each created an item ([`super::write::WriteBatch::preparer`]).
+/// Shared by threads: a document's encoding depends on its position in the batch only.
+pub struct Preparer {
+    def: Arc<ContainerDef>,
+    layouts: Vec<IndexLayout>,
+    now: i64,
+    /// The container's sequence number and last document number before the batch's
+    /// first write.
+    seq: u64,
+    doc_counter: u64,
+}
+
+impl Preparer {
+    pub(super) fn new(
+        def: Arc<ContainerDef>,
+        layouts: Vec<IndexLayout>,
+        now: i64,
+        seq: u64,
+        doc_counter: u64,
+    ) -> Preparer {
+        Preparer {
+            def,
+            layouts,
+            now,
+            seq,
+            doc_counter,
+        }
+    }
+
+    /// The key under which the document `json` would be stored (container, EPK, id): the
+    /// order in which a batch of writes touches the fewest pages. Only `id` and the members
+    /// the partition key's paths start in are parsed, the rest is skipped, so an import can
+    /// order a batch without holding its parsed documents; the answer is the one the write
+    /// finds on the whole document. `None` for text that is not such a document, which its
+    /// write refuses.
+    pub fn item_key(&self, json: &[u8]) -> Option<Vec<u8>> {
+        let key = &self.def.partition_key;
+        let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
+        let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
+        let id = item::item_id(&doc).ok()?;
+        let pk = key.extract(&doc).ok()?;
+        Some(keys::item(self.def.rid, &pk.epk(key), id))
+    }
+
+    /// `doc` encoded for the batch's write number `position` (from 0), as the creation of
+    /// an item numbered `number`, or when `None` the next number after the batch's
+    /// earlier creations. A document its write will refuse is passed on as it is, for the
+    /// write to refuse it with the service's answer.
+    pub fn prepare(
+        &self,
+        doc: Map<String, Value>,
+        position: usize,
+        number: Option<u64>,
+    ) -> Result<Incoming> {
+        let Ok(target) = Target::of(&self.def, &doc, self.now) else {
+            return Ok(Incoming(Source::Doc(doc)));
+        };
+        let stamp = Stamp {
+            doc_number: number.unwrap_or(self.doc_counter + position as u64 + 1),
+            seq: self.seq + position as u64 + 1,
+            now: self.now,
+        };
+        let version = encode(&self.def, &self.layouts, &target, doc, stamp)?;
+        Ok(Incoming(Source::Encoded(target, Ahead { stamp, version })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::stats::ContainerStats;
+    use crate::store::write::{WriteBatch, WriteKind};
+    use crate::store::{ContainerSettings, Store};
+
+    /// A `_ts` later than any clock reading: both stores of a test stamp it.
+    const TS: i64 = 4_000_000_000;
+
+    fn store(dir: &std::path::Path) -> Store {
+        let store = Store::open(dir).expect("open");
+        let mut txn = store.write_txn().expect("write txn");
+        store.create_database(&mut txn, "db", 1).expect("database");
+        let settings = ContainerSettings::new(vec!["/pk".to_string()]);
+        let def = store
+            .create_container(&mut txn, "db", "c", settings, 1)
+            .expect("container");
+        let stats = ContainerStats {
+            last_ts: TS,
+            ..ContainerStats::default()
+        };
+        let key = keys::container_prefix(def.rid);
+        store
+            .container_stats
+            .put(&mut txn, &key, &stats.encode())
+            .expect("stats");
+        txn.commit().expect("commit");
+        store
+    }
+
+    fn doc(i: u64) -> Map<String, Value> {
+        let Value::Object(doc) = json!({
+            "id": format!("d{i}"),
+            "pk": i % 3,
+            "price": i as f64 + 0.0,
+            "tags": ["a", i],
+            "_etag": "a client's copy",
+        }) else {
+            unreachable!()
+        };
+        doc
+    }
+
+    /// Every key and value of the databases a write touches.
+    fn contents(store: &Store) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let txn = store.read_txn().expect("read txn");
+        [&store.items, &store.feed, &store.index, &store.index_counts]
+            .iter()
+            .map(|db| {
+                db.iter(&txn)
+                    .expect("iter")
+                    .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("entry"))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// One batch of upserts into both stores: plain documents into `plain`, documents
+    /// prepared ahead into `ahead`; each write's outcome must be the same.
+    fn batch(plain: &Store, ahead: &Store, writes: &[(Map<String, Value>, Option<u64>)]) {
+        let mut a = WriteBatch::begin(plain, "db", "c").expect("batch");
+        let mut b = WriteBatch::begin(ahead, "db", "c").expect("batch");
+        let preparer = b.preparer();
+        for (i, (doc, number)) in writes.iter().enumerate() {
+            let prepared = preparer.prepare(doc.clone(), i, *number).expect("prepare");
+            let x = a.write_numbered(WriteKind::Upsert, doc.clone().into(), *number);
+            let y = b.write_numbered(WriteKind::Upsert, prepared, *number);
+            match (x, y) {
+                (Ok(x), Ok(y)) => {
+                    assert_eq!((x.status, x.body, x.etag), (y.status, y.body, y.etag));
+                    assert_eq!(x.request_charge, y.request_charge);
+                }
+                (Err(x), Err(y)) => assert_eq!((x.status, x.message), (y.status, y.message)),
+                (x, y) => panic!("write {i}: {x:?} against {y:?}"),
+            }
+        }
+        a.commit().expect("commit");
+        b.commit().expect("commit");
+    }
+
+    /// Whether the predicted stamps hold (new items numbered in turn) or not (items that
+    /// exist keep their numbers, a refused write leaves a position unused), the store ends
+    /// up holding the same bytes as without preparing.
+    #[test]
+    fn documents_prepared_ahead_are_stored_as_the_documents_themselves() {
+        let (da, db) = (
+            tempfile::tempdir().expect("dir"),
+            tempfile::tempdir().expect("dir"),
+        );
+        let (plain, ahead) = (store(da.path()), store(db.path()));
+        let first: Vec<_> = (0..10).map(|i| (doc(i), None)).collect();
+        batch(&plain, &ahead, &first);
+        let mut second: Vec<_> = (5..15).map(|i| (doc(i), None)).collect();
+        second.insert(3, (Map::new(), None)); // no id: refused
+        batch(&plain, &ahead, &second);
+        let third: Vec<_> = (15..20).map(|i| (doc(i), Some(100 + i))).collect();
+        batch(&plain, &ahead, &third);
+        assert_eq!(contents(&plain), contents(&ahead));
+        assert_eq!(contents(&plain)[0].len(), 20);
+    }
+}
