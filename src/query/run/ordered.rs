@@ -57,7 +57,16 @@ pub(super) fn order_walk(
     }
     let paths: Option<Vec<_>> = q.order_by.iter().map(|o| resolver.path(&o.expr)).collect();
     let Some(paths) = paths else { return Ok(None) };
-    if paths.iter().any(|p| p.any_position) {
+    // The index keeps an array's elements under one path (`/tags/[]/name`) whatever their
+    // positions: its order is neither that of one position (`c.tags[0].name`) nor that of
+    // the elements a JOIN iterates.
+    let positional = |p: &access::DocPath| {
+        p.any_position
+            || p.concrete
+                .iter()
+                .any(|s| matches!(s, PathSegment::Index(_)))
+    };
+    if paths.iter().any(positional) {
         return Ok(None);
     }
     // A filter must be equalities the composite index fixes as its leading components.

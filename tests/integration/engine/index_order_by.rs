@@ -556,3 +556,49 @@ fn a_tie_at_the_kth_place_goes_to_the_first_range_then_the_latest_documents() {
     );
     assert_eq!(paged, whole);
 }
+
+/// The index keeps every element of an array under one path, so ordering by one position
+/// (`c.lines[0].price`) cannot be read from it: an item whose later element is the largest
+/// must not come first, and paging still returns every item once, in order.
+#[test]
+fn order_by_an_array_position_sorts_by_that_position() {
+    let f = open();
+    let mut s = pk_settings();
+    s.throughput = Throughput::Manual(40_000);
+    f.container("c", s);
+    let mut rng = Rng(9);
+    for i in 0..200 {
+        let first = rng.below(1000);
+        // The other elements are larger than any first one.
+        let lines: Vec<Value> = std::iter::once(first)
+            .chain((0..rng.below(3)).map(|_| 1000 + rng.below(1000)))
+            .map(|price| json!({"price": price}))
+            .collect();
+        f.create(
+            "c",
+            &json!({"id": format!("{i}"), "pk": format!("k{}", rng.below(40)), "lines": lines}),
+        );
+    }
+    for (dir, page) in [("DESC", 7), ("ASC", 50)] {
+        let sql =
+            format!("SELECT c.id, c.lines[0].price AS p FROM c ORDER BY c.lines[0].price {dir}");
+        let (docs, _) = run(&f, "c", &sql, page);
+        let got = numbers(&docs, "p");
+        let mut want = got.clone();
+        want.sort_by(f64::total_cmp);
+        if dir == "DESC" {
+            want.reverse();
+        }
+        assert_eq!(docs.len(), 200, "{sql}");
+        assert_eq!(got, want, "{sql}");
+        let (top, _) = run(
+            &f,
+            "c",
+            &format!(
+                "SELECT TOP 5 c.id, c.lines[0].price AS p FROM c ORDER BY c.lines[0].price {dir}"
+            ),
+            100,
+        );
+        assert_eq!(numbers(&top, "p"), want[..5].to_vec(), "TOP 5 {dir}");
+    }
+}
