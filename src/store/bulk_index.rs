@@ -19,11 +19,13 @@
 //! over item by item (the builder of [`super::reindex`], which follows concurrent writes).
 
 use std::collections::HashMap;
+use std::sync::mpsc;
 
 use serde_json::Value;
 
+use super::catalog::ContainerDef;
 use super::external_sort::KeySorter;
-use super::index::{IndexLayout, PathId, count_key};
+use super::index::{DocEntries, IndexLayout, PathId, count_key};
 use super::tail::Tail;
 use super::{Store, keys};
 use crate::error::{Error, Result};
@@ -34,6 +36,21 @@ pub const SORT_BUDGET: usize = 128 << 20;
 const APPEND_BATCH: usize = 1 << 20;
 /// Bytes every key of one generation shares: container and generation.
 const SHARED_PREFIX: usize = 8;
+/// Items per chunk the computing thread is handed, and chunks it may be behind.
+const CHUNK: usize = 256;
+const AHEAD: usize = 8;
+
+/// The entries of a chunk of items (EPK, id, JSON) under `layout`.
+fn entries_of(layout: &IndexLayout, chunk: Vec<(&[u8], &str, &[u8])>) -> Result<Vec<DocEntries>> {
+    chunk
+        .into_iter()
+        .map(|(epk, id, json)| {
+            let doc: Value = serde_json::from_slice(json)
+                .map_err(|e| Error::corrupt(format!("item {id}: {e}")))?;
+            Ok(layout.entries(&doc, epk, id))
+        })
+        .collect()
+}
 
 impl Store {
     /// Stops `db/name` from maintaining its index while it is loaded, and returns whether
@@ -98,26 +115,8 @@ impl Store {
         let generation = def.index_generation;
         let seq = self.feed_head(&txn, &def)?;
         let layout = IndexLayout::new(def.rid, generation, &def.indexing_policy);
-        let epk_len = def.partition_key.epk_len();
-        let prefix = keys::container_prefix(def.rid);
-        let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
         let mut sorter = KeySorter::new(self.path(), SHARED_PREFIX, SORT_BUDGET);
-        let mut defined: HashMap<PathId, u64> = HashMap::new();
-        for entry in self.items.range(&txn, &keys::half_open(&prefix, &end))? {
-            let (k, v) = entry?;
-            let (epk, id) =
-                keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
-            let (_, json) = super::item::decode_record(v)?;
-            let doc: Value = serde_json::from_slice(json)
-                .map_err(|e| Error::corrupt(format!("item {id}: {e}")))?;
-            let entries = layout.entries(&doc, epk, id);
-            for key in &entries.keys {
-                sorter.push(key)?;
-            }
-            for path in &entries.defined {
-                *defined.entry(*path).or_default() += 1;
-            }
-        }
+        let defined = self.sort_entries(&txn, &def, &layout, &mut sorter)?;
         drop(txn);
         let mut sorted = sorter.into_sorted()?;
         let mut key = Vec::new();
@@ -169,6 +168,69 @@ impl Store {
         self.put_container(&mut txn, &current)?;
         txn.commit()?;
         Ok(())
+    }
+
+    /// Puts the entries of every item of `def` under `layout` into `sorter`, and returns
+    /// how many items define each path. Parsing the items and computing their entries is
+    /// half the work and sorting the other half: a second thread does the first, on chunks
+    /// of items this one reads from the snapshot and sends it, while this one sorts.
+    fn sort_entries(
+        &self,
+        txn: &super::RoTxn,
+        def: &ContainerDef,
+        layout: &IndexLayout,
+        sorter: &mut KeySorter,
+    ) -> Result<HashMap<PathId, u64>> {
+        let epk_len = def.partition_key.epk_len();
+        let prefix = keys::container_prefix(def.rid);
+        let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
+        let mut defined: HashMap<PathId, u64> = HashMap::new();
+        let mut absorb = |computed: Result<Vec<DocEntries>>| -> Result<()> {
+            for entries in computed? {
+                for key in &entries.keys {
+                    sorter.push(key)?;
+                }
+                for path in &entries.defined {
+                    *defined.entry(*path).or_default() += 1;
+                }
+            }
+            Ok(())
+        };
+        std::thread::scope(|s| -> Result<()> {
+            let (work, todo) = mpsc::sync_channel::<Vec<(&[u8], &str, &[u8])>>(AHEAD);
+            // Unbounded, so the computing thread never waits on this one while this one
+            // waits to hand it work; this one takes what is there after each chunk.
+            let (done, computed) = mpsc::channel();
+            s.spawn(move || {
+                for chunk in todo {
+                    if done.send(entries_of(layout, chunk)).is_err() {
+                        return; // the sort failed
+                    }
+                }
+            });
+            let mut chunk = Vec::with_capacity(CHUNK);
+            for entry in self.items.range(txn, &keys::half_open(&prefix, &end))? {
+                let (k, v) = entry?;
+                let (epk, id) =
+                    keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
+                let (_, json) = super::item::decode_record(v)?;
+                chunk.push((epk, id, json));
+                if chunk.len() == CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                    work.send(full).map_err(|_| {
+                        Error::internal("the thread computing index entries stopped")
+                    })?;
+                    computed.try_iter().try_for_each(&mut absorb)?;
+                }
+            }
+            if !chunk.is_empty() {
+                work.send(chunk)
+                    .map_err(|_| Error::internal("the thread computing index entries stopped"))?;
+            }
+            drop(work);
+            computed.into_iter().try_for_each(&mut absorb)
+        })?;
+        Ok(defined)
     }
 
     /// Whether `db/name` is still the container `rid` building `generation`.

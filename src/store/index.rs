@@ -357,6 +357,19 @@ impl IndexLayout {
         generation_prefix(self.cid, self.generation)
     }
 
+    /// Only the number of entries `doc` has ([`DocEntries::terms`]), the keys left out.
+    pub fn counted(&self, doc: &Value) -> DocEntries {
+        let terms = if self.enabled() {
+            self.policy.count_indexed_terms(doc) + self.composites.len()
+        } else {
+            0
+        };
+        DocEntries {
+            terms,
+            ..DocEntries::default()
+        }
+    }
+
     /// The entries of `doc` stored at `epk ‖ id`.
     pub fn entries(&self, doc: &Value, epk: &[u8], id: &str) -> DocEntries {
         let mut out = DocEntries::default();
@@ -972,5 +985,20 @@ mod tests {
         // id, tags (array), tags/[] object ×2 → one, tags/[]/name "a" ×2 → one, 3, o, o/x
         assert_eq!(e.keys.len(), 7);
         assert_eq!(e.defined.len(), 4, "id, tags, o, o/x");
+    }
+
+    #[test]
+    fn counting_entries_counts_what_computing_them_does() {
+        let doc = json!({"id": "1", "n": 2, "tags": [{"name": "a"}, 3], "_ts": 5});
+        let policy: IndexingPolicy = serde_json::from_value(json!({
+            "compositeIndexes": [[{"path": "/n"}, {"path": "/_ts", "order": "descending"}]]
+        }))
+        .unwrap();
+        for policy in [policy, IndexingPolicy::default(), IndexingPolicy::none()] {
+            let layout = IndexLayout::new(1, 0, &policy);
+            let counted = layout.counted(&doc);
+            assert_eq!(counted.terms, layout.entries(&doc, &[0; 16], "1").terms);
+            assert!(counted.keys.is_empty() && counted.defined.is_empty());
+        }
     }
 }

@@ -38,6 +38,7 @@ pub(crate) mod epk;
 pub(crate) mod external_sort;
 pub(crate) mod feed;
 pub(crate) mod footprint;
+pub(crate) mod generations;
 pub(crate) mod index;
 pub(crate) mod index_delta;
 pub(crate) mod indexing;

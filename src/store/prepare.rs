@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 
 use super::catalog::ContainerDef;
 use super::epk::Epk;
-use super::index::{DocEntries, IndexLayout};
+use super::generations::Generations;
+use super::index::DocEntries;
 use super::item;
 use super::keys::{self, RangeId};
 use super::partition_key::PartitionKeyValue;
@@ -81,10 +82,10 @@ pub(super) struct Encoded {
     pub entries: Vec<DocEntries>,
 }
 
-/// Stamps `doc` and encodes it for `target` under `layouts`.
+/// Stamps `doc` and encodes it for `target` under `generations`.
 pub(super) fn encode(
     def: &ContainerDef,
-    layouts: &[IndexLayout],
+    generations: &Generations,
     target: &Target,
     mut doc: Map<String, Value>,
     stamp: Stamp,
@@ -95,26 +96,13 @@ pub(super) fn encode(
     item::canonical_numbers(&mut doc);
     let json = serde_json::to_vec(&doc)
         .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
-    let entries = entries(layouts, &doc, &target.epk, &target.id);
+    let entries = generations.entries(&doc, &target.key, &target.epk, &target.id);
     Ok(Encoded {
         etag,
         doc,
         json,
         entries,
     })
-}
-
-/// The index entries of one document version in every generation of `layouts`.
-pub(super) fn entries(
-    layouts: &[IndexLayout],
-    doc: &Value,
-    epk: &Epk,
-    id: &str,
-) -> Vec<DocEntries> {
-    layouts
-        .iter()
-        .map(|l| l.entries(doc, epk.as_bytes(), id))
-        .collect()
 }
 
 /// A document on its way to a write: as it was given, or already encoded for the stamp
@@ -147,7 +135,7 @@ impl From<Map<String, Value>> for Incoming {
 /// Shared by threads: a document's encoding depends on its position in the batch only.
 pub struct Preparer {
     def: Arc<ContainerDef>,
-    layouts: Vec<IndexLayout>,
+    generations: Generations,
     now: i64,
     /// The container's sequence number and last document number before the batch's
     /// first write.
@@ -158,14 +146,14 @@ pub struct Preparer {
 impl Preparer {
     pub(super) fn new(
         def: Arc<ContainerDef>,
-        layouts: Vec<IndexLayout>,
+        generations: Generations,
         now: i64,
         seq: u64,
         doc_counter: u64,
     ) -> Preparer {
         Preparer {
             def,
-            layouts,
+            generations,
             now,
             seq,
             doc_counter,
@@ -205,7 +193,7 @@ impl Preparer {
             seq: self.seq + position as u64 + 1,
             now: self.now,
         };
-        let version = encode(&self.def, &self.layouts, &target, doc, stamp)?;
+        let version = encode(&self.def, &self.generations, &target, doc, stamp)?;
         Ok(Incoming(Source::Encoded(target, Ahead { stamp, version })))
     }
 }

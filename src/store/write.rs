@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::feed::{FeedEvent, FeedOp};
-use super::index::{DocEntries, IndexLayout};
+use super::generations::Generations;
+use super::index::DocEntries;
 use super::index_delta::IndexDelta;
 use super::item::{self, ItemHeader};
 use super::keys::{self, RangeId};
@@ -69,14 +70,9 @@ pub struct WriteBatch<'s> {
     /// RU and request count per range consumed in this transaction (for the meter).
     usage: HashMap<RangeId, (f64, u64)>,
     now: i64,
-    /// The index generations writes maintain, compiled once per transaction: the current
-    /// policy's first, then (while a replacement builds) the previous one's.
-    layouts: Vec<IndexLayout>,
+    /// The index generations writes maintain, compiled once per transaction.
+    generations: Generations,
     index_delta: IndexDelta,
-    /// While a replacement policy builds: the last item key the builder indexed (`None`
-    /// before its first batch). The new generation is kept current only up to there; the
-    /// builder indexes the rest in their latest version.
-    build_cursor: Option<Option<Vec<u8>>>,
     /// The largest key in the `items` database as far as this transaction knows (read on
     /// the first put): items past it are appended.
     items_tail: Option<Tail>,
@@ -147,29 +143,7 @@ impl<'s> WriteBatch<'s> {
             .unwrap_or_default();
         // `_ts` never goes backwards within a container, whatever the clock does.
         let now = super::now_secs().max(cstats.last_ts);
-        let mut layouts = vec![IndexLayout::new(
-            def.rid,
-            def.index_generation,
-            &def.indexing_policy,
-        )];
-        if let Some(build) = &def.index_build {
-            layouts.push(IndexLayout::new(
-                def.rid,
-                build.previous_generation,
-                &build.previous_policy,
-            ));
-        }
-        let build_cursor = match &def.index_build {
-            Some(build) => Some(match &build.resume_after {
-                Some(hex) => Some(
-                    Epk::from_hex(hex)
-                        .ok_or_else(|| Error::corrupt("index build cursor"))?
-                        .0,
-                ),
-                None => None,
-            }),
-            None => None,
-        };
+        let generations = Generations::of(&def)?;
         Ok(WriteBatch {
             store,
             txn,
@@ -179,9 +153,8 @@ impl<'s> WriteBatch<'s> {
             lstats: HashMap::new(),
             usage: HashMap::new(),
             now,
-            layouts,
+            generations,
             index_delta: IndexDelta::new(store),
-            build_cursor,
             items_tail: None,
             created_number: None,
         })
@@ -196,7 +169,7 @@ impl<'s> WriteBatch<'s> {
     pub fn preparer(&self) -> Preparer {
         Preparer::new(
             self.def.clone(),
-            self.layouts.clone(),
+            self.generations.clone(),
             self.now,
             self.cstats.seq,
             self.cstats.doc_counter,
@@ -257,13 +230,8 @@ impl<'s> WriteBatch<'s> {
         old: Option<&[DocEntries]>,
         new: Option<&[DocEntries]>,
     ) -> Result<()> {
-        for (i, layout) in self.layouts.iter().enumerate() {
-            let building = i == 0
-                && match &self.build_cursor {
-                    Some(cursor) => cursor.as_deref().is_none_or(|c| key > c),
-                    None => false,
-                };
-            if building {
+        for (i, layout) in self.generations.layouts().iter().enumerate() {
+            if !self.generations.maintains(i, key) {
                 continue; // ahead of the builder: it indexes this item when it gets there
             }
             self.index_delta.apply(
@@ -276,12 +244,12 @@ impl<'s> WriteBatch<'s> {
     }
 
     /// Entries of a stored image (empty when no generation is maintained).
-    fn stored_entries(&self, json: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
-        if !self.layouts.iter().any(IndexLayout::enabled) {
+    fn stored_entries(&self, json: &[u8], key: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
+        if !self.generations.any_enabled() {
             return Vec::new();
         }
         let doc: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
-        prepare::entries(&self.layouts, &doc, epk, id)
+        self.generations.entries(&doc, key, epk, id)
     }
 
     fn used(&self, range: RangeId) -> f64 {
@@ -408,9 +376,9 @@ impl<'s> WriteBatch<'s> {
             // as the one it was made from.
             Content::Ahead(ahead) => {
                 let doc = into_object(ahead.version.doc)?;
-                prepare::encode(def, &self.layouts, target, doc, stamp)?
+                prepare::encode(def, &self.generations, target, doc, stamp)?
             }
-            Content::Doc(doc) => prepare::encode(def, &self.layouts, target, doc, stamp)?,
+            Content::Doc(doc) => prepare::encode(def, &self.generations, target, doc, stamp)?,
         };
         let old_size = existing.map_or(0, |e| e.json.len() as i64);
         Ok(NewVersion {
@@ -528,7 +496,8 @@ impl<'s> WriteBatch<'s> {
         if let Some(e) = existing {
             self.retire_image(e)?;
         }
-        let old_entries = existing.map(|e| self.stored_entries(&e.json, &target.epk, &target.id));
+        let old_entries =
+            existing.map(|e| self.stored_entries(&e.json, &target.key, &target.epk, &target.id));
         self.reindex(&target.key, old_entries.as_deref(), Some(&version.entries))?;
         for entry in &unique.old {
             self.store.unique.delete(&mut self.txn, entry)?;
@@ -662,7 +631,7 @@ impl<'s> WriteBatch<'s> {
             check_etag(expected, &existing.json, id)
                 .map_err(|e| e.with_charge(charge::point_read(existing.json.len())))?;
         }
-        let old_entries = self.stored_entries(&existing.json, &epk, id);
+        let old_entries = self.stored_entries(&existing.json, &key, &epk, id);
         let work = WriteWork {
             bytes: existing.json.len(),
             indexed_terms: old_entries.first().map_or(0, |e| e.terms),
@@ -838,7 +807,7 @@ impl<'s> WriteBatch<'s> {
         let def = self.def.clone();
         let entries = match entries {
             Some(e) => e,
-            None => self.stored_entries(&existing.json, epk, id),
+            None => self.stored_entries(&existing.json, key, epk, id),
         };
         self.reindex(key, Some(&entries), None)?;
         let range = def.owner(epk.as_bytes())?.id;
