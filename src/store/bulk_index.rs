@@ -40,6 +40,26 @@ const SHARED_PREFIX: usize = 8;
 const CHUNK: usize = 256;
 const AHEAD: usize = 8;
 
+/// Sorted keys handed from the merging thread to the one appending them, back to back.
+#[derive(Default)]
+struct KeyBlock {
+    keys: Vec<u8>,
+    /// Where each key ends in `keys`.
+    ends: Vec<usize>,
+}
+
+/// Keys per [`KeyBlock`].
+const BLOCK_KEYS: usize = 16_384;
+
+impl KeyBlock {
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.keys[start..end])
+    }
+}
+
 /// The entries of a chunk of items (EPK, id, JSON) under `layout`.
 fn entries_of(layout: &IndexLayout, chunk: Vec<(&[u8], &str, &[u8])>) -> Result<Vec<DocEntries>> {
     chunk
@@ -118,25 +138,8 @@ impl Store {
         let mut sorter = KeySorter::new(self.path(), SHARED_PREFIX, SORT_BUDGET);
         let defined = self.sort_entries(&txn, &def, &layout, &mut sorter)?;
         drop(txn);
-        let mut sorted = sorter.into_sorted()?;
-        let mut key = Vec::new();
-        let mut more = sorted.next_into(&mut key)?;
-        while more {
-            let mut txn = self.write_txn()?;
-            if !self.still_building(&txn, db, name, def.rid, generation)? {
-                return Ok(()); // replaced meanwhile, by whoever retired it
-            }
-            let mut tail = Tail::of(&self.index, &txn)?;
-            let mut cursor = self.index.iter_mut(&mut txn)?;
-            for _ in 0..APPEND_BATCH {
-                tail.put_entry(&mut cursor, &key)?;
-                more = sorted.next_into(&mut key)?;
-                if !more {
-                    break;
-                }
-            }
-            drop(cursor);
-            txn.commit()?;
+        if !self.append_sorted(sorter, db, name, &def, generation)? {
+            return Ok(()); // replaced meanwhile, by whoever retired it
         }
 
         let mut txn = self.write_txn()?;
@@ -231,6 +234,63 @@ impl Store {
             computed.into_iter().try_for_each(&mut absorb)
         })?;
         Ok(defined)
+    }
+
+    /// Appends the sorted keys to the index, [`APPEND_BATCH`] per transaction; false when
+    /// `db/name` stopped building `generation` meanwhile. Merging the sorted runs is half
+    /// the work: a second thread does it, a block of keys ahead of the puts.
+    fn append_sorted(
+        &self,
+        sorter: KeySorter,
+        db: &str,
+        name: &str,
+        def: &ContainerDef,
+        generation: u32,
+    ) -> Result<bool> {
+        let mut sorted = sorter.into_sorted()?;
+        std::thread::scope(|s| {
+            let (send, blocks) = mpsc::sync_channel::<Result<KeyBlock>>(2);
+            s.spawn(move || {
+                let mut key = Vec::new();
+                loop {
+                    let mut block = KeyBlock::default();
+                    let filled = (|| {
+                        while block.ends.len() < BLOCK_KEYS {
+                            if !sorted.next_into(&mut key)? {
+                                return Ok(false);
+                            }
+                            block.keys.extend_from_slice(&key);
+                            block.ends.push(block.keys.len());
+                        }
+                        Ok(true)
+                    })();
+                    let more = matches!(filled, Ok(true));
+                    if send.send(filled.map(|_| block)).is_err() || !more {
+                        return; // the writer stopped, or every key was sent
+                    }
+                }
+            });
+            let mut blocks = blocks.into_iter().peekable();
+            while blocks.peek().is_some() {
+                let mut txn = self.write_txn()?;
+                if !self.still_building(&txn, db, name, def.rid, generation)? {
+                    return Ok(false);
+                }
+                let mut tail = Tail::of(&self.index, &txn)?;
+                let mut cursor = self.index.iter_mut(&mut txn)?;
+                let mut written = 0;
+                while written < APPEND_BATCH {
+                    let Some(block) = blocks.next() else { break };
+                    for key in block?.iter() {
+                        tail.put_entry(&mut cursor, key)?;
+                    }
+                    written += BLOCK_KEYS;
+                }
+                drop(cursor);
+                txn.commit()?;
+            }
+            Ok(true)
+        })
     }
 
     /// Whether `db/name` is still the container `rid` building `generation`.
