@@ -52,7 +52,8 @@ struct Throttled {
 }
 
 impl Engine {
-    /// [`Engine::import_records`] with at most `batch_items` items per transaction.
+    /// [`Engine::import_records`](super::Backend::import_records) with at most
+    /// `batch_items` items per transaction.
     pub fn import_records_in_batches(
         &self,
         db: &str,
