@@ -147,7 +147,7 @@ impl KeySorter {
         let mut previous: &[u8] = &[];
         for h in &self.heads {
             let key = &self.arena[h.at as usize..(h.at + h.len) as usize];
-            let shared = key.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            let shared = shared_prefix(key, previous);
             write_varint(&mut out, shared)?;
             write_varint(&mut out, key.len() - shared)?;
             out.write_all(&key[shared..])?;
@@ -161,6 +161,16 @@ impl KeySorter {
         self.heads.clear();
         Ok(())
     }
+}
+
+/// How many leading bytes `a` and `b` have in common, compared eight at a time (byte by
+/// byte this was a sixth of a million-order import's sort).
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let (a8, _) = a.as_chunks::<8>();
+    let (b8, _) = b.as_chunks::<8>();
+    let words = a8.iter().zip(b8).take_while(|(x, y)| x == y).count() * 8;
+    let rest = a[words..].iter().zip(&b[words..]);
+    words + rest.take_while(|(x, y)| x == y).count()
 }
 
 /// Bytes past the shared prefix and the 32 the heads hold.
@@ -283,6 +293,31 @@ impl SortedKeys {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_shared_prefix_is_counted_across_words() {
+        let naive = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let base: Vec<u8> = (0..40).collect();
+        for cut in 0..=40 {
+            for change in [0, 3, 7, 8, 9, 15, 16, 17, 39] {
+                let a = &base[..cut];
+                let mut b = base.clone();
+                if change < b.len() {
+                    b[change] ^= 0xFF;
+                }
+                assert_eq!(
+                    shared_prefix(a, &b),
+                    naive(a, &b),
+                    "cut {cut} change {change}"
+                );
+                assert_eq!(
+                    shared_prefix(&b, a),
+                    naive(&b, a),
+                    "cut {cut} change {change}"
+                );
+            }
+        }
+    }
+
     use super::*;
 
     /// Keys of random length and bytes (a shared prefix, then mostly few distinct bytes
