@@ -12,7 +12,8 @@
 //! stamping, encoding, computing index entries (in a profile of 20,000 orders, 55 % of the
 //! time with indexing off and 40 % with the default policy). A scoped thread does it for
 //! the batch's records in the order they will be written, a few chunks ahead of the writer
-//! ([`crate::store::prepare`]), and finding the records' keys is split between two threads.
+//! ([`crate::store::prepare`]); a writer that catches up prepares the next chunk itself
+//! rather than wait. Finding the records' keys is split between two threads likewise.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
