@@ -26,6 +26,7 @@ use serde_json::Value;
 use super::catalog::ContainerDef;
 use super::external_sort::KeySorter;
 use super::index::{DocEntries, IndexLayout, PathId, count_key};
+use super::packed_keys::PackedKeys;
 use super::tail::Tail;
 use super::{Store, keys};
 use crate::error::{Error, Result};
@@ -40,25 +41,8 @@ const SHARED_PREFIX: usize = 8;
 const CHUNK: usize = 256;
 const AHEAD: usize = 8;
 
-/// Sorted keys handed from the merging thread to the one appending them, back to back.
-#[derive(Default)]
-struct KeyBlock {
-    keys: Vec<u8>,
-    /// Where each key ends in `keys`.
-    ends: Vec<usize>,
-}
-
-/// Keys per [`KeyBlock`].
+/// Keys per block handed from the merging thread to the one appending them.
 const BLOCK_KEYS: usize = 16_384;
-
-impl KeyBlock {
-    fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.keys[start..end])
-    }
-}
 
 /// The entries of a chunk of items (EPK, id, JSON) under `layout`.
 fn entries_of(layout: &IndexLayout, chunk: Vec<(&[u8], &str, &[u8])>) -> Result<Vec<DocEntries>> {
@@ -184,9 +168,6 @@ impl Store {
         layout: &IndexLayout,
         sorter: &mut KeySorter,
     ) -> Result<HashMap<PathId, u64>> {
-        let epk_len = def.partition_key.epk_len();
-        let prefix = keys::container_prefix(def.rid);
-        let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
         let mut defined: HashMap<PathId, u64> = HashMap::new();
         let mut absorb = |computed: Result<Vec<DocEntries>>| -> Result<()> {
             for entries in computed? {
@@ -212,12 +193,9 @@ impl Store {
                 }
             });
             let mut chunk = Vec::with_capacity(CHUNK);
-            for entry in self.items.range(txn, &keys::half_open(&prefix, &end))? {
-                let (k, v) = entry?;
-                let (epk, id) =
-                    keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
-                let (_, json) = super::item::decode_record(v)?;
-                chunk.push((epk, id, json));
+            for item in self.stored_items(txn, def, None)? {
+                let item = item?;
+                chunk.push((item.epk, item.id, item.json));
                 if chunk.len() == CHUNK {
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
                     work.send(full).map_err(|_| {
@@ -249,18 +227,17 @@ impl Store {
     ) -> Result<bool> {
         let mut sorted = sorter.into_sorted()?;
         std::thread::scope(|s| {
-            let (send, blocks) = mpsc::sync_channel::<Result<KeyBlock>>(2);
+            let (send, blocks) = mpsc::sync_channel::<Result<PackedKeys>>(2);
             s.spawn(move || {
                 let mut key = Vec::new();
                 loop {
-                    let mut block = KeyBlock::default();
+                    let mut block = PackedKeys::default();
                     let filled = (|| {
-                        while block.ends.len() < BLOCK_KEYS {
+                        while block.len() < BLOCK_KEYS {
                             if !sorted.next_into(&mut key)? {
                                 return Ok(false);
                             }
-                            block.keys.extend_from_slice(&key);
-                            block.ends.push(block.keys.len());
+                            block.push(&[&key]);
                         }
                         Ok(true)
                     })();

@@ -95,8 +95,31 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The first `16 × N` bytes of `bytes`, zero-padded, as big-endian integers: comparing
+/// them compares those bytes, so a sort of byte keys can compare integers first and read
+/// the keys' bytes only on ties (a key shorter than the words ties with its zero padding).
+pub fn be_words<const N: usize>(bytes: &[u8]) -> [u128; N] {
+    let mut words = [0u128; N];
+    for (word, chunk) in words.iter_mut().zip(bytes.chunks(16)) {
+        let mut b = [0u8; 16];
+        b[..chunk.len()].copy_from_slice(chunk);
+        *word = u128::from_be_bytes(b);
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn words_order_as_their_bytes() {
+        let keys: [&[u8]; 5] = [b"", b"\0", b"a", &[b'a'; 40], b"a\xff"];
+        for pair in keys.windows(2) {
+            assert!(be_words::<2>(pair[0]) <= be_words::<2>(pair[1]));
+        }
+        assert_eq!(be_words::<1>(b"\x01"), [1u128 << 120]);
+        assert_eq!(be_words::<3>(&[7; 40])[2] & 0xFF, 0, "padded with zeros");
+    }
+
     use super::*;
 
     #[test]

@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::codec::be_words;
 use crate::error::{Error, Result};
 
 /// Buffered bytes per run file, reading or writing.
@@ -74,7 +75,9 @@ impl KeySorter {
         if held + key.len() > self.budget && !self.heads.is_empty() {
             self.spill()?;
         }
-        let (high, low) = heads(key, self.skip);
+        // Equal heads fall back to the tails, then to the lengths (a zero byte and the
+        // padding tie).
+        let [high, low] = be_words::<2>(key.get(self.skip..).unwrap_or_default());
         let at = u32::try_from(self.arena.len())
             .map_err(|_| Error::internal("a sort buffer outgrew 4 GB"))?;
         self.arena.extend_from_slice(key);
@@ -176,21 +179,6 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
 /// Bytes past the shared prefix and the 32 the heads hold.
 fn tail(key: &[u8], skip: usize) -> &[u8] {
     key.get(skip + 32..).unwrap_or_default()
-}
-
-/// The 32 bytes after the shared prefix as two big-endian integers, zero-padded: a key
-/// that orders before another never gets larger heads; equal heads fall back to the tails
-/// and then to the lengths (a zero byte and padding tie).
-fn heads(key: &[u8], skip: usize) -> (u128, u128) {
-    let mut bytes = [0u8; 32];
-    let rest = key.get(skip..).unwrap_or_default();
-    let n = rest.len().min(32);
-    bytes[..n].copy_from_slice(&rest[..n]);
-    let (high, low) = bytes.split_at(16);
-    (
-        u128::from_be_bytes(high.try_into().unwrap_or_default()),
-        u128::from_be_bytes(low.try_into().unwrap_or_default()),
-    )
 }
 
 fn write_varint(out: &mut impl Write, mut n: usize) -> Result<()> {

@@ -810,22 +810,13 @@ pub fn rebuild_from_items(
     def: &ContainerDef,
     layout: &IndexLayout,
 ) -> Result<IndexSnapshot> {
-    let prefix = super::keys::container_prefix(def.rid);
-    let end = super::keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
-    let epk_len = def.partition_key.epk_len();
     let mut keys = Vec::new();
     let mut defined: HashMap<PathId, u64> = HashMap::new();
-    for entry in store
-        .items
-        .range(txn, &super::keys::half_open(&prefix, &end))?
-    {
-        let (k, v) = entry?;
-        let (epk, id) = super::keys::split_item(k, epk_len)
-            .ok_or_else(|| crate::error::Error::corrupt("item key"))?;
-        let (_, json) = super::item::decode_record(v)?;
-        let doc: Value = serde_json::from_slice(json)
+    for item in store.stored_items(txn, def, None)? {
+        let item = item?;
+        let doc: Value = serde_json::from_slice(item.json)
             .map_err(|e| crate::error::Error::corrupt(format!("item: {e}")))?;
-        let e = layout.entries(&doc, epk, id);
+        let e = layout.entries(&doc, item.epk, item.id);
         keys.extend(e.keys);
         for p in e.defined {
             *defined.entry(p).or_default() += 1;

@@ -22,8 +22,10 @@ use std::sync::mpsc;
 use heed::RwTxn;
 
 use super::Store;
+use super::codec::be_words;
 use super::index::{DocEntries, FoldHasher, PathId, count_key};
 use super::keys::ContainerRid;
+use super::packed_keys::PackedKeys;
 use super::tail::Tail;
 use crate::error::{Error, Result};
 
@@ -36,7 +38,8 @@ type GroupKey = ([u8; GROUP], u8);
 
 /// Key bytes after the group's that the sort compares as integers before it reads the rest
 /// of a key: the value, the EPK and mostly the id.
-const HEAD: usize = 48;
+const HEAD: usize = 16 * HEAD_WORDS;
+const HEAD_WORDS: usize = 3;
 
 type Fold = BuildHasherDefault<FoldHasher>;
 
@@ -85,9 +88,9 @@ struct Sorted {
 /// back to back: what the puts read, front to back.
 #[derive(Default)]
 struct Ordered {
-    keys: Vec<u8>,
-    /// Per operation: where its key ends in `keys`, and whether it is a put.
-    ops: Vec<(usize, bool)>,
+    keys: PackedKeys,
+    /// Per operation, whether it is a put.
+    puts: Vec<bool>,
 }
 
 /// Operations a delta needs before its groups are sorted on a second thread while this one
@@ -353,7 +356,9 @@ impl Sorted {
         // Most comparisons never read the arena: the first HEAD bytes are held in `order`.
         order.clear();
         order.extend((0..ops.len() as u32).map(|i| {
-            let (a, b, c) = head(rest(i));
+            // Zero-padded, so a key shorter than the head sorts before its extensions
+            // (the tie is settled by length below).
+            let [a, b, c] = be_words::<HEAD_WORDS>(rest(i));
             (a, b, c, i)
         }));
         order.sort_unstable();
@@ -398,23 +403,20 @@ impl Sorted {
             }
         }
     }
-}
 
-impl Sorted {
     /// `group`'s operations in key order (the last on each key) into `out`, whole keys.
     fn order(&mut self, (bytes, len): &GroupKey, group: &Group, out: &mut Ordered) {
         self.sort(group);
+        let name = &bytes[..usize::from(*len)];
         out.keys.clear();
-        out.ops.clear();
-        // At once: growing by doubling would copy the keys and touch fresh pages repeatedly.
-        out.keys
-            .reserve(group.arena.len() + self.last.len() * usize::from(*len));
-        out.ops.reserve(self.last.len());
+        out.puts.clear();
+        let n = self.last.len();
+        out.keys.reserve(n, group.arena.len() + n * name.len());
+        out.puts.reserve(n);
         for &i in &self.last {
             let (span, put) = group.ops[i as usize];
-            out.keys.extend_from_slice(&bytes[..usize::from(*len)]);
-            out.keys.extend_from_slice(group.arena.get(span));
-            out.ops.push((out.keys.len(), put));
+            out.keys.push(&[name, group.arena.get(span)]);
+            out.puts.push(put);
         }
     }
 }
@@ -422,10 +424,7 @@ impl Sorted {
 impl Ordered {
     /// The operations with their keys, in key order.
     fn iter(&self) -> impl Iterator<Item = (&[u8], bool)> {
-        let starts = std::iter::once(0).chain(self.ops.iter().map(|&(end, _)| end));
-        starts
-            .zip(&self.ops)
-            .map(|(start, &(end, put))| (&self.keys[start..end], put))
+        self.keys.iter().zip(self.puts.iter().copied())
     }
 
     /// Writes the operations: deletes first, then the puts through one cursor (LMDB
@@ -446,21 +445,6 @@ impl Ordered {
         }
         Ok(())
     }
-}
-
-/// The first [`HEAD`] bytes of `rest`, zero-padded, as three big-endian integers: their
-/// order is the bytes' order, and a key shorter than the head sorts before its extensions
-/// (the tie is settled by length).
-fn head(rest: &[u8]) -> (u128, u128, u128) {
-    let mut bytes = [0u8; HEAD];
-    let cut = rest.len().min(HEAD);
-    bytes[..cut].copy_from_slice(&rest[..cut]);
-    let part = |i: usize| {
-        let mut p = [0u8; 16];
-        p.copy_from_slice(&bytes[i * 16..i * 16 + 16]);
-        u128::from_be_bytes(p)
-    };
-    (part(0), part(1), part(2))
 }
 
 fn same_head(x: &(u128, u128, u128, u32), y: &(u128, u128, u128, u32)) -> bool {

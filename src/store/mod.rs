@@ -47,6 +47,7 @@ pub(crate) mod json_text;
 pub(crate) mod keys;
 pub(crate) mod meter;
 pub(crate) mod murmur3;
+pub(crate) mod packed_keys;
 pub(crate) mod pages;
 pub(crate) mod partition_key;
 pub(crate) mod patch;

@@ -43,7 +43,38 @@ pub struct ScannedItem {
     pub json: Vec<u8>,
 }
 
+/// A stored item as a pass over a container's items meets it, borrowed from the
+/// transaction (expired ones included).
+pub(crate) struct StoredItem<'t> {
+    pub key: &'t [u8],
+    pub epk: &'t [u8],
+    pub id: &'t str,
+    pub json: &'t [u8],
+}
+
 impl Store {
+    /// Every stored item of `def` from the item key `from` (or the container's first) to
+    /// its last, in key order: what index builders and checks walk.
+    pub(crate) fn stored_items<'t>(
+        &self,
+        txn: &'t RoTxn,
+        def: &ContainerDef,
+        from: Option<&[u8]>,
+    ) -> Result<impl Iterator<Item = Result<StoredItem<'t>>> + use<'t>> {
+        let epk_len = def.partition_key.epk_len();
+        let prefix = keys::container_prefix(def.rid);
+        let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
+        let start = from.unwrap_or(&prefix);
+        let range = self.items.range(txn, &keys::half_open(start, &end))?;
+        Ok(range.map(move |entry| {
+            let (key, record) = entry?;
+            let (epk, id) =
+                keys::split_item(key, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
+            let (_, json) = item::decode_record(record)?;
+            Ok(StoredItem { key, epk, id, json })
+        }))
+    }
+
     /// Reads one item by id and partition key; 404 if missing or expired.
     pub fn read_item(
         &self,

@@ -13,12 +13,12 @@
 
 use std::time::{Duration, Instant};
 
+use super::Store;
 use super::catalog::{ContainerDef, IndexBuild};
 use super::epk::Epk;
 use super::index::IndexLayout;
 use super::index_delta::IndexDelta;
 use super::indexing::IndexingPolicy;
-use super::{Store, keys};
 use crate::error::{Error, Result, StatusCode};
 
 /// Items indexed per write transaction, so a rebuild never holds the writer long.
@@ -149,28 +149,22 @@ impl Store {
             let mut def = (*self.container(&txn, db, name)?).clone();
             if let Some(build) = def.index_build.clone() {
                 let layout = IndexLayout::new(def.rid, def.index_generation, &def.indexing_policy);
-                let epk_len = def.partition_key.epk_len();
-                let prefix = keys::container_prefix(def.rid);
                 let start = match &build.resume_after {
                     Some(hex) => {
                         let mut k = Epk::from_hex(hex)
                             .ok_or_else(|| Error::corrupt("index build cursor"))?
                             .0;
                         k.push(0); // strictly after the last item indexed
-                        k
+                        Some(k)
                     }
-                    None => prefix.to_vec(),
+                    None => None,
                 };
-                let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
                 let mut batch = Vec::with_capacity(BUILD_BATCH);
-                for entry in self.items.range(&txn, &keys::half_open(&start, &end))? {
-                    let (k, v) = entry?;
-                    let (epk, id) =
-                        keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
-                    let (_, json) = super::item::decode_record(v)?;
-                    let doc: serde_json::Value = serde_json::from_slice(json)
+                for item in self.stored_items(&txn, &def, start.as_deref())? {
+                    let item = item?;
+                    let doc: serde_json::Value = serde_json::from_slice(item.json)
                         .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-                    batch.push((k.to_vec(), layout.entries(&doc, epk, id)));
+                    batch.push((item.key.to_vec(), layout.entries(&doc, item.epk, item.id)));
                     if batch.len() >= BUILD_BATCH {
                         break;
                     }
