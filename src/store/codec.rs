@@ -98,11 +98,18 @@ impl<'a> Reader<'a> {
 /// The first `16 × N` bytes of `bytes`, zero-padded, as big-endian integers: comparing
 /// them compares those bytes, so a sort of byte keys can compare integers first and read
 /// the keys' bytes only on ties (a key shorter than the words ties with its zero padding).
+#[inline]
 pub fn be_words<const N: usize>(bytes: &[u8]) -> [u128; N] {
     let mut words = [0u128; N];
-    for (word, chunk) in words.iter_mut().zip(bytes.chunks(16)) {
+    let (whole, _) = bytes.as_chunks::<16>();
+    for (word, chunk) in words.iter_mut().zip(whole) {
+        *word = u128::from_be_bytes(*chunk);
+    }
+    // The word the bytes end in, if they end before the last: padded.
+    if let Some(word) = words.get_mut(whole.len()) {
+        let rest = &bytes[whole.len() * 16..];
         let mut b = [0u8; 16];
-        b[..chunk.len()].copy_from_slice(chunk);
+        b[..rest.len()].copy_from_slice(rest);
         *word = u128::from_be_bytes(b);
     }
     words
