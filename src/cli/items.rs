@@ -1,10 +1,10 @@
 //! Commands on items: `item ...`, `import` and `export`.
 
-use crate::error::StatusCode;
 use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::args::{ItemCommand, TriggerFlags};
 use super::{
@@ -14,6 +14,7 @@ use crate::engine::{
     Backend, Engine, IMPORT_BATCH_BYTES, ImportSummary, ItemResponse, PatchRequest, TriggeredOp,
     TriggeredWrite, import,
 };
+use crate::error::{Error, StatusCode};
 
 pub(crate) fn read_stdin() -> CliResult<Vec<u8>> {
     let mut body = Vec::new();
@@ -130,9 +131,11 @@ pub fn item(engine: &dyn Backend, cmd: ItemCommand) -> CliResult {
     Ok(())
 }
 
-/// Checks every record of every file, then writes them in batches, reading each file as a
-/// stream twice (standard input is first kept in a temporary file in the data directory),
-/// so an import holds one chunk of records at a time whatever the files' size.
+/// Checks every record of every file, placing each in item-key order as it goes, then
+/// writes them in that order in batches ([`crate::engine::import_order`]), reading each
+/// record back from its file (standard input is first kept in a temporary file in the data
+/// directory). An import holds one chunk of records and the ordering's bounded buffer,
+/// whatever the files' size.
 ///
 /// Afterwards, unless `compact` is false, the store is compacted if the import left much of
 /// the file free and no other process has it open ([`Engine::close_and_compact`]).
@@ -150,8 +153,9 @@ pub fn import(
         .collect::<CliResult<Vec<_>>>()?;
     // Records checked per chunk: enough to keep the check's own cost per record small.
     const CHECK_ITEMS: usize = 10_000;
-    let mut total = 0;
-    for source in &sources {
+    let mut order = engine.import_order(db, c)?;
+    let mut per_file = vec![0u64; sources.len()];
+    for (number, source) in sources.iter().enumerate() {
         let mut stream = source.stream()?;
         while let Some(chunk) = stream
             .next_chunk(CHECK_ITEMS, IMPORT_BATCH_BYTES)
@@ -160,31 +164,54 @@ pub fn import(
             engine
                 .validate_records(db, c, &chunk.records())
                 .map_err(|e| in_file(e, &source.name))?;
-            total += chunk.len() as u64;
+            order
+                .add(number as u32, &chunk)
+                .map_err(|e| in_file(e, &source.name))?;
+            per_file[number] += chunk.len() as u64;
         }
     }
+    let total = order.len();
     let bar = progress_bar(total);
     let mut summary = ImportSummary::default();
-    let mut per_file = Vec::new();
     let started = std::time::Instant::now();
     engine.bulk_load(db, c, (total as usize, batch_items), || -> CliResult {
-        for source in &sources {
-            let mut stream = source.stream()?;
-            let mut items = 0;
-            while let Some(chunk) = stream
-                .next_chunk(batch_items.max(1), IMPORT_BATCH_BYTES)
-                .map_err(|e| in_file(e, &source.name))?
-            {
-                let base = summary.items;
-                let s = engine
-                    .import_records_in_batches(db, c, &chunk.records(), batch_items, &mut |n| {
-                        bar.set_position(base + n)
-                    })
-                    .map_err(|e| in_file(e, &source.name))?;
-                items += s.items;
-                summary.add(&s);
+        let base = engine.reserve_doc_numbers(db, c, total as usize)?;
+        let files = sources
+            .iter()
+            .map(ImportSource::file)
+            .collect::<CliResult<Vec<_>>>()?;
+        let mut placed = order.into_sorted()?.peekable();
+        let mut text = Vec::new();
+        while placed.peek().is_some() {
+            // The next batch: its records in order, their numbers and files.
+            let mut chunk = import::Chunk::default();
+            let (mut numbers, mut from) = (Vec::new(), Vec::new());
+            while chunk.len() < batch_items.max(1) && chunk.bytes() < IMPORT_BATCH_BYTES {
+                let Some(record) = placed.next() else { break };
+                let record = record?;
+                let source = &sources[record.source as usize];
+                text.resize(record.origin.len as usize, 0);
+                files[record.source as usize]
+                    .read_exact_at(&mut text, record.origin.offset)
+                    .map_err(|e| {
+                        Failure::Usage(format!("cannot read {} again: {e}", source.name))
+                    })?;
+                chunk.push(record.line, &text, record.origin);
+                numbers.push(base + record.position + 1);
+                from.push(record.source);
             }
-            per_file.push(json!({ "file": source.name, "items": items }));
+            let records = chunk.records();
+            let locate = |i: usize, e: Error| {
+                located(
+                    import::at_line(e, records[i].line),
+                    &sources[from[i] as usize].name,
+                )
+            };
+            let base_items = summary.items;
+            let s = engine.import_in_order(db, c, &records, &numbers, &locate, &mut |n| {
+                bar.set_position(base_items + n)
+            })?;
+            summary.add(&s);
         }
         Ok(())
     })?;
@@ -197,6 +224,11 @@ pub fn import(
     } else {
         0.0
     };
+    let per_file: Vec<Value> = sources
+        .iter()
+        .zip(per_file)
+        .map(|(source, items)| json!({ "file": source.name, "items": items }))
+        .collect();
     let mut out = serde_json::to_value(&summary).unwrap_or_default();
     if let Some(obj) = out.as_object_mut() {
         obj.insert("itemsPerSecond".into(), rate.into());
@@ -247,6 +279,16 @@ impl ImportSource {
         })
     }
 
+    /// The file, to read records again where they were found.
+    fn file(&self) -> CliResult<std::fs::File> {
+        match (&self.path, &self.spooled) {
+            (Some(path), _) => std::fs::File::open(path),
+            (None, Some(spooled)) => spooled.try_clone(),
+            (None, None) => Err(std::io::Error::other("no input")),
+        }
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", self.name)))
+    }
+
     /// The file's records from its beginning.
     fn stream(&self) -> CliResult<import::RecordStream<std::io::BufReader<std::fs::File>>> {
         let file = match (&self.path, &self.spooled) {
@@ -264,12 +306,17 @@ impl ImportSource {
     }
 }
 
-fn in_file(e: crate::error::Error, file: &str) -> Failure {
+fn in_file(e: Error, file: &str) -> Failure {
+    Failure::Request(located(e, file))
+}
+
+/// `e` prefixed with the file it is about, unless it is a fault of the store's.
+fn located(e: Error, file: &str) -> Error {
     if e.status.is_server_error() {
-        return Failure::Request(e);
+        return e;
     }
     let message = format!("{file}: {}", e.message);
-    Failure::Request(crate::error::Error { message, ..e })
+    Error { message, ..e }
 }
 
 pub fn export(engine: &dyn Backend, target: &str, pk: Option<&str>) -> CliResult {

@@ -7,6 +7,9 @@
 //! CLI reads each file twice: once to check, once to write), so a malformed line changes
 //! nothing. Splitting an array into its elements only follows strings and nesting; each
 //! element's JSON is checked when the record is parsed.
+//!
+//! Each record also knows where its text lies in the file ([`Origin`]), so that an import
+//! can read the records again in another order ([`super::import_order`]).
 
 use std::io::BufRead;
 
@@ -19,12 +22,22 @@ pub struct Record<'a> {
     pub json: &'a [u8],
 }
 
+/// Where a record's text lies in its file: from its first byte, `len` bytes, blanks
+/// around it included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Origin {
+    pub offset: u64,
+    pub len: u64,
+}
+
 /// Records read from a file: their texts back to back, and where each starts and ends.
 #[derive(Debug, Default)]
 pub struct Chunk {
     text: Vec<u8>,
     /// Per record: its line, and its span in `text`.
     spans: Vec<(usize, usize, usize)>,
+    /// Per record: where it was read from.
+    origins: Vec<Origin>,
 }
 
 impl Chunk {
@@ -36,6 +49,11 @@ impl Chunk {
                 json: &self.text[start..end],
             })
             .collect()
+    }
+
+    /// Per record, in the order of [`Chunk::records`]: where its text lies in its file.
+    pub fn origins(&self) -> &[Origin] {
+        &self.origins
     }
 
     pub fn len(&self) -> usize {
@@ -51,14 +69,17 @@ impl Chunk {
         self.text.len()
     }
 
-    fn push(&mut self, line: usize, json: &[u8]) {
-        let json = json.trim_ascii();
+    /// Adds the record starting on `line` whose text, blanks around it included, is `raw`,
+    /// read from `origin`. Blank text is no record.
+    pub fn push(&mut self, line: usize, raw: &[u8], origin: Origin) {
+        let json = raw.trim_ascii();
         if json.is_empty() {
             return;
         }
         let start = self.text.len();
         self.text.extend_from_slice(json);
         self.spans.push((line, start, self.text.len()));
+        self.origins.push(origin);
     }
 }
 
@@ -106,9 +127,12 @@ enum State {
 pub struct RecordStream<R> {
     reader: R,
     state: State,
-    /// The line and column (1-based) of the next byte.
+    /// The line and column (1-based) of the next byte, and its offset in the file.
     line: usize,
     column: usize,
+    offset: u64,
+    /// The offset of the array element being read.
+    element_start: u64,
     /// The element being read, when a chunk fills before its end.
     partial: Vec<u8>,
 }
@@ -120,6 +144,8 @@ impl<R: BufRead> RecordStream<R> {
             state: State::Start,
             line: 1,
             column: 1,
+            offset: 0,
+            element_start: 0,
             partial: Vec::new(),
         }
     }
@@ -153,6 +179,7 @@ impl<R: BufRead> RecordStream<R> {
         }
         if buf.starts_with(b"\xEF\xBB\xBF") {
             self.reader.consume(3);
+            self.offset += 3;
             return Ok(());
         }
         let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
@@ -170,6 +197,7 @@ impl<R: BufRead> RecordStream<R> {
             None => self.column + blank,
         };
         self.reader.consume(blank);
+        self.offset += blank as u64;
         Ok(())
     }
 
@@ -183,8 +211,13 @@ impl<R: BufRead> RecordStream<R> {
         if read == 0 {
             self.state = State::Done;
         } else {
-            chunk.push(self.line, &line);
+            let origin = Origin {
+                offset: self.offset,
+                len: read as u64,
+            };
+            chunk.push(self.line, &line, origin);
             self.line += 1;
+            self.offset += read as u64;
         }
         self.partial = line;
         Ok(())
@@ -225,11 +258,18 @@ impl<R: BufRead> RecordStream<R> {
             match (self.state, next) {
                 (State::Element { .. }, State::Element { .. }) => self.partial.push(b),
                 (State::Element { line, .. }, State::Between(_)) => {
-                    chunk.push(line, &self.partial);
+                    let origin = Origin {
+                        offset: self.element_start,
+                        len: self.partial.len() as u64,
+                    };
+                    chunk.push(line, &self.partial, origin);
                     self.partial.clear();
                     completed = true;
                 }
-                (_, State::Element { .. }) => self.partial.push(b),
+                (_, State::Element { .. }) => {
+                    self.element_start = self.offset + used as u64 - 1;
+                    self.partial.push(b);
+                }
                 _ => {}
             }
             self.state = next;
@@ -238,6 +278,7 @@ impl<R: BufRead> RecordStream<R> {
             }
         }
         self.reader.consume(used);
+        self.offset += used as u64;
         Ok(())
     }
 }
@@ -370,6 +411,33 @@ mod tests {
         }
         let expected: Vec<(usize, String)> = (0..1000).map(|i| (i + 1, i.to_string())).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// Each record's origin holds its text, read in pieces of any size (that holds a
+    /// byte-order mark), whatever the format and the blanks between records.
+    #[test]
+    fn origins_locate_every_record_in_its_file() {
+        let texts: [&[u8]; 3] = [
+            b"\xEF\xBB\xBF {\"id\":\"a\"}\r\n\n  {\"id\":\"b\", \"s\": \"x\\ny\"}\n{\"id\":\"c\"}",
+            b"\xEF\xBB\xBF\n[ {\"id\":\"a\", \"s\": \"],\\\"[\"} ,\n\n{\"id\":\"b\",\n \"x\": [1, {}]}\n,7]\n",
+            b"[{\"id\":\"a\"}]",
+        ];
+        for text in texts {
+            for capacity in [3, 4, 7, 64] {
+                let reader = std::io::BufReader::with_capacity(capacity, text);
+                let mut stream = RecordStream::new(reader);
+                let mut found = 0;
+                while let Some(chunk) = stream.next_chunk(2, 1 << 20).unwrap() {
+                    for (r, o) in chunk.records().iter().zip(chunk.origins()) {
+                        let raw = &text[o.offset as usize..(o.offset + o.len) as usize];
+                        assert_eq!(raw.trim_ascii(), r.json, "capacity {capacity}");
+                        found += 1;
+                    }
+                }
+                assert_eq!(found, read_all(text).unwrap().len(), "capacity {capacity}");
+                assert!(found > 0);
+            }
+        }
     }
 
     #[test]

@@ -1,25 +1,25 @@
-//! Writing an import: its records in transactions of up to a batch each, every batch in
-//! item-key order, the documents parsed and encoded on a second thread while this one
-//! writes.
+//! Writing an import: its records in item-key order across the whole import
+//! ([`super::import_order`]), in transactions of up to a batch each, the documents parsed
+//! and encoded on a second thread while this one writes.
 //!
-//! Written in key order, a batch puts each item next to the one before it, so its items'
-//! pages are touched once each and in file order instead of at random, and its change-feed
-//! events follow the items' order, which a feed reader then walks instead of seeking. The
-//! service delivers a batch's changes in any order among themselves (they share one `_ts`);
-//! the sort is stable, so two versions of one item keep theirs and the last wins.
+//! Each record creates its item with the document number its place in the input gives it
+//! (the numbers are set aside first, [`WriteBatch::reserve_numbers`]), so the items are
+//! numbered, and returned by queries without ORDER BY, in the order they were given. The
+//! service delivers changes that share a `_ts` in any order among themselves; the sort is
+//! stable, so two versions of one item keep theirs and the last wins.
 //!
 //! Most of an import's time per item goes to work that needs no transaction: parsing,
 //! stamping, encoding, computing index entries (in a profile of 20,000 orders, 55 % of the
 //! time with indexing off and 40 % with the default policy). A scoped thread does it for
 //! the batch's records in the order they will be written, a few chunks ahead of the writer
 //! ([`crate::store::prepare`]); a writer that catches up prepares the next chunk itself
-//! rather than wait. Finding the records' keys is split between two threads likewise.
+//! rather than wait.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{Engine, IMPORT_BATCH_BYTES, ImportSummary, charge_round, import};
+use super::{Engine, IMPORT_BATCH_BYTES, ImportSummary, charge_round, import, import_order};
 use crate::error::{Error, Result, StatusCode};
 use crate::store::item;
 use crate::store::prepare::{Incoming, Preparer};
@@ -31,21 +31,21 @@ const CHUNK: usize = 32;
 /// Chunks the preparing thread may run ahead of the writer: the prepared documents it
 /// holds (about 10 KB per 1 KB item) stay within a few MB.
 const AHEAD: usize = 16;
-/// Batches smaller than this are keyed and prepared on the writing thread, where a second
-/// thread would cost more than it saves.
+/// Batches smaller than this are prepared on the writing thread, where a second thread
+/// would cost more than it saves.
 const SMALL: usize = 64;
 
-/// An import record placed, waiting for its write.
-struct KeyedRecord {
-    /// Where it is stored (container, EPK, id); empty for a record its write will refuse.
-    key: Vec<u8>,
-    /// Its position in the import's records, and its line in the source.
+/// An import record waiting for its write.
+struct Pending {
+    /// Its index in the records written.
     index: usize,
-    line: usize,
-    /// Its item's document number if it creates one: by its place in the input, so the
-    /// batch's items are numbered in the order they were given.
-    number: Option<u64>,
+    /// The document number of the item it creates, if it creates one.
+    number: u64,
 }
+
+/// Where an import's records came from: names the record a write refused, as the caller
+/// knows it (its line, and the file it is in).
+pub type Locate<'a> = &'a (dyn Fn(usize, Error) -> Error + Sync);
 
 /// A write refused with 429: the batch stops there and commits what it wrote.
 struct Throttled {
@@ -54,7 +54,7 @@ struct Throttled {
 
 impl Engine {
     /// [`Engine::import_records`](super::Backend::import_records) with at most
-    /// `batch_items` items per transaction.
+    /// `batch_items` items per transaction: the records ordered by item key, then written.
     pub fn import_records_in_batches(
         &self,
         db: &str,
@@ -63,137 +63,152 @@ impl Engine {
         batch_items: usize,
         progress: &mut dyn FnMut(u64),
     ) -> Result<ImportSummary> {
-        let batch_items = batch_items.max(1);
         let started = std::time::Instant::now();
+        let def = self.def(db, name)?;
+        let mut order: Vec<(Vec<u8>, usize)> = import_order::item_keys(&def, records)
+            .into_iter()
+            // A record without a key goes first, and its write refuses it.
+            .map(|key| key.unwrap_or_default())
+            .zip(0..)
+            .collect();
+        order.sort_by(|a, b| a.0.cmp(&b.0));
+        let base = self.reserve_doc_numbers(db, name, records.len())?;
+        let locate = |i: usize, e: Error| import::at_line(e, records[i].line);
         let mut summary = ImportSummary::default();
         let mut next = 0;
-        // Records in item-key order, not yet written: a batch's, or what a 429 left of it.
-        let mut pending = Vec::new();
-        while next < records.len() || !pending.is_empty() {
-            let mut batch = WriteBatch::begin(&self.store, db, name)?;
-            let preparer = batch.preparer();
-            if pending.is_empty() {
-                let numbered_from = batch.doc_counter();
-                pending = sort_window(&preparer, records, next, batch_items, numbered_from);
-                next += pending.len();
+        while next < order.len() {
+            let (mut end, mut bytes) = (next, 0);
+            while end < order.len() && end - next < batch_items.max(1) && bytes < IMPORT_BATCH_BYTES
+            {
+                bytes += records[order[end].1].json.len();
+                end += 1;
             }
-            let throttled =
-                write_pending(&mut batch, &preparer, records, &mut pending, &mut summary)?;
-            batch.commit()?;
-            summary.batches += 1;
-            progress(summary.items);
-            if let Some(ms) = throttled.and_then(|t| t.retry_after_ms) {
-                std::thread::sleep(std::time::Duration::from_millis(ms.max(1)));
-            }
+            let pending = order[next..end]
+                .iter()
+                .map(|&(_, index)| Pending {
+                    index,
+                    number: base + index as u64 + 1,
+                })
+                .collect();
+            self.write_in_order(db, name, records, pending, &locate, &mut summary, progress)?;
+            next = end;
         }
         summary.request_charge = charge_round(summary.request_charge);
         summary.seconds = started.elapsed().as_secs_f64();
         Ok(summary)
     }
-}
 
-/// The records of one import transaction — from `next`, up to `batch_items` of them and
-/// [`IMPORT_BATCH_BYTES`] — in item-key order. Only their keys are read here (each record
-/// is parsed when it is prepared), so ordering a batch holds a key per record, not its
-/// documents. Each record takes the document number its place in the input gives it, past
-/// `numbered_from`, so the items a batch creates are numbered (and returned by queries
-/// without ORDER BY) in the order they were given.
-fn sort_window(
-    preparer: &Preparer,
-    records: &[import::Record],
-    next: usize,
-    batch_items: usize,
-    numbered_from: u64,
-) -> Vec<KeyedRecord> {
-    let (mut end, mut bytes) = (next, 0);
-    while end < records.len() && end - next < batch_items && bytes < IMPORT_BATCH_BYTES {
-        bytes += records[end].json.len();
-        end += 1;
-    }
-    let keyed = |from: usize, window: &[import::Record]| -> Vec<KeyedRecord> {
-        window
+    /// Writes `records`, which are in item-key order ([`import_order::PlacedRecords`]), in
+    /// one transaction (more if the container throttles it), each creating its item as
+    /// number `numbers[i]` (set aside by [`Engine::reserve_doc_numbers`]). `locate` names a
+    /// record the write refuses.
+    pub fn import_in_order(
+        &self,
+        db: &str,
+        name: &str,
+        records: &[import::Record],
+        numbers: &[u64],
+        locate: Locate,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<ImportSummary> {
+        let started = std::time::Instant::now();
+        let pending = numbers
             .iter()
             .enumerate()
-            .map(|(i, rec)| KeyedRecord {
-                key: preparer.item_key(rec.json).unwrap_or_default(),
-                index: from + i,
-                line: rec.line,
-                number: Some(numbered_from + (from - next + i) as u64 + 1),
-            })
-            .collect()
-    };
-    let window = &records[next..end];
-    let mut sorted = if window.len() < SMALL {
-        keyed(next, window)
-    } else {
-        let half = window.len() / 2;
-        std::thread::scope(|s| {
-            let second = s.spawn(|| keyed(next + half, &window[half..]));
-            let mut first = keyed(next, &window[..half]);
-            let second = second
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            first.extend(second);
-            first
-        })
-    };
-    sorted.sort_by(|a, b| a.key.cmp(&b.key));
-    sorted
-}
+            .map(|(index, &number)| Pending { index, number })
+            .collect();
+        let mut summary = ImportSummary::default();
+        self.write_in_order(db, name, records, pending, locate, &mut summary, progress)?;
+        summary.request_charge = charge_round(summary.request_charge);
+        summary.seconds = started.elapsed().as_secs_f64();
+        Ok(summary)
+    }
 
-/// Writes the records of `pending` in order, prepared by `preparer`. A 429 stops it: the
-/// records not written stay in `pending`, without their numbers (in the next transaction
-/// those may no longer be free, so its items take the next ones).
-fn write_pending(
-    batch: &mut WriteBatch,
-    preparer: &Preparer,
-    records: &[import::Record],
-    pending: &mut Vec<KeyedRecord>,
-    summary: &mut ImportSummary,
-) -> Result<Option<Throttled>> {
-    let work = Work {
-        preparer,
-        records,
-        pending,
-        claimed: AtomicUsize::new(0),
-    };
-    let stopped = if pending.len() < SMALL {
-        let docs = (0..pending.len()).map(|i| work.prepare(i));
-        write_all(batch, &work, docs, summary)?
-    } else {
-        std::thread::scope(|s| {
-            let (send, prepared) = mpsc::sync_channel(AHEAD);
-            let work = &work;
-            s.spawn(move || {
-                while let Some(chunk) = work.claim() {
-                    if send.send((chunk, work.prepare_chunk(chunk))).is_err() {
-                        return; // the writer stopped
+    /// Sets the next `n` document numbers of `db/name` aside for an import, and returns
+    /// the last number before them.
+    pub fn reserve_doc_numbers(&self, db: &str, name: &str, n: usize) -> Result<u64> {
+        let mut batch = WriteBatch::begin(&self.store, db, name)?;
+        let base = batch.reserve_numbers(n as u64);
+        if n > 0 {
+            batch.commit()?;
+        }
+        Ok(base)
+    }
+
+    /// Writes `pending` in its order, a transaction at a time: all of it in one unless the
+    /// container throttles it, when each transaction commits what it wrote, waits the
+    /// retry-after and goes on, as the SDKs' bulk mode does.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the import's own state, passed down from its two entry points"
+    )]
+    fn write_in_order(
+        &self,
+        db: &str,
+        name: &str,
+        records: &[import::Record],
+        mut pending: Vec<Pending>,
+        locate: Locate,
+        summary: &mut ImportSummary,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        while !pending.is_empty() {
+            let mut batch = WriteBatch::begin(&self.store, db, name)?;
+            let preparer = batch.preparer();
+            let work = Work {
+                preparer: &preparer,
+                records,
+                pending: &pending,
+                locate,
+                claimed: AtomicUsize::new(0),
+            };
+            let stopped = write_pending(&mut batch, &work, summary)?;
+            batch.commit()?;
+            summary.batches += 1;
+            progress(summary.items);
+            match stopped {
+                None => pending.clear(),
+                Some((written, throttled)) => {
+                    pending.drain(..written);
+                    if let Some(ms) = throttled.retry_after_ms {
+                        std::thread::sleep(std::time::Duration::from_millis(ms.max(1)));
                     }
                 }
-            });
-            // Returning drops `prepared`, which stops the preparing thread.
-            let docs = InOrder {
-                work,
-                prepared,
-                early: BTreeMap::new(),
-                current: Vec::new().into_iter(),
-                next_chunk: 0,
-            };
-            write_all(batch, work, docs, summary)
-        })?
-    };
-    Ok(match stopped {
-        None => {
-            pending.clear();
-            None
-        }
-        Some((i, throttled)) => {
-            pending.drain(..i);
-            for rec in pending.iter_mut() {
-                rec.number = None;
             }
-            Some(throttled)
         }
+        Ok(())
+    }
+}
+
+/// Writes the records of `work.pending` in order, prepared ahead on a second thread when
+/// there are many; until a 429: then how many it wrote, and the 429.
+fn write_pending(
+    batch: &mut WriteBatch,
+    work: &Work,
+    summary: &mut ImportSummary,
+) -> Result<Option<(usize, Throttled)>> {
+    if work.pending.len() < SMALL {
+        let docs = (0..work.pending.len()).map(|i| work.prepare(i));
+        return write_all(batch, work, docs, summary);
+    }
+    std::thread::scope(|s| {
+        let (send, prepared) = mpsc::sync_channel(AHEAD);
+        s.spawn(move || {
+            while let Some(chunk) = work.claim() {
+                if send.send((chunk, work.prepare_chunk(chunk))).is_err() {
+                    return; // the writer stopped
+                }
+            }
+        });
+        // Returning drops `prepared`, which stops the preparing thread.
+        let docs = InOrder {
+            work,
+            prepared,
+            early: BTreeMap::new(),
+            current: Vec::new().into_iter(),
+            next_chunk: 0,
+        };
+        write_all(batch, work, docs, summary)
     })
 }
 
@@ -206,7 +221,7 @@ fn write_all(
     summary: &mut ImportSummary,
 ) -> Result<Option<(usize, Throttled)>> {
     for (i, doc) in docs.enumerate() {
-        if let Some(t) = write(batch, work.records, &work.pending[i], doc, summary)? {
+        if let Some(t) = write(batch, work, &work.pending[i], doc, summary)? {
             return Ok(Some((i, t)));
         }
     }
@@ -218,7 +233,8 @@ fn write_all(
 struct Work<'a> {
     preparer: &'a Preparer,
     records: &'a [import::Record<'a>],
-    pending: &'a [KeyedRecord],
+    pending: &'a [Pending],
+    locate: Locate<'a>,
     /// The next chunk nobody has claimed (past the last once all are).
     claimed: AtomicUsize,
 }
@@ -244,7 +260,7 @@ impl Work<'_> {
     fn prepare(&self, i: usize) -> Result<Incoming> {
         let rec = &self.pending[i];
         let doc = item::parse_body(self.records[rec.index].json)?;
-        self.preparer.prepare(doc, i, rec.number)
+        self.preparer.prepare(doc, i, Some(rec.number))
     }
 }
 
@@ -304,13 +320,13 @@ impl Iterator for InOrder<'_, '_> {
 /// Upserts one record; [`Throttled`] when its range refused it with 429.
 fn write(
     batch: &mut WriteBatch,
-    records: &[import::Record],
-    rec: &KeyedRecord,
+    work: &Work,
+    rec: &Pending,
     doc: Result<Incoming>,
     summary: &mut ImportSummary,
 ) -> Result<Option<Throttled>> {
-    let doc = doc.map_err(|e| import::at_line(e, rec.line))?;
-    match batch.write_numbered(WriteKind::Upsert, doc, rec.number) {
+    let doc = doc.map_err(|e| (work.locate)(rec.index, e))?;
+    match batch.write_numbered(WriteKind::Upsert, doc, Some(rec.number)) {
         Ok(r) => {
             summary.request_charge += r.request_charge;
             if r.status == StatusCode::Created {
@@ -318,7 +334,7 @@ fn write(
             } else {
                 summary.replaced += 1
             }
-            summary.bytes += records[rec.index].json.len() as u64;
+            summary.bytes += work.records[rec.index].json.len() as u64;
             summary.items += 1;
             Ok(None)
         }
@@ -328,6 +344,6 @@ fn write(
                 retry_after_ms: e.retry_after_ms,
             }))
         }
-        Err(e) => Err(import::at_line(e, rec.line)),
+        Err(e) => Err((work.locate)(rec.index, e)),
     }
 }

@@ -24,6 +24,7 @@ pub mod feed;
 mod group_commit;
 pub mod import;
 mod import_batches;
+pub mod import_order;
 pub mod layout;
 pub mod plan;
 pub mod query;

@@ -105,6 +105,21 @@ pub(super) fn encode(
     })
 }
 
+/// The key under which the document `json` would be stored in `def` (container, EPK, id):
+/// the order in which writes touch the fewest pages. Only `id` and the members the
+/// partition key's paths start in are parsed, the rest is skipped, so an import can order
+/// its records without holding their parsed documents; the answer is the one the write
+/// finds on the whole document. `None` for text that is not such a document, which its
+/// write refuses.
+pub fn item_key(def: &ContainerDef, json: &[u8]) -> Option<Vec<u8>> {
+    let key = &def.partition_key;
+    let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
+    let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
+    let id = item::item_id(&doc).ok()?;
+    let pk = key.extract(&doc).ok()?;
+    Some(keys::item(def.rid, &pk.epk(key), id))
+}
+
 /// A document on its way to a write: as it was given, or already encoded for the stamp
 /// its write was expected to give it.
 pub struct Incoming(pub(super) Source);
@@ -158,21 +173,6 @@ impl Preparer {
             seq,
             doc_counter,
         }
-    }
-
-    /// The key under which the document `json` would be stored (container, EPK, id): the
-    /// order in which a batch of writes touches the fewest pages. Only `id` and the members
-    /// the partition key's paths start in are parsed, the rest is skipped, so an import can
-    /// order a batch without holding its parsed documents; the answer is the one the write
-    /// finds on the whole document. `None` for text that is not such a document, which its
-    /// write refuses.
-    pub fn item_key(&self, json: &[u8]) -> Option<Vec<u8>> {
-        let key = &self.def.partition_key;
-        let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
-        let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
-        let id = item::item_id(&doc).ok()?;
-        let pk = key.extract(&doc).ok()?;
-        Some(keys::item(self.def.rid, &pk.epk(key), id))
     }
 
     /// `doc` encoded for the batch's write number `position` (from 0), as the creation of

@@ -313,16 +313,23 @@ impl<'s> WriteBatch<'s> {
         })
     }
 
-    /// The container's last document number: the one the next created item follows.
-    pub fn doc_counter(&self) -> u64 {
-        self.cstats.doc_counter
+    /// Sets the next `n` document numbers aside and returns the last number before them:
+    /// an import numbers its items by their place in its input, whatever order and however
+    /// many transactions it writes them in, and no other writer takes those numbers
+    /// meanwhile. Numbers an import does not use (its upserts of items that exist) stay
+    /// unused, as numbers of deleted items do.
+    pub fn reserve_numbers(&mut self, n: u64) -> u64 {
+        let base = self.cstats.doc_counter;
+        self.cstats.doc_counter = base.saturating_add(n);
+        base
     }
 
     /// [`WriteBatch::write`] of a document from [`WriteBatch::preparer`], numbering the item
-    /// `number` if the write creates it. An import that writes a batch in key order numbers
-    /// its items in the order it was given them, the order queries without ORDER BY return
-    /// them in. The caller keeps numbers distinct and past [`WriteBatch::doc_counter`] as it
-    /// stood when it chose them, in this transaction.
+    /// `number` if the write creates it. An import that writes its records in key order
+    /// numbers its items in the order it was given them, the order queries without ORDER BY
+    /// return them in. The caller keeps numbers distinct, and either past the container's
+    /// last document number as it stood when it chose them, in this transaction, or set
+    /// aside by [`WriteBatch::reserve_numbers`].
     pub fn write_numbered(
         &mut self,
         kind: WriteKind,

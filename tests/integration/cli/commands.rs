@@ -556,6 +556,86 @@ fn a_bad_import_file_changes_nothing() {
     assert!(!lines.is_empty() && lines.iter().all(|d| d["customerId"] == "c-3"));
 }
 
+/// The document number in an item's `_rid` (its last eight bytes, little-endian, less the
+/// resource type in the top nibble).
+fn doc_number(item: &Value) -> u64 {
+    use base64::Engine as _;
+    let rid = item["_rid"].as_str().unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(rid)
+        .unwrap();
+    u64::from_le_bytes(bytes[8..16].try_into().unwrap()) & 0x0FFF_FFFF_FFFF_FFFF
+}
+
+/// An import writes its records in item-key order across all its files and batches, yet
+/// numbers each item by the place of its first record in the input (the numbers are set
+/// aside, so a write after the import takes the next), and an item's last record wins,
+/// whichever file and batch it is in. A record its write refuses is named by file and line.
+#[test]
+fn an_import_numbers_items_by_their_place_in_the_input_and_the_last_version_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup(dir);
+    let doc = |i: usize, v: String| json!({"id": format!("o{i}"), "customerId": format!("c-{}", i % 7), "v": v});
+    let first: Vec<String> = (0..30)
+        .map(|i| doc(i, format!("a{i}")).to_string())
+        .collect();
+    let second: Vec<String> = (20..40)
+        .map(|i| doc(i, format!("b{i}")).to_string())
+        .collect();
+    let a = tmp.path().join("a.ndjson");
+    std::fs::write(&a, first.join("\n")).unwrap();
+    let b = tmp.path().join("b.json");
+    std::fs::write(&b, format!("\u{feff}[\n  {}\n]\n", second.join(" ,\n  "))).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+
+    let summary = ok(dir, &["import", "shop/orders", a, b, "--batch-items", "7"]);
+    assert_eq!(
+        (&summary["items"], &summary["created"], &summary["batches"]),
+        (&json!(50), &json!(40), &json!(8)),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["files"],
+        json!([{"file": a, "items": 30}, {"file": b, "items": 20}])
+    );
+    for i in 0..40 {
+        let pk = format!("\"c-{}\"", i % 7);
+        let item = ok(
+            dir,
+            &["item", "read", "shop/orders", &format!("o{i}"), "--pk", &pk],
+        );
+        let item = &item["resource"];
+        let (version, place) = if i < 20 {
+            (format!("a{i}"), i)
+        } else if i < 30 {
+            (format!("b{i}"), i)
+        } else {
+            (format!("b{i}"), 30 + (i - 20))
+        };
+        assert_eq!(item["v"], version.as_str(), "o{i}");
+        assert_eq!(doc_number(item), place as u64 + 1, "o{i}");
+    }
+    let created = json_of(&run_stdin(
+        dir,
+        &["item", "create", "shop/orders"],
+        r#"{"id":"next","customerId":"c-1"}"#,
+    ));
+    assert_eq!(doc_number(&created["resource"]), 51, "{created}");
+
+    // A record the check passes but its write refuses (a document over 2 MB) names its file
+    // and line, and the import stops there.
+    let big = tmp.path().join("big.ndjson");
+    let huge = json!({"id": "huge", "customerId": "c-1", "pad": "x".repeat(2 << 20)});
+    std::fs::write(&big, format!("{}\n{}\n", doc(100, "z".into()), huge)).unwrap();
+    let e = err(
+        run(dir, &["import", "shop/orders", a, big.to_str().unwrap()]),
+        1,
+    );
+    assert_eq!(e["line"], 2, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("big.ndjson"), "{e}");
+}
+
 #[test]
 fn an_import_streams_its_files_and_stdin_a_chunk_at_a_time() {
     let tmp = tempfile::tempdir().unwrap();

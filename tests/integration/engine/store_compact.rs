@@ -23,8 +23,9 @@ fn documents(n: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// A store whose imports, in small transactions that each rewrite pages all over the
-/// index, left free pages behind.
+/// A store whose imports, thirty small ones that each write among the items and index
+/// entries of the ones before and rewrite pages all over the index, left free pages
+/// behind and pages part full.
 fn store_with_free_pages(dir: &std::path::Path) -> Vec<Vec<u8>> {
     let engine = Engine::open(dir).unwrap();
     engine.create_database("db").unwrap();
@@ -37,9 +38,11 @@ fn store_with_free_pages(dir: &std::path::Path) -> Vec<Vec<u8>> {
         .enumerate()
         .map(|(line, json)| Record { line, json })
         .collect();
-    engine
-        .import_records_in_batches("db", "c", &records, 100, &mut |_| {})
-        .unwrap();
+    for part in records.chunks(100) {
+        engine
+            .import_records_in_batches("db", "c", part, 100, &mut |_| {})
+            .unwrap();
+    }
     let (_, free) = engine.store().free_space().unwrap();
     assert!(free > 0);
     docs
