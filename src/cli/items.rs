@@ -12,7 +12,7 @@ use super::{
 };
 use crate::engine::{
     Backend, Engine, IMPORT_BATCH_BYTES, ImportSummary, ItemResponse, PatchRequest, TriggeredOp,
-    TriggeredWrite, import,
+    TriggeredWrite, import, import_order::ImportOrder,
 };
 use crate::error::{Error, StatusCode};
 
@@ -174,46 +174,11 @@ pub fn import(
     let bar = progress_bar(total);
     let mut summary = ImportSummary::default();
     let started = std::time::Instant::now();
-    engine.bulk_load(db, c, (total as usize, batch_items), || -> CliResult {
-        let base = engine.reserve_doc_numbers(db, c, total as usize)?;
-        let files = sources
-            .iter()
-            .map(ImportSource::file)
-            .collect::<CliResult<Vec<_>>>()?;
-        let mut placed = order.into_sorted()?.peekable();
-        let mut text = Vec::new();
-        while placed.peek().is_some() {
-            // The next batch: its records in order, their numbers and files.
-            let mut chunk = import::Chunk::default();
-            let (mut numbers, mut from) = (Vec::new(), Vec::new());
-            while chunk.len() < batch_items.max(1) && chunk.bytes() < IMPORT_BATCH_BYTES {
-                let Some(record) = placed.next() else { break };
-                let record = record?;
-                let source = &sources[record.source as usize];
-                text.resize(record.origin.len as usize, 0);
-                files[record.source as usize]
-                    .read_exact_at(&mut text, record.origin.offset)
-                    .map_err(|e| {
-                        Failure::Usage(format!("cannot read {} again: {e}", source.name))
-                    })?;
-                chunk.push(record.line, &text, record.origin);
-                numbers.push(base + record.position + 1);
-                from.push(record.source);
-            }
-            let records = chunk.records();
-            let locate = |i: usize, e: Error| {
-                located(
-                    import::at_line(e, records[i].line),
-                    &sources[from[i] as usize].name,
-                )
-            };
-            let base_items = summary.items;
-            let s = engine.import_in_order(db, c, &records, &numbers, &locate, &mut |n| {
-                bar.set_position(base_items + n)
-            })?;
-            summary.add(&s);
-        }
-        Ok(())
+    engine.bulk_load(db, c, (total as usize, batch_items), || {
+        write_placed(&engine, (db, c), &sources, order, batch_items, &mut |s| {
+            summary.add(s);
+            bar.set_position(summary.items);
+        })
     })?;
     // The import's time includes building the index at its end.
     summary.seconds = started.elapsed().as_secs_f64();
@@ -238,6 +203,50 @@ pub fn import(
         super::compact::after_bulk_load(engine, &mut out);
     }
     print_json(&out);
+    Ok(())
+}
+
+/// Writes the records of an import in the order `order` placed them, a batch at a time,
+/// each read back from its file and numbered by its place in the input; `written` gets
+/// each batch's summary.
+fn write_placed(
+    engine: &Engine,
+    (db, c): (&str, &str),
+    sources: &[ImportSource],
+    order: ImportOrder,
+    batch_items: usize,
+    written: &mut dyn FnMut(&ImportSummary),
+) -> CliResult {
+    let base = engine.reserve_doc_numbers(db, c, order.len() as usize)?;
+    let files = sources
+        .iter()
+        .map(ImportSource::file)
+        .collect::<CliResult<Vec<_>>>()?;
+    let mut placed = order.into_sorted()?.peekable();
+    let mut text = Vec::new();
+    while placed.peek().is_some() {
+        // The next batch: its records in order, their numbers and files.
+        let mut chunk = import::Chunk::default();
+        let (mut numbers, mut from) = (Vec::new(), Vec::new());
+        while chunk.len() < batch_items.max(1) && chunk.bytes() < IMPORT_BATCH_BYTES {
+            let Some(record) = placed.next() else { break };
+            let record = record?;
+            let source = &sources[record.source as usize];
+            text.resize(record.origin.len as usize, 0);
+            files[record.source as usize]
+                .read_exact_at(&mut text, record.origin.offset)
+                .map_err(|e| Failure::Usage(format!("cannot read {} again: {e}", source.name)))?;
+            chunk.push(record.line, &text, record.origin);
+            numbers.push(base + record.position + 1);
+            from.push(record.source);
+        }
+        let records = chunk.records();
+        let locate = |i: usize, e: Error| {
+            let source = &sources[from[i] as usize];
+            located(import::at_line(e, records[i].line), &source.name)
+        };
+        written(&engine.import_in_order(db, c, &records, &numbers, &locate, &mut |_| {})?);
+    }
     Ok(())
 }
 
@@ -279,7 +288,7 @@ impl ImportSource {
         })
     }
 
-    /// The file, to read records again where they were found.
+    /// The file, to read from (records again where they were found: from any position).
     fn file(&self) -> CliResult<std::fs::File> {
         match (&self.path, &self.spooled) {
             (Some(path), _) => std::fs::File::open(path),
@@ -291,15 +300,10 @@ impl ImportSource {
 
     /// The file's records from its beginning.
     fn stream(&self) -> CliResult<import::RecordStream<std::io::BufReader<std::fs::File>>> {
-        let file = match (&self.path, &self.spooled) {
-            (Some(path), _) => std::fs::File::open(path),
-            (None, Some(spooled)) => spooled.try_clone().and_then(|mut f| {
-                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(0))?;
-                Ok(f)
-            }),
-            (None, None) => Err(std::io::Error::other("no input")),
-        }
-        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", self.name)))?;
+        let mut file = self.file()?;
+        // A spooled standard input shares its position with the copies made before.
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
+            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", self.name)))?;
         // Large reads: the stream walks the buffer byte by byte, the disk does not.
         let reader = std::io::BufReader::with_capacity(1 << 20, file);
         Ok(import::RecordStream::new(reader))

@@ -4,8 +4,8 @@
 //! A file is read as a stream, so an import holds one chunk, never the whole file: a file
 //! of ten million items costs what one of a thousand does. Records remember the line they
 //! start on, so every error names it. Imports check every record before writing any (the
-//! CLI reads each file twice: once to check, once to write), so a malformed line changes
-//! nothing. Splitting an array into its elements only follows strings and nesting; each
+//! CLI reads each file as a stream to check it, then reads each record again where it lies
+//! to write it), so a malformed line changes nothing. Splitting an array into its elements only follows strings and nesting; each
 //! element's JSON is checked when the record is parsed.
 //!
 //! Each record also knows where its text lies in the file ([`Origin`]), so that an import

@@ -47,6 +47,12 @@ struct Pending {
 /// knows it (its line, and the file it is in).
 pub type Locate<'a> = &'a (dyn Fn(usize, Error) -> Error + Sync);
 
+/// The records an import writes, and how to name one of them in an error.
+struct Input<'a> {
+    records: &'a [import::Record<'a>],
+    locate: Locate<'a>,
+}
+
 /// A write refused with 429: the batch stops there and commits what it wrote.
 struct Throttled {
     retry_after_ms: Option<u64>,
@@ -74,6 +80,10 @@ impl Engine {
         order.sort_by(|a, b| a.0.cmp(&b.0));
         let base = self.reserve_doc_numbers(db, name, records.len())?;
         let locate = |i: usize, e: Error| import::at_line(e, records[i].line);
+        let input = Input {
+            records,
+            locate: &locate,
+        };
         let mut summary = ImportSummary::default();
         let mut next = 0;
         while next < order.len() {
@@ -90,7 +100,7 @@ impl Engine {
                     number: base + index as u64 + 1,
                 })
                 .collect();
-            self.write_in_order(db, name, records, pending, &locate, &mut summary, progress)?;
+            self.write_in_order(db, name, &input, pending, &mut summary, progress)?;
             next = end;
         }
         summary.request_charge = charge_round(summary.request_charge);
@@ -118,7 +128,8 @@ impl Engine {
             .map(|(index, &number)| Pending { index, number })
             .collect();
         let mut summary = ImportSummary::default();
-        self.write_in_order(db, name, records, pending, locate, &mut summary, progress)?;
+        let input = Input { records, locate };
+        self.write_in_order(db, name, &input, pending, &mut summary, progress)?;
         summary.request_charge = charge_round(summary.request_charge);
         summary.seconds = started.elapsed().as_secs_f64();
         Ok(summary)
@@ -138,17 +149,12 @@ impl Engine {
     /// Writes `pending` in its order, a transaction at a time: all of it in one unless the
     /// container throttles it, when each transaction commits what it wrote, waits the
     /// retry-after and goes on, as the SDKs' bulk mode does.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the import's own state, passed down from its two entry points"
-    )]
     fn write_in_order(
         &self,
         db: &str,
         name: &str,
-        records: &[import::Record],
+        input: &Input,
         mut pending: Vec<Pending>,
-        locate: Locate,
         summary: &mut ImportSummary,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
@@ -157,9 +163,8 @@ impl Engine {
             let preparer = batch.preparer();
             let work = Work {
                 preparer: &preparer,
-                records,
+                input,
                 pending: &pending,
-                locate,
                 claimed: AtomicUsize::new(0),
             };
             let stopped = write_pending(&mut batch, &work, summary)?;
@@ -232,9 +237,8 @@ fn write_all(
 /// claim in turn.
 struct Work<'a> {
     preparer: &'a Preparer,
-    records: &'a [import::Record<'a>],
+    input: &'a Input<'a>,
     pending: &'a [Pending],
-    locate: Locate<'a>,
     /// The next chunk nobody has claimed (past the last once all are).
     claimed: AtomicUsize,
 }
@@ -259,7 +263,7 @@ impl Work<'_> {
     /// The document of the `i`-th pending record, parsed and encoded for its write.
     fn prepare(&self, i: usize) -> Result<Incoming> {
         let rec = &self.pending[i];
-        let doc = item::parse_body(self.records[rec.index].json)?;
+        let doc = item::parse_body(self.input.records[rec.index].json)?;
         self.preparer.prepare(doc, i, Some(rec.number))
     }
 }
@@ -325,7 +329,7 @@ fn write(
     doc: Result<Incoming>,
     summary: &mut ImportSummary,
 ) -> Result<Option<Throttled>> {
-    let doc = doc.map_err(|e| (work.locate)(rec.index, e))?;
+    let doc = doc.map_err(|e| (work.input.locate)(rec.index, e))?;
     match batch.write_numbered(WriteKind::Upsert, doc, Some(rec.number)) {
         Ok(r) => {
             summary.request_charge += r.request_charge;
@@ -334,7 +338,7 @@ fn write(
             } else {
                 summary.replaced += 1
             }
-            summary.bytes += work.records[rec.index].json.len() as u64;
+            summary.bytes += work.input.records[rec.index].json.len() as u64;
             summary.items += 1;
             Ok(None)
         }
@@ -344,6 +348,6 @@ fn write(
                 retry_after_ms: e.retry_after_ms,
             }))
         }
-        Err(e) => Err((work.locate)(rec.index, e)),
+        Err(e) => Err((work.input.locate)(rec.index, e)),
     }
 }
