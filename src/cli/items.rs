@@ -161,9 +161,6 @@ pub fn import(
             .next_chunk(CHECK_ITEMS, IMPORT_BATCH_BYTES)
             .map_err(|e| in_file(e, &source.name))?
         {
-            engine
-                .validate_records(db, c, &chunk.records())
-                .map_err(|e| in_file(e, &source.name))?;
             order
                 .add(number as u32, &chunk)
                 .map_err(|e| in_file(e, &source.name))?;

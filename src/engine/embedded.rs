@@ -489,23 +489,7 @@ impl Backend for Engine {
     /// Checks an import file's records (JSON, id, partition key, ttl) without writing.
     fn validate_records(&self, db: &str, name: &str, records: &[import::Record]) -> Result<()> {
         let def = self.def(db, name)?;
-        let now = crate::store::now_secs();
-        // Only the members the checks read are built; the rest are checked as they are read.
-        let wanted: Vec<&str> = ["id", "ttl"]
-            .into_iter()
-            .chain(def.partition_key.first_members())
-            .collect();
-        for rec in records {
-            let check = || -> Result<()> {
-                let doc = item::check_body(rec.json, |name| wanted.contains(&name))?;
-                item::item_id(&doc)?;
-                def.partition_key.extract(&doc)?;
-                item::expiry(&def, &doc, now)?;
-                Ok(())
-            };
-            check().map_err(|e| import::at_line(e, rec.line))?;
-        }
-        Ok(())
+        super::import_order::check_records(&def, records).map(|_| ())
     }
 
     /// Upserts records in batched transactions (each batch is atomic). With throughput

@@ -21,7 +21,7 @@ use super::import::{Chunk, Origin, Record, at_line};
 use crate::error::{Error, Result};
 use crate::store::catalog::ContainerDef;
 use crate::store::external_sort::{KeySorter, SortedKeys};
-use crate::store::{keys, prepare};
+use crate::store::{item, keys, prepare};
 
 /// Memory an import's ordering holds at most (about a million records); the rest goes to
 /// temporary runs.
@@ -70,19 +70,14 @@ impl Engine {
 }
 
 impl ImportOrder {
-    /// Places the records of `chunk`, read from the import's file number `source`, after
-    /// the records placed before. A record without a valid id or partition key (which the
-    /// import's check refuses first) is refused at its line.
+    /// Checks the records of `chunk`, read from the import's file number `source`, as
+    /// their writes will ([`check_records`]), and places them after the records placed
+    /// before. The first record refused is refused at its line, and nothing of the chunk
+    /// is placed.
     pub fn add(&mut self, source: u32, chunk: &Chunk) -> Result<()> {
         let records = chunk.records();
-        let keys = item_keys(&self.def, &records);
+        let keys = check_records(&self.def, &records)?;
         for ((key, rec), origin) in keys.into_iter().zip(&records).zip(chunk.origins()) {
-            let key = key.ok_or_else(|| {
-                at_line(
-                    Error::bad_request("the record has no valid id or partition key"),
-                    rec.line,
-                )
-            })?;
             self.entry.clear();
             self.entry.extend_from_slice(&key);
             self.entry.extend_from_slice(&self.records.to_be_bytes());
@@ -159,24 +154,54 @@ fn place(entry: &[u8]) -> Result<Placed> {
 /// The item key of each record (`None` for a record its write will refuse), read on two
 /// threads when there are many.
 pub(super) fn item_keys(def: &ContainerDef, records: &[Record]) -> Vec<Option<Vec<u8>>> {
-    let keyed = |part: &[Record]| -> Vec<Option<Vec<u8>>> {
+    let parts = halves(records, |part| -> Vec<Option<Vec<u8>>> {
         part.iter()
             .map(|rec| prepare::item_key(def, rec.json))
             .collect()
+    });
+    parts.into_iter().flatten().collect()
+}
+
+/// Checks each record as its write will (valid JSON, an id, the partition key, a valid
+/// `ttl`), building only those members, and returns their item keys; on two threads when
+/// there are many. The first record refused, in their order, is refused at its line.
+pub(super) fn check_records(def: &ContainerDef, records: &[Record]) -> Result<Vec<Vec<u8>>> {
+    let now = crate::store::now_secs();
+    let wanted: Vec<&str> = ["id", "ttl"]
+        .into_iter()
+        .chain(def.partition_key.first_members())
+        .collect();
+    let check = |json: &[u8]| -> Result<Vec<u8>> {
+        let doc = item::check_body(json, |name| wanted.contains(&name))?;
+        let id = item::item_id(&doc)?;
+        let pk = def.partition_key.extract(&doc)?;
+        item::expiry(def, &doc, now)?;
+        Ok(keys::item(def.rid, &pk.epk(&def.partition_key), id))
     };
+    let parts = halves(records, |part| {
+        part.iter()
+            .map(|rec| check(rec.json).map_err(|e| at_line(e, rec.line)))
+            .collect::<Result<Vec<_>>>()
+    });
+    // The first half's refusal, if any, comes first.
+    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// `work` over the records, on this thread when they are few, else over each half on a
+/// thread of its own; the results in the records' order.
+fn halves<T: Send>(records: &[Record], work: impl Fn(&[Record]) -> T + Sync) -> Vec<T> {
     if records.len() < SMALL {
-        return keyed(records);
+        return vec![work(records)];
     }
     let (first, second) = records.split_at(records.len() / 2);
     std::thread::scope(|s| {
-        let later = s.spawn(|| keyed(second));
-        let mut keys = keyed(first);
-        keys.extend(
-            later
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        );
-        keys
+        let later = s.spawn(|| work(second));
+        let first = work(first);
+        let second = later
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        vec![first, second]
     })
 }
 
