@@ -9,9 +9,9 @@
 //!
 //! An [`ImportOrder`] takes each record's item key and where its text lies (its file, its
 //! offset there, its line and its place in the input) while the import checks the files,
-//! and sorts them through [`KeySorter`], which holds a bounded amount in memory and the rest
-//! in temporary files in the data directory. The import then reads the records back in
-//! that order ([`PlacedRecords`]). The sort is stable: two versions of one item keep their
+//! and sorts them through the store's external sort, which holds a bounded amount in
+//! memory and the rest in temporary files in the data directory. The import then reads the
+//! records back in that order ([`PlacedRecords`]). The sort is stable: two versions of one item keep their
 //! order, and the last one wins, as when the file is written line by line.
 
 use std::sync::Arc;
@@ -71,9 +71,9 @@ impl Engine {
 
 impl ImportOrder {
     /// Checks the records of `chunk`, read from the import's file number `source`, as
-    /// their writes will ([`check_records`]), and places them after the records placed
-    /// before. The first record refused is refused at its line, and nothing of the chunk
-    /// is placed.
+    /// their writes will (valid JSON, an id, the partition key, a valid `ttl`), and places
+    /// them after the records placed before. The first record refused is refused at its
+    /// line, and nothing of the chunk is placed.
     pub fn add(&mut self, source: u32, chunk: &Chunk) -> Result<()> {
         let records = chunk.records();
         let keys = check_records(&self.def, &records)?;
