@@ -148,15 +148,25 @@ impl KeySorter {
     fn spill(&mut self) -> Result<()> {
         let spare = self.written_run()?;
         let full = std::mem::replace(&mut self.buffer, spare);
+        // The buffer is sent once the thread runs, so that it stays here if none can start.
+        let (send, receive) = std::sync::mpsc::channel::<Buffer>();
         let (dir, skip) = (self.dir.clone(), self.skip);
-        let spilled = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("cosmoscope-sort".into())
-            .spawn(move || write_run(&dir, skip, full));
-        match spilled {
-            Ok(handle) => self.spilling = Some(handle),
+            .spawn(move || {
+                let full = receive
+                    .recv()
+                    .map_err(|_| Error::internal("a sort run was never handed over"))?;
+                write_run(&dir, skip, full)
+            });
+        match spawned {
+            Ok(handle) => {
+                // The thread holds the receiver until it has the buffer: this cannot fail.
+                let _ = send.send(full);
+                self.spilling = Some(handle);
+            }
             // No thread to be had: written on this one.
             Err(_) => {
-                let full = std::mem::take(&mut self.buffer);
                 let (file, spare) = write_run(&self.dir, self.skip, full)?;
                 self.runs.push(file);
                 self.buffer = spare;
