@@ -25,6 +25,11 @@ use crate::error::{Error, Result};
 
 /// Buffered bytes per run file, reading or writing.
 const IO_BUFFER: usize = 1 << 20;
+/// Read buffers of all the runs a merge reads, together: with one [`IO_BUFFER`] per run, a
+/// ten-million-order index build (about 190 runs) held 190 MB of them, growing with the
+/// data. Each run gets its share, at least [`MIN_READ_BUFFER`].
+const MERGE_BUFFERS: usize = 64 << 20;
+const MIN_READ_BUFFER: usize = 64 << 10;
 
 /// One buffered key: its leading bytes as integers, and where its bytes are.
 #[derive(Clone, Copy)]
@@ -131,9 +136,10 @@ impl KeySorter {
             readers: Vec::with_capacity(self.runs.len()),
             heap: BinaryHeap::with_capacity(self.runs.len()),
         };
+        let buffer = (MERGE_BUFFERS / self.runs.len()).clamp(MIN_READ_BUFFER, IO_BUFFER);
         for mut file in self.runs {
             file.seek(SeekFrom::Start(0))?;
-            let mut reader = BufReader::with_capacity(IO_BUFFER, file);
+            let mut reader = BufReader::with_capacity(buffer, file);
             let mut key = Vec::new();
             if read_key(&mut reader, &mut key)? {
                 merge.heap.push(Reverse((key, merge.readers.len())));
