@@ -139,6 +139,11 @@ pub enum Command {
         pk: String,
     },
     /// Upsert items from JSON-array or NDJSON files ("-" reads stdin)
+    ///
+    /// Every record of every file is checked before any is written. The records are then
+    /// written in item-key order across all the files (so the items are appended and their
+    /// pages fill whole), each item numbered (`_rid`) by its first record's place in the
+    /// input; when an item appears more than once, its last record wins.
     Import {
         /// The container, as DATABASE/CONTAINER
         target: String,

@@ -39,7 +39,7 @@ const SMALL: usize = 64;
 struct Pending {
     /// Its index in the records written.
     index: usize,
-    /// The document number of the item it creates, if it creates one.
+    /// The document number of the item it creates, if it creates one (set aside).
     number: u64,
 }
 
@@ -264,7 +264,7 @@ impl Work<'_> {
     fn prepare(&self, i: usize) -> Result<Incoming> {
         let rec = &self.pending[i];
         let doc = item::parse_body(self.input.records[rec.index].json)?;
-        self.preparer.prepare(doc, i, Some(rec.number))
+        self.preparer.prepare(doc, i, rec.number)
     }
 }
 
@@ -330,7 +330,7 @@ fn write(
     summary: &mut ImportSummary,
 ) -> Result<Option<Throttled>> {
     let doc = doc.map_err(|e| (work.input.locate)(rec.index, e))?;
-    match batch.write_numbered(WriteKind::Upsert, doc, Some(rec.number)) {
+    match batch.write_numbered(WriteKind::Upsert, doc, rec.number) {
         Ok(r) => {
             summary.request_charge += r.request_charge;
             if r.status == StatusCode::Created {

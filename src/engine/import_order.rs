@@ -173,10 +173,9 @@ pub(super) fn check_records(def: &ContainerDef, records: &[Record]) -> Result<Ve
         .collect();
     let check = |json: &[u8]| -> Result<Vec<u8>> {
         let doc = item::check_body(json, |name| wanted.contains(&name))?;
-        let id = item::item_id(&doc)?;
-        let pk = def.partition_key.extract(&doc)?;
+        let key = prepare::key_of(def, &doc)?;
         item::expiry(def, &doc, now)?;
-        Ok(keys::item(def.rid, &pk.epk(&def.partition_key), id))
+        Ok(key)
     };
     let parts = halves(records, |part| {
         part.iter()

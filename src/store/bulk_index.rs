@@ -21,12 +21,11 @@
 use std::collections::HashMap;
 use std::sync::mpsc;
 
-use serde_json::Value;
-
 use super::catalog::ContainerDef;
 use super::external_sort::KeySorter;
 use super::index::{DocEntries, IndexLayout, PathId, count_key};
 use super::packed_keys::PackedKeys;
+use super::read::StoredItem;
 use super::tail::Tail;
 use super::{Store, keys};
 use crate::error::{Error, Result};
@@ -43,18 +42,6 @@ const AHEAD: usize = 8;
 
 /// Keys per block handed from the merging thread to the one appending them.
 const BLOCK_KEYS: usize = 16_384;
-
-/// The entries of a chunk of items (EPK, id, JSON) under `layout`.
-fn entries_of(layout: &IndexLayout, chunk: Vec<(&[u8], &str, &[u8])>) -> Result<Vec<DocEntries>> {
-    chunk
-        .into_iter()
-        .map(|(epk, id, json)| {
-            let doc: Value = serde_json::from_slice(json)
-                .map_err(|e| Error::corrupt(format!("item {id}: {e}")))?;
-            Ok(layout.entries(&doc, epk, id))
-        })
-        .collect()
-}
 
 impl Store {
     /// Stops `db/name` from maintaining its index while it is loaded, and returns whether
@@ -181,21 +168,21 @@ impl Store {
             Ok(())
         };
         std::thread::scope(|s| -> Result<()> {
-            let (work, todo) = mpsc::sync_channel::<Vec<(&[u8], &str, &[u8])>>(AHEAD);
+            let (work, todo) = mpsc::sync_channel::<Vec<StoredItem>>(AHEAD);
             // Unbounded, so the computing thread never waits on this one while this one
             // waits to hand it work; this one takes what is there after each chunk.
             let (done, computed) = mpsc::channel();
             s.spawn(move || {
                 for chunk in todo {
-                    if done.send(entries_of(layout, chunk)).is_err() {
+                    let entries = chunk.iter().map(|item| item.entries(layout)).collect();
+                    if done.send(entries).is_err() {
                         return; // the sort failed
                     }
                 }
             });
             let mut chunk = Vec::with_capacity(CHUNK);
             for item in self.stored_items(txn, def, None)? {
-                let item = item?;
-                chunk.push((item.epk, item.id, item.json));
+                chunk.push(item?);
                 if chunk.len() == CHUNK {
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
                     work.send(full).map_err(|_| {

@@ -813,10 +813,7 @@ pub fn rebuild_from_items(
     let mut keys = Vec::new();
     let mut defined: HashMap<PathId, u64> = HashMap::new();
     for item in store.stored_items(txn, def, None)? {
-        let item = item?;
-        let doc: Value = serde_json::from_slice(item.json)
-            .map_err(|e| crate::error::Error::corrupt(format!("item: {e}")))?;
-        let e = layout.entries(&doc, item.epk, item.id);
+        let e = item?.entries(layout)?;
         keys.extend(e.keys);
         for p in e.defined {
             *defined.entry(p).or_default() += 1;

@@ -112,12 +112,19 @@ pub(super) fn encode(
 /// finds on the whole document. `None` for text that is not such a document, which its
 /// write refuses.
 pub fn item_key(def: &ContainerDef, json: &[u8]) -> Option<Vec<u8>> {
-    let key = &def.partition_key;
-    let wanted: Vec<&str> = std::iter::once("id").chain(key.first_members()).collect();
+    let wanted: Vec<&str> = std::iter::once("id")
+        .chain(def.partition_key.first_members())
+        .collect();
     let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
-    let id = item::item_id(&doc).ok()?;
-    let pk = key.extract(&doc).ok()?;
-    Some(keys::item(def.rid, &pk.epk(key), id))
+    key_of(def, &doc).ok()
+}
+
+/// The key under which `doc` is stored in `def` (container, EPK, id), from its `id` and
+/// partition key, which it must have.
+pub fn key_of(def: &ContainerDef, doc: &Map<String, Value>) -> Result<Vec<u8>> {
+    let id = item::item_id(doc)?;
+    let pk = def.partition_key.extract(doc)?;
+    Ok(keys::item(def.rid, &pk.epk(&def.partition_key), id))
 }
 
 /// A document on its way to a write: as it was given, or already encoded for the stamp
@@ -147,15 +154,14 @@ impl From<Map<String, Value>> for Incoming {
 
 /// Encodes the documents of one write batch ahead of their writes, each as if the batch's
 /// writes before it had each created an item ([`super::write::WriteBatch::preparer`]).
-/// Shared by threads: a document's encoding depends on its position in the batch only.
+/// Shared by threads: a document's encoding depends only on its position in the batch and
+/// the number it is given.
 pub struct Preparer {
     def: Arc<ContainerDef>,
     generations: Generations,
     now: i64,
-    /// The container's sequence number and last document number before the batch's
-    /// first write.
+    /// The container's sequence number before the batch's first write.
     seq: u64,
-    doc_counter: u64,
 }
 
 impl Preparer {
@@ -164,32 +170,29 @@ impl Preparer {
         generations: Generations,
         now: i64,
         seq: u64,
-        doc_counter: u64,
     ) -> Preparer {
         Preparer {
             def,
             generations,
             now,
             seq,
-            doc_counter,
         }
     }
 
     /// `doc` encoded for the batch's write number `position` (from 0), as the creation of
-    /// an item numbered `number`, or when `None` the next number after the batch's
-    /// earlier creations. A document its write will refuse is passed on as it is, for the
-    /// write to refuse it with the service's answer.
+    /// an item numbered `number`. A document its write will refuse is passed on as it is,
+    /// for the write to refuse it with the service's answer.
     pub fn prepare(
         &self,
         doc: Map<String, Value>,
         position: usize,
-        number: Option<u64>,
+        number: u64,
     ) -> Result<Incoming> {
         let Ok(target) = Target::of(&self.def, &doc, self.now) else {
             return Ok(Incoming(Source::Doc(doc)));
         };
         let stamp = Stamp {
-            doc_number: number.unwrap_or(self.doc_counter + position as u64 + 1),
+            doc_number: number,
             seq: self.seq + position as u64 + 1,
             now: self.now,
         };
@@ -260,7 +263,7 @@ mod tests {
 
     /// One batch of upserts into both stores: plain documents into `plain`, documents
     /// prepared ahead into `ahead`; each write's outcome must be the same.
-    fn batch(plain: &Store, ahead: &Store, writes: &[(Map<String, Value>, Option<u64>)]) {
+    fn batch(plain: &Store, ahead: &Store, writes: &[(Map<String, Value>, u64)]) {
         let mut a = WriteBatch::begin(plain, "db", "c").expect("batch");
         let mut b = WriteBatch::begin(ahead, "db", "c").expect("batch");
         let preparer = b.preparer();
@@ -281,9 +284,9 @@ mod tests {
         b.commit().expect("commit");
     }
 
-    /// Whether the predicted stamps hold (new items numbered in turn) or not (items that
-    /// exist keep their numbers, a refused write leaves a position unused), the store ends
-    /// up holding the same bytes as without preparing.
+    /// Whether the predicted stamps hold (new items with the numbers given) or not (items
+    /// that exist keep their numbers, a refused write leaves a position unused), the store
+    /// ends up holding the same bytes as without preparing.
     #[test]
     fn documents_prepared_ahead_are_stored_as_the_documents_themselves() {
         let (da, db) = (
@@ -291,12 +294,12 @@ mod tests {
             tempfile::tempdir().expect("dir"),
         );
         let (plain, ahead) = (store(da.path()), store(db.path()));
-        let first: Vec<_> = (0..10).map(|i| (doc(i), None)).collect();
+        let first: Vec<_> = (0..10).map(|i| (doc(i), i + 1)).collect();
         batch(&plain, &ahead, &first);
-        let mut second: Vec<_> = (5..15).map(|i| (doc(i), None)).collect();
-        second.insert(3, (Map::new(), None)); // no id: refused
+        let mut second: Vec<_> = (5..15).map(|i| (doc(i), i + 6)).collect();
+        second.insert(3, (Map::new(), 30)); // no id: refused
         batch(&plain, &ahead, &second);
-        let third: Vec<_> = (15..20).map(|i| (doc(i), Some(100 + i))).collect();
+        let third: Vec<_> = (15..20).map(|i| (doc(i), 100 + i)).collect();
         batch(&plain, &ahead, &third);
         assert_eq!(contents(&plain), contents(&ahead));
         assert_eq!(contents(&plain)[0].len(), 20);

@@ -5,6 +5,7 @@
 
 use super::catalog::ContainerDef;
 use super::epk::Epk;
+use super::index::{DocEntries, IndexLayout};
 use super::item;
 use super::keys;
 use super::partition_key::PartitionKeyValue;
@@ -50,6 +51,15 @@ pub(crate) struct StoredItem<'t> {
     pub epk: &'t [u8],
     pub id: &'t str,
     pub json: &'t [u8],
+}
+
+impl StoredItem<'_> {
+    /// The item's index entries under `layout`.
+    pub fn entries(&self, layout: &IndexLayout) -> Result<DocEntries> {
+        let doc: serde_json::Value = serde_json::from_slice(self.json)
+            .map_err(|e| Error::corrupt(format!("item {}: {e}", self.id)))?;
+        Ok(layout.entries(&doc, self.epk, self.id))
+    }
 }
 
 impl Store {

@@ -162,9 +162,7 @@ impl Store {
                 let mut batch = Vec::with_capacity(BUILD_BATCH);
                 for item in self.stored_items(&txn, &def, start.as_deref())? {
                     let item = item?;
-                    let doc: serde_json::Value = serde_json::from_slice(item.json)
-                        .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-                    batch.push((item.key.to_vec(), layout.entries(&doc, item.epk, item.id)));
+                    batch.push((item.key.to_vec(), item.entries(&layout)?));
                     if batch.len() >= BUILD_BATCH {
                         break;
                     }

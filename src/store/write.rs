@@ -172,7 +172,6 @@ impl<'s> WriteBatch<'s> {
             self.generations.clone(),
             self.now,
             self.cstats.seq,
-            self.cstats.doc_counter,
         )
     }
 
@@ -334,9 +333,9 @@ impl<'s> WriteBatch<'s> {
         &mut self,
         kind: WriteKind,
         doc: Incoming,
-        number: Option<u64>,
+        number: u64,
     ) -> Result<WriteResult> {
-        self.created_number = number;
+        self.created_number = Some(number);
         let result = self.write_incoming(kind, doc, None);
         self.created_number = None;
         result
