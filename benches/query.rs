@@ -276,21 +276,6 @@ fn index_sqlite(conn: &Connection) {
     .expect("sqlite indexes");
 }
 
-/// Bytes of all files under `dir`.
-fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_size(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 // ---- the measured operations ----
 
 /// What one engine query delivered over all its pages.

@@ -5,6 +5,8 @@
 #![allow(dead_code)] // each bench uses a different part
 
 use cosmoscope::engine::Backend;
+
+pub mod kept;
 use serde_json::{Value, json};
 
 // ---- deterministic data ----
@@ -13,6 +15,14 @@ use serde_json::{Value, json};
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The generator of item `i` of the data set `seed`: each item's draws are its own, so
+    /// any item can be made again from its number alone.
+    pub fn for_item(seed: u64, i: usize) -> Rng {
+        // One SplitMix step scatters the start: seeds `i` and `i + 1` would otherwise give
+        // streams one draw apart.
+        Rng(Rng(seed ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)).next())
+    }
+
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -268,6 +278,17 @@ pub fn thousands(v: f64) -> String {
         out.push(c);
     }
     format!("{sign}{out}")
+}
+
+/// Bytes of the file at `path`, or of all files under it.
+pub fn dir_size(path: &std::path::Path) -> u64 {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(path)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| dir_size(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
 }
 
 // ---- the raw heed floor ----

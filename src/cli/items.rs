@@ -12,7 +12,8 @@ use super::{
 };
 use crate::engine::{
     Backend, Engine, IMPORT_BATCH_BYTES, ImportSummary, ItemResponse, PatchRequest, TriggeredOp,
-    TriggeredWrite, import, import_order::ImportOrder,
+    TriggeredWrite, import,
+    import_order::{ImportOrder, Placed},
 };
 use crate::error::{Error, StatusCode};
 
@@ -203,9 +204,9 @@ pub fn import(
     Ok(())
 }
 
-/// Writes the records of an import in the order `order` placed them, a batch at a time,
-/// each read back from its file and numbered by its place in the input; `written` gets
-/// each batch's summary.
+/// Writes the records of an import in the order `order` placed them
+/// ([`Engine::import_placed`]), each read back from its file; `written` gets each batch's
+/// summary.
 fn write_placed(
     engine: &Engine,
     (db, c): (&str, &str),
@@ -214,37 +215,19 @@ fn write_placed(
     batch_items: usize,
     written: &mut dyn FnMut(&ImportSummary),
 ) -> CliResult {
-    let base = engine.reserve_doc_numbers(db, c, order.len() as usize)?;
     let files = sources
         .iter()
         .map(ImportSource::file)
         .collect::<CliResult<Vec<_>>>()?;
-    let mut placed = order.into_sorted()?.peekable();
-    let mut text = Vec::new();
-    while placed.peek().is_some() {
-        // The next batch: its records in order, their numbers and files.
-        let mut chunk = import::Chunk::default();
-        let (mut numbers, mut from) = (Vec::new(), Vec::new());
-        while chunk.len() < batch_items.max(1) && chunk.bytes() < IMPORT_BATCH_BYTES {
-            let Some(record) = placed.next() else { break };
-            let record = record?;
-            let source = &sources[record.source as usize];
-            text.resize(record.origin.len as usize, 0);
-            files[record.source as usize]
-                .read_exact_at(&mut text, record.origin.offset)
-                .map_err(|e| Failure::Usage(format!("cannot read {} again: {e}", source.name)))?;
-            chunk.push(record.line, &text, record.origin);
-            numbers.push(base + record.position + 1);
-            from.push(record.source);
-        }
-        let records = chunk.records();
-        let locate = |i: usize, e: Error| {
-            let source = &sources[from[i] as usize];
-            located(import::at_line(e, records[i].line), &source.name)
-        };
-        written(&engine.import_in_order(db, c, &records, &numbers, &locate, &mut |_| {})?);
-    }
-    Ok(())
+    let mut read = |record: &Placed, text: &mut Vec<u8>| -> CliResult {
+        let source = record.source as usize;
+        text.resize(record.origin.len as usize, 0);
+        files[source]
+            .read_exact_at(text, record.origin.offset)
+            .map_err(|e| Failure::Usage(format!("cannot read {} again: {e}", sources[source].name)))
+    };
+    let locate = |source: u32, e: Error| located(e, &sources[source as usize].name);
+    engine.import_placed((db, c), order, batch_items, &mut read, &locate, written)
 }
 
 /// An import error located in its input file; a fault of the store (5xx) is not the

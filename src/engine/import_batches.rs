@@ -47,6 +47,10 @@ struct Pending {
 /// knows it (its line, and the file it is in).
 pub type Locate<'a> = &'a (dyn Fn(usize, Error) -> Error + Sync);
 
+/// How [`Engine::import_placed`]'s caller puts a placed record's text into a buffer.
+pub type ReadPlaced<'a, E> =
+    &'a mut dyn FnMut(&import_order::Placed, &mut Vec<u8>) -> std::result::Result<(), E>;
+
 /// The records an import writes, and how to name one of them in an error.
 struct Input<'a> {
     records: &'a [import::Record<'a>],
@@ -133,6 +137,46 @@ impl Engine {
         summary.request_charge = charge_round(summary.request_charge);
         summary.seconds = started.elapsed().as_secs_f64();
         Ok(summary)
+    }
+
+    /// Writes the records `order` placed ([`import_order`]), in that order, in
+    /// transactions of up to `batch_items` records and [`IMPORT_BATCH_BYTES`], each record
+    /// numbered by its place in the input (the numbers set aside first). `read` puts a
+    /// placed record's text into its buffer, from wherever the caller keeps it (a file, a
+    /// generator); `locate` names the source of a record a write refuses (the record's line
+    /// is added); `written` gets each transaction's summary. Run it inside
+    /// [`Engine::bulk_load`], which builds a new container's index at the end.
+    pub fn import_placed<E: From<Error>>(
+        &self,
+        (db, name): (&str, &str),
+        order: import_order::ImportOrder,
+        batch_items: usize,
+        read: ReadPlaced<E>,
+        locate: &(dyn Fn(u32, Error) -> Error + Sync),
+        written: &mut dyn FnMut(&ImportSummary),
+    ) -> std::result::Result<(), E> {
+        let base = self.reserve_doc_numbers(db, name, order.len() as usize)?;
+        let mut placed = order.into_sorted()?.peekable();
+        let mut text = Vec::new();
+        while placed.peek().is_some() {
+            // The next transaction's records in order, their numbers and sources.
+            let mut chunk = import::Chunk::default();
+            let (mut numbers, mut sources) = (Vec::new(), Vec::new());
+            while chunk.len() < batch_items.max(1) && chunk.bytes() < IMPORT_BATCH_BYTES {
+                let Some(record) = placed.next() else { break };
+                let record = record?;
+                text.clear();
+                read(&record, &mut text)?;
+                chunk.push(record.line, &text, record.origin);
+                numbers.push(base + record.position + 1);
+                sources.push(record.source);
+            }
+            let records = chunk.records();
+            let locate =
+                |i: usize, e: Error| locate(sources[i], import::at_line(e, records[i].line));
+            written(&self.import_in_order(db, name, &records, &numbers, &locate, &mut |_| {})?);
+        }
+        Ok(())
     }
 
     /// Sets the next `n` document numbers of `db/name` aside for an import, and returns

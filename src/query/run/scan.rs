@@ -5,6 +5,7 @@
 //! pipeline; [`RangeTally`] holds what one physical partition loaded and matched, and its
 //! logical partitions, as the service would report them.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
@@ -136,6 +137,9 @@ pub(super) struct RangeTally<'t> {
     /// The EPK of each of `logical`.
     pub(super) logical_epks: Vec<&'t [u8]>,
     last_logical: Option<&'t [u8]>,
+    /// Per EPK in `logical_epks`, the first of `logical` with it: items read through an
+    /// index come in no key order, and a page of them can name a thousand partitions.
+    first_with_epk: HashMap<&'t [u8], usize>,
     /// The greatest EPK that produced a logical partition.
     max_epk: Option<&'t [u8]>,
     pub(super) load_ns: u128,
@@ -637,9 +641,18 @@ impl<'t> RangeTally<'t> {
             if above {
                 self.max_epk = epk;
             }
-            if above || !self.logical.contains(&value) {
+            let at = epk.unwrap_or_default();
+            let new = above
+                || match self.first_with_epk.get(at) {
+                    None => true,
+                    Some(&first) if self.logical.get(first) == Some(&value) => false,
+                    // Two values with one EPK (a hash collision): compare them all.
+                    Some(_) => !self.logical.contains(&value),
+                };
+            if new {
+                self.first_with_epk.entry(at).or_insert(self.logical.len());
                 self.logical.push(value);
-                self.logical_epks.push(epk.unwrap_or_default());
+                self.logical_epks.push(at);
             }
             self.last_logical = epk;
         }
