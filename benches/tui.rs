@@ -3,7 +3,9 @@
 //! - `tui/first_frame`: from `Engine::open` on an existing store of `TUI_BENCH_ITEMS` items
 //!   (default 100,000; the budget is stated for 1,000,000) to the first frame with the tree
 //!   on a 120×40 `TestBackend`: open, `update::start`, load the databases, draw.
-//!   Budget: under 200 ms at 1,000,000 items.
+//!   Budget: under 200 ms at 1,000,000 items. The store is generated once into
+//!   `target/bench-data/tui-N` (or `TUI_BENCH_DIR`) and kept for later runs: ten million
+//!   orders take a few minutes to load.
 //! - `tui/expand_container`: opening the container and its first physical partition in the
 //!   tree (ranges, then the first page of logical partitions) and drawing. Not budgeted;
 //!   shows that large levels cost one page.
@@ -36,7 +38,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::engine::{ContainerSettings, Throughput};
 use cosmoscope::tui::effect::Effect;
@@ -52,12 +53,16 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+mod common;
+use common::kept::{Kept, import_generated};
+
 const DB: &str = "bench";
 const CONTAINER: &str = "orders";
 
 struct Sizes {
     items: usize,
     palette_ids: usize,
+    smoke: bool,
 }
 
 impl Sizes {
@@ -69,6 +74,7 @@ impl Sizes {
             return Sizes {
                 items: 2_000,
                 palette_ids: 20_000,
+                smoke,
             };
         }
         let items = std::env::var("TUI_BENCH_ITEMS")
@@ -79,48 +85,52 @@ impl Sizes {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(10_000_000);
-        Sizes { items, palette_ids }
+        Sizes {
+            items,
+            palette_ids,
+            smoke,
+        }
     }
 }
 
-/// A store of `items` small orders over 10,000 customers in a 10-range container.
-fn populate(dir: &Path, items: usize) {
-    let engine = Engine::open(dir).expect("open");
+/// The generator's version, kept with the data: a change to [`order`] must change it.
+const VERSION: &str = "tui-orders-1";
+
+/// Order `n`: a small order of one of 10,000 customers.
+fn order(n: usize, out: &mut Vec<u8>) {
+    let status = ["Shipped", "Pending", "Delivered"][n % 3];
+    let doc = json!({
+        "id": format!("order-{n:07}"),
+        "pk": format!("c-{}", n % 10_000),
+        "n": n,
+        "status": status,
+        "total": (n % 997) as f64 * 1.5,
+    });
+    serde_json::to_writer(out, &doc).expect("JSON");
+}
+
+/// A store of `items` small orders over 10,000 customers in a 10-range container, kept
+/// between runs ([`Kept`]): ten million take minutes to load.
+fn populate(kept: &Kept, items: usize) -> PathBuf {
+    let dir = kept.join("store");
+    if kept.reusable() {
+        return dir;
+    }
+    let engine = Engine::open(&dir).expect("open");
     engine.create_database(DB).expect("database");
     let mut settings = ContainerSettings::new(vec!["/pk".into()]);
     settings.throughput = Throughput::Manual(60_000);
     engine
         .create_container(DB, CONTAINER, settings)
         .expect("container");
-    let started = Instant::now();
-    for chunk in (0..items).collect::<Vec<_>>().chunks(50_000) {
-        let docs: Vec<Vec<u8>> = chunk
-            .iter()
-            .map(|n| {
-                let status = ["Shipped", "Pending", "Delivered"][n % 3];
-                serde_json::to_vec(&json!({
-                    "id": format!("order-{n:07}"),
-                    "pk": format!("c-{}", n % 10_000),
-                    "n": n,
-                    "status": status,
-                    "total": (*n % 997) as f64 * 1.5,
-                }))
-                .expect("JSON")
-            })
-            .collect();
-        let records: Vec<Record> = docs
-            .iter()
-            .enumerate()
-            .map(|(i, json)| Record { line: i + 1, json })
-            .collect();
-        engine
-            .import_records(DB, CONTAINER, &records, &mut |_| {})
-            .expect("import");
-    }
+    let took = import_generated(&engine, (DB, CONTAINER), items, &order);
     eprintln!(
         "tui bench: {items} items written in {:.1} s",
-        started.elapsed().as_secs_f64()
+        took.as_secs_f64()
     );
+    drop(engine);
+    kept.mark_complete();
+    dir
 }
 
 fn new_app() -> App {
@@ -312,9 +322,8 @@ fn main() {
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
 
-    let store = tempfile::tempdir().expect("temp dir");
-    let dir: PathBuf = store.path().to_path_buf();
-    populate(&dir, sizes.items);
+    let kept = Kept::open("tui", sizes.items, sizes.smoke, "TUI_BENCH_DIR", VERSION);
+    let dir = populate(&kept, sizes.items);
 
     {
         let mut g = c.benchmark_group("tui");

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::catalog::ContainerDef;
 use super::feed::FeedEvent;
 use super::index::{IndexLayout, generation_prefix};
+use super::readahead::ReadAhead;
 use super::{RoTxn, Store, item, keys};
 use crate::error::Result;
 
@@ -73,8 +74,10 @@ pub fn check_container(store: &Store, txn: &RoTxn, def: &ContainerDef) -> Result
     let prefix = keys::container_prefix(def.rid);
     let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
     let epk_len = def.partition_key.epk_len();
+    let mut ahead = ReadAhead::default();
     for entry in store.items.range(txn, &keys::half_open(&prefix, &end))? {
         let (k, v) = entry?;
+        ahead.touch(v);
         out.items += 1;
         let Some((epk, id)) = keys::split_item(k, epk_len) else {
             out.problems.push("an item key does not decode".into());
@@ -140,6 +143,7 @@ pub fn check_container(store: &Store, txn: &RoTxn, def: &ContainerDef) -> Result
         .range(txn, &keys::half_open(&feed_start, &feed_end))?
     {
         let (_, v) = entry?;
+        ahead.touch(v);
         out.feed_records += 1;
         if FeedEvent::decode(v).is_none() {
             bad_feed += 1;
@@ -182,8 +186,11 @@ fn stored_index(store: &Store, txn: &RoTxn, def: &ContainerDef) -> Result<Multis
     let prefix = generation_prefix(def.rid, def.index_generation);
     let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 9]);
     let mut sum = Multiset::default();
+    let mut ahead = ReadAhead::default();
     for entry in store.index.range(txn, &keys::half_open(&prefix, &end))? {
-        sum.add(entry?.0);
+        let (k, _) = entry?;
+        ahead.touch(k);
+        sum.add(k);
     }
     Ok(sum)
 }

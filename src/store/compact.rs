@@ -31,6 +31,7 @@ use std::time::Instant;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvFlags, EnvOpenOptions, PutFlags};
 
+use super::readahead::ReadAhead;
 use super::{Db, Store};
 use crate::error::{Error, Result};
 
@@ -181,8 +182,11 @@ fn rewrite(store: &Store, path: &Path) -> Result<()> {
             .unwrap_commit();
         let mut wtxn = env.write_txn()?;
         let mut pending = 0;
+        let mut ahead = ReadAhead::default();
         for entry in from.iter(&rtxn)? {
             let (key, value) = entry?;
+            ahead.touch(key);
+            ahead.touch(value);
             // Keys come in the order the database keeps them: each goes after the last.
             to.put_with_flags(&mut wtxn, PutFlags::APPEND, key, value)?;
             pending += key.len() + value.len();

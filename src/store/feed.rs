@@ -416,6 +416,8 @@ struct RangeLog<'t, 'd> {
     key: Vec<u8>,
     /// Where the last current image was found.
     items: ItemFollower<'t>,
+    /// The log is read in LSN order, which is its order in the file.
+    ahead: super::readahead::ReadAhead,
 }
 
 impl<'t, 'd> RangeLog<'t, 'd> {
@@ -433,6 +435,7 @@ impl<'t, 'd> RangeLog<'t, 'd> {
             bytes: 0,
             key: Vec::new(),
             items: ItemFollower::default(),
+            ahead: Default::default(),
         }
     }
 
@@ -461,6 +464,7 @@ impl<'t, 'd> RangeLog<'t, 'd> {
                 }
             };
             let (k, v) = entry;
+            self.ahead.touch(v);
             let lsn = keys::feed_lsn(k).unwrap_or(0);
             let record =
                 FeedRecord::parse(v).ok_or_else(|| Error::corrupt("change feed record"))?;
@@ -659,6 +663,9 @@ struct ItemFollower<'t> {
     iter: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
     /// The entry the iterator stands on: the first not yet passed by a lookup.
     at: Option<(&'t [u8], &'t [u8])>,
+    /// Events of one range name items across the container's key space, but a large
+    /// share of them (an import's) in key order: read ahead of the walk.
+    ahead: super::readahead::ReadAhead,
 }
 
 impl<'t> ItemFollower<'t> {
@@ -685,6 +692,9 @@ impl<'t> ItemFollower<'t> {
             Some(entry) => Some(entry?),
             None => None,
         };
+        if let Some((_, v)) = self.at {
+            self.ahead.touch(v);
+        }
         Ok(())
     }
 }

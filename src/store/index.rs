@@ -664,8 +664,10 @@ impl<'t> IndexReader<'t> {
             end.as_ref().map(Vec::as_slice),
         );
         let inside = in_spans(spans);
+        let mut ahead = super::readahead::ReadAhead::default();
         for entry in self.store.index.range(self.txn, &range)? {
             let (k, _) = entry?;
+            ahead.touch(k);
             let Some((_, item)) = self.split_entry(&k[base.len()..], 1) else {
                 continue;
             };

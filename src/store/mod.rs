@@ -55,6 +55,7 @@ pub(crate) mod prepare;
 pub(crate) mod ranges;
 pub(crate) mod read;
 mod read_only;
+pub(crate) mod readahead;
 pub(crate) mod reindex;
 pub(crate) mod scripts;
 pub(crate) mod search_policy;
@@ -84,7 +85,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
 use crate::error::{Error, Result, StatusCode};
 
@@ -284,6 +285,10 @@ impl Store {
         prepare_lock_file(&dir.join("lock.mdb"))?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(MAP_SIZE).max_dbs(16).max_readers(254);
+        // Point reads must not pull in the pages around them; walks read ahead themselves
+        // (see `readahead`).
+        // SAFETY: NO_READ_AHEAD only changes the kernel's paging advice for the map.
+        unsafe { options.flags(EnvFlags::NO_READ_AHEAD) };
         // SAFETY: the environment is opened once per process for this path (the engine
         // holds it for its lifetime) and the files are only touched through LMDB (and by
         // compaction, which no open store lets in).

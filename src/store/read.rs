@@ -10,6 +10,7 @@ use super::item;
 use super::keys;
 use super::partition_key::PartitionKeyValue;
 use super::ranges::PkRange;
+use super::readahead::ReadAhead;
 use super::stats::{ContainerStats, Counters, LogicalStats, OpKind, RangeStats};
 use super::{RoTxn, Store};
 use crate::charge;
@@ -76,8 +77,10 @@ impl Store {
         let end = keys::prefix_end(&prefix).unwrap_or_else(|| vec![0xFF; 5]);
         let start = from.unwrap_or(&prefix);
         let range = self.items.range(txn, &keys::half_open(start, &end))?;
+        let mut ahead = ReadAhead::default();
         Ok(range.map(move |entry| {
             let (key, record) = entry?;
+            ahead.touch(record);
             let (epk, id) =
                 keys::split_item(key, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
             let (_, json) = item::decode_record(record)?;
@@ -165,11 +168,13 @@ impl Store {
         let now = super::now_secs();
         let mut out = Vec::new();
         let mut last = None;
+        let mut ahead = ReadAhead::default();
         for entry in self
             .items
             .range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))?
         {
             let (k, v) = entry?;
+            ahead.touch(v);
             let (header, json) = item::decode_record(v)?;
             if header.is_expired(now) {
                 *expired += 1;
@@ -211,8 +216,10 @@ impl Store {
         let mut out = Vec::new();
         let mut last = None;
         let mut current: Option<(Vec<u8>, serde_json::Value)> = None;
+        let mut ahead = ReadAhead::default();
         for entry in items.range(txn, &(lower, std::ops::Bound::Excluded(&end[..])))? {
             let (k, ()) = entry?;
+            ahead.touch(k);
             let (epk, id) =
                 keys::split_item(k, epk_len).ok_or_else(|| Error::corrupt("item key"))?;
             if current.as_ref().is_none_or(|(e, _)| e != epk) {

@@ -57,9 +57,10 @@ pub fn open_env(dir: &Path, map_size: usize) -> heed::Result<Env<WithoutTls>> {
     let mut options = EnvOpenOptions::new().read_txn_without_tls();
     options.map_size(map_size).max_dbs(16).max_readers(254);
     // SAFETY: READ_ONLY maps the file without write access; NO_LOCK only where the
-    // directory cannot be written by anyone opening it this way (see the module comment).
+    // directory cannot be written by anyone opening it this way (see the module comment);
+    // NO_READ_AHEAD as the store's own environment (see `readahead`).
     unsafe {
-        options.flags(EnvFlags::READ_ONLY);
+        options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_READ_AHEAD);
         if no_lock {
             options.flags(EnvFlags::NO_LOCK);
         }

@@ -30,6 +30,7 @@ use crate::store::item::Record;
 use crate::store::keys;
 use crate::store::ranges::PkRange;
 use crate::store::read::OrderedLookup;
+use crate::store::readahead::ReadAhead;
 use crate::store::{RoTxn, Store};
 
 /// An item as the scan reads it: key and decoded record (once, for the loop and its
@@ -722,11 +723,13 @@ fn span_items<'t>(
             }))
         }
         None => {
+            let mut ahead = ReadAhead::default();
             let items = store
                 .items
                 .range(txn, &keys::half_open(start, end))?
-                .map(|r| {
+                .map(move |r| {
                     let (k, v) = r?;
+                    ahead.touch(v);
                     Ok((k, Record::decode(v)?))
                 });
             Box::new(Lookahead::new(items, move |entry: &Result<Entry>| {

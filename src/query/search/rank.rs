@@ -299,8 +299,10 @@ pub fn full_text_statistics(
             documents: 0,
             bytes: 0,
         };
+        let mut ahead = crate::store::readahead::ReadAhead::default();
         for entry in store.items.range(txn, &keys::half_open(&start, &end))? {
             let (_, value) = entry?;
+            ahead.touch(value);
             let record = Record::decode(value)?;
             if record.header.is_expired(now) {
                 continue;
