@@ -16,38 +16,65 @@
 /// What a walk asks the kernel to read ahead of it at a time.
 const WINDOW: usize = 2 << 20;
 
-/// Windows followed at once: a walk reads its leaf pages and, for large values, overflow
+/// How far a walk reads forward through one stretch before it counts as sequential: a
+/// lookup that seeks and steps a few items on (the change feed's item follower does) must
+/// not read a window for each seek, which would bring back the read-around.
+const PROVEN: usize = 64 << 10;
+
+/// Steps forward up to this far stay in the stream; a longer one, or one back, starts
+/// another.
+const NEAR: usize = 64 << 10;
+
+/// Streams followed at once: a walk reads its leaf pages and, for large values, overflow
 /// pages written elsewhere in the file.
 const STREAMS: usize = 2;
 
-/// The stretches of the map a walk has asked to be read ahead (see the module comment).
+/// One stretch of the map a walk reads forward through.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Stream {
+    /// Where it began, and the last address read.
+    start: usize,
+    last: usize,
+    /// The end of what was asked to be read ahead (0: nothing yet).
+    ahead_to: usize,
+}
+
+/// The stretches of the map a walk reads forward through (see the module comment).
 #[derive(Debug, Default)]
 pub(crate) struct ReadAhead {
-    /// Per stream, the map addresses `[start, end)` asked for, most recent first.
-    windows: [(usize, usize); STREAMS],
+    /// Most recently read first.
+    streams: [Stream; STREAMS],
 }
 
 impl ReadAhead {
-    /// Notes that the walk read `bytes` (a key or value borrowed from the map); when they
-    /// lie outside every window asked for, or in the second half of one, asks for the
-    /// window from their page on.
+    /// Notes that the walk read `bytes` (a key or value borrowed from the map). Once a
+    /// stream has gone [`PROVEN`] forward, asks for the next [`WINDOW`] of the map each time
+    /// it passes the middle of the last one.
     #[inline]
     pub(crate) fn touch(&mut self, bytes: &[u8]) {
         let at = bytes.as_ptr() as usize;
-        for k in 0..STREAMS {
-            let (start, end) = self.windows[k];
-            if (start..end).contains(&at) {
-                if at >= end - WINDOW / 2 {
-                    self.windows[k] = (end, end + WINDOW);
-                    advise(end);
-                }
-                return;
-            }
+        let Some(k) = self
+            .streams
+            .iter()
+            .position(|s| at >= s.last && at - s.last <= NEAR && s.last != 0)
+        else {
+            // A jump: a new stream, in place of the least recent.
+            self.streams.rotate_right(1);
+            self.streams[0] = Stream {
+                start: at,
+                last: at,
+                ahead_to: 0,
+            };
+            return;
+        };
+        self.streams.swap(0, k);
+        let s = &mut self.streams[0];
+        s.last = at;
+        if at - s.start >= PROVEN && at + WINDOW / 2 >= s.ahead_to {
+            let from = s.ahead_to.max(at & !(page_size() - 1));
+            advise(from);
+            s.ahead_to = from + WINDOW;
         }
-        let page = at & !(page_size() - 1);
-        self.windows.rotate_right(1);
-        self.windows[0] = (page, page + WINDOW);
-        advise(page);
     }
 }
 
@@ -69,32 +96,48 @@ fn page_size() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{ReadAhead, WINDOW};
+    use super::{NEAR, PROVEN, ReadAhead, WINDOW};
+
+    /// The window the most recent stream has asked for up to.
+    fn ahead(ra: &ReadAhead) -> usize {
+        ra.streams[0].ahead_to
+    }
 
     #[test]
-    fn a_walk_advises_each_window_once_and_follows_two_streams() {
+    fn a_walk_reads_ahead_once_it_proves_sequential_and_seeks_never_do() {
         let buf = vec![0u8; 4 * WINDOW];
-        let base = buf.as_ptr() as usize;
+        let at = |offset: usize| &buf[offset..offset + 8];
         let mut ra = ReadAhead::default();
-        // A walk through the first window asks for it once, then for the next one at its
-        // second half.
-        ra.touch(&buf[0..16]);
-        let first = ra.windows[0];
-        assert!(first.0 <= base && base < first.1);
-        ra.touch(&buf[100..116]);
-        assert_eq!(ra.windows[0], first);
-        ra.touch(&buf[first.1 - base - WINDOW / 2 + 8..][..8]);
-        assert_eq!(ra.windows[0], (first.1, first.1 + WINDOW));
-        // A value elsewhere opens a second window without losing the first stream.
-        let far = &buf[3 * WINDOW + 64..][..8];
-        ra.touch(far);
-        assert!(ra.windows[0].0 <= far.as_ptr() as usize);
-        assert_eq!(ra.windows[1], (first.1, first.1 + WINDOW));
-        ra.touch(&buf[first.1 - base + 32..][..8]);
-        assert_eq!(
-            ra.windows[1],
-            (first.1, first.1 + WINDOW),
-            "the first stream is kept"
-        );
+        // Seeks that step a little on, far apart: never a window.
+        for k in 0..3 {
+            ra.touch(at(k * WINDOW));
+            ra.touch(at(k * WINDOW + 4096));
+            assert_eq!(ahead(&ra), 0);
+        }
+        // A walk: nothing until it has gone PROVEN forward, then a window, then the next
+        // one only past the middle of it.
+        let mut ra = ReadAhead::default();
+        let mut offset = 0;
+        while offset < PROVEN {
+            ra.touch(at(offset));
+            assert_eq!(ahead(&ra), 0, "at {offset}");
+            offset += 1000;
+        }
+        ra.touch(at(offset));
+        let first = ahead(&ra);
+        assert!(first > buf.as_ptr() as usize + offset);
+        let middle = first - WINDOW / 2 - buf.as_ptr() as usize;
+        while offset + 1000 < middle {
+            offset += 1000;
+            ra.touch(at(offset));
+            assert_eq!(ahead(&ra), first);
+        }
+        offset = middle + 8;
+        ra.touch(at(offset));
+        assert_eq!(ahead(&ra), first + WINDOW);
+        // Values elsewhere (overflow pages) start a second stream; the first one goes on.
+        ra.touch(at(3 * WINDOW));
+        ra.touch(at(offset + NEAR / 2));
+        assert_eq!(ahead(&ra), first + WINDOW, "the first stream is kept");
     }
 }
