@@ -11,13 +11,16 @@
 //! seconds per stage, and the ranking with each candidate's figures.
 //!
 //! The data is generated once into a kept data directory, `target/bench-data/advise-N`
-//! (or `ADVISE_BENCH_DIR`), and reused by later runs: 1,000,000 items take several minutes
-//! to import and about 1.5 GB of disk. Leftover advisor copies from an interrupted run are
-//! deleted before timing.
+//! (or `ADVISE_BENCH_DIR`; [`common::kept`]), and reused by later runs: each order is made
+//! from its number and loaded as `cosmoscope import` loads. 1,000,000 items take about
+//! 5.3 GB of disk (3.4 GB of it the default policy's index). Leftover advisor copies from an interrupted run are deleted before
+//! timing.
 //!
-//! Measured on the 2-core machine while two other sessions built (load 4–5): 41.4 s in
-//! all: the scan 22.7 s, the sample and its parameter groups 2.3 s (10,793 items), then
-//! about 2.7 s per key for its sampled copy and replay. Generating the data took 11 min.
+//! Measured on the 2-core machine: 18.5 s in all, the scan 11.5 s, then 0.3–1.4 s per key
+//! for its sampled copy and replay; generating the data took 45 s. Earlier, while two
+//! other sessions built (load 4–5) and with the data loaded batch by batch into a growing
+//! container (11 min to generate, item pages half empty): 41.4 s, the scan 22.7 s, the
+//! sample and its parameter groups 2.3 s (10,793 items), about 2.7 s per key.
 //!
 //! `cargo bench -p cosmoscope-bench --bench advise` runs it; `ADVISE_BENCH_ITEMS=100000`
 //! runs a smaller one. `cargo test -p cosmoscope-bench --benches` runs a smoke version on
@@ -27,21 +30,20 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
+use common::kept::{Kept, import_generated};
 use common::*;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cosmoscope::advisor::{self, AdviseOptions, Progress};
-use cosmoscope::engine::import::Record;
 use cosmoscope::engine::{Backend, ContainerSettings, Engine, Throughput};
 use serde_json::{Value, json};
 
 const DB: &str = "advise";
 const CONTAINER: &str = "orders";
-const LOAD_BATCH: usize = 20_000;
-/// Written once the data is complete: a directory without it is generated again.
-const COMPLETE: &str = "advise-bench-complete";
+/// The generator's version, kept with the data: a change to [`order`] must change it.
+const VERSION: &str = "advise-orders-1";
+const SEED: u64 = 0xAD_715E_0001;
 
 /// Five candidates besides today's `/id`: the customer (high cardinality, the main
 /// query's key), the sales region (100 values), a hierarchical and a synthetic key built on
@@ -120,16 +122,9 @@ fn smoke() -> bool {
 fn main() {
     let smoke = smoke();
     let items = item_count("ADVISE_BENCH_ITEMS", 5_000, 1_000_000);
-    let temp = tempfile::tempdir().expect("temp dir");
-    let dir = match (smoke, std::env::var_os("ADVISE_BENCH_DIR")) {
-        (true, _) => temp.path().to_path_buf(),
-        (false, Some(d)) => PathBuf::from(d),
-        (false, None) => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../target/bench-data")
-            .join(format!("advise-{items}")),
-    };
-    let engine = prepare(&dir, items);
-    let workload = dir.join("advise-workload.toml");
+    let kept = Kept::open("advise", items, smoke, "ADVISE_BENCH_DIR", VERSION);
+    let engine = prepare(&kept, items);
+    let workload = kept.join("advise-workload.toml");
     std::fs::write(&workload, WORKLOAD).expect("write the workload");
     let opts = AdviseOptions {
         workload: Some(workload.to_string_lossy().into_owned()),
@@ -190,76 +185,41 @@ fn main() {
     println!("\n{}", advice.to_table());
 }
 
-/// The engine on `dir` holding `items` orders: reused when a complete earlier run left
-/// them, generated otherwise. Databases other than the data's (advisor copies an
-/// interrupted run left) are deleted.
-fn prepare(dir: &Path, items: usize) -> Engine {
-    std::fs::create_dir_all(dir).expect("create the data dir");
-    let engine = Engine::open(dir).expect("open engine");
-    let complete = dir.join(COMPLETE);
-    let reuse = complete.exists()
-        && engine
-            .container(DB, CONTAINER)
-            .is_ok_and(|c| c.statistics.item_count == items as u64);
-    for db in engine.list_databases().expect("list databases") {
-        if db.id != DB || !reuse {
-            engine.delete_database(&db.id).expect("delete database");
+/// The engine holding `items` orders in `kept`: reused when a complete earlier run left
+/// them (databases other than the data's, advisor copies an interrupted run left, are
+/// deleted), generated otherwise.
+fn prepare(kept: &Kept, items: usize) -> Engine {
+    let dir = kept.join("store");
+    if kept.reuse_or_clear() {
+        let engine = Engine::open(&dir).expect("open engine");
+        for db in engine.list_databases().expect("list databases") {
+            if db.id != DB {
+                engine.delete_database(&db.id).expect("delete database");
+            }
         }
-    }
-    if reuse {
-        eprintln!(
-            "reusing {} items in {}",
-            thousands(items as f64),
-            dir.display()
-        );
         return engine;
     }
-    let _ = std::fs::remove_file(&complete);
-    eprintln!(
-        "generating {} items into {} (once; later runs reuse them)",
-        thousands(items as f64),
-        dir.display()
-    );
-    let t = Instant::now();
+    let engine = Engine::open(&dir).expect("open engine");
     engine.create_database(DB).expect("create database");
     let mut settings = ContainerSettings::new(vec!["/id".to_string()]);
     settings.throughput = Throughput::Manual(60_000);
     engine
         .create_container(DB, CONTAINER, settings)
         .expect("create container");
-    let mut rng = Rng(0xAD_715E_0001);
     let customers = (items / 10).max(1) as u64;
-    let mut done = 0;
-    while done < items {
-        let n = LOAD_BATCH.min(items - done);
-        let bodies: Vec<Vec<u8>> = (done..done + n)
-            .map(|i| serde_json::to_vec(&order(&mut rng, i, customers)).expect("serialize"))
-            .collect();
-        let records: Vec<Record> = bodies
-            .iter()
-            .enumerate()
-            .map(|(k, json)| Record {
-                line: done + k + 1,
-                json,
-            })
-            .collect();
-        engine
-            .import_records(DB, CONTAINER, &records, &mut |_| {})
-            .expect("import");
-        done += n;
-        if done % 100_000 == 0 || done == items {
-            eprintln!("  {:>6.1} s  {done} items", t.elapsed().as_secs_f64());
-        }
-    }
-    let (engine, note) = reopen_compacted(engine);
-    eprintln!("  {note}");
-    std::fs::write(&complete, b"").expect("mark the data complete");
+    let doc = |i: usize, out: &mut Vec<u8>| {
+        serde_json::to_writer(out, &order(i, customers)).expect("serialize");
+    };
+    let took = import_generated(&engine, (DB, CONTAINER), items, &doc);
+    eprintln!("  {items} items in {:.1} s", took.as_secs_f64());
+    kept.mark_complete();
     engine
 }
 
 /// Order `i`: about 1 KB, perf.md's shape. Customers hold about 10 orders each, sales
 /// people (100,000) about 10, regions (100) about 1% of the orders each.
-fn order(rng: &mut Rng, i: usize, customers: u64) -> Value {
+fn order(i: usize, customers: u64) -> Value {
+    let rng = &mut Rng::for_item(SEED, i);
     let (city, country) = *rng.pick(&CITIES);
     let details: Vec<Value> = (0..rng.range(1, 5))
         .map(|_| {

@@ -272,7 +272,7 @@ fn load_sqlite(path: &std::path::Path, n: usize, doc: &dyn Fn(usize, &mut Vec<u8
 /// The engine's store and SQLite's file with the `n` documents: kept from an earlier
 /// complete run, or generated now (then with a line on how long each load took).
 fn prepare(kept: &Kept, n: usize, doc: &(dyn Fn(usize, &mut Vec<u8>) + Sync)) -> String {
-    if kept.reusable() {
+    if kept.reuse_or_clear() {
         return "kept from an earlier run".to_string();
     }
     let engine = Engine::open(&kept.join("store")).expect("engine");

@@ -173,34 +173,10 @@ fn order(sizes: &Sizes, customers: &[String], i: usize, out: &mut Vec<u8>) -> (S
     let id = rng.uuid();
     let customer_id = rng.pick(customers).clone();
     let (city, country) = *rng.pick(&CITIES);
-    let mut sub_total = 0;
-    let details: Vec<Value> = (0..rng.range(1, 5))
-        .map(|_| {
-            let (sku, name) = *rng.pick(&PRODUCTS);
-            let price = rng.range(499, 339_999);
-            let quantity = rng.range(1, 6);
-            sub_total += price * quantity;
-            let discount = [0.0, 0.0, 0.05, 0.1][rng.below(4) as usize];
-            json!({
-                "sku": format!("{sku}-{}", rng.range(38, 52)),
-                "name": format!("{name}, {}", rng.range(38, 52)),
-                "price": money(price),
-                "quantity": quantity,
-                "discount": discount,
-            })
-        })
-        .collect();
+    let (details, sub_total) = order_lines(&mut rng);
     let tax = sub_total * 8 / 100;
     let freight = sub_total / 40;
-    let mut comment = String::new();
-    let comment_len = rng.range(10, 150) as usize;
-    while comment.len() < comment_len {
-        if !comment.is_empty() {
-            comment.push(' ');
-        }
-        let word: &&str = rng.pick(&WORDS);
-        comment.push_str(word);
-    }
+    let comment = order_comment(&mut rng);
     let region = rng.below(100) as usize;
     let doc = json!({
         "id": id,
@@ -268,7 +244,7 @@ fn queried_paths() -> IndexingPolicy {
 /// took (kept beside the data).
 fn prepare(kept: &Kept, sizes: &Sizes, customers: &[String]) -> String {
     let setup = kept.join("setup.txt");
-    if kept.reusable() {
+    if kept.reuse_or_clear() {
         let line = std::fs::read_to_string(&setup).expect("the kept setup line");
         return format!("{line} (kept from an earlier run)");
     }

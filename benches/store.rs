@@ -108,34 +108,10 @@ fn generate(sizes: &Sizes) -> Vec<Order> {
             let id = rng.uuid();
             let customer_id = rng.pick(&customers).clone();
             let (city, country) = *rng.pick(&CITIES);
-            let mut sub_total = 0;
-            let details: Vec<Value> = (0..rng.range(1, 5))
-                .map(|_| {
-                    let (sku, name) = *rng.pick(&PRODUCTS);
-                    let price = rng.range(499, 339_999);
-                    let quantity = rng.range(1, 6);
-                    sub_total += price * quantity;
-                    let discount = [0.0, 0.0, 0.05, 0.1][rng.below(4) as usize];
-                    json!({
-                        "sku": format!("{sku}-{}", rng.range(38, 52)),
-                        "name": format!("{name}, {}", rng.range(38, 52)),
-                        "price": money(price),
-                        "quantity": quantity,
-                        "discount": discount,
-                    })
-                })
-                .collect();
+            let (details, sub_total) = order_lines(&mut rng);
             let tax = sub_total * 8 / 100;
             let freight = sub_total / 40;
-            let mut comment = String::new();
-            let comment_len = rng.range(10, 150) as usize;
-            while comment.len() < comment_len {
-                if !comment.is_empty() {
-                    comment.push(' ');
-                }
-                let word: &&str = rng.pick(&WORDS);
-                comment.push_str(word);
-            }
+            let comment = order_comment(&mut rng);
             let doc = json!({
                 "id": id,
                 "type": "SalesOrder",

@@ -113,7 +113,7 @@ fn order(n: usize, out: &mut Vec<u8>) {
 /// between runs ([`Kept`]): ten million take minutes to load.
 fn populate(kept: &Kept, items: usize) -> PathBuf {
     let dir = kept.join("store");
-    if kept.reusable() {
+    if kept.reuse_or_clear() {
         return dir;
     }
     let engine = Engine::open(&dir).expect("open");

@@ -55,7 +55,7 @@ impl Kept {
 
     /// Whether a complete run of this version left its data here. If not, whatever is
     /// here is removed, ready for generating.
-    pub fn reusable(&self) -> bool {
+    pub fn reuse_or_clear(&self) -> bool {
         let marker = std::fs::read_to_string(self.dir.join(MARKER)).unwrap_or_default();
         if marker == self.version {
             eprintln!("reusing the data in {}", self.dir.display());

@@ -235,6 +235,43 @@ pub fn ship_to(rng: &mut Rng, city: &str, country: &str) -> Value {
     })
 }
 
+/// A sales order's lines (1–5 products) and their total in cents before tax: the same
+/// draws, in the same order, in the store and query benches' orders.
+pub fn order_lines(rng: &mut Rng) -> (Vec<Value>, u64) {
+    let mut sub_total = 0;
+    let lines = (0..rng.range(1, 5))
+        .map(|_| {
+            let (sku, name) = *rng.pick(&PRODUCTS);
+            let price = rng.range(499, 339_999);
+            let quantity = rng.range(1, 6);
+            sub_total += price * quantity;
+            let discount = [0.0, 0.0, 0.05, 0.1][rng.below(4) as usize];
+            json!({
+                "sku": format!("{sku}-{}", rng.range(38, 52)),
+                "name": format!("{name}, {}", rng.range(38, 52)),
+                "price": money(price),
+                "quantity": quantity,
+                "discount": discount,
+            })
+        })
+        .collect();
+    (lines, sub_total)
+}
+
+/// A sales order's comment: words to 10–150 characters.
+pub fn order_comment(rng: &mut Rng) -> String {
+    let mut comment = String::new();
+    let length = rng.range(10, 150) as usize;
+    while comment.len() < length {
+        if !comment.is_empty() {
+            comment.push(' ');
+        }
+        let word: &&str = rng.pick(&WORDS);
+        comment.push_str(word);
+    }
+    comment
+}
+
 pub fn money(cents: u64) -> Value {
     json!(cents as f64 / 100.0)
 }
