@@ -107,29 +107,9 @@ fn generate(sizes: &Sizes) -> Vec<Order> {
         .map(|i| {
             let id = rng.uuid();
             let customer_id = rng.pick(&customers).clone();
-            let (city, country) = *rng.pick(&CITIES);
-            let (details, sub_total) = order_lines(&mut rng);
-            let tax = sub_total * 8 / 100;
-            let freight = sub_total / 40;
-            let comment = order_comment(&mut rng);
-            let doc = json!({
-                "id": id,
-                "type": "SalesOrder",
-                "customerId": customer_id,
-                "orderNumber": format!("SO{:07}", 43_659 + i),
-                "orderDate": rng.date(),
-                "shipDate": rng.date(),
-                "creationDate": rng.date(),
-                "status": rng.pick(&STATUSES),
-                "currency": rng.pick(&CURRENCIES),
-                "salesPerson": format!("{} {}", rng.pick(&FIRST), rng.pick(&LAST)),
-                "shipTo": ship_to(&mut rng, city, country),
-                "details": details,
-                "subTotal": money(sub_total),
-                "taxAmt": money(tax),
-                "freight": money(freight),
-                "totalDue": money(sub_total + tax + freight),
-                "comment": comment,
+            let doc = sales_order(&mut rng, i, (&id, &customer_id), |rng| {
+                let person = format!("{} {}", rng.pick(&FIRST), rng.pick(&LAST));
+                vec![("salesPerson", json!(person))]
             });
             let json = serde_json::to_vec(&doc).expect("serialize order");
             Order {
