@@ -158,7 +158,7 @@ impl Store {
         let mut defined: HashMap<PathId, u64> = HashMap::new();
         let mut absorb = |computed: Result<Vec<DocEntries>>| -> Result<()> {
             for entries in computed? {
-                for key in &entries.keys {
+                for key in entries.keys.iter() {
                     sorter.push(key)?;
                 }
                 for path in &entries.defined {

@@ -101,8 +101,8 @@ pub fn check_container(store: &Store, txn: &RoTxn, def: &ContainerDef) -> Result
         match serde_json::from_slice::<Value>(json) {
             Ok(doc) => {
                 if out.index_compared {
-                    for key in layout.entries(&doc, epk, id).keys {
-                        expected.add(&key);
+                    for key in layout.entries(&doc, epk, id).keys.iter() {
+                        expected.add(key);
                     }
                 }
             }

@@ -42,6 +42,7 @@ use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
 use super::keys::ContainerRid;
+use super::packed_keys::KeySet;
 use super::{RoTxn, Store, murmur3};
 use crate::error::Result;
 
@@ -322,7 +323,7 @@ pub fn composites(policy: &IndexingPolicy) -> Vec<Composite> {
 #[derive(Debug, Default)]
 pub struct DocEntries {
     /// Full index keys, sorted and without duplicates.
-    pub keys: Vec<Vec<u8>>,
+    pub keys: KeySet,
     /// Paths (object members only, no array steps) the document defines.
     pub defined: Vec<PathId>,
     /// Scalar terms plus composite entries: the write charge's indexed terms.
@@ -378,14 +379,11 @@ impl IndexLayout {
         }
         let prefix = self.prefix();
         let suffix_len = epk.len() + id.len();
+        // A sales order of about 1 KB has some 40 entries.
+        out.keys = KeySet::with_capacity(48, 48 * (32 + suffix_len));
         let push = |path: PathId, value: &[u8], out: &mut DocEntries| {
-            let mut k = Vec::with_capacity(16 + value.len() + suffix_len);
-            k.extend_from_slice(&prefix);
-            k.extend_from_slice(&path.0);
-            k.extend_from_slice(value);
-            k.extend_from_slice(epk);
-            k.extend_from_slice(id.as_bytes());
-            out.keys.push(k);
+            out.keys
+                .push(&[&prefix, &path.0, value, epk, id.as_bytes()]);
         };
         let mut value = Vec::with_capacity(32);
         let mut hasher = PathHasher::default();
@@ -419,8 +417,7 @@ impl IndexLayout {
             push(composite.id, &value, &mut out);
             out.terms += 1;
         }
-        out.keys.sort_unstable();
-        out.keys.dedup();
+        out.keys.sort();
         out
     }
 }
@@ -816,7 +813,7 @@ pub fn rebuild_from_items(
     let mut defined: HashMap<PathId, u64> = HashMap::new();
     for item in store.stored_items(txn, def, None)? {
         let e = item?.entries(layout)?;
-        keys.extend(e.keys);
+        keys.extend(e.keys.iter().map(<[u8]>::to_vec));
         for p in e.defined {
             *defined.entry(p).or_default() += 1;
         }
@@ -988,7 +985,7 @@ mod tests {
             let layout = IndexLayout::new(1, 0, &policy);
             let counted = layout.counted(&doc);
             assert_eq!(counted.terms, layout.entries(&doc, &[0; 16], "1").terms);
-            assert!(counted.keys.is_empty() && counted.defined.is_empty());
+            assert!(counted.keys.len() == 0 && counted.defined.is_empty());
         }
     }
 }

@@ -25,7 +25,7 @@ use super::Store;
 use super::codec::be_words;
 use super::index::{DocEntries, FoldHasher, PathId, count_key};
 use super::keys::ContainerRid;
-use super::packed_keys::PackedKeys;
+use super::packed_keys::{PackedKeys, reserve};
 use super::tail::Tail;
 use crate::error::{Error, Result};
 
@@ -355,6 +355,7 @@ impl Sorted {
         let rest = |i: u32| arena.get(ops[i as usize].0);
         // Most comparisons never read the arena: the first HEAD bytes are held in `order`.
         order.clear();
+        reserve(order, ops.len());
         order.extend((0..ops.len() as u32).map(|i| {
             // Zero-padded, so a key shorter than the head sorts before its extensions
             // (the tie is settled by length below).
@@ -394,6 +395,7 @@ impl Sorted {
         }
         // Equal keys are neighbours with equal heads: the arena is read only when heads match.
         last.clear();
+        reserve(last, order.len());
         for (n, x) in order.iter().enumerate() {
             let superseded = order
                 .get(n + 1)
@@ -412,7 +414,7 @@ impl Sorted {
         out.puts.clear();
         let n = self.last.len();
         out.keys.reserve(n, group.arena.len() + n * name.len());
-        out.puts.reserve(n);
+        reserve(&mut out.puts, n);
         for &i in &self.last {
             let (span, put) = group.ops[i as usize];
             out.keys.push(&[name, group.arena.get(span)]);
@@ -463,10 +465,8 @@ mod tests {
     }
 
     fn entries(keys: &[&Vec<u8>]) -> DocEntries {
-        let mut keys: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
-        keys.sort();
         DocEntries {
-            keys,
+            keys: keys.iter().collect(),
             ..DocEntries::default()
         }
     }
