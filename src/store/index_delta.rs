@@ -98,11 +98,11 @@ struct Ordered {
 const SORT_BESIDE: usize = 16_384;
 
 /// Groups the sorting thread may have sorted and not yet handed over. Groups differ in size
-/// (a path in every document of a 20,000-item import has 20,000 entries, one inside an
-/// array of three 60,000), and a large group sorts slower than a small one writes: one
-/// group ahead, the writer waited for the sort at each large group after a small one (about
-/// 40 ms of an import's 70 ms of waiting, in a measurement). Each buffer holds one group's
-/// keys, so this bounds what the hand-over adds to the delta's memory.
+/// (in a 20,000-item import, a path every document has holds 20,000 entries, and one inside
+/// an array of three elements 60,000), and a large group sorts slower than a small one
+/// writes: one group ahead, the writer waited for the sort at each large group after a small
+/// one (about 40 ms of an import's 70 ms of waiting, in a measurement). Each buffer holds
+/// one group's keys, so this bounds what the hand-over adds to the delta's memory.
 const SORTED_AHEAD: usize = 4;
 
 /// Bytes kept back to back in chunks that never move. A growing `Vec` would copy everything
