@@ -63,7 +63,7 @@ pub(crate) fn reserve<T>(buf: &mut Vec<T>, more: usize) {
 
 /// Distinct byte keys in ascending order, back to back in one buffer. Built by pushing
 /// keys in any order and then [`KeySet::sort`]ing them.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct KeySet {
     bytes: Vec<u8>,
     /// Where each key lies in `bytes`: in key order once sorted.
@@ -92,9 +92,10 @@ impl KeySet {
     /// Puts the keys in ascending order and drops repeated ones.
     pub fn sort(&mut self) {
         let bytes = &self.bytes;
-        let key = |&(start, end): &(u32, u32)| &bytes[start as usize..end as usize];
-        self.spans.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-        self.spans.dedup_by(|a, b| key(a) == key(b));
+        self.spans
+            .sort_unstable_by(|a, b| spanned(bytes, *a).cmp(spanned(bytes, *b)));
+        self.spans
+            .dedup_by(|a, b| spanned(bytes, *a) == spanned(bytes, *b));
     }
 
     pub fn len(&self) -> usize {
@@ -102,16 +103,18 @@ impl KeySet {
     }
 
     pub fn get(&self, i: usize) -> Option<&[u8]> {
-        let &(start, end) = self.spans.get(i)?;
-        Some(&self.bytes[start as usize..end as usize])
+        Some(spanned(&self.bytes, *self.spans.get(i)?))
     }
 
     /// The keys, in order (pushing order until sorted).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> {
-        self.spans
-            .iter()
-            .map(|&(start, end)| &self.bytes[start as usize..end as usize])
+        self.spans.iter().map(|&span| spanned(&self.bytes, span))
     }
+}
+
+/// The key at `(start, end)` of a [`KeySet`]'s bytes.
+fn spanned(bytes: &[u8], (start, end): (u32, u32)) -> &[u8] {
+    &bytes[start as usize..end as usize]
 }
 
 impl<K: AsRef<[u8]>> FromIterator<K> for KeySet {
