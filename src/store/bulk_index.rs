@@ -251,7 +251,7 @@ impl Store {
                     written += BLOCK_KEYS;
                 }
                 drop(cursor);
-                txn.commit()?;
+                self.commit_large(txn)?;
             }
             Ok(true)
         })

@@ -63,6 +63,7 @@ pub(crate) mod stats;
 pub(crate) mod tail;
 pub(crate) mod ttl;
 pub(crate) mod write;
+pub(crate) mod writeback;
 
 pub use catalog::{ContainerDef, ContainerSettings, Throughput, UniqueKeyPolicy};
 pub use compact::LOCK_FILE;

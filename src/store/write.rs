@@ -962,7 +962,12 @@ impl<'s> WriteBatch<'s> {
         {
             self.store.put_container(&mut self.txn, &def_mut)?;
         }
-        self.txn.commit()?;
+        let writes: u64 = self.usage.values().map(|(_, n)| n).sum();
+        if writes >= super::writeback::LARGE_COMMIT_WRITES {
+            self.store.commit_large(self.txn)?;
+        } else {
+            self.txn.commit()?;
+        }
         self.store.record_write_usage(cid, &self.usage);
         Ok(())
     }
