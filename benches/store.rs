@@ -82,8 +82,8 @@ impl Sizes {
                 import_items: 20_000,
                 read_rounds: 7,
                 reads_per_round: 50_000,
-                import_rounds: 3,
-                feed_rounds: 3,
+                import_rounds: 7,
+                feed_rounds: 5,
             }
         }
     }
