@@ -34,11 +34,16 @@
 //!
 //! Import: the first min(items, 100,000) documents into a fresh store's default-indexed
 //! container and one with `indexingMode: none`, through `Engine::import_records`.
+//!
+//! `INDEX_BENCH_COLD=1` (root only) adds a table of cold runs: each query once per parameter
+//! with the page cache emptied before each side, with the bytes each read from the disk, and
+//! each file's latency for random reads past the cache (see `index_cold`).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
+mod index_cold;
 use common::*;
 
 use std::hint::black_box;
@@ -487,4 +492,72 @@ fn main() {
          with indexing off ({:.2}x)",
         rate_off / rate_on
     );
+    if std::env::var_os("INDEX_BENCH_COLD").is_some() {
+        drop((engine, conn));
+        cold_reads(&kept, &cases);
+    }
+}
+
+/// Cold runs per parameter of the cold table (the median is reported).
+const COLD_RUNS: u64 = 5;
+
+/// Each case once per parameter with the page cache emptied before each side (see
+/// [`index_cold`]), then each file's latency for random reads past the cache.
+fn cold_reads(kept: &Kept, cases: &[Case]) {
+    use index_cold::{Cold, empty_page_cache, measure, random_read_latency};
+    println!(
+        "\ncold: the page cache emptied before each side, {COLD_RUNS} parameters per query, medians"
+    );
+    println!(
+        "{:<36} {:>11} {:>10} {:>8} {:>11} {:>10} {:>9} {:>9}",
+        "query", "engine", "read KB", "faults", "SQLite", "read KB", "time", "read"
+    );
+    for case in cases {
+        let sqlite_args =
+            |i: u64| -> Vec<Value> { (case.params)(i).into_iter().map(|(_, v)| v).collect() };
+        let (mut engine_runs, mut lite_runs) = (Vec::new(), Vec::new());
+        for i in 0..COLD_RUNS {
+            // Parameters no warm run above used.
+            let i = 1_000 + i * 97;
+            empty_page_cache();
+            let engine = Engine::open(&kept.join("store")).expect("engine");
+            engine_runs.push(measure(|| {
+                black_box(query(&engine, "idx", case.sql, &(case.params)(i)));
+            }));
+            drop(engine);
+            empty_page_cache();
+            let conn = Connection::open(kept.join("docs.db")).expect("sqlite");
+            conn.execute_batch("PRAGMA cache_size=-262144;")
+                .expect("sqlite cache");
+            lite_runs.push(measure(|| {
+                black_box(run_lite(&conn, &case.lite, &sqlite_args(i)));
+            }));
+        }
+        let med = |runs: &[Cold], f: fn(&Cold) -> f64| median(runs.iter().map(f).collect());
+        let (te, tl) = (
+            med(&engine_runs, |c| c.seconds),
+            med(&lite_runs, |c| c.seconds),
+        );
+        let kb = |c: &Cold| c.read_bytes as f64 / 1024.0;
+        let (be, bl) = (med(&engine_runs, kb), med(&lite_runs, kb));
+        println!(
+            "{:<36} {:>11} {be:>10.0} {:>8.0} {:>11} {bl:>10.0} {:>8.2}x {:>8.2}x",
+            case.name,
+            fmt(te),
+            med(&engine_runs, |c| c.faults as f64),
+            fmt(tl),
+            te / tl,
+            be / bl.max(1.0),
+        );
+    }
+    for (what, path) in [
+        ("the store", kept.join("store").join("data.mdb")),
+        ("SQLite's file", kept.join("docs.db")),
+    ] {
+        empty_page_cache();
+        println!(
+            "random 4 KB reads of {what} past the page cache: {:.1} µs each",
+            random_read_latency(&path, 400).as_secs_f64() * 1e6
+        );
+    }
 }
