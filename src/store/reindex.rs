@@ -184,7 +184,8 @@ impl Store {
                     b.resume_after = batch.last().map(|(k, _)| Epk(k.clone()).to_hex());
                 }
                 self.put_container(&mut txn, &def)?;
-                txn.commit()?;
+                // A thousand documents' entries, landing all over the index.
+                self.commit_large(txn)?;
                 continue;
             }
             let Some(&generation) = def.retired_index_generations.first() else {
