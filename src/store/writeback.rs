@@ -34,8 +34,8 @@ pub(crate) const LARGE_COMMIT_WRITES: u64 = 1_000;
 impl Store {
     /// Commits `txn`, which has written much (an import's batch, a block of a sorted index
     /// build, a batch of a policy change's rebuild), with the disk writing while LMDB copies
-    /// (see the module documentation). A
-    /// store that cannot start the thread or open its file commits as any other.
+    /// (see the module documentation). A store that cannot start the thread or open its
+    /// file commits as any other.
     pub(crate) fn commit_large(&self, txn: RwTxn) -> Result<()> {
         if self.durability() != Durability::EveryCommit {
             return Ok(txn.commit()?);
