@@ -105,7 +105,8 @@ struct NewVersion {
     /// version it replaces).
     size_change: i64,
     etag: String,
-    doc: Value,
+    /// The stamped document, when it was kept (see `prepare::Encoded::doc`).
+    doc: Option<Value>,
     json: Vec<u8>,
     /// Its index entries in every maintained generation.
     entries: Vec<DocEntries>,
@@ -115,14 +116,6 @@ struct NewVersion {
 enum Content {
     Doc(Map<String, Value>),
     Ahead(Ahead),
-}
-
-/// The object inside a stamped document.
-fn into_object(doc: Value) -> Result<Map<String, Value>> {
-    match doc {
-        Value::Object(map) => Ok(map),
-        _ => Err(Error::internal("a stamped item is not an object")),
-    }
 }
 
 /// The unique key entries a write removes (the replaced version's) and adds.
@@ -282,7 +275,7 @@ impl<'s> WriteBatch<'s> {
                 (target, Content::Ahead(ahead))
             }
             Source::Encoded(_, ahead) => {
-                let doc = into_object(ahead.version.doc)?;
+                let doc = ahead.version.into_object()?;
                 (Target::of(&def, &doc, self.now)?, Content::Doc(doc))
             }
             Source::Doc(doc) => (Target::of(&def, &doc, self.now)?, Content::Doc(doc)),
@@ -381,7 +374,7 @@ impl<'s> WriteBatch<'s> {
             // Stamping replaces the system properties, so the stamped document encodes
             // as the one it was made from.
             Content::Ahead(ahead) => {
-                let doc = into_object(ahead.version.doc)?;
+                let doc = ahead.version.into_object()?;
                 prepare::encode(def, &self.generations, target, doc, stamp)?
             }
             Content::Doc(doc) => prepare::encode(def, &self.generations, target, doc, stamp)?,
@@ -461,8 +454,22 @@ impl<'s> WriteBatch<'s> {
         version: &NewVersion,
         ru: f64,
     ) -> Result<UniqueChange> {
-        let doc = version
-            .doc
+        if def.unique_key_policy.unique_keys.is_empty() {
+            return Ok(UniqueChange {
+                old: Vec::new(),
+                new: Vec::new(),
+            });
+        }
+        let parsed;
+        let doc = match &version.doc {
+            Some(doc) => doc,
+            None => {
+                parsed = serde_json::from_slice::<Value>(&version.json)
+                    .map_err(|e| Error::internal(format!("cannot read back an item: {e}")))?;
+                &parsed
+            }
+        };
+        let doc = doc
             .as_object()
             .ok_or_else(|| Error::internal("item is not an object"))?;
         let new = unique_entries(def, &target.epk, doc);
