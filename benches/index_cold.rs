@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use crate::common::Rng;
 
 /// What one side of a cold run cost.
-#[derive(Clone, Copy, Default)]
 pub struct Cold {
     pub seconds: f64,
     pub read_bytes: u64,

@@ -93,14 +93,20 @@ impl Encoded {
     pub(super) fn into_object(self) -> Result<Map<String, Value>> {
         let doc = match self.doc {
             Some(doc) => doc,
-            None => serde_json::from_slice(&self.json)
-                .map_err(|e| Error::internal(format!("cannot read back an encoded item: {e}")))?,
+            None => read_back(&self.json)?,
         };
         match doc {
             Value::Object(map) => Ok(map),
             _ => Err(Error::internal("a stamped item is not an object")),
         }
     }
+}
+
+/// The stamped document of an encoded `json`, for a write whose version left it out (see
+/// [`Encoded::doc`]).
+pub(super) fn read_back(json: &[u8]) -> Result<Value> {
+    serde_json::from_slice(json)
+        .map_err(|e| Error::internal(format!("cannot read back an encoded item: {e}")))
 }
 
 /// Stamps `doc` and encodes it for `target` under `generations`.

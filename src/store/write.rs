@@ -464,8 +464,7 @@ impl<'s> WriteBatch<'s> {
         let doc = match &version.doc {
             Some(doc) => doc,
             None => {
-                parsed = serde_json::from_slice::<Value>(&version.json)
-                    .map_err(|e| Error::internal(format!("cannot read back an item: {e}")))?;
+                parsed = prepare::read_back(&version.json)?;
                 &parsed
             }
         };

@@ -26,9 +26,10 @@ use crate::error::Result;
 /// the file's dirty pages; a 116 MB commit makes a few dozen calls.
 const KICK_INTERVAL: Duration = Duration::from_millis(4);
 
-/// Writes in one transaction from which a write batch commits through
-/// [`Store::commit_large`]: about 5 MB of pages for documents of 1 KB with the default
-/// index, where starting a thread (tens of microseconds) costs nothing next to the copy.
+/// Requests a write batch accounts (its writes, and the reads made inside it) from which it
+/// commits through [`Store::commit_large`]: 1,000 writes of 1 KB documents with the default
+/// index dirty about 5 MB, where starting a thread (tens of microseconds) costs nothing next
+/// to the copy.
 pub(crate) const LARGE_COMMIT_WRITES: u64 = 1_000;
 
 impl Store {
