@@ -89,6 +89,8 @@ pub struct Record<'a> {
     /// Present in format 2 records.
     pub members: Option<MemberDirectory<'a>>,
     pub json: &'a [u8],
+    /// The whole record as stored (what [`Record::decode`] read).
+    pub stored: &'a [u8],
 }
 
 impl<'a> Record<'a> {
@@ -116,6 +118,7 @@ impl<'a> Record<'a> {
             header,
             members: members.map(|entries| MemberDirectory { entries, json }),
             json,
+            stored: bytes,
         })
     }
 }

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::background::Computations;
+use super::between_pages::BetweenPages;
 pub use super::computed::{CacheKey, Computed};
 use super::spill::Spill;
 use crate::query::run::result::IndexMetrics;
@@ -32,6 +33,9 @@ pub struct ResultCache {
     /// Results still being computed after the page that started them returned (see
     /// [`super::background`]).
     pub(super) computations: Computations,
+    /// What streamed pages leave for the next page of their query (see
+    /// [`super::between_pages`]).
+    pub(super) between_pages: BetweenPages,
 }
 
 impl ResultCache {
@@ -41,6 +45,7 @@ impl ResultCache {
             entries: Mutex::default(),
             spill: Some(Spill::new(dir)),
             computations: Computations::default(),
+            between_pages: BetweenPages::default(),
         }
     }
 

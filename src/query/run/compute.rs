@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::background::Outcome;
+use super::between_pages::{BetweenPages, PageKey};
 use super::cache::{CacheKey, Computed, ResultCache};
 use super::find::{Found, Routed, find_items, is_undefined, project_walked, stored};
 use super::ordered::{TieOrder, WalkAfter, WalkedPart, produced_by_range, walked_by_range};
@@ -238,7 +239,14 @@ pub(super) fn compute(
         streamed,
         walk_keys,
         resumed,
-    } = match compute_result(plan, snap, env, (&ranges, &mut counts), pipeline, hooks) {
+    } = match compute_result(
+        plan,
+        snap,
+        env,
+        (&ranges, &mut counts),
+        (pipeline, &cache.between_pages),
+        hooks,
+    ) {
         Ok(result) => result,
         // A result that cannot be returned in part ran out of the page's time: it goes on
         // computing after the page returns, if it can.
@@ -352,7 +360,7 @@ fn compute_result(
     snap: &Snapshot,
     env: &Env,
     (ranges, counts): (&[&PkRange], &mut Option<RangeCounts>),
-    mut pipeline: Run,
+    (mut pipeline, pages): (Run, &BetweenPages),
     hooks: Hooks,
 ) -> Result<Result_> {
     let (q, def) = (plan.q, snap.def);
@@ -374,7 +382,19 @@ fn compute_result(
         ranges,
         spans: &byte_spans,
     };
-    let mut found = find_items(plan, snap, env, routed, &pipeline, inner.is_some())?;
+    // What an earlier page of a streamed query left, valid for this snapshot only.
+    let page_key = if plan.shape.paged_scan {
+        Some(PageKey {
+            container: def.rid,
+            query: plan.cache_id,
+            version: snap.store.feed_head(snap.txn, def)?,
+            index_generation: plan.ready.0,
+        })
+    } else {
+        None
+    };
+    let kept = page_key.as_ref().map(|key| (pages, key));
+    let mut found = find_items(plan, snap, env, routed, &pipeline, (inner.is_some(), kept))?;
     let index_metrics = plan.index_metrics(def);
     let (presorted_results, walked_parts, walk_keys) =
         match presorted_results(plan, snap, ranges, &pipeline, &mut found)? {
@@ -422,7 +442,7 @@ fn compute_result(
         snap,
         (ranges, &spans),
         (&found, walked_parts),
-        &mut scan,
+        (&mut scan, kept),
         &resumed,
         counts,
         hooks,
@@ -656,7 +676,7 @@ fn scan_ranges<'f>(
     snap: &Snapshot<'f>,
     (ranges, spans): (&[&PkRange], &[(Epk, Epk)]),
     (found, mut walked_parts): (&'f Found<'f>, Option<Vec<WalkedPart>>),
-    scan: &mut Scan,
+    (scan, kept): (&mut Scan, Option<(&BetweenPages, &PageKey)>),
     resumed: &Resumed,
     counts: &mut Option<RangeCounts>,
     hooks: Hooks,
@@ -704,6 +724,7 @@ fn scan_ranges<'f>(
             def,
             candidates: found.candidates.as_deref(),
             extractor: &plan.extractor,
+            kept: kept.map(|(pages, key)| (pages, key, range.id)),
         };
         scan.range(range, &key_spans, order, &source, &mut tally)?;
         let RangeTally {

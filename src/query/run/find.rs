@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::between_pages::{BetweenPages, Lookup, PageKey};
 use super::candidates::{Candidate, index_candidates};
 use super::ordered::{OrderWalk, TieOrder, Walked, order_walk, walk_order};
 use super::pipeline::{Output, Run};
@@ -31,7 +32,7 @@ pub(super) struct Routed<'r> {
 pub(super) struct Found<'t> {
     /// The items to read instead of scanning, in key order (looked up, or walked where the
     /// walk's order is not the result's); `None` for a scan.
-    pub(super) candidates: Option<Vec<Candidate<'t>>>,
+    pub(super) candidates: Option<Arc<[Candidate<'t>]>>,
     pub(super) access: AccessView,
     /// An index walk in ORDER BY order served the query.
     pub(super) walked: bool,
@@ -67,7 +68,7 @@ pub(super) fn find_items<'t>(
     env: &Env,
     routed: Routed,
     pipeline: &Run,
-    over_subquery: bool,
+    (over_subquery, kept): (bool, Option<(&BetweenPages, &PageKey)>),
 ) -> Result<Found<'t>> {
     let Snapshot {
         store, txn, def, ..
@@ -95,17 +96,30 @@ pub(super) fn find_items<'t>(
         Some(walk) => walk_for_result(plan, snap, routed, pipeline, &walk)?,
         None if probes.is_empty() => Found::scan(scan_view(q.filter.is_some())),
         None => {
-            let reader = IndexReader::new(store, txn, def, plan.ready.0);
-            let items = store.container_stats(txn, def)?.counters.items;
-            // Past this many candidates, loading them one by one costs about what a scan does.
-            let limit = (items / 5).max(1000) as usize;
-            let (keys, view) = index_candidates(&reader, &probes, routed.spans, limit)?;
-            let mut found = Found::scan(view);
-            found.candidates = keys.map(|keys| {
-                keys.into_iter()
-                    .map(|key| Candidate { key, record: None })
-                    .collect()
-            });
+            // A later page of a streamed query takes the lookup its first page made.
+            let lookup = match kept.and_then(|(pages, key)| pages.lookup(key)) {
+                Some(lookup) => lookup,
+                None => {
+                    let reader = IndexReader::new(store, txn, def, plan.ready.0);
+                    let items = store.container_stats(txn, def)?.counters.items;
+                    // Past this many candidates, loading them one by one costs about what
+                    // a scan does.
+                    let limit = (items / 5).max(1000) as usize;
+                    let (keys, access) = index_candidates(&reader, &probes, routed.spans, limit)?;
+                    let candidates = keys.map(|keys| {
+                        keys.into_iter()
+                            .map(|key| Candidate { key, record: None })
+                            .collect()
+                    });
+                    let lookup = Lookup { candidates, access };
+                    if let Some((pages, key)) = kept {
+                        pages.keep_lookup(key.clone(), lookup.clone());
+                    }
+                    lookup
+                }
+            };
+            let mut found = Found::scan(lookup.access);
+            found.candidates = lookup.candidates.map(|c| c as Arc<[Candidate<'t>]>);
             found
         }
     };
@@ -277,7 +291,7 @@ impl<'t> Walk<'t> {
             )
         };
         Found {
-            candidates: Some(candidates),
+            candidates: Some(candidates.into()),
             access: AccessView {
                 kind: "index-order",
                 indexes: vec![walk.spec.clone()],

@@ -37,6 +37,7 @@
 
 pub mod access;
 mod background;
+mod between_pages;
 pub mod cache;
 mod candidates;
 mod charges;

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use super::between_pages::{BetweenPages, KeptItem, Order, PageKey};
 use super::candidates::Candidate;
 use super::limits;
 use super::partition_key::KeyReader;
@@ -27,7 +28,7 @@ use crate::query::syntax::ast::{Expr, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::item::Record;
-use crate::store::keys;
+use crate::store::keys::{self, RangeId};
 use crate::store::ranges::PkRange;
 use crate::store::read::OrderedLookup;
 use crate::store::readahead::ReadAhead;
@@ -163,6 +164,9 @@ pub(super) struct ItemSource<'a, 't> {
     pub(super) def: &'a ContainerDef,
     pub(super) candidates: Option<&'t [Candidate<'t>]>,
     pub(super) extractor: &'t Extractor,
+    /// Where a streamed query keeps this range's document order between pages (see
+    /// [`super::between_pages`]), and the range's id.
+    pub(super) kept: Option<(&'a BetweenPages, &'a PageKey, RangeId)>,
 }
 
 /// What feeding one item's rows to the pipeline did.
@@ -276,7 +280,36 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         tally: &mut RangeTally<'t>,
     ) -> Result<()> {
         self.ranges_entered += 1;
-        // In document order, every span's items are gathered, then sorted.
+        if let RangeOrder::Document { from: Some(from) } = order
+            && let Some(kept) = source.kept_order()
+        {
+            // The page that entered the range read and sorted it: go on from there.
+            let first = kept.partition_point(|item| item.number < from.0);
+            let items = kept[first..]
+                .iter()
+                .filter_map(|item| source.kept_entry(item));
+            self.span(items, tally, Some(from))?;
+        } else {
+            self.read_range(spans, order, source, tally)?;
+        }
+        if let Some(resume) = &mut self.resume
+            && resume.range.is_none()
+        {
+            resume.range = Some((range.min_inclusive.clone(), range.max_exclusive.clone()));
+        }
+        Ok(())
+    }
+
+    /// Reads the range's items in the key spans: in key order from the resume key, or, in
+    /// document order, every span's items gathered and sorted. A page that stops inside a
+    /// range it sorted keeps the order for the next one.
+    fn read_range<'t>(
+        &mut self,
+        spans: &[(Vec<u8>, Vec<u8>)],
+        order: RangeOrder,
+        source: &ItemSource<'_, 't>,
+        tally: &mut RangeTally<'t>,
+    ) -> Result<()> {
         let mut gathered: Vec<Entry> = Vec::new();
         for (start, end) in spans {
             let start = match order {
@@ -307,12 +340,10 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             // is gone.
             let from = from.unwrap_or((0, 0));
             let first = gathered.partition_point(|(_, r)| r.header.doc_number < from.0);
-            self.span(gathered.drain(first..).map(Ok), tally, Some(from))?;
-        }
-        if let Some(resume) = &mut self.resume
-            && resume.range.is_none()
-        {
-            resume.range = Some((range.min_inclusive.clone(), range.max_exclusive.clone()));
+            self.span(gathered[first..].iter().copied().map(Ok), tally, Some(from))?;
+            if self.resume.is_some() {
+                source.keep_order(&gathered);
+            }
         }
         Ok(())
     }
@@ -325,9 +356,9 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
     /// which the continuation then records, starting at the given document number, of which
     /// the given number of rows went out on an earlier page. Otherwise they come in key order,
     /// from the item `bounds.resume_key` names.
-    fn span<'t>(
+    fn span<'t, 'r>(
         &mut self,
-        items: impl Iterator<Item = Result<Entry<'t>>>,
+        items: impl Iterator<Item = Result<(&'t [u8], Record<'r>)>>,
         tally: &mut RangeTally<'t>,
         document_order: Option<(u64, usize)>,
     ) -> Result<()> {
@@ -688,6 +719,39 @@ pub(super) fn candidates_in(candidates: &[Candidate], spans: &[(Vec<u8>, Vec<u8>
         .sum()
 }
 
+impl<'t> ItemSource<'_, 't> {
+    /// A kept item with its key among the candidates (`None` when it is no candidate,
+    /// which a kept order for the same candidates rules out).
+    fn kept_entry<'k>(&self, item: &'k KeptItem) -> Option<Result<(&'t [u8], Record<'k>)>> {
+        let c = self.candidates?;
+        let at = c
+            .binary_search_by(|c| c.key.as_slice().cmp(&item.key))
+            .ok()?;
+        Some(Record::decode(&item.record).map(|r| (c[at].key.as_slice(), r)))
+    }
+
+    /// The document order an earlier page kept for this range, if it holds.
+    fn kept_order(&self) -> Option<Order> {
+        let (pages, key, range) = self.kept?;
+        pages.order(key, range)
+    }
+
+    /// Keeps the range's items, read and sorted in document order, for the next page.
+    fn keep_order(&self, sorted: &[Entry<'t>]) {
+        if let (Some((pages, key, range)), Some(_)) = (self.kept, self.candidates) {
+            let order = sorted
+                .iter()
+                .map(|(k, r)| KeptItem {
+                    number: r.header.doc_number,
+                    key: Box::from(*k),
+                    record: Box::from(r.stored),
+                })
+                .collect();
+            pages.keep_order(key.clone(), range, order);
+        }
+    }
+}
+
 /// The items of the key span `[start, end)`, in key order: the candidates an index lookup
 /// found there (read one by one unless the lookup read them already), or every item. `None`
 /// when no candidate lies in the span, so nothing is read or timed.
@@ -701,6 +765,7 @@ fn span_items<'t>(
         def,
         candidates,
         extractor,
+        ..
     } = *source;
     Ok(Some(match candidates {
         // Candidates in key order, like the scan: paging resumes the same way.

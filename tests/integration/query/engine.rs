@@ -1351,3 +1351,129 @@ fn document_order_pages_survive_repeated_splits() {
         assert_eq!(rows, whole, "page size {page}");
     }
 }
+
+/// The pages of an index lookup read in document order continue from what the page that
+/// entered each range read and sorted (the engine keeps it between pages): they return and
+/// charge exactly what pages from an engine that keeps nothing do, and a write between
+/// pages is seen by the pages after it.
+#[test]
+fn pages_of_an_index_lookup_continue_the_order_a_page_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup = Engine::open(dir.path()).unwrap();
+    setup.create_database("db").unwrap();
+    container(&setup, "orders", &["/customerId"], 24_000); // 4 ranges
+    // Created in id order; keys follow the customer's hash, so document order is another.
+    let docs: Vec<Value> = (0..400)
+        .map(|i| json!({"id": format!("o{i:03}"), "customerId": format!("c{}", (i * 7) % 61), "g": i % 4}))
+        .collect();
+    load(&setup, "orders", &docs);
+    drop(setup);
+    let sql = "SELECT c.id, c.v FROM c WHERE c.g = 1";
+    let page = |e: &Engine, continuation: Option<String>| {
+        let opts = QueryOptions {
+            max_items: Some(9),
+            continuation,
+            ..Default::default()
+        };
+        q_with(e, "orders", sql, opts)
+    };
+    let report = |r: &QueryResult| {
+        (
+            r.documents
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>(),
+            r.continuation.clone(),
+            r.request_charge,
+            r.metrics.retrieved_document_count,
+            r.metrics.output_document_count,
+            r.metrics.index_hit_document_count,
+        )
+    };
+    // One engine for every page, against a fresh engine for each page.
+    let kept = Engine::open(dir.path()).unwrap();
+    let mut with_kept = Vec::new();
+    let mut token = None;
+    loop {
+        let r = page(&kept, token);
+        assert_eq!(r.access.kind, "index-lookup", "{:?}", r.access);
+        with_kept.push(report(&r));
+        token = r.continuation;
+        if token.is_none() {
+            break;
+        }
+    }
+    drop(kept);
+    let mut afresh = Vec::new();
+    let mut token = None;
+    loop {
+        let e = Engine::open(dir.path()).unwrap();
+        let r = page(&e, token);
+        afresh.push(report(&r));
+        token = r.continuation;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(with_kept, afresh);
+    let ids: Vec<String> = with_kept
+        .iter()
+        .flat_map(|p| p.0.iter())
+        .map(|d| {
+            serde_json::from_str::<Value>(d).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 100);
+    assert!(
+        !ids.is_sorted(),
+        "document order within each range, ranges in key order: not the ids' order overall"
+    );
+    // A write between pages: the pages after it return what a query run after it does
+    // from there on, although the first page kept its lookup and the order of the range
+    // it stopped in. A replace keeps the item's place; an insert comes last in its range.
+    let e = Engine::open(dir.path()).unwrap();
+    let after_write = |write: &dyn Fn(&str)| {
+        let first = page(&e, None);
+        let delivered = first.documents.len();
+        write(&ids[delivered + 1]);
+        let mut rest = Vec::new();
+        let mut token = first.continuation;
+        while let Some(t) = token {
+            let r = page(&e, Some(t));
+            rest.extend(r.documents.iter().map(|d| d.value().clone()));
+            token = r.continuation;
+        }
+        let opts = QueryOptions {
+            max_items: Some(1_000),
+            ..Default::default()
+        };
+        let whole = q_with(&e, "orders", sql, opts);
+        assert!(whole.continuation.is_none());
+        let whole: Vec<Value> = whole.documents.iter().map(|d| d.value().clone()).collect();
+        assert_eq!(rest, whole[delivered..]);
+        rest
+    };
+    let original = |id: &str| docs.iter().find(|d| d["id"] == json!(id)).unwrap().clone();
+    let rest = after_write(&|id| {
+        let mut doc = original(id);
+        doc["v"] = json!(2);
+        load(&e, "orders", &[doc]);
+    });
+    assert_eq!(rest[1]["v"], json!(2), "{}", rest[1]);
+    let rest = after_write(&|id| {
+        e.delete_item("db", "orders", id, &original(id)["customerId"], None)
+            .unwrap();
+    });
+    assert_eq!(rest.len(), 100 - 10, "one of 100 gone, 9 on the first page");
+    let rest = after_write(&|_| {
+        load(
+            &e,
+            "orders",
+            &[json!({"id": "new", "customerId": "c5", "g": 1, "v": 3})],
+        );
+    });
+    assert!(rest.iter().any(|d| d["id"] == json!("new")));
+}
