@@ -7,3 +7,4 @@ pub mod expr;
 pub mod functions;
 pub mod udf;
 pub mod value;
+mod value_json;

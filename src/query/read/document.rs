@@ -54,7 +54,16 @@ impl Document {
                  SQRT(-25), LOG(0) or 1/0); guard the expression with IS_FINITE_NUMBER",
             ));
         }
-        Ok(v.to_json().map(Document::from_value))
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        // Written straight from the value; the `Value` is parsed back only if asked for.
+        let json = serde_json::to_vec(v)
+            .map_err(|e| Error::internal(format!("a result could not be written: {e}")))?;
+        Ok(Some(Document {
+            json: Arc::from(json),
+            value: OnceLock::new(),
+        }))
     }
 
     /// The compact JSON text.
