@@ -6,6 +6,7 @@
 //! logical partitions, as the service would report them.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
@@ -27,6 +28,7 @@ use crate::query::run::timing::PhaseClock;
 use crate::query::syntax::ast::{Expr, Query};
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
+use crate::store::index::FoldHasher;
 use crate::store::item::Record;
 use crate::store::keys::{self, RangeId};
 use crate::store::ranges::PkRange;
@@ -140,8 +142,9 @@ pub(super) struct RangeTally<'t> {
     pub(super) logical_epks: Vec<&'t [u8]>,
     last_logical: Option<&'t [u8]>,
     /// Per EPK in `logical_epks`, the first of `logical` with it: items read through an
-    /// index come in no key order, and a page of them can name a thousand partitions.
-    first_with_epk: HashMap<&'t [u8], usize>,
+    /// index come in no key order, and a page of them can name a thousand partitions. An
+    /// EPK is a hash already, so it is folded rather than hashed again.
+    first_with_epk: HashMap<&'t [u8], usize, BuildHasherDefault<FoldHasher>>,
     /// The greatest EPK that produced a logical partition.
     max_epk: Option<&'t [u8]>,
     pub(super) load_ns: u128,
@@ -383,7 +386,11 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 _ => 0,
             };
             let charged_before = skip_rows > 0;
-            if self.reading.env.budget.is_some_and(|b| b.check().is_some())
+            if self
+                .reading
+                .env
+                .budget
+                .is_some_and(|b| b.between_items().is_some())
                 && self.out_of_budget()?
             {
                 // Out of time: the page ends before this item, as a full page does.
