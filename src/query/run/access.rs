@@ -7,7 +7,9 @@
 //! JOIN alias (`JOIN t IN c.tags WHERE t.name = 'x'` reads `/tags/[]/name`). Lookups return
 //! candidates, a superset of the matching items that the executor filters again, so an
 //! approximate entry (a long string cut short, an array position stored as `[]`) costs a
-//! load, never a wrong result.
+//! load, never a wrong result. Where every conjunct's lookups are exact (see
+//! [`Resolver::answers_exactly`]) the candidates are the matching items, and the filter
+//! does not run again.
 //!
 //! This module also decides which index *specs* a filter or ORDER BY relies on
 //! (`/name/?`, `/a ASC, /b DESC`) for the index metrics.
@@ -62,6 +64,9 @@ pub struct Probe<'q> {
     pub conjunct: &'q Expr,
     pub paths: Vec<DocPath>,
     pub lookups: Vec<Lookup>,
+    /// The lookups select exactly the items the conjunct is true for, not a superset (see
+    /// [`Resolver::answers_exactly`]).
+    pub exact: bool,
 }
 
 impl Probe<'_> {
@@ -200,7 +205,68 @@ impl<'q> Resolver<'q> {
             conjunct,
             paths,
             lookups,
+            exact: self.answers_exactly(conjunct, env),
         })
+    }
+
+    /// Whether the lookups [`Self::collect`] makes for `conjunct` select exactly the items
+    /// it is true for, so that a filter of such conjuncts need not run again on the items
+    /// they select: `=` or `IN` with scalars that are no cut strings, or `<`, `<=`, `>`,
+    /// `>=`, `BETWEEN` with numbers or booleans, on a property path of the document (no
+    /// array step: `[]` entries stand for every position, and no JOIN alias). Everything
+    /// else may select more (a cut string, an array's type tag, `STARTSWITH` past the cut
+    /// length, an OR the index answers in parts) and is filtered again.
+    fn answers_exactly(&self, conjunct: &Expr, env: &Env) -> bool {
+        let plain = |e: &Expr| {
+            self.path(e).is_some_and(|p| {
+                !p.any_position
+                    && !p.via_join
+                    && p.concrete
+                        .iter()
+                        .all(|s| matches!(s, PathSegment::Property(_)))
+            })
+        };
+        let equal_to = |v: &Option<Val>| {
+            v.as_ref().is_some_and(|v| {
+                scalar(v) && exact(v).is_some_and(|e| !is_truncated(&e)) && finite(v)
+            })
+        };
+        let ordered_by = |v: &Option<Val>| {
+            matches!(v, Some(Val::Bool(_))) || matches!(v, Some(Val::Num(n)) if n.is_finite())
+        };
+        match &conjunct.kind {
+            ExprKind::Binary(
+                op @ (BinaryOp::Eq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge),
+                a,
+                b,
+            ) => {
+                let (path, value) = if plain(a) { (a, b) } else { (b, a) };
+                let value = constant(value, env);
+                plain(path)
+                    && if *op == BinaryOp::Eq {
+                        equal_to(&value)
+                    } else {
+                        ordered_by(&value)
+                    }
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+            } => {
+                let (low, high) = (constant(low, env), constant(high, env));
+                plain(expr)
+                    && matches!(low, Some(Val::Num(n)) if n.is_finite())
+                    && matches!(high, Some(Val::Num(n)) if n.is_finite())
+            }
+            ExprKind::In {
+                expr,
+                list,
+                negated: false,
+            } => plain(expr) && list.iter().all(|item| equal_to(&constant(item, env))),
+            _ => false,
+        }
     }
 
     /// The filter's conjuncts as (path, encoded value) when every one is `path = scalar`
@@ -396,6 +462,11 @@ fn flip(op: BinaryOp) -> BinaryOp {
 /// The value of a literal or parameter operand.
 fn constant(e: &Expr, env: &Env) -> Option<Val> {
     matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
+}
+
+/// Not a number JSON cannot hold (the index stores those under no value that compares).
+fn finite(v: &Val) -> bool {
+    !matches!(v, Val::Num(n) if !n.is_finite())
 }
 
 fn scalar(v: &Val) -> bool {

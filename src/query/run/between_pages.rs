@@ -46,6 +46,9 @@ pub(super) struct PageKey {
 pub(super) struct Lookup {
     pub(super) candidates: Option<Arc<[Candidate<'static>]>>,
     pub(super) access: AccessView,
+    /// The candidates are exactly the items the probes are true for (see
+    /// [`super::candidates::Selection::exact`]).
+    pub(super) exact: bool,
 }
 
 /// A range's items in document order.
@@ -180,7 +183,14 @@ mod tests {
             reason: String::new(),
         };
         let candidates = Some(candidates);
-        pages.keep_lookup(key(1), Lookup { candidates, access });
+        pages.keep_lookup(
+            key(1),
+            Lookup {
+                candidates,
+                access,
+                exact: false,
+            },
+        );
         let kept = pages.lookup(&key(1)).and_then(|l| l.candidates);
         assert_eq!(kept.map(|c| c.len()), Some(5));
         assert!(pages.lookup(&key(2)).is_none(), "a write invalidates");

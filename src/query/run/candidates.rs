@@ -13,6 +13,16 @@ pub(super) struct Candidate<'t> {
     pub(super) record: Option<&'t [u8]>,
 }
 
+/// What the index selected for a filter's probes.
+pub(super) struct Selection {
+    /// Item keys in key order; `None` (a scan) when no probe is selective enough.
+    pub(super) keys: Option<Vec<ItemKey>>,
+    pub(super) access: AccessView,
+    /// The keys are exactly the items every probe is true for: each probe was looked up
+    /// (none selected too many) and each selects exactly ([`Probe::exact`]).
+    pub(super) exact: bool,
+}
+
 /// Item keys the probes select, in key order: the intersection of every probe whose
 /// lookups stay under `limit` candidates. `None` (a scan) when no probe is that selective.
 pub(super) fn index_candidates(
@@ -20,7 +30,7 @@ pub(super) fn index_candidates(
     probes: &[&Probe],
     spans: &[(Vec<u8>, Vec<u8>)],
     limit: usize,
-) -> Result<(Option<Vec<ItemKey>>, AccessView)> {
+) -> Result<Selection> {
     let mut result: Option<Vec<ItemKey>> = None;
     let mut used = Vec::new();
     let mut skipped = Vec::new();
@@ -47,6 +57,7 @@ pub(super) fn index_candidates(
         });
     }
     used.dedup();
+    let exact = result.is_some() && skipped.is_empty() && probes.iter().all(|p| p.exact);
     let view = match &result {
         Some(_) => AccessView {
             kind: "index-lookup",
@@ -69,7 +80,11 @@ pub(super) fn index_candidates(
             ),
         },
     };
-    Ok((result, view))
+    Ok(Selection {
+        keys: result,
+        access: view,
+        exact,
+    })
 }
 
 /// Keys in both sorted lists.

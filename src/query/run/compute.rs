@@ -395,6 +395,9 @@ fn compute_result(
     };
     let kept = page_key.as_ref().map(|key| (pages, key));
     let mut found = find_items(plan, snap, env, routed, &pipeline, (inner.is_some(), kept))?;
+    if found.filter_answered && inner.is_none() {
+        pipeline.filter_answered();
+    }
     let index_metrics = plan.index_metrics(def);
     let (presorted_results, walked_parts, walk_keys) =
         match presorted_results(plan, snap, ranges, &pipeline, &mut found)? {

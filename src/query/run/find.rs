@@ -45,6 +45,8 @@ pub(super) struct Found<'t> {
     /// The walk resumed where the previous page ended (see [`WalkAfter`]): the result
     /// starts at this page's first result.
     pub(super) resumed: bool,
+    /// Every candidate passes the filter: the lookups that selected them answer it exactly.
+    pub(super) filter_answered: bool,
 }
 
 impl<'t> Found<'t> {
@@ -57,6 +59,7 @@ impl<'t> Found<'t> {
             projected: None,
             matching: None,
             resumed: false,
+            filter_answered: false,
         }
     }
 }
@@ -105,13 +108,17 @@ pub(super) fn find_items<'t>(
                     // Past this many candidates, loading them one by one costs about what
                     // a scan does.
                     let limit = (items / 5).max(1000) as usize;
-                    let (keys, access) = index_candidates(&reader, &probes, routed.spans, limit)?;
-                    let candidates = keys.map(|keys| {
+                    let selection = index_candidates(&reader, &probes, routed.spans, limit)?;
+                    let candidates = selection.keys.map(|keys| {
                         keys.into_iter()
                             .map(|key| Candidate { key, record: None })
                             .collect()
                     });
-                    let lookup = Lookup { candidates, access };
+                    let lookup = Lookup {
+                        candidates,
+                        access: selection.access,
+                        exact: selection.exact,
+                    };
                     if let Some((pages, key)) = kept {
                         pages.keep_lookup(key.clone(), lookup.clone());
                     }
@@ -120,6 +127,7 @@ pub(super) fn find_items<'t>(
             };
             let mut found = Found::scan(lookup.access);
             found.candidates = lookup.candidates.map(|c| c as Arc<[Candidate<'t>]>);
+            found.filter_answered = lookup.exact && plan.probes_are_the_filter;
             found
         }
     };
@@ -302,6 +310,7 @@ impl<'t> Walk<'t> {
             projected,
             matching,
             resumed: false,
+            filter_answered: false,
         }
     }
 }

@@ -469,6 +469,9 @@ pub struct Run<'q, 'e> {
     ranking: Option<Ranking<'q>>,
     /// Rows that passed the filter.
     pub matched: u64,
+    /// The rows come from items an index lookup selected exactly as the filter does (see
+    /// [`Run::filter_answered`]): the filter is not evaluated again.
+    filter_answered: bool,
     /// About how many bytes the candidate results and groups hold (counted under a
     /// budget only: see [`Run::held_bytes`]).
     held: usize,
@@ -505,8 +508,16 @@ impl<'q, 'e> Run<'q, 'e> {
             position: None,
             ranking,
             matched: 0,
+            filter_answered: false,
             held: 0,
         }
+    }
+
+    /// Every row pushed from now on passes the filter: the index lookup that selected its
+    /// item answers the filter exactly (one row per item, every conjunct an exact probe).
+    /// Evaluating it again would cost a tenth of such a query and change nothing.
+    pub fn filter_answered(&mut self) {
+        self.filter_answered = true;
     }
 
     /// About how many bytes the results and groups kept so far hold, for the memory
@@ -583,6 +594,7 @@ impl<'q, 'e> Run<'q, 'e> {
         // ran out stops its scan and its subqueries (see `run_subquery`).
         self.env.tick();
         if let Some(f) = &self.q.filter
+            && !self.filter_answered
             && !self.env.eval(f, row).is_true()
         {
             return Pushed::Filtered;

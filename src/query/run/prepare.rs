@@ -129,6 +129,10 @@ pub(super) struct Plan<'a> {
     pub(super) probes: Vec<Probe<'a>>,
     /// Which of `probes` the policy indexes, where the index may narrow the documents.
     indexed: Vec<usize>,
+    /// Every conjunct of the filter has a probe the policy indexes, and the filter sees each
+    /// item as the one row it makes: when the lookups select exactly
+    /// ([`super::candidates::Selection::exact`]), the items they select pass the filter.
+    pub(super) probes_are_the_filter: bool,
     /// Conjuncts the index narrows with before an item is loaded, for a filter it serves
     /// only in part: the service narrows with the index, then evaluates the rest on the
     /// loaded documents, and the charge counts exactly that however the items were found.
@@ -205,6 +209,11 @@ impl<'a> Plan<'a> {
             None => Vec::new(),
         };
         let indexed = indexed_probes(q, root, &probes, &policy);
+        let probes_are_the_filter = shape.from_root
+            && q.joins.is_empty()
+            && q.filter
+                .as_ref()
+                .is_some_and(|f| access::conjuncts(f).len() == indexed.len());
         let narrowing = if served {
             Vec::new()
         } else {
@@ -243,6 +252,7 @@ impl<'a> Plan<'a> {
             resolver,
             probes,
             indexed,
+            probes_are_the_filter,
             narrowing,
             scored_order,
             early_stop: bounds.early_stop,
