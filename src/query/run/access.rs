@@ -203,70 +203,66 @@ impl<'q> Resolver<'q> {
         self.collect(conjunct, env, &mut paths, &mut lookups)?;
         Some(Probe {
             conjunct,
+            exact: Self::answers_exactly(conjunct, &paths, env),
             paths,
             lookups,
-            exact: self.answers_exactly(conjunct, env),
         })
     }
 
-    /// Whether the lookups [`Self::collect`] makes for `conjunct` select exactly the items
-    /// it is true for, so that a filter of such conjuncts need not run again on the items
-    /// they select: `=` or `IN` with scalars that are no cut strings, or `<`, `<=`, `>`,
-    /// `>=`, `BETWEEN` with numbers or booleans, on a property path of the document (no
-    /// array step: `[]` entries stand for every position, and no JOIN alias). Everything
-    /// else may select more (a cut string, an array's type tag, `STARTSWITH` past the cut
-    /// length, an OR the index answers in parts) and is filtered again.
-    fn answers_exactly(&self, conjunct: &Expr, env: &Env) -> bool {
-        let plain = |e: &Expr| {
-            self.path(e).is_some_and(|p| {
-                !p.any_position
-                    && !p.via_join
-                    && p.concrete
-                        .iter()
-                        .all(|s| matches!(s, PathSegment::Property(_)))
+    /// Whether the lookups [`Self::collect`] makes for `conjunct` (reading `paths`) select
+    /// exactly the items it is true for, so that a filter of such conjuncts need not run
+    /// again on the items they select: `=` or `IN` with scalars that are no cut strings, or
+    /// `<`, `<=`, `>`, `>=`, `BETWEEN` with numbers or booleans, on a property path of the
+    /// document (no array step: `[]` entries stand for every position, and no JOIN alias).
+    /// Everything else may select more (a cut string, an array's type tag, `STARTSWITH`
+    /// past the cut length, an OR the index answers in parts) and is filtered again.
+    fn answers_exactly(conjunct: &Expr, paths: &[DocPath], env: &Env) -> bool {
+        let [path] = paths else {
+            return false;
+        };
+        let plain = !path.any_position
+            && !path.via_join
+            && path
+                .concrete
+                .iter()
+                .all(|s| matches!(s, PathSegment::Property(_)));
+        let equal_to = |v: Option<Val>| {
+            v.is_some_and(|v| {
+                scalar(&v) && finite(&v) && exact(&v).is_some_and(|e| !is_truncated(&e))
             })
         };
-        let equal_to = |v: &Option<Val>| {
-            v.as_ref().is_some_and(|v| {
-                scalar(v) && exact(v).is_some_and(|e| !is_truncated(&e)) && finite(v)
-            })
-        };
-        let ordered_by = |v: &Option<Val>| {
-            matches!(v, Some(Val::Bool(_))) || matches!(v, Some(Val::Num(n)) if n.is_finite())
-        };
-        match &conjunct.kind {
-            ExprKind::Binary(
-                op @ (BinaryOp::Eq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge),
-                a,
-                b,
-            ) => {
-                let (path, value) = if plain(a) { (a, b) } else { (b, a) };
-                let value = constant(value, env);
-                plain(path)
-                    && if *op == BinaryOp::Eq {
-                        equal_to(&value)
-                    } else {
-                        ordered_by(&value)
-                    }
-            }
-            ExprKind::Between {
-                expr,
-                low,
-                high,
-                negated: false,
-            } => {
-                let (low, high) = (constant(low, env), constant(high, env));
-                plain(expr)
-                    && matches!(low, Some(Val::Num(n)) if n.is_finite())
-                    && matches!(high, Some(Val::Num(n)) if n.is_finite())
-            }
-            ExprKind::In {
-                expr,
-                list,
-                negated: false,
-            } => plain(expr) && list.iter().all(|item| equal_to(&constant(item, env))),
+        let ordered_by = |v: Option<Val>| match v {
+            Some(Val::Num(n)) => n.is_finite(),
+            Some(Val::Bool(_)) => true,
             _ => false,
-        }
+        };
+        let number = |e: &Expr| matches!(constant(e, env), Some(Val::Num(n)) if n.is_finite());
+        plain
+            && match &conjunct.kind {
+                // One side is the path (a path is no constant), the other the value.
+                ExprKind::Binary(op, a, b) => {
+                    let value = constant(b, env).or_else(|| constant(a, env));
+                    match op {
+                        BinaryOp::Eq => equal_to(value),
+                        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                            ordered_by(value)
+                        }
+                        _ => false,
+                    }
+                }
+                ExprKind::Between {
+                    low,
+                    high,
+                    negated: false,
+                    ..
+                } => number(low) && number(high),
+                ExprKind::In {
+                    list,
+                    negated: false,
+                    ..
+                } => list.iter().all(|item| equal_to(constant(item, env))),
+                _ => false,
+            }
     }
 
     /// The filter's conjuncts as (path, encoded value) when every one is `path = scalar`
