@@ -99,31 +99,54 @@ impl Scope<'_> {
     }
 }
 
+/// Which clauses of a query count towards its demand (its subqueries count whole).
+#[derive(Debug, Clone, Copy)]
+pub struct Clauses {
+    /// The SELECT list: not for a `SELECT *`, whose output is taken from the stored item.
+    pub select: bool,
+    /// The WHERE clause: not when an index lookup answers it exactly, so that the items it
+    /// selects are not filtered again.
+    pub filter: bool,
+}
+
+impl Clauses {
+    pub const ALL: Clauses = Clauses {
+        select: true,
+        filter: true,
+    };
+}
+
 /// The demand of `q` on the items of its container, whose root it sees as `root`.
 pub fn of_query(q: &Query, root: &str) -> Demand {
-    let mut d = Demand::none();
-    let mut scope = Scope {
-        root,
-        aliases: Vec::new(),
-    };
-    walk_top(q, &mut scope, &mut d, true);
-    d
+    of_clauses(q, root, Clauses::ALL)
 }
 
 /// The demand of `q` apart from a `SELECT *`, whose output is taken from the stored item.
 pub fn of_query_without_star(q: &Query, root: &str) -> Demand {
+    of_clauses(
+        q,
+        root,
+        Clauses {
+            select: false,
+            filter: true,
+        },
+    )
+}
+
+/// The demand of the `clauses` of `q`.
+pub fn of_clauses(q: &Query, root: &str, clauses: Clauses) -> Demand {
     let mut d = Demand::none();
     let mut scope = Scope {
         root,
         aliases: Vec::new(),
     };
-    walk_top(q, &mut scope, &mut d, false);
+    walk_top(q, &mut scope, &mut d, clauses);
     d
 }
 
 /// The query over the container: its `x IN path` bindings (FROM and JOIN) become aliases of
 /// array elements first, then everything is walked with them in scope.
-fn walk_top(q: &Query, scope: &mut Scope, d: &mut Demand, select: bool) {
+fn walk_top(q: &Query, scope: &mut Scope, d: &mut Demand, clauses: Clauses) {
     let mut bound = Vec::new();
     if let Some(FromKind::In { alias, expr }) = q.from.as_ref().map(|f| &f.kind) {
         bound.push(scope.iterate(alias, expr, d));
@@ -133,15 +156,15 @@ fn walk_top(q: &Query, scope: &mut Scope, d: &mut Demand, select: bool) {
             bound.push(scope.iterate(&j.alias, e, d));
         }
     }
-    walk_query(q, scope, d, select, &bound);
+    walk_query(q, scope, d, clauses, &bound);
 }
 
-/// Adds what `q` reads; `select`: whether its SELECT list counts. `bound`: whether each of
-/// `q`'s `x IN path` sources (FROM first, then JOINs) is an alias in `scope` already.
-fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[bool]) {
+/// Adds what the `clauses` of `q` read. `bound`: whether each of `q`'s `x IN path` sources
+/// (FROM first, then JOINs) is an alias in `scope` already.
+fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, clauses: Clauses, bound: &[bool]) {
     let mut bound = bound.iter().copied();
     match &q.select.kind {
-        _ if !select => {}
+        _ if !clauses.select => {}
         // `*` returns the FROM binding, built from the whole item.
         SelectKind::Star => d.add(&[]),
         SelectKind::Value(e) => walk(e, scope, d),
@@ -179,10 +202,11 @@ fn walk_query(q: &Query, scope: &Scope, d: &mut Demand, select: bool, bound: &[b
                 }
             }
             JoinSource::Value(e) => walk(e, scope, d),
-            JoinSource::Subquery(sq) => walk_query(sq, scope, d, true, &[]),
+            JoinSource::Subquery(sq) => walk_query(sq, scope, d, Clauses::ALL, &[]),
         }
     }
-    for e in q.filter.iter().chain(q.group_by.iter()) {
+    let filter = q.filter.iter().filter(|_| clauses.filter);
+    for e in filter.chain(q.group_by.iter()) {
         walk(e, scope, d);
     }
     for o in &q.order_by {
@@ -248,7 +272,7 @@ fn walk(e: &Expr, scope: &Scope, d: &mut Demand) {
         }
         ExprKind::Object(m) => m.iter().for_each(|(_, v)| walk(v, scope, d)),
         ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
-            walk_query(q, scope, d, true, &[])
+            walk_query(q, scope, d, Clauses::ALL, &[])
         }
         ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
     }
@@ -282,6 +306,27 @@ mod tests {
             "c",
         );
         assert!(!j.is_all());
+    }
+
+    #[test]
+    fn clauses_left_out_demand_nothing_of_their_own() {
+        let q = parse("SELECT * FROM c WHERE c.a > 1 AND c.b.x = 2 ORDER BY c.t");
+        let keys = |d: Demand| match d {
+            Demand::Some(top) => top.into_keys().collect::<Vec<_>>(),
+            Demand::All => vec!["*".to_string()],
+        };
+        let unfiltered = |select| Clauses {
+            select,
+            filter: false,
+        };
+        assert_eq!(keys(of_query_without_star(&q, "c")), ["a", "b", "t"]);
+        assert_eq!(keys(of_clauses(&q, "c", unfiltered(false))), ["t"]);
+        assert_eq!(keys(of_clauses(&q, "c", unfiltered(true))), ["*"]);
+        // A subquery's filter is its own, and still counts.
+        let q = parse(
+            "SELECT c.id, ARRAY(SELECT VALUE d FROM d IN c.d WHERE d.k = 1) AS m FROM c WHERE c.a = 1",
+        );
+        assert_eq!(keys(of_clauses(&q, "c", unfiltered(true))), ["d", "id"]);
     }
 
     /// The demand of `sql` as JSON: `true` for everything below a name.

@@ -410,7 +410,7 @@ fn compute_result(
             q,
             env,
             root: plan.root,
-            extractor: &plan.extractor,
+            extractor: plan.scan_extractor(found.filter_answered),
             narrowing: &plan.narrowing,
             keys: &plan.key_reader,
             stored_star: plan.shape.stored_star,
@@ -726,7 +726,7 @@ fn scan_ranges<'f>(
             txn,
             def,
             candidates: found.candidates.as_deref(),
-            extractor: &plan.extractor,
+            extractor: plan.scan_extractor(found.filter_answered),
             kept: kept.map(|(pages, key)| (pages, key, range.id)),
         };
         scan.range(range, &key_spans, order, &source, &mut tally)?;

@@ -152,6 +152,10 @@ pub(super) struct Plan<'a> {
     pub(super) walk_after: Option<WalkAfter>,
     /// Builds, from each item, only the properties the query reads.
     pub(super) extractor: Extractor,
+    /// Where every conjunct of the filter is an exact probe: builds what the query reads
+    /// of an item but for the filter, for the items a lookup selected (see
+    /// [`Plan::scan_extractor`]).
+    unfiltered_extractor: Option<Extractor>,
     /// Reads a result's partition key, which its logical partition is reported by.
     pub(super) key_reader: KeyReader<'a>,
 }
@@ -209,6 +213,10 @@ impl<'a> Plan<'a> {
             None => Vec::new(),
         };
         let indexed = indexed_probes(q, root, &probes, &policy);
+        let unfiltered = demand::Clauses {
+            select: !shape.stored_star,
+            filter: false,
+        };
         let probes_are_the_filter = shape.from_root
             && q.joins.is_empty()
             && q.filter
@@ -224,6 +232,11 @@ impl<'a> Plan<'a> {
                 .map(|p| p.conjunct)
                 .collect()
         };
+        // Narrowing conditions read the filter's paths of every item loaded.
+        let unfiltered_extractor = (probes_are_the_filter
+            && narrowing.is_empty()
+            && indexed.iter().all(|&i| probes[i].exact))
+        .then(|| Extractor::new(demand::of_clauses(q, root, unfiltered)));
         let scored_order = rank::scores_every_document(q, def, root);
         let walkable = !scored_order && (q.filter.is_none() || served);
         let bounds = Bounds::of(q, env, shape, walkable, &token);
@@ -259,6 +272,7 @@ impl<'a> Plan<'a> {
             ordered_bound: bounds.ordered_bound,
             top_left: bounds.top_left,
             walk_after,
+            unfiltered_extractor,
             extractor: Extractor::new(if shape.stored_star {
                 demand::of_query_without_star(q, root)
             } else {
@@ -266,6 +280,15 @@ impl<'a> Plan<'a> {
             }),
             key_reader: KeyReader::new(def),
         })
+    }
+
+    /// What a scan builds of each item: all the query reads, or, when the items come from
+    /// a lookup that answered the filter (`filter_answered`), all but what the filter reads.
+    pub(super) fn scan_extractor(&self, filter_answered: bool) -> &Extractor {
+        match &self.unfiltered_extractor {
+            Some(unfiltered) if filter_answered => unfiltered,
+            _ => &self.extractor,
+        }
     }
 
     /// The probes an index may narrow the documents with.

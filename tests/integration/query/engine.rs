@@ -1563,8 +1563,13 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
         "STARTSWITH(c.v, 'aa') AND c.g = 0",
         "c.pk = 'p1' AND c.v >= 0",
     ];
-    for filter in queries {
-        let sql = format!("SELECT c.id FROM c WHERE {filter}");
+    let selects = [
+        "SELECT c.id FROM c",
+        "SELECT * FROM c",
+        "SELECT VALUE c.g FROM c",
+    ];
+    for (filter, select) in queries.iter().flat_map(|f| selects.map(|s| (f, s))) {
+        let sql = format!("{select} WHERE {filter}");
         let ids = |container: &str| {
             let opts = QueryOptions {
                 params: params.clone(),
@@ -1572,13 +1577,24 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
                 ..Default::default()
             };
             let r = q_with(&e, container, &sql, opts);
-            let mut ids: Vec<String> = r.documents.iter().map(|d| d["id"].to_string()).collect();
+            // A whole item by its id: `_rid` and `_self` name the container.
+            let mut ids: Vec<String> = r
+                .documents
+                .iter()
+                .map(|d| {
+                    if select.contains('*') {
+                        d["id"].to_string()
+                    } else {
+                        d.to_string()
+                    }
+                })
+                .collect();
             ids.sort();
             (ids, r.access.kind)
         };
         let ((indexed, access), (scanned, scan_access)) = (ids("idx"), ids("scan"));
-        assert_eq!(scan_access, "scan", "{filter}");
-        assert_eq!(access, "index-lookup", "{filter}");
-        assert_eq!(indexed, scanned, "{filter}");
+        assert_eq!(scan_access, "scan", "{sql}");
+        assert_eq!(access, "index-lookup", "{sql}");
+        assert_eq!(indexed, scanned, "{sql}");
     }
 }
