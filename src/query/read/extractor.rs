@@ -14,15 +14,23 @@ use crate::store::item::MemberDirectory;
 pub struct Extractor {
     demand: Demand,
     plan: Option<Plan>,
+    /// When nothing is demanded (a `SELECT *` whose filter an index lookup answered): the
+    /// empty object every item gives, shared rather than built per item.
+    nothing: Option<Val>,
 }
 
 impl Extractor {
     pub fn new(demand: Demand) -> Extractor {
-        let plan = match &demand {
-            Demand::Some(children) => Some(Plan::new(children)),
-            Demand::All => None,
+        let (plan, nothing) = match &demand {
+            Demand::Some(children) if children.is_empty() => (None, Some(Val::obj(Vec::new()))),
+            Demand::Some(children) => (Some(Plan::new(children)), None),
+            Demand::All => (None, None),
         };
-        Extractor { demand, plan }
+        Extractor {
+            demand,
+            plan,
+            nothing,
+        }
     }
 
     /// The item as the query sees it.
@@ -46,6 +54,9 @@ impl Extractor {
         json: &[u8],
         directory: Option<&MemberDirectory>,
     ) -> Result<Val, String> {
+        if let Some(nothing) = &self.nothing {
+            return Ok(nothing.clone());
+        }
         if let Some(plan) = &self.plan
             && let Some(v) = lazy::stored_object(json, directory, plan)
         {
@@ -80,6 +91,15 @@ mod tests {
             Extractor::new(d).extract(doc).unwrap().to_json().unwrap(),
             expected
         );
+    }
+
+    #[test]
+    fn nothing_demanded_is_an_empty_object() {
+        let d = of_query(&parse("SELECT VALUE COUNT(1) FROM c"), "c");
+        let extractor = Extractor::new(d);
+        for doc in [&br#"{"id":"a","n":1}"#[..], br#"{"id":"b"}"#] {
+            assert_eq!(extractor.extract(doc).unwrap().to_json(), Some(json!({})));
+        }
     }
 
     #[test]
