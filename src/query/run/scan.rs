@@ -288,6 +288,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         {
             // The page that entered the range read and sorted it: go on from there.
             let first = kept.partition_point(|item| item.number < from.0);
+            tally.expect_items(kept.len() - first);
             let items = kept[first..]
                 .iter()
                 .filter_map(|item| source.kept_entry(item));
@@ -343,6 +344,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             // is gone.
             let from = from.unwrap_or((0, 0));
             let first = gathered.partition_point(|(_, r)| r.header.doc_number < from.0);
+            tally.expect_items(gathered.len() - first);
             self.span(gathered[first..].iter().copied().map(Ok), tally, Some(from))?;
             if self.resume.is_some() {
                 source.keep_order(&gathered);
@@ -660,6 +662,11 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
 
 impl<'t> RangeTally<'t> {
     /// Notes the logical partition of an item (key `k`) that made a result.
+    /// About `n` items come in no key order: room for their partitions, made once.
+    fn expect_items(&mut self, n: usize) {
+        self.first_with_epk.reserve(n);
+    }
+
     fn produced(
         &mut self,
         k: &'t [u8],
