@@ -477,7 +477,7 @@ pub(super) fn walked_by_range(
     // Routed ranges are in EPK order too: advance through them alongside.
     let mut r = 0;
     let mut last: Option<&[u8]> = None;
-    for (_, i) in order {
+    for (at, &(_, i)) in order.iter().enumerate() {
         let item = items[i].item;
         let epk = &item[..epk_len];
         while ranges
@@ -489,6 +489,12 @@ pub(super) fn walked_by_range(
         let Some(part) = out.get_mut(r).filter(|_| ranges[r].contains(epk)) else {
             continue;
         };
+        if part.retrieved == 0 {
+            // The range's items follow this one: room for their partitions, made once.
+            let end = ranges[r].max_exclusive.as_bytes();
+            let here = order[at..].partition_point(|&(_, j)| &items[j].item[..epk_len] < end);
+            part.logical.reserve(here);
+        }
         part.retrieved += 1;
         part.bytes += items[i].record.json.len() as u64;
         if results.is_some_and(|made| !made[i]) {
