@@ -35,6 +35,11 @@
 //! Import: the first min(items, 100,000) documents into a fresh store's default-indexed
 //! container and one with `indexingMode: none`, through `Engine::import_records`.
 //!
+//! `INDEX_BENCH_WARM=1` adds a table of warm runs: each query with one set of parameters,
+//! the two sides taking turns after a few runs that bring every page they read into memory,
+//! so the times compare the two programs rather than what the page cache held (at ten
+//! million documents the two files do not both fit in this machine's memory).
+//!
 //! `INDEX_BENCH_COLD=1` (root only) adds a table of cold runs: each query once per parameter
 //! with the page cache emptied before each side, with the bytes each read from the disk, and
 //! each file's latency for random reads past the cache (see `index_cold`).
@@ -492,9 +497,53 @@ fn main() {
          with indexing off ({:.2}x)",
         rate_off / rate_on
     );
+    if std::env::var_os("INDEX_BENCH_WARM").is_some() {
+        warm_reads(&engine, &conn, &cases);
+    }
     if std::env::var_os("INDEX_BENCH_COLD").is_some() {
         drop((engine, conn));
         cold_reads(&kept, &cases);
+    }
+}
+
+/// Runs per side of the warm table, after [`WARM_UP_RUNS`].
+const WARM_RUNS: usize = 41;
+const WARM_UP_RUNS: usize = 3;
+
+/// Each case with one set of parameters, the engine and SQLite in turns once both are warm;
+/// medians.
+fn warm_reads(engine: &Engine, conn: &Connection, cases: &[Case]) {
+    println!(
+        "\nwarm: one set of parameters per query, the sides in turns, {WARM_RUNS} runs each, medians"
+    );
+    println!(
+        "{:<36} {:>11} {:>11} {:>9}",
+        "query", "engine", "SQLite", "ratio"
+    );
+    for case in cases {
+        let params = (case.params)(1000);
+        let args: Vec<Value> = params.iter().map(|(_, v)| v.clone()).collect();
+        let (mut engine_runs, mut lite_runs) = (Vec::new(), Vec::new());
+        for run in 0..WARM_UP_RUNS + WARM_RUNS {
+            let t = Instant::now();
+            black_box(query(engine, "idx", case.sql, &params));
+            let te = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            black_box(run_lite(conn, &case.lite, &args));
+            let tl = t.elapsed().as_secs_f64();
+            if run >= WARM_UP_RUNS {
+                engine_runs.push(te);
+                lite_runs.push(tl);
+            }
+        }
+        let (e, l) = (median(engine_runs), median(lite_runs));
+        println!(
+            "{:<36} {:>11} {:>11} {:>8.2}x",
+            case.name,
+            fmt(e),
+            fmt(l),
+            e / l
+        );
     }
 }
 
