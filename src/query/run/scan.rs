@@ -121,6 +121,8 @@ pub(super) struct Scan<'a, 'q, 'e> {
     /// Items this page went through completely: a page that runs out of time before the
     /// first fails instead of returning a continuation that would never advance.
     items_done: usize,
+    /// Times the scan's documents, range by range.
+    clock: PhaseClock,
 }
 
 /// Where a streamed page stopped.
@@ -217,6 +219,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             origins,
             resume: None,
             items_done: 0,
+            clock: PhaseClock::start(),
         }
     }
 
@@ -367,7 +370,6 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         tally: &mut RangeTally<'t>,
         document_order: Option<(u64, usize)>,
     ) -> Result<()> {
-        let mut clock = PhaseClock::start();
         for entry in items {
             if self.reading.cancel.load(Ordering::Relaxed) {
                 return Err(Error::cancelled("the query was cancelled"));
@@ -418,7 +420,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 .extractor
                 .extract_stored(record.json, record.members.as_ref())
                 .map_err(|e| Error::internal(format!("corrupt item: {e}")))?;
-            clock.loaded();
+            self.clock.loaded();
             let loaded = self.reading.narrowing.is_empty() || {
                 let row = [(self.reading.root.to_string(), value.clone())];
                 let env = self.reading.env;
@@ -439,7 +441,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 }
             }
             let fed = self.feed((k, doc), record.json, value, skip_rows, &mut tally.metrics);
-            clock.done();
+            self.clock.done();
             if fed.interrupted {
                 // The budget ran out inside this item: what it did is undone, and it fails
                 // the page if it cannot end here.
@@ -470,7 +472,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 break;
             }
         }
-        let (load, exec) = clock.finish();
+        let (load, exec) = self.clock.lap();
         tally.load_ns += load;
         tally.exec_ns += exec;
         Ok(())
