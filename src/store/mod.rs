@@ -51,6 +51,7 @@ pub(crate) mod packed_keys;
 pub(crate) mod pages;
 pub(crate) mod partition_key;
 pub(crate) mod patch;
+pub(crate) mod prefetch;
 pub(crate) mod prepare;
 pub(crate) mod ranges;
 pub(crate) mod read;

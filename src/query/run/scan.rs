@@ -31,6 +31,7 @@ use crate::store::epk::Epk;
 use crate::store::index::FoldHasher;
 use crate::store::item::Record;
 use crate::store::keys::{self, RangeId};
+use crate::store::prefetch::ColdWatch;
 use crate::store::ranges::PkRange;
 use crate::store::read::OrderedLookup;
 use crate::store::readahead::ReadAhead;
@@ -792,13 +793,23 @@ fn span_items<'t>(
                 return Ok(None);
             }
             let mut lookup = OrderedLookup::new(store, txn, def);
-            Box::new(c[lo..hi].iter().filter_map(move |c| {
+            let span = &c[lo..hi];
+            // When the first of many items had to be read from the disk, the rest are read
+            // ahead on helper threads while the span lasts (see `store::prefetch`).
+            let mut watch = ColdWatch::new(store, span.len());
+            Box::new(span.iter().enumerate().filter_map(move |(i, c)| {
                 let record = match c.record {
                     Some(r) => Some(r),
-                    None => match lookup.get(&c.key) {
-                        Ok(r) => r,
-                        Err(e) => return Some(Err(e)),
-                    },
+                    None => {
+                        let rest = || {
+                            let unread = span[i + 1..].iter().filter(|r| r.record.is_none());
+                            unread.map(|r| r.key.as_slice())
+                        };
+                        match watch.read(|| lookup.get(&c.key), rest) {
+                            Ok(r) => r,
+                            Err(e) => return Some(Err(e)),
+                        }
+                    }
                 };
                 record.map(|v| Record::decode(v).map(|r| (c.key.as_slice(), r)))
             }))

@@ -1,0 +1,313 @@
+//! Reading the items an index lookup selected ahead of the query, on helper threads, when
+//! they are not in memory.
+//!
+//! The store's map is read without read-around (see [`super::readahead`]), so a lookup of
+//! items that are not in memory waits for one 4 KB read per page its descent misses, one
+//! after the other: on this machine's disk about 50 µs each, three or four per item. A
+//! disk serves many reads at once. So when the first of many items a query reads by key
+//! was not in memory (it took longer than [`COLD_READ`]), [`PREFETCH_THREADS`] threads read
+//! the rest in the same order beside it, each from its own read transaction: their page
+//! faults overlap, and the query finds the pages in memory or on their way. They only
+//! read, and only what the query reads next (at most 16,384 items); they stop when the
+//! query drops the [`ItemPrefetch`] it was given. At most 32 such threads run at once over
+//! every query, each holding one of the environment's reader slots.
+//!
+//! Items in memory are never prefetched: a lookup takes about 0.25 µs there, and the
+//! threads would only cost their start.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use heed::{Env, WithoutTls};
+
+use super::{Db, Store};
+
+/// Threads reading ahead of one query: reads in flight at once.
+pub const PREFETCH_THREADS: usize = 8;
+
+/// Fewer keys than this are read by the query alone: threads would start for little.
+pub const PREFETCH_MIN_KEYS: usize = 64;
+
+/// At most this many keys are read ahead at a time (a page of a query reads a few thousand
+/// items at most, and the next page starts its own).
+const PREFETCH_MAX_KEYS: usize = 16_384;
+
+/// Helper threads alive at once, over every query: each holds one of the environment's 254
+/// reader slots, and the queries themselves need theirs.
+const MAX_ACTIVE_THREADS: usize = 32;
+
+/// Helper threads alive now.
+static ACTIVE_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// A helper thread's place among [`ACTIVE_THREADS`], given back when it ends.
+struct Slot;
+
+impl Slot {
+    fn take() -> Option<Slot> {
+        let before = ACTIVE_THREADS.fetch_add(1, Ordering::Relaxed);
+        if before >= MAX_ACTIVE_THREADS {
+            ACTIVE_THREADS.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(Slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        ACTIVE_THREADS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A read of an item slower than this went to the disk: an item in memory takes about
+/// 0.25 µs, a page fault tens of microseconds.
+pub const COLD_READ: Duration = Duration::from_micros(15);
+
+/// Reads of many items by key in order, watched: the first read is timed, and when it went
+/// to the disk the rest are read ahead until the watch is dropped. Owns what the threads
+/// need, so an iterator can hold it past the store borrow it was made from.
+pub struct ColdWatch {
+    state: Watch,
+    /// A first read that takes this long went to the disk ([`COLD_READ`]).
+    cold_after: Duration,
+}
+
+enum Watch {
+    /// The first read is still to come.
+    First(ItemPrefetcher),
+    Reading {
+        _ahead: ItemPrefetch,
+    },
+    Off,
+}
+
+impl ColdWatch {
+    /// A watch over reads of `keys` items (fewer than [`PREFETCH_MIN_KEYS`]: none).
+    pub fn new(store: &Store, keys: usize) -> ColdWatch {
+        let state = if keys >= PREFETCH_MIN_KEYS {
+            Watch::First(store.item_prefetcher())
+        } else {
+            Watch::Off
+        };
+        ColdWatch {
+            state,
+            cold_after: COLD_READ,
+        }
+    }
+
+    /// Runs `read`, an item's read; when it is the first and took [`COLD_READ`] or longer,
+    /// starts reading the keys `rest` gives ahead.
+    pub fn read<'k, T, I: Iterator<Item = &'k [u8]>>(
+        &mut self,
+        read: impl FnOnce() -> T,
+        rest: impl FnOnce() -> I,
+    ) -> T {
+        if !matches!(self.state, Watch::First(_)) {
+            return read();
+        }
+        let started = Instant::now();
+        let out = read();
+        let cold = started.elapsed() >= self.cold_after;
+        if let Watch::First(prefetcher) = std::mem::replace(&mut self.state, Watch::Off)
+            && cold
+        {
+            self.state = Watch::Reading {
+                _ahead: prefetcher.start(rest()),
+            };
+        }
+        out
+    }
+}
+
+/// Starts helper threads reading items (see the module comment).
+pub struct ItemPrefetcher {
+    env: Env<WithoutTls>,
+    items: Db,
+}
+
+/// Keys in one buffer, in order.
+struct KeyList {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl KeyList {
+    fn new<'k>(keys: impl Iterator<Item = &'k [u8]>) -> KeyList {
+        let mut list = KeyList {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        };
+        for key in keys {
+            list.bytes.extend_from_slice(key);
+            list.ends.push(list.bytes.len());
+        }
+        list
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+}
+
+/// Items being read ahead of a query; dropping it stops the threads (without waiting for
+/// them: each ends after the read it is in).
+pub struct ItemPrefetch {
+    stop: Arc<AtomicBool>,
+    /// Each thread gives back how many items it found. Only tests wait for them; a query
+    /// that drops the guard lets them end on their own.
+    #[cfg_attr(not(test), allow(dead_code))]
+    threads: Vec<std::thread::JoinHandle<usize>>,
+}
+
+impl ItemPrefetch {
+    /// Waits for the threads to read every key; the items they found.
+    #[cfg(test)]
+    fn join(mut self) -> usize {
+        std::mem::take(&mut self.threads)
+            .into_iter()
+            .map(|t| t.join().unwrap_or(0))
+            .sum()
+    }
+}
+
+impl Drop for ItemPrefetch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Store {
+    pub fn item_prefetcher(&self) -> ItemPrefetcher {
+        ItemPrefetcher {
+            env: self.env.clone(),
+            items: self.items,
+        }
+    }
+}
+
+impl ItemPrefetcher {
+    /// Reads the items at `keys` (item keys, in the order the query reads them) on
+    /// [`PREFETCH_THREADS`] threads, in order, until every one is read or the returned
+    /// guard is dropped.
+    pub fn start<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> ItemPrefetch {
+        let list = Arc::new(KeyList::new(keys.take(PREFETCH_MAX_KEYS)));
+        let next = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::with_capacity(PREFETCH_THREADS);
+        for _ in 0..PREFETCH_THREADS {
+            let Some(slot) = Slot::take() else {
+                // As many threads read ahead for other queries as may: read with fewer.
+                break;
+            };
+            let (env, items) = (self.env.clone(), self.items);
+            let (list, next, stop) = (list.clone(), next.clone(), stop.clone());
+            let spawned = std::thread::Builder::new()
+                .name("item-prefetch".into())
+                .spawn(move || {
+                    let _slot = slot;
+                    // A thread that cannot read stops: the query reads the items anyway.
+                    let Ok(txn) = env.read_txn() else { return 0 };
+                    let mut found = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= list.ends.len() {
+                            break;
+                        }
+                        if let Ok(Some(record)) = items.get(&txn, list.key(i)) {
+                            touch(record);
+                            found += 1;
+                        }
+                    }
+                    found
+                });
+            match spawned {
+                Ok(thread) => threads.push(thread),
+                // Out of threads: those started (if any) read ahead alone.
+                Err(_) => break,
+            }
+        }
+        ItemPrefetch { stop, threads }
+    }
+}
+
+/// Reads a byte of every page of a record, so that a record on overflow pages is in memory
+/// too (one in a leaf page is already: finding it read the page).
+fn touch(record: &[u8]) {
+    for at in (0..record.len()).step_by(4096) {
+        std::hint::black_box(record[at]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::keys;
+
+    #[test]
+    fn a_key_list_gives_back_each_key() {
+        let keys: [&[u8]; 3] = [b"a", b"", b"longer key"];
+        let list = KeyList::new(keys.into_iter());
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(list.key(i), *key);
+        }
+    }
+
+    /// A store with `n` raw records under made-up item keys, and those keys.
+    fn store_with(n: usize) -> (tempfile::TempDir, Store, Vec<Vec<u8>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keys: Vec<Vec<u8>> = (0..n)
+            .map(|i| keys::epk_bound_bytes(7, format!("item{i:05}").as_bytes()))
+            .collect();
+        let mut wtxn = store.env.write_txn().unwrap();
+        for (i, key) in keys.iter().enumerate() {
+            // Some records span overflow pages.
+            let record = vec![b'x'; if i % 10 == 0 { 9000 } else { 100 }];
+            store.items.put(&mut wtxn, key, &record).unwrap();
+        }
+        wtxn.commit().unwrap();
+        (dir, store, keys)
+    }
+
+    #[test]
+    fn the_threads_read_every_key_given() {
+        let (_dir, store, keys) = store_with(500);
+        let missing = keys::epk_bound_bytes(7, b"none");
+        let given = keys.iter().map(Vec::as_slice).chain([missing.as_slice()]);
+        assert_eq!(store.item_prefetcher().start(given).join(), 500);
+    }
+
+    #[test]
+    fn only_a_slow_first_read_of_many_starts_reading_ahead() {
+        let (_dir, store, keys) = store_with(PREFETCH_MIN_KEYS);
+        let asked = std::cell::Cell::new(0);
+        let counted = || {
+            asked.set(asked.get() + 1);
+            keys[1..].iter().map(Vec::as_slice)
+        };
+        // The thresholds make every read slow, or none: no test depends on a clock.
+        let watch = |keys: usize, cold_after: Duration| ColdWatch {
+            cold_after,
+            ..ColdWatch::new(&store, keys)
+        };
+
+        let mut slow = watch(keys.len(), Duration::ZERO);
+        slow.read(|| (), counted);
+        assert_eq!(asked.get(), 1, "a slow first read starts it");
+        slow.read(|| (), counted);
+        assert_eq!(asked.get(), 1, "once");
+        assert!(matches!(slow.state, Watch::Reading { .. }));
+
+        let mut fast = watch(keys.len(), Duration::from_secs(3600));
+        fast.read(|| (), counted);
+        fast.cold_after = Duration::ZERO;
+        fast.read(|| (), counted);
+        assert_eq!(asked.get(), 1, "a fast first read decides: in memory");
+
+        let mut few = watch(PREFETCH_MIN_KEYS - 1, Duration::ZERO);
+        few.read(|| (), counted);
+        assert_eq!(asked.get(), 1, "too few keys");
+    }
+}
