@@ -4,9 +4,10 @@
 //! The store's map is read without read-around (see [`super::readahead`]), so a lookup of
 //! items that are not in memory waits for one 4 KB read per page its descent misses, one
 //! after the other: on this machine's disk about 50 µs each, three or four per item. A
-//! disk serves many reads at once. So when the first of many items a query reads by key
-//! was not in memory (it took longer than [`COLD_READ`]), [`PREFETCH_THREADS`] threads read
-//! the rest in the same order beside it, each from its own read transaction: their page
+//! disk serves many reads at once. So when an item a query reads by key, of several it
+//! will read, was not in memory (the first read, and one in 16 after it, are timed against
+//! [`COLD_READ`]), [`PREFETCH_THREADS`] threads read the ones after it in the same order
+//! beside the query, each from its own read transaction: their page
 //! faults overlap, and the query finds the pages in memory or on their way. They only
 //! read, and only what the query reads next (at most 16,384 items); they stop when the
 //! query drops the [`ItemPrefetch`] it was given. At most 32 such threads run at once over
@@ -26,8 +27,10 @@ use super::{Db, Store};
 /// Threads reading ahead of one query: reads in flight at once.
 pub const PREFETCH_THREADS: usize = 8;
 
-/// Fewer keys than this are read by the query alone: threads would start for little.
-pub const PREFETCH_MIN_KEYS: usize = 64;
+/// Fewer keys than this are read by the query alone: threads would start for little (an
+/// item from the disk takes three or four faults of about 50 µs; starting the threads
+/// about 100 µs).
+pub const PREFETCH_MIN_KEYS: usize = 8;
 
 /// At most this many keys are read ahead at a time (a page of a query reads a few thousand
 /// items at most, and the next page starts its own).
@@ -64,57 +67,57 @@ impl Drop for Slot {
 /// 0.25 µs, a page fault tens of microseconds.
 pub const COLD_READ: Duration = Duration::from_micros(15);
 
-/// Reads of many items by key in order, watched: the first read is timed, and when it went
-/// to the disk the rest are read ahead until the watch is dropped. Owns what the threads
-/// need, so an iterator can hold it past the store borrow it was made from.
+/// Reads of many items by key in order, watched: the first read and one in
+/// [`SAMPLE_EVERY`] after it are timed, and when a timed read went to the disk while no
+/// helper threads are reading (none started yet, or they read every key they were given),
+/// the keys after it are read ahead until the watch is dropped or the next start. Owns
+/// what the threads need, so an iterator can hold it past the store borrow it was made
+/// from.
 pub struct ColdWatch {
-    state: Watch,
-    /// A first read that takes this long went to the disk ([`COLD_READ`]).
+    /// `None`: too few keys to watch.
+    prefetcher: Option<ItemPrefetcher>,
+    ahead: Option<ItemPrefetch>,
+    reads: u32,
+    /// A read that takes this long went to the disk ([`COLD_READ`]).
     cold_after: Duration,
 }
 
-enum Watch {
-    /// The first read is still to come.
-    First(ItemPrefetcher),
-    Reading {
-        _ahead: ItemPrefetch,
-    },
-    Off,
-}
+/// Reads timed: one in this many (a clock read costs tens of nanoseconds, an item read in
+/// memory about 250). A query that an earlier page's helpers read ahead for finds its
+/// first items in memory, and the items after them not: a later sample notices.
+const SAMPLE_EVERY: u32 = 16;
 
 impl ColdWatch {
     /// A watch over reads of `keys` items (fewer than [`PREFETCH_MIN_KEYS`]: none).
     pub fn new(store: &Store, keys: usize) -> ColdWatch {
-        let state = if keys >= PREFETCH_MIN_KEYS {
-            Watch::First(store.item_prefetcher())
-        } else {
-            Watch::Off
-        };
         ColdWatch {
-            state,
+            prefetcher: (keys >= PREFETCH_MIN_KEYS).then(|| store.item_prefetcher()),
+            ahead: None,
+            reads: 0,
             cold_after: COLD_READ,
         }
     }
 
-    /// Runs `read`, an item's read; when it is the first and took [`COLD_READ`] or longer,
-    /// starts reading the keys `rest` gives ahead.
+    /// Runs `read`, an item's read; when it is timed, took [`COLD_READ`] or longer and no
+    /// threads are reading ahead, starts reading the keys `rest` gives ahead.
     pub fn read<'k, T, I: Iterator<Item = &'k [u8]>>(
         &mut self,
         read: impl FnOnce() -> T,
         rest: impl FnOnce() -> I,
     ) -> T {
-        if !matches!(self.state, Watch::First(_)) {
+        let timed = self.prefetcher.is_some()
+            && self.reads.is_multiple_of(SAMPLE_EVERY)
+            && self.ahead.as_ref().is_none_or(ItemPrefetch::finished);
+        self.reads = self.reads.wrapping_add(1);
+        if !timed {
             return read();
         }
         let started = Instant::now();
         let out = read();
-        let cold = started.elapsed() >= self.cold_after;
-        if let Watch::First(prefetcher) = std::mem::replace(&mut self.state, Watch::Off)
-            && cold
+        if started.elapsed() >= self.cold_after
+            && let Some(prefetcher) = &self.prefetcher
         {
-            self.state = Watch::Reading {
-                _ahead: prefetcher.start(rest()),
-            };
+            self.ahead = Some(prefetcher.start(rest()));
         }
         out
     }
@@ -155,6 +158,9 @@ impl KeyList {
 /// them: each ends after the read it is in).
 pub struct ItemPrefetch {
     stop: Arc<AtomicBool>,
+    /// The next key a thread takes: past the last, every key was read.
+    next: Arc<AtomicUsize>,
+    keys: usize,
     /// Each thread gives back how many items it found. Only tests wait for them; a query
     /// that drops the guard lets them end on their own.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -162,6 +168,11 @@ pub struct ItemPrefetch {
 }
 
 impl ItemPrefetch {
+    /// Whether the threads have taken every key they were given.
+    fn finished(&self) -> bool {
+        self.next.load(Ordering::Relaxed) >= self.keys
+    }
+
     /// Waits for the threads to read every key; the items they found.
     #[cfg(test)]
     fn join(mut self) -> usize {
@@ -228,7 +239,13 @@ impl ItemPrefetcher {
                 Err(_) => break,
             }
         }
-        ItemPrefetch { stop, threads }
+        let keys = list.ends.len();
+        ItemPrefetch {
+            stop,
+            next,
+            keys,
+            threads,
+        }
     }
 }
 
@@ -296,18 +313,51 @@ mod tests {
         let mut slow = watch(keys.len(), Duration::ZERO);
         slow.read(|| (), counted);
         assert_eq!(asked.get(), 1, "a slow first read starts it");
+        if let Some(ahead) = slow.ahead.take() {
+            // Its threads read every key: the next timed read may start them again.
+            assert_eq!(ahead.join(), keys.len() - 1);
+        }
+        for _ in 1..SAMPLE_EVERY {
+            slow.read(|| (), counted);
+        }
+        assert_eq!(asked.get(), 1, "reads between samples are not timed");
         slow.read(|| (), counted);
-        assert_eq!(asked.get(), 1, "once");
-        assert!(matches!(slow.state, Watch::Reading { .. }));
+        assert_eq!(asked.get(), 2, "the next sample is");
 
         let mut fast = watch(keys.len(), Duration::from_secs(3600));
         fast.read(|| (), counted);
         fast.cold_after = Duration::ZERO;
+        for _ in 1..SAMPLE_EVERY {
+            fast.read(|| (), counted);
+        }
+        assert_eq!(
+            asked.get(),
+            2,
+            "a fast first read: in memory until the next sample"
+        );
         fast.read(|| (), counted);
-        assert_eq!(asked.get(), 1, "a fast first read decides: in memory");
+        assert_eq!(asked.get(), 3);
+
+        // Threads still reading ahead (10 keys given, none taken): no second start.
+        let next = Arc::new(AtomicUsize::new(0));
+        fast.ahead = Some(ItemPrefetch {
+            stop: Arc::new(AtomicBool::new(false)),
+            next: next.clone(),
+            keys: 10,
+            threads: Vec::new(),
+        });
+        for _ in 0..SAMPLE_EVERY {
+            fast.read(|| (), counted);
+        }
+        assert_eq!(asked.get(), 3, "busy threads are not started again");
+        next.store(10, Ordering::Relaxed);
+        for _ in 0..SAMPLE_EVERY {
+            fast.read(|| (), counted);
+        }
+        assert_eq!(asked.get(), 4, "finished ones are");
 
         let mut few = watch(PREFETCH_MIN_KEYS - 1, Duration::ZERO);
         few.read(|| (), counted);
-        assert_eq!(asked.get(), 1, "too few keys");
+        assert_eq!(asked.get(), 4, "too few keys");
     }
 }

@@ -5,7 +5,8 @@
 //! metrics are counted as the service would report them under the container's indexing
 //! policy.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -37,6 +38,7 @@ use crate::query::syntax::names::doc_alias;
 use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::keys::RangeId;
+use crate::store::prefetch::ColdWatch;
 use crate::store::ranges::PkRange;
 
 /// Without ORDER BY, the service returns a range's documents in document (`_rid`, creation)
@@ -689,6 +691,10 @@ fn scan_ranges<'f>(
     } = *snap;
     let mut per_range = Vec::with_capacity(ranges.len());
     let mut logical_epks: Vec<Vec<&[u8]>> = Vec::with_capacity(ranges.len());
+    // Watches the candidates' reads over every range: when the first goes to the disk,
+    // the rest are read ahead until the scan ends (see `store::prefetch`).
+    let unread = found.candidates.as_deref().map_or(0, |c| c.len());
+    let watch = Rc::new(RefCell::new(ColdWatch::new(store, unread)));
     for (ri, range) in ranges.iter().enumerate() {
         if scan.resume.is_some() {
             break;
@@ -728,6 +734,7 @@ fn scan_ranges<'f>(
             candidates: found.candidates.as_deref(),
             extractor: plan.scan_extractor(found.filter_answered),
             kept: kept.map(|(pages, key)| (pages, key, range.id)),
+            watch: watch.clone(),
         };
         scan.range(range, &key_spans, order, &source, &mut tally)?;
         let RangeTally {

@@ -5,8 +5,10 @@
 //! pipeline; [`RangeTally`] holds what one physical partition loaded and matched, and its
 //! logical partitions, as the service would report them.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
@@ -173,6 +175,8 @@ pub(super) struct ItemSource<'a, 't> {
     /// Where a streamed query keeps this range's document order between pages (see
     /// [`super::between_pages`]), and the range's id.
     pub(super) kept: Option<(&'a BetweenPages, &'a PageKey, RangeId)>,
+    /// Watches the reads of the candidates over every range (see `store::prefetch`).
+    pub(super) watch: Rc<RefCell<ColdWatch>>,
 }
 
 /// What feeding one item's rows to the pipeline did.
@@ -793,25 +797,25 @@ fn span_items<'t>(
                 return Ok(None);
             }
             let mut lookup = OrderedLookup::new(store, txn, def);
-            let span = &c[lo..hi];
-            // When the first of many items had to be read from the disk, the rest are read
-            // ahead on helper threads while the span lasts (see `store::prefetch`).
-            let mut watch = ColdWatch::new(store, span.len());
-            Box::new(span.iter().enumerate().filter_map(move |(i, c)| {
-                let record = match c.record {
+            // When a candidate the query reads had to come from the disk, the ones after it
+            // (in this range and the next) are read ahead on helper threads.
+            let watch = source.watch.clone();
+            Box::new(c[lo..hi].iter().enumerate().filter_map(move |(i, item)| {
+                let record = match item.record {
                     Some(r) => Some(r),
                     None => {
                         let rest = || {
-                            let unread = span[i + 1..].iter().filter(|r| r.record.is_none());
-                            unread.map(|r| r.key.as_slice())
+                            let after = c[lo + i + 1..].iter().filter(|r| r.record.is_none());
+                            after.map(|r| r.key.as_slice())
                         };
-                        match watch.read(|| lookup.get(&c.key), rest) {
+                        let read = watch.borrow_mut().read(|| lookup.get(&item.key), rest);
+                        match read {
                             Ok(r) => r,
                             Err(e) => return Some(Err(e)),
                         }
                     }
                 };
-                record.map(|v| Record::decode(v).map(|r| (c.key.as_slice(), r)))
+                record.map(|v| Record::decode(v).map(|r| (item.key.as_slice(), r)))
             }))
         }
         None => {
