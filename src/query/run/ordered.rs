@@ -2,6 +2,8 @@
 //! composite index) yields the query's order, and the walk that reads the first k documents
 //! in that order, with ties broken as the service breaks them (see [`TieOrder`]).
 
+use std::time::Instant;
+
 use serde_json::Value;
 
 use super::partition_key::KeyReader;
@@ -15,6 +17,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::index::IndexReader;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::item::Record;
+use crate::store::prefetch::{COLD_READ, PREFETCH_MIN_KEYS};
 use crate::store::{RoTxn, Store};
 
 /// An ORDER BY the index can stream: the entries to walk.
@@ -276,6 +279,10 @@ pub(super) fn walk_order<'t>(
     let mut key = reader.item_key(&[]);
     // Entries past the k-th that tie with it, not read yet (see below).
     let mut tied: Vec<&'t [u8]> = Vec::new();
+    // When the first item read comes from the disk, the items of the next entries are read
+    // ahead on helper threads while the walk reads them (see `store::prefetch`).
+    let mut first_read = true;
+    let mut ahead = None;
     reader.walk(
         walk.path,
         walk.values,
@@ -293,7 +300,17 @@ pub(super) fn walk_order<'t>(
                     return Ok(true);
                 }
             }
-            let Some(walked) = read_live(store, txn, &mut key, (item, value), now)? else {
+            let started = std::mem::take(&mut first_read).then(Instant::now);
+            let read = read_live(store, txn, &mut key, (item, value), now)?;
+            if started.is_some_and(|t| t.elapsed() >= COLD_READ) && k >= PREFETCH_MIN_KEYS {
+                let next = next_items(reader, walk, spans, after, k)?;
+                ahead = Some(
+                    store
+                        .item_prefetcher()
+                        .start(next.iter().map(Vec::as_slice)),
+                );
+            }
+            let Some(walked) = read else {
                 return Ok(true);
             };
             if after.is_some_and(|a| a.passed(ties, &walked)) {
@@ -326,10 +343,36 @@ pub(super) fn walk_order<'t>(
             (k, ties),
         )?;
     }
+    drop(ahead);
     if exact {
         sort_ties(&mut out, &tie_flags, ties);
     }
     Ok((out, exact))
+}
+
+/// The item keys of the first `k` entries of `walk` (after `after`), a little past `k` for
+/// the items a walk passes over: what [`walk_order`] will read, for reading it ahead.
+fn next_items(
+    reader: &IndexReader,
+    walk: &OrderWalk,
+    spans: &[(Vec<u8>, Vec<u8>)],
+    after: Option<&WalkAfter>,
+    k: usize,
+) -> Result<Vec<Vec<u8>>> {
+    let wanted = k.saturating_add(k / 8).min(16_384);
+    let mut keys = Vec::with_capacity(wanted);
+    reader.walk(
+        walk.path,
+        walk.values,
+        (walk.reverse, after.map(|a| a.value.as_slice())),
+        &walk.prefix,
+        spans,
+        |_, item| {
+            keys.push(reader.item_key(item));
+            Ok(keys.len() < wanted)
+        },
+    )?;
+    Ok(keys)
 }
 
 /// Fills the places left after the items read so far (`out`, with their `tie_flags`) from
