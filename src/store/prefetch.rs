@@ -154,16 +154,15 @@ impl KeyList {
     }
 }
 
-/// Items being read ahead of a query; dropping it stops the threads (without waiting for
-/// them: each ends after the read it is in).
+/// Items being read ahead of a query; dropping it stops the threads and waits for them
+/// (each ends after the read it is in), so none holds the environment open once the query
+/// has returned: a store closed after it (a test's engine, a compaction) can open again.
 pub struct ItemPrefetch {
     stop: Arc<AtomicBool>,
     /// The next key a thread takes: past the last, every key was read.
     next: Arc<AtomicUsize>,
     keys: usize,
-    /// Each thread gives back how many items it found. Only tests wait for them; a query
-    /// that drops the guard lets them end on their own.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Each thread gives back how many items it found.
     threads: Vec<std::thread::JoinHandle<usize>>,
 }
 
@@ -186,6 +185,10 @@ impl ItemPrefetch {
 impl Drop for ItemPrefetch {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            // A thread that panicked read nothing more: the query has what it read itself.
+            let _ = thread.join();
+        }
     }
 }
 
@@ -294,6 +297,18 @@ mod tests {
         let missing = keys::epk_bound_bytes(7, b"none");
         let given = keys.iter().map(Vec::as_slice).chain([missing.as_slice()]);
         assert_eq!(store.item_prefetcher().start(given).join(), 500);
+    }
+
+    #[test]
+    fn a_store_closed_after_reading_ahead_opens_again() {
+        let (dir, store, keys) = store_with(5000);
+        let ahead = store
+            .item_prefetcher()
+            .start(keys.iter().map(Vec::as_slice));
+        // Dropped while its threads read: they are stopped and gone with it.
+        drop(ahead);
+        drop(store);
+        Store::open(dir.path()).expect("no thread holds the environment open");
     }
 
     #[test]
