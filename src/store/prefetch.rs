@@ -34,7 +34,7 @@ pub const PREFETCH_MIN_KEYS: usize = 8;
 
 /// At most this many keys are read ahead at a time (a page of a query reads a few thousand
 /// items at most, and the next page starts its own).
-const PREFETCH_MAX_KEYS: usize = 16_384;
+pub const PREFETCH_MAX_KEYS: usize = 16_384;
 
 /// Helper threads alive at once, over every query: each holds one of the environment's 254
 /// reader slots, and the queries themselves need theirs.
@@ -193,6 +193,7 @@ impl Drop for ItemPrefetch {
 }
 
 impl Store {
+    /// What starts helper threads reading this store's items (see the module comment).
     pub fn item_prefetcher(&self) -> ItemPrefetcher {
         ItemPrefetcher {
             env: self.env.clone(),

@@ -226,11 +226,7 @@ impl<'q> Resolver<'q> {
                 .concrete
                 .iter()
                 .all(|s| matches!(s, PathSegment::Property(_)));
-        let equal_to = |v: Option<Val>| {
-            v.is_some_and(|v| {
-                scalar(&v) && finite(&v) && exact(&v).is_some_and(|e| !is_truncated(&e))
-            })
-        };
+        let equal_to = |v: Option<Val>| v.is_some_and(|v| finite(&v) && exact_scalar(&v).is_some());
         let ordered_by = |v: Option<Val>| match v {
             Some(Val::Num(n)) => n.is_finite(),
             Some(Val::Bool(_)) => true,
@@ -279,7 +275,7 @@ impl<'q> Resolver<'q> {
                     (Some(p), Some(v)) => (p, v),
                     _ => (self.path(b)?, constant(a, env)?),
                 };
-                let enc = exact(&value).filter(|e| scalar(&value) && !is_truncated(e))?;
+                let enc = exact_scalar(&value)?;
                 (!path.any_position && !path.via_join).then_some((path, enc))
             })
             .collect()
@@ -458,6 +454,12 @@ fn flip(op: BinaryOp) -> BinaryOp {
 /// The value of a literal or parameter operand.
 fn constant(e: &Expr, env: &Env) -> Option<Val> {
     matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
+}
+
+/// The encoding of a scalar constant that stands for it alone: not a string cut at the
+/// index's length, which stands for every string it begins.
+fn exact_scalar(v: &Val) -> Option<Vec<u8>> {
+    exact(v).filter(|e| scalar(v) && !is_truncated(e))
 }
 
 /// Not a number JSON cannot hold (the index stores those under no value that compares).

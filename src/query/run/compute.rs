@@ -397,7 +397,8 @@ fn compute_result(
     };
     let kept = page_key.as_ref().map(|key| (pages, key));
     let mut found = find_items(plan, snap, env, routed, &pipeline, (inner.is_some(), kept))?;
-    if found.filter_answered && inner.is_none() {
+    // Only for `FROM c` (`Plan::probes_are_the_filter`): never over a subquery.
+    if found.filter_answered {
         pipeline.filter_answered();
     }
     let index_metrics = plan.index_metrics(def);
@@ -691,8 +692,9 @@ fn scan_ranges<'f>(
     } = *snap;
     let mut per_range = Vec::with_capacity(ranges.len());
     let mut logical_epks: Vec<Vec<&[u8]>> = Vec::with_capacity(ranges.len());
-    // Watches the candidates' reads over every range: when the first goes to the disk,
-    // the rest are read ahead until the scan ends (see `store::prefetch`).
+    // Watches the candidates' reads over every range: when a sampled read goes to the
+    // disk, the candidates after it are read ahead until the scan ends (see
+    // `store::prefetch`).
     let unread = found.candidates.as_deref().map_or(0, |c| c.len());
     let watch = Rc::new(RefCell::new(ColdWatch::new(store, unread)));
     for (ri, range) in ranges.iter().enumerate() {

@@ -17,7 +17,7 @@ use crate::store::catalog::ContainerDef;
 use crate::store::index::IndexReader;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::item::Record;
-use crate::store::prefetch::{COLD_READ, PREFETCH_MIN_KEYS};
+use crate::store::prefetch::{COLD_READ, PREFETCH_MAX_KEYS, PREFETCH_MIN_KEYS};
 use crate::store::{RoTxn, Store};
 
 /// An ORDER BY the index can stream: the entries to walk.
@@ -33,6 +33,28 @@ pub(super) struct OrderWalk {
     /// is the lowest value and the order descends): the walk gives the result only if it
     /// finds all the results it needs among the entries.
     pub(super) undefined_after: bool,
+}
+
+impl OrderWalk {
+    /// Calls `f` with the walk's entries (value, item) in order, after `after`, in `spans`,
+    /// until it returns false.
+    fn entries<'t>(
+        &self,
+        reader: &IndexReader<'t>,
+        spans: &[(Vec<u8>, Vec<u8>)],
+        after: Option<&WalkAfter>,
+        f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let from = after.map(|a| a.value.as_slice());
+        reader.walk(
+            self.path,
+            self.values,
+            (self.reverse, from),
+            &self.prefix,
+            spans,
+            f,
+        )
+    }
 }
 
 /// Whether the index yields `q`'s order directly: one indexed path every document defines
@@ -283,54 +305,47 @@ pub(super) fn walk_order<'t>(
     // ahead on helper threads while the walk reads them (see `store::prefetch`).
     let mut first_read = true;
     let mut ahead = None;
-    reader.walk(
-        walk.path,
-        walk.values,
-        (walk.reverse, after.map(|a| a.value.as_slice())),
-        &walk.prefix,
-        spans,
-        |value, item| {
-            if out.len() >= k {
-                if value != last {
-                    return Ok(false);
-                }
-                if exact {
-                    // An exact tie is decided by position: read only what deciding needs.
-                    tied.push(item);
-                    return Ok(true);
-                }
+    walk.entries(reader, spans, after, |value, item| {
+        if out.len() >= k {
+            if value != last {
+                return Ok(false);
             }
-            let started = std::mem::take(&mut first_read).then(Instant::now);
-            let read = read_live(store, txn, &mut key, (item, value), now)?;
-            if started.is_some_and(|t| t.elapsed() >= COLD_READ) && k >= PREFETCH_MIN_KEYS {
-                let next = next_items(reader, walk, spans, after, k)?;
-                ahead = Some(
-                    store
-                        .item_prefetcher()
-                        .start(next.iter().map(Vec::as_slice)),
-                );
-            }
-            let Some(walked) = read else {
-                return Ok(true);
-            };
-            if after.is_some_and(|a| a.passed(ties, &walked)) {
+            if exact {
+                // An exact tie is decided by position: read only what deciding needs.
+                tied.push(item);
                 return Ok(true);
             }
-            let tie = !out.is_empty() && last == value;
-            if !tie {
-                last = value;
-                exact = exact
-                    && if walk.values == 1 {
-                        crate::store::index::is_exact_value(value)
-                    } else {
-                        crate::store::index::is_exact(value, walk.values)
-                    };
-            }
-            tie_flags.push(tie);
-            out.push(walked);
-            Ok(true)
-        },
-    )?;
+        }
+        let started = std::mem::take(&mut first_read).then(Instant::now);
+        let read = read_live(store, txn, &mut key, (item, value), now)?;
+        if started.is_some_and(|t| t.elapsed() >= COLD_READ) && k >= PREFETCH_MIN_KEYS {
+            let next = next_items(reader, walk, spans, after, k)?;
+            ahead = Some(
+                store
+                    .item_prefetcher()
+                    .start(next.iter().map(Vec::as_slice)),
+            );
+        }
+        let Some(walked) = read else {
+            return Ok(true);
+        };
+        if after.is_some_and(|a| a.passed(ties, &walked)) {
+            return Ok(true);
+        }
+        let tie = !out.is_empty() && last == value;
+        if !tie {
+            last = value;
+            exact = exact
+                && if walk.values == 1 {
+                    crate::store::index::is_exact_value(value)
+                } else {
+                    crate::store::index::is_exact(value, walk.values)
+                };
+        }
+        tie_flags.push(tie);
+        out.push(walked);
+        Ok(true)
+    })?;
     if !tied.is_empty() {
         // The k-th item's value is shared by more entries than places are left (a bulk load
         // gives thousands of items one `_ts`).
@@ -359,19 +374,12 @@ fn next_items(
     after: Option<&WalkAfter>,
     k: usize,
 ) -> Result<Vec<Vec<u8>>> {
-    let wanted = k.saturating_add(k / 8).min(16_384);
+    let wanted = k.saturating_add(k / 8).min(PREFETCH_MAX_KEYS);
     let mut keys = Vec::with_capacity(wanted);
-    reader.walk(
-        walk.path,
-        walk.values,
-        (walk.reverse, after.map(|a| a.value.as_slice())),
-        &walk.prefix,
-        spans,
-        |_, item| {
-            keys.push(reader.item_key(item));
-            Ok(keys.len() < wanted)
-        },
-    )?;
+    walk.entries(reader, spans, after, |_, item| {
+        keys.push(reader.item_key(item));
+        Ok(keys.len() < wanted)
+    })?;
     Ok(keys)
 }
 

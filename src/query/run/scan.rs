@@ -668,12 +668,12 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
 }
 
 impl<'t> RangeTally<'t> {
-    /// Notes the logical partition of an item (key `k`) that made a result.
     /// About `n` items come in no key order: room for their partitions, made once.
     fn expect_items(&mut self, n: usize) {
         self.first_with_epk.reserve(n);
     }
 
+    /// Notes the logical partition of an item (key `k`) that made a result.
     fn produced(
         &mut self,
         k: &'t [u8],
