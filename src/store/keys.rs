@@ -52,9 +52,15 @@ pub fn epk_bound(cid: ContainerRid, epk: &Epk) -> Vec<u8> {
 
 pub fn epk_bound_bytes(cid: ContainerRid, epk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(4 + epk.len());
+    write_epk_bound(&mut k, cid, epk);
+    k
+}
+
+/// [`epk_bound_bytes`] written over `k`, keeping its buffer.
+pub fn write_epk_bound(k: &mut Vec<u8>, cid: ContainerRid, epk: &[u8]) {
+    k.clear();
     k.extend_from_slice(&cid.to_be_bytes());
     k.extend_from_slice(epk);
-    k
 }
 
 /// `logical_stats`: cid ‖ EPK (same shape as an item-range bound).

@@ -395,6 +395,8 @@ pub struct OrderedLookup<'t, 'e> {
     cursor: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
     /// The cursor's current entry.
     at: Option<(&'t [u8], &'t [u8])>,
+    /// The logical-partition prefix of the key asked for last (a buffer kept between keys).
+    previous: Vec<u8>,
 }
 
 /// Entries a lookup steps over inside a logical partition before it seeks instead.
@@ -408,6 +410,7 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
             prefix_len: 4 + def.partition_key.epk_len(),
             cursor: None,
             at: None,
+            previous: Vec::new(),
         }
     }
 
@@ -439,6 +442,18 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
                     }
                 }
             }
+        }
+        // A key in another logical partition than the one before it is read on its own: a
+        // point read needs no cursor to be set up. A second key in a partition opens one for
+        // the keys after it to step to.
+        let prefix = key.get(..self.prefix_len);
+        let run = prefix.is_some_and(|p| p == self.previous.as_slice());
+        self.previous.clear();
+        self.previous.extend_from_slice(prefix.unwrap_or_default());
+        if !run {
+            self.cursor = None;
+            self.at = None;
+            return Ok(self.items.get(self.txn, key)?);
         }
         let bounds = (std::ops::Bound::Included(key), std::ops::Bound::Unbounded);
         let mut cursor = self.items.range(self.txn, &bounds)?;

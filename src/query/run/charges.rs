@@ -75,8 +75,8 @@ pub(super) fn charge_page(
         totals.add(&m);
         partitions.push(PartitionResult {
             id: range.id.to_string(),
-            min_inclusive: range.min_inclusive.to_hex(),
-            max_exclusive: range.max_exclusive.to_hex(),
+            min_inclusive: range.min_inclusive,
+            max_exclusive: range.max_exclusive,
             logical_partitions: logical,
             request_charge: charge::round(ru),
             metrics: m,

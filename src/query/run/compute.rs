@@ -18,7 +18,7 @@ use super::ordered::{TieOrder, WalkAfter, WalkedPart, produced_by_range, walked_
 use super::pipeline::{Output, Run, rows_of, works_item_by_item};
 use super::prepare::Plan;
 use super::request::Progress;
-use super::result::{AccessView, RangePart, RangeProgress};
+use super::result::{AccessView, RangeLabel, RangePart, RangeProgress};
 use super::rules::reverse_scan;
 use super::scan::{
     InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
@@ -460,7 +460,7 @@ fn compute_result(
             // The first k of an ORDER BY with TOP/LIMIT (however they were loaded): each
             // range is credited only with its documents among them.
             if let Some(epks) = result_epks {
-                produced_by_range(&mut per_range, &logical_epks, &epks);
+                produced_by_range((&mut per_range, ranges), &logical_epks, &epks);
             }
             (results, stopped)
         }
@@ -697,6 +697,7 @@ fn scan_ranges<'f>(
     // `store::prefetch`).
     let unread = found.candidates.as_deref().map_or(0, |c| c.len());
     let watch = Rc::new(RefCell::new(ColdWatch::new(store, unread)));
+    let mut spans_of_range = Vec::new();
     for (ri, range) in ranges.iter().enumerate() {
         if scan.resume.is_some() {
             break;
@@ -709,14 +710,15 @@ fn scan_ranges<'f>(
             tally_walked(&mut tally, &mut parts[ri], items.len(), *walk_ns);
         }
         let scanned: &[(Epk, Epk)] = if walked_parts.is_some() { &[] } else { spans };
-        let key_spans = key_spans(def, range, scanned);
+        key_spans(def, range, scanned, &mut spans_of_range);
+        let key_spans = &spans_of_range;
         // A resumed range keeps the order its first page took; one item needs none.
         let document_order = !key_spans.is_empty()
             && plan.q.order_by.is_empty()
             && if visited_before {
                 resume_doc.is_some()
             } else if let Some(c) = found.candidates.as_deref() {
-                let n = candidates_in(c, &key_spans);
+                let n = candidates_in(c, key_spans);
                 n > 1 && n as u64 <= DOCUMENT_ORDER_MAX_ITEMS
             } else {
                 range_items(store, txn, def, (range.id, ranges.len()), counts)?
@@ -738,7 +740,7 @@ fn scan_ranges<'f>(
             kept: kept.map(|(pages, key)| (pages, key, range.id)),
             watch: watch.clone(),
         };
-        scan.range(range, &key_spans, order, &source, &mut tally)?;
+        scan.range(range, key_spans, order, &source, &mut tally)?;
         let RangeTally {
             metrics: mut m,
             logical,
@@ -759,7 +761,7 @@ fn scan_ranges<'f>(
             });
         }
         per_range.push(RangePart {
-            range: (*range).clone(),
+            range: RangeLabel::from(*range),
             metrics: m,
             logical,
             visited_before,

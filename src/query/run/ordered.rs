@@ -476,14 +476,18 @@ fn read_live<'t>(
 /// and its logical partitions are those that produced them, not every one the scan matched
 /// to find them. `logical_epks` holds, per part, the EPK of each of its logical partitions.
 pub(super) fn produced_by_range(
-    parts: &mut [RangePart],
+    (parts, ranges): (&mut [RangePart], &[&crate::store::ranges::PkRange]),
     logical_epks: &[Vec<&[u8]>],
     result_epks: &[Vec<u8>],
 ) {
     let mut produced: Vec<&[u8]> = result_epks.iter().map(Vec::as_slice).collect();
     produced.sort_unstable();
     for (part, epks) in parts.iter_mut().zip(logical_epks) {
-        let count = produced.iter().filter(|e| part.range.contains(e)).count() as u64;
+        let range = ranges.iter().find(|r| r.id == part.range.id);
+        let count = produced
+            .iter()
+            .filter(|e| range.is_some_and(|r| r.contains(e)))
+            .count() as u64;
         part.metrics.output_document_count = count;
         part.metrics.index_hit_document_count = count;
         // In EPK order, as an index walk's ranges list them.

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::query::read::document::Document;
+use crate::store::keys::RangeId;
 use crate::store::ranges::PkRange;
 
 /// The service's response size limit: a page ends before the result that would take its
@@ -62,10 +63,29 @@ pub struct PartitionResult {
     pub metrics: QueryMetrics,
 }
 
+/// A physical partition as a query's result names it: its id and its bounds in the service's
+/// hex, written once when the range is read and moved into its [`PartitionResult`].
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct RangeLabel {
+    pub id: RangeId,
+    pub min_inclusive: String,
+    pub max_exclusive: String,
+}
+
+impl From<&PkRange> for RangeLabel {
+    fn from(range: &PkRange) -> RangeLabel {
+        RangeLabel {
+            id: range.id,
+            min_inclusive: range.min_inclusive.to_hex(),
+            max_exclusive: range.max_exclusive.to_hex(),
+        }
+    }
+}
+
 /// What one physical partition contributed to a query's complete result.
 #[derive(Debug, Clone)]
 pub struct RangePart {
-    pub range: PkRange,
+    pub range: RangeLabel,
     pub metrics: QueryMetrics,
     pub logical: Vec<Value>,
     /// A resumed scan entered this range on an earlier page.

@@ -713,20 +713,29 @@ impl<'t> RangeTally<'t> {
     }
 }
 
-/// The key spans of `range` that the routed EPK `spans` cover.
+/// The key spans of `range` that the routed EPK `spans` cover, written over `out`, whose
+/// buffers are kept from range to range (a fan-out asks for every range's).
 pub(super) fn key_spans(
     def: &ContainerDef,
     range: &PkRange,
     spans: &[(Epk, Epk)],
-) -> Vec<(Vec<u8>, Vec<u8>)> {
-    spans
-        .iter()
-        .filter_map(|(min, max)| {
-            let lo = std::cmp::max(min, &range.min_inclusive);
-            let hi = std::cmp::min(max, &range.max_exclusive);
-            (lo < hi).then(|| (keys::epk_bound(def.rid, lo), keys::epk_bound(def.rid, hi)))
-        })
-        .collect()
+    out: &mut Vec<(Vec<u8>, Vec<u8>)>,
+) {
+    let mut n = 0;
+    for (min, max) in spans {
+        let lo = std::cmp::max(min, &range.min_inclusive);
+        let hi = std::cmp::min(max, &range.max_exclusive);
+        if lo < hi {
+            if out.len() == n {
+                out.push(Default::default());
+            }
+            let (start, end) = &mut out[n];
+            keys::write_epk_bound(start, def.rid, lo.as_bytes());
+            keys::write_epk_bound(end, def.rid, hi.as_bytes());
+            n += 1;
+        }
+    }
+    out.truncate(n);
 }
 
 /// How many of an index lookup's candidates (in key order) lie in the key spans.

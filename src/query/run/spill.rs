@@ -25,9 +25,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::computed::{CacheKey, Computed};
-use super::result::{AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryMetrics, RangePart};
+use super::result::{
+    AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryMetrics, RangeLabel, RangePart,
+};
 use crate::query::read::document::Document;
-use crate::store::ranges::PkRange;
 
 /// Results larger than this stay unspilled (their later pages compute them again).
 const MAX_FILE_BYTES: u64 = 1 << 30;
@@ -48,7 +49,7 @@ struct Meta {
 /// A [`RangePart`] as stored.
 #[derive(Serialize, Deserialize)]
 struct Part {
-    range: PkRange,
+    range: RangeLabel,
     metrics: QueryMetrics,
     logical: Vec<Value>,
     visited_before: bool,
