@@ -723,8 +723,17 @@ pub(super) fn key_spans(
 ) {
     let mut n = 0;
     for (min, max) in spans {
-        let lo = std::cmp::max(min, &range.min_inclusive);
-        let hi = std::cmp::min(max, &range.max_exclusive);
+        // The whole space (a fan-out's one span) covers every range: nothing to compare.
+        let lo = if min.is_min() {
+            &range.min_inclusive
+        } else {
+            std::cmp::max(min, &range.min_inclusive)
+        };
+        let hi = if max.is_max() {
+            &range.max_exclusive
+        } else {
+            std::cmp::min(max, &range.max_exclusive)
+        };
         if lo < hi {
             if out.len() == n {
                 out.push(Default::default());
