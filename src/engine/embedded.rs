@@ -135,7 +135,7 @@ impl Backend for Engine {
     fn container_key(&self, db: &str, name: &str) -> Result<ContainerKey> {
         let def = self.def(db, name)?;
         Ok(ContainerKey {
-            rid: crate::store::item::rids(&def, 0).container,
+            rid: crate::store::item::container_rid(&def),
             partition_key: def.partition_key.clone(),
         })
     }

@@ -124,7 +124,7 @@ impl ContainerInfo {
         ContainerInfo {
             id: def.id.clone(),
             database: def.database.clone(),
-            rid: item::rids(def, 0).container,
+            rid: item::container_rid(def),
             ts: def.ts,
             partition_key: def.partition_key.clone(),
             throughput: ThroughputView {

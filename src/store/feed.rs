@@ -281,7 +281,7 @@ impl FeedToken {
                 "the continuation token is not one this store issued: {e}"
             ))
         })?;
-        if token.rid != item::rids(def, 0).container {
+        if token.rid != item::container_rid(def) {
             return Err(Error::bad_request(format!(
                 "the continuation token belongs to another container, not {}",
                 def.full_name()
@@ -609,7 +609,7 @@ impl Store {
         }
         let token = FeedToken {
             version: 1,
-            rid: item::rids(def, 0).container,
+            rid: item::container_rid(def),
             mode: mode_name(mode).to_string(),
             ranges: token_ranges,
         };

@@ -437,15 +437,25 @@ pub fn database_rid(db_rid: u32) -> String {
     b64(&db_rid.to_le_bytes())
 }
 
+/// The database and container part of a resource id (8 bytes).
+fn container_rid_bytes(container: &ContainerDef) -> Vec<u8> {
+    let mut all = Vec::with_capacity(16);
+    all.extend_from_slice(&container.db_rid.to_le_bytes());
+    // Container rids have the high bit of their first byte set.
+    all.extend_from_slice(&(container.rid | 0x8000_0000).to_be_bytes());
+    all
+}
+
+/// The container's `_rid` alone (what continuation tokens are bound to).
+pub fn container_rid(container: &ContainerDef) -> String {
+    b64(&container_rid_bytes(container))
+}
+
 pub fn rids(container: &ContainerDef, doc_number: u64) -> Rids {
     let db = container.db_rid.to_le_bytes();
-    // Container rids have the high bit of their first byte set.
-    let coll = (container.rid | 0x8000_0000).to_be_bytes();
     // The top nibble of the last byte is the resource type: 0 = document.
     let doc = (doc_number & 0x0FFF_FFFF_FFFF_FFFF).to_le_bytes();
-    let mut all = Vec::with_capacity(16);
-    all.extend_from_slice(&db);
-    all.extend_from_slice(&coll);
+    let mut all = container_rid_bytes(container);
     let container_rid = b64(&all);
     all.extend_from_slice(&doc);
     Rids {

@@ -196,7 +196,7 @@ impl<'a> Plan<'a> {
             }
             routing = routing.scoped(range);
         }
-        let rid = crate::store::item::rids(def, 0).container;
+        let rid = crate::store::item::container_rid(def);
         let token = Token::read(opts.continuation.as_deref(), &rid, hash)?;
         check_grouped_aggregates(q, &routing)?;
         let shape = Shape::of(q);
