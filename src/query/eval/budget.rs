@@ -206,27 +206,26 @@ mod tests {
         assert_eq!(budget.check(), Some(Stop::Cancelled));
     }
 
-    #[test]
-    fn a_zero_time_limit_is_reached_at_once() {
-        let budget = Budget::new(
+    /// A budget with no time at all.
+    fn out_of_time_at_once() -> Budget<'static> {
+        Budget::new(
             Limits {
                 time: Duration::ZERO,
                 ..Limits::default()
             },
             None,
-        );
+        )
+    }
+
+    #[test]
+    fn a_zero_time_limit_is_reached_at_once() {
+        let budget = out_of_time_at_once();
         assert_eq!(budget.check(), Some(Stop::OutOfTime));
     }
 
     #[test]
     fn between_items_reads_the_clock_every_few_items_and_a_row_stop_every_item() {
-        let budget = Budget::new(
-            Limits {
-                time: Duration::ZERO,
-                ..Limits::default()
-            },
-            None,
-        );
+        let budget = out_of_time_at_once();
         let first = (1..=CHECK_EVERY_ITEM).find(|_| budget.between_items().is_some());
         assert_eq!(
             first,
