@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use super::background::Outcome;
 use super::between_pages::{BetweenPages, PageKey};
 use super::cache::{CacheKey, Computed, ResultCache};
+use super::candidates::SpanCursor;
 use super::find::{Found, Routed, find_items, is_undefined, project_walked, stored};
 use super::ordered::{TieOrder, WalkAfter, WalkedPart, produced_by_range, walked_by_range};
 use super::pipeline::{Output, Run, rows_of, works_item_by_item};
@@ -698,6 +699,7 @@ fn scan_ranges<'f>(
     let unread = found.candidates.as_deref().map_or(0, |c| c.len());
     let watch = Rc::new(RefCell::new(ColdWatch::new(store, unread)));
     let mut spans_of_range = Vec::new();
+    let (counted, read_to) = (SpanCursor::default(), SpanCursor::default());
     for (ri, range) in ranges.iter().enumerate() {
         if scan.resume.is_some() {
             break;
@@ -718,7 +720,7 @@ fn scan_ranges<'f>(
             && if visited_before {
                 resume_doc.is_some()
             } else if let Some(c) = found.candidates.as_deref() {
-                let n = candidates_in(c, key_spans);
+                let n = candidates_in(c, key_spans, &counted);
                 n > 1 && n as u64 <= DOCUMENT_ORDER_MAX_ITEMS
             } else {
                 range_items(store, txn, def, (range.id, ranges.len()), counts)?
@@ -739,6 +741,7 @@ fn scan_ranges<'f>(
             extractor: plan.scan_extractor(found.filter_answered),
             kept: kept.map(|(pages, key)| (pages, key, range.id)),
             watch: watch.clone(),
+            read_to: &read_to,
         };
         scan.range(range, key_spans, order, &source, &mut tally)?;
         let RangeTally {

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::between_pages::{BetweenPages, KeptItem, Order, PageKey};
-use super::candidates::Candidate;
+use super::candidates::{Candidate, SpanCursor};
 use super::limits;
 use super::partition_key::KeyReader;
 use super::result::{MAX_PAGE_BYTES, QueryMetrics};
@@ -177,6 +177,8 @@ pub(super) struct ItemSource<'a, 't> {
     pub(super) kept: Option<(&'a BetweenPages, &'a PageKey, RangeId)>,
     /// Watches the reads of the candidates over every range (see `store::prefetch`).
     pub(super) watch: Rc<RefCell<ColdWatch>>,
+    /// Where the candidates of the spans read so far, over every range, end.
+    pub(super) read_to: &'a SpanCursor,
 }
 
 /// What feeding one item's rows to the pipeline did.
@@ -747,14 +749,16 @@ pub(super) fn key_spans(
     out.truncate(n);
 }
 
-/// How many of an index lookup's candidates (in key order) lie in the key spans.
-pub(super) fn candidates_in(candidates: &[Candidate], spans: &[(Vec<u8>, Vec<u8>)]) -> usize {
+/// How many of an index lookup's candidates (in key order) lie in the key spans, which
+/// `counted` goes on from (see [`SpanCursor`]).
+pub(super) fn candidates_in(
+    candidates: &[Candidate],
+    spans: &[(Vec<u8>, Vec<u8>)],
+    counted: &SpanCursor,
+) -> usize {
     spans
         .iter()
-        .map(|(start, end)| {
-            candidates.partition_point(|k| k.key.as_slice() < end.as_slice())
-                - candidates.partition_point(|k| k.key.as_slice() < start.as_slice())
-        })
+        .map(|(start, end)| counted.between(candidates, start, end).len())
         .sum()
 }
 
@@ -804,13 +808,13 @@ fn span_items<'t>(
         def,
         candidates,
         extractor,
+        read_to,
         ..
     } = *source;
     Ok(Some(match candidates {
         // Candidates in key order, like the scan: paging resumes the same way.
         Some(c) => {
-            let lo = c.partition_point(|k| k.key.as_slice() < start);
-            let hi = c.partition_point(|k| k.key.as_slice() < end);
+            let std::ops::Range { start: lo, end: hi } = read_to.between(c, start, end);
             if lo == hi {
                 return Ok(None);
             }
