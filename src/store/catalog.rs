@@ -406,7 +406,7 @@ impl Store {
 
     pub fn list_databases(&self, txn: &RoTxn) -> Result<Vec<DatabaseDef>> {
         let mut out = Vec::new();
-        for entry in self.meta.prefix_iter(txn, b"db/")? {
+        for entry in super::prefixed(&self.meta, txn, b"db/")? {
             let (_, v) = entry?;
             out.push(decode_json(v, "database")?);
         }
@@ -445,7 +445,7 @@ impl Store {
     pub fn list_containers(&self, txn: &RoTxn, db: &str) -> Result<Vec<ContainerDef>> {
         let prefix = format!("coll/{db}/");
         let mut out = Vec::new();
-        for entry in self.meta.prefix_iter(txn, prefix.as_bytes())? {
+        for entry in super::prefixed(&self.meta, txn, prefix.as_bytes())? {
             let (_, v) = entry?;
             out.push(decode_json(v, "container")?);
         }

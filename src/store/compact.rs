@@ -28,7 +28,6 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvFlags, EnvOpenOptions, PutFlags};
 
 use super::readahead::ReadAhead;
@@ -176,7 +175,7 @@ fn rewrite(store: &Store, path: &Path) -> Result<()> {
         let wtxn = env.write_txn()?;
         let to: Db = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
-                let db = opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?;
+                let db = super::create_db(opener, wtxn, name)?;
                 Ok(CommitOrAbort::<_, ()>::Commit(db))
             })?
             .unwrap_commit();

@@ -20,7 +20,8 @@
 //!   `reindex`: replacing the policy and rebuilding the index in the background;
 //!   `search_policy`: the vector embedding and full-text policies their indexes rely on
 //! - `scripts`: a container's stored procedures, triggers and UDFs as catalog records
-//! - `stats`, `keys`, `codec`: records and layouts
+//! - `stats`, `keys`, `codec`: records and layouts; `key_order`: how every database
+//!   compares its keys
 //! - `compact`: rewriting the file without its free pages and with full ones, and the lock
 //!   that allows it
 //!
@@ -44,6 +45,7 @@ pub(crate) mod index_delta;
 pub(crate) mod indexing;
 pub(crate) mod item;
 pub(crate) mod json_text;
+pub(crate) mod key_order;
 pub(crate) mod keys;
 pub(crate) mod meter;
 pub(crate) mod murmur3;
@@ -83,6 +85,7 @@ pub mod testing {
 }
 
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -90,9 +93,36 @@ use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
 use crate::error::{Error, Result, StatusCode};
+use key_order::KeyOrder;
 
-pub type Db = Database<'static, Bytes, Bytes>;
+pub type Db = Database<'static, Bytes, Bytes, KeyOrder>;
 pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
+
+/// Creates (or opens) the database `name` in the store's key order.
+fn create_db<'e, T>(
+    opener: &heed::DatabaseOpener<'e, T>,
+    wtxn: &mut heed::RwTxn,
+    name: &str,
+) -> heed::Result<Database<'e, Bytes, Bytes, KeyOrder>> {
+    opener
+        .database_options()
+        .types::<Bytes, Bytes>()
+        .key_comparator::<KeyOrder>()
+        .name(name)
+        .create(wtxn)
+}
+
+/// Every entry of `db` whose key starts with `prefix`, in key order (heed's `prefix_iter`
+/// needs its byte-by-byte comparator trait, which [`KeyOrder`] is not).
+pub(crate) fn prefixed<'t>(
+    db: &Db,
+    txn: &'t heed::RoTxn<'_>,
+    prefix: &[u8],
+) -> heed::Result<heed::RoRange<'t, Bytes, Bytes, KeyOrder>> {
+    let end = keys::prefix_end(prefix);
+    let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    db.range(txn, &(Bound::Included(prefix), end))
+}
 
 /// Virtual size of the memory map. LMDB files are sparse, so this only reserves address
 /// space; it bounds how large a store can grow.
@@ -231,7 +261,14 @@ impl Store {
             .open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_> {
                 let mut out = Vec::with_capacity(DATABASES.len());
                 for name in DATABASES {
-                    out.push(opener.open_database::<Bytes, Bytes>(rtxn, Some(name))?);
+                    out.push(
+                        opener
+                            .database_options()
+                            .types::<Bytes, Bytes>()
+                            .key_comparator::<KeyOrder>()
+                            .name(name)
+                            .open(rtxn)?,
+                    );
                 }
                 Ok(CommitOrAbort::<_, ()>::Commit(handles(out)?))
             })?
@@ -301,7 +338,7 @@ impl Store {
             .create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_> {
                 let mut out = Vec::with_capacity(DATABASES.len());
                 for name in DATABASES {
-                    out.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
+                    out.push(create_db(opener, wtxn, name)?);
                 }
                 Ok(CommitOrAbort::<_, ()>::Commit(handles(out)?))
             })?

@@ -7,6 +7,7 @@ use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::index::{DocEntries, IndexLayout};
 use super::item;
+use super::key_order::KeyOrder;
 use super::keys;
 use super::partition_key::PartitionKeyValue;
 use super::ranges::PkRange;
@@ -348,7 +349,7 @@ impl Store {
         let prefix = keys::container_prefix(def.rid);
         let mut largest: Vec<LogicalPartitionInfo> = Vec::new();
         let mut hottest: Vec<LogicalPartitionInfo> = Vec::new();
-        for entry in self.logical.prefix_iter(txn, &prefix)? {
+        for entry in super::prefixed(&self.logical, txn, &prefix)? {
             let (k, v) = entry?;
             let info = decode_logical(k, v)?;
             keep_top(&mut largest, info.clone(), n, |i| i.counters.bytes as f64);
@@ -392,7 +393,7 @@ pub struct OrderedLookup<'t, 'e> {
     txn: &'t RoTxn<'e>,
     /// Length of the logical-partition prefix of an item key (`cid ‖ EPK`).
     prefix_len: usize,
-    cursor: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes>>,
+    cursor: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes, KeyOrder>>,
     /// The cursor's current entry.
     at: Option<(&'t [u8], &'t [u8])>,
     /// The logical-partition prefix of the key asked for last (a buffer kept between keys).
@@ -491,9 +492,7 @@ mod tests {
         let txn = store.read_txn().unwrap();
         let def = store.container(&txn, "d", "c").unwrap();
         let prefix = crate::store::keys::container_prefix(def.rid);
-        let all: Vec<Vec<u8>> = store
-            .items
-            .prefix_iter(&txn, &prefix)
+        let all: Vec<Vec<u8>> = crate::store::prefixed(&store.items, &txn, &prefix)
             .unwrap()
             .map(|e| e.unwrap().0.to_vec())
             .collect();

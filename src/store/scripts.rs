@@ -141,10 +141,7 @@ impl Store {
         kind: ScriptKind,
     ) -> Result<Vec<ScriptDef>> {
         let mut out = Vec::new();
-        for entry in self
-            .meta
-            .prefix_iter(txn, prefix(def.rid, Some(kind)).as_bytes())?
-        {
+        for entry in super::prefixed(&self.meta, txn, prefix(def.rid, Some(kind)).as_bytes())? {
             let (_, v) = entry?;
             out.push(decode_json(v, "script")?);
         }
@@ -236,9 +233,7 @@ impl Store {
         container: ContainerRid,
     ) -> Result<()> {
         let p = prefix(container, None);
-        let keys: Vec<Vec<u8>> = self
-            .meta
-            .prefix_iter(txn, p.as_bytes())?
+        let keys: Vec<Vec<u8>> = super::prefixed(&self.meta, txn, p.as_bytes())?
             .map(|e| e.map(|(k, _)| k.to_vec()))
             .collect::<std::result::Result<_, _>>()?;
         for k in keys {

@@ -764,7 +764,7 @@ impl<'s> WriteBatch<'s> {
         let epk = pk.epk(&self.def.partition_key);
         let prefix = keys::item(self.def.rid, &epk, "");
         let epk_len = self.def.partition_key.epk_len();
-        for entry in self.store.items.prefix_iter(&self.txn, &prefix)? {
+        for entry in super::prefixed(&self.store.items, &self.txn, &prefix)? {
             let (k, v) = entry?;
             let (header, _) = item::decode_record(v)?;
             if header.doc_number & 0x0FFF_FFFF_FFFF_FFFF == doc_number
