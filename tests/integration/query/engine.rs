@@ -1598,3 +1598,63 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
         assert_eq!(indexed, scanned, "{sql}");
     }
 }
+
+/// Each range's logical partitions, as a query lists them, name every key the way its items
+/// hold it: a top-level string read straight from the stored JSON, and every other key (a
+/// number, `true`, `null`, an escaped string, a missing one as `{}`, a nested path, a
+/// hierarchical key) through an extractor of the key's paths.
+#[test]
+fn logical_partitions_name_each_key_as_its_items_hold_it() {
+    let (_dir, e) = engine();
+    let cases: [(&str, &[&str], Vec<Value>, Vec<Value>); 3] = [
+        (
+            "flat",
+            &["/pk"],
+            vec![
+                json!({"id": "a", "pk": "s"}),
+                json!({"id": "b", "pk": 7}),
+                json!({"id": "c", "pk": true}),
+                json!({"id": "d", "pk": null}),
+                json!({"id": "e"}),
+                json!({"id": "f", "pk": "say \"hi\""}),
+            ],
+            vec![
+                json!("s"),
+                json!(7),
+                json!(true),
+                json!(null),
+                json!({}),
+                json!("say \"hi\""),
+            ],
+        ),
+        (
+            "nested",
+            &["/a/b"],
+            vec![
+                json!({"id": "a", "a": {"b": "x"}}),
+                json!({"id": "b", "a": {"b": 2}}),
+                json!({"id": "c", "a": {}}),
+            ],
+            vec![json!("x"), json!(2), json!({})],
+        ),
+        (
+            "hierarchical",
+            &["/t", "/u"],
+            vec![
+                json!({"id": "a", "t": "x", "u": 1}),
+                json!({"id": "b", "t": "y"}),
+            ],
+            vec![json!(["x", 1]), json!(["y", {}])],
+        ),
+    ];
+    for (name, paths, docs, mut want) in cases {
+        container(&e, name, paths, 400);
+        load(&e, name, &docs);
+        let r = q(&e, name, "SELECT c.id FROM c");
+        assert_eq!(r.documents.len(), docs.len(), "{name}");
+        let mut got = RangeReport::of(&r).logical;
+        want.sort_by_key(Value::to_string);
+        got.sort_by_key(Value::to_string);
+        assert_eq!(got, want, "{name}");
+    }
+}
