@@ -146,10 +146,13 @@ pub(super) struct RangeTally<'t> {
     /// The EPK of each of `logical`.
     pub(super) logical_epks: Vec<&'t [u8]>,
     last_logical: Option<&'t [u8]>,
-    /// Per EPK in `logical_epks`, the first of `logical` with it: items read through an
-    /// index come in no key order, and a page of them can name a thousand partitions. An
-    /// EPK is a hash already, so it is folded rather than hashed again.
+    /// Per EPK in the first `indexed` of `logical_epks`, the first of `logical` with it:
+    /// items read through an index come in no key order, and a page of them can name a
+    /// thousand partitions. An EPK is a hash already, so it is folded rather than hashed
+    /// again. Made only when a range names more than a few partitions out of key order (see
+    /// [`RangeTally::first_with`]).
     first_with_epk: HashMap<&'t [u8], usize, BuildHasherDefault<FoldHasher>>,
+    indexed: usize,
     /// The greatest EPK that produced a logical partition.
     max_epk: Option<&'t [u8]>,
     pub(super) load_ns: u128,
@@ -669,10 +672,15 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
     }
 }
 
+/// Up to this many logical partitions, a range's tally finds one by looking at each.
+const LOOK_AT_EACH: usize = 16;
+
 impl<'t> RangeTally<'t> {
     /// About `n` items come in no key order: room for their partitions, made once.
     fn expect_items(&mut self, n: usize) {
-        self.first_with_epk.reserve(n);
+        if n > LOOK_AT_EACH {
+            self.first_with_epk.reserve(n);
+        }
     }
 
     /// Notes the logical partition of an item (key `k`) that made a result.
@@ -698,20 +706,33 @@ impl<'t> RangeTally<'t> {
             }
             let at = epk.unwrap_or_default();
             let new = above
-                || match self.first_with_epk.get(at) {
+                || match self.first_with(at) {
                     None => true,
-                    Some(&first) if self.logical.get(first) == Some(&value) => false,
+                    Some(first) if self.logical.get(first) == Some(&value) => false,
                     // Two values with one EPK (a hash collision): compare them all.
                     Some(_) => !self.logical.contains(&value),
                 };
             if new {
-                self.first_with_epk.entry(at).or_insert(self.logical.len());
                 self.logical.push(value);
                 self.logical_epks.push(at);
             }
             self.last_logical = epk;
         }
         Ok(())
+    }
+
+    /// The first of `logical` whose EPK is `epk`. Among a few partitions (a fan-out's range
+    /// names one or two) each is looked at; among more, a map answers, extended to the
+    /// partitions named since it was last asked.
+    fn first_with(&mut self, epk: &'t [u8]) -> Option<usize> {
+        if self.logical_epks.len() <= LOOK_AT_EACH {
+            return self.logical_epks.iter().position(|e| *e == epk);
+        }
+        for (i, e) in self.logical_epks.iter().enumerate().skip(self.indexed) {
+            self.first_with_epk.entry(e).or_insert(i);
+        }
+        self.indexed = self.logical_epks.len();
+        self.first_with_epk.get(epk).copied()
     }
 }
 
