@@ -1606,7 +1606,14 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
 #[test]
 fn logical_partitions_name_each_key_as_its_items_hold_it() {
     let (_dir, e) = engine();
-    let cases: [(&str, &[&str], Vec<Value>, Vec<Value>); 3] = [
+    // Container, partition key paths, items, and the partitions they name.
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        Vec<Value>,
+        Vec<Value>,
+    );
+    let cases: [Case; 3] = [
         (
             "flat",
             &["/pk"],
