@@ -98,18 +98,24 @@ use key_order::KeyOrder;
 pub type Db = Database<'static, Bytes, Bytes, KeyOrder>;
 pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
 
+/// The options every database of the store is opened with: byte keys and values, in the
+/// store's key order.
+fn db_options<'e, 'o, T>(
+    opener: &'o heed::DatabaseOpener<'e, T>,
+) -> heed::DatabaseOpenOptions<'e, 'o, T, Bytes, Bytes, KeyOrder> {
+    opener
+        .database_options()
+        .types::<Bytes, Bytes>()
+        .key_comparator::<KeyOrder>()
+}
+
 /// Creates (or opens) the database `name` in the store's key order.
 fn create_db<'e, T>(
     opener: &heed::DatabaseOpener<'e, T>,
     wtxn: &mut heed::RwTxn,
     name: &str,
 ) -> heed::Result<Database<'e, Bytes, Bytes, KeyOrder>> {
-    opener
-        .database_options()
-        .types::<Bytes, Bytes>()
-        .key_comparator::<KeyOrder>()
-        .name(name)
-        .create(wtxn)
+    db_options(opener).name(name).create(wtxn)
 }
 
 /// Every entry of `db` whose key starts with `prefix`, in key order (heed's `prefix_iter`
@@ -261,14 +267,7 @@ impl Store {
             .open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_> {
                 let mut out = Vec::with_capacity(DATABASES.len());
                 for name in DATABASES {
-                    out.push(
-                        opener
-                            .database_options()
-                            .types::<Bytes, Bytes>()
-                            .key_comparator::<KeyOrder>()
-                            .name(name)
-                            .open(rtxn)?,
-                    );
+                    out.push(db_options(opener).name(name).open(rtxn)?);
                 }
                 Ok(CommitOrAbort::<_, ()>::Commit(handles(out)?))
             })?

@@ -1,7 +1,7 @@
 //! Byte keys back to back in one buffer, without an allocation per key:
 //!
 //! - [`PackedKeys`], with where each ends: a batch of whole keys handed from a thread that
-//!   orders them to the one that writes them;
+//!   orders them to the one that writes them, or the keys helper threads read ahead;
 //! - [`KeySet`], with where each lies, in key order and distinct: one document's index
 //!   entries. A document has dozens; made on the thread that prepares it and dropped on the
 //!   one that writes it, a `Vec` per key cost the import two allocator calls per entry, the
@@ -39,6 +39,13 @@ impl PackedKeys {
 
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// The `i`th key pushed.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |before| self.ends[before]);
+        Some(&self.bytes[start..end])
     }
 
     /// The keys, in the order they were pushed.
@@ -158,6 +165,19 @@ mod tests {
                 .collect::<Vec<_>>(),
             [b"w", b"x"]
         );
+    }
+
+    #[test]
+    fn packed_keys_give_back_each_key() {
+        let keys: [&[u8]; 3] = [b"a", b"", b"longer key"];
+        let mut list = PackedKeys::default();
+        for key in keys {
+            list.push(&[key]);
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(list.get(i), Some(*key));
+        }
+        assert_eq!(list.get(keys.len()), None);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use heed::{Env, WithoutTls};
 
+use super::packed_keys::PackedKeys;
 use super::{Db, Store};
 
 /// Threads reading ahead of one query: reads in flight at once.
@@ -129,31 +130,6 @@ pub struct ItemPrefetcher {
     items: Db,
 }
 
-/// Keys in one buffer, in order.
-struct KeyList {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl KeyList {
-    fn new<'k>(keys: impl Iterator<Item = &'k [u8]>) -> KeyList {
-        let mut list = KeyList {
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        };
-        for key in keys {
-            list.bytes.extend_from_slice(key);
-            list.ends.push(list.bytes.len());
-        }
-        list
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
-    }
-}
-
 /// Items being read ahead of a query; dropping it stops the threads and waits for them
 /// (each ends after the read it is in), so none holds the environment open once the query
 /// has returned: a store closed after it (a test's engine, a compaction) can open again.
@@ -207,7 +183,11 @@ impl ItemPrefetcher {
     /// [`PREFETCH_THREADS`] threads, in order, until every one is read or the returned
     /// guard is dropped.
     pub fn start<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> ItemPrefetch {
-        let list = Arc::new(KeyList::new(keys.take(PREFETCH_MAX_KEYS)));
+        let mut list = PackedKeys::default();
+        for key in keys.take(PREFETCH_MAX_KEYS) {
+            list.push(&[key]);
+        }
+        let list = Arc::new(list);
         let next = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::with_capacity(PREFETCH_THREADS);
@@ -227,10 +207,8 @@ impl ItemPrefetcher {
                     let mut found = 0;
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= list.ends.len() {
-                            break;
-                        }
-                        if let Ok(Some(record)) = items.get(&txn, list.key(i)) {
+                        let Some(key) = list.get(i) else { break };
+                        if let Ok(Some(record)) = items.get(&txn, key) {
                             touch(record);
                             found += 1;
                         }
@@ -243,7 +221,7 @@ impl ItemPrefetcher {
                 Err(_) => break,
             }
         }
-        let keys = list.ends.len();
+        let keys = list.len();
         ItemPrefetch {
             stop,
             next,
@@ -265,15 +243,6 @@ fn touch(record: &[u8]) {
 mod tests {
     use super::*;
     use crate::store::keys;
-
-    #[test]
-    fn a_key_list_gives_back_each_key() {
-        let keys: [&[u8]; 3] = [b"a", b"", b"longer key"];
-        let list = KeyList::new(keys.into_iter());
-        for (i, key) in keys.iter().enumerate() {
-            assert_eq!(list.key(i), *key);
-        }
-    }
 
     /// A store with `n` raw records under made-up item keys, and those keys.
     fn store_with(n: usize) -> (tempfile::TempDir, Store, Vec<Vec<u8>>) {
