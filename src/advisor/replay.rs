@@ -694,7 +694,7 @@ impl Backend for Replayer<'_> {
             result
                 .partitions
                 .iter()
-                .map(|p| (p.id.clone(), p.request_charge))
+                .map(|p| (p.id.to_string(), p.request_charge))
                 .collect(),
             None,
         );

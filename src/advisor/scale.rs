@@ -105,7 +105,7 @@ impl<'a> Scaler<'a> {
                 }
                 (true, None) => {
                     let (min, max) = (hex(&p.min_inclusive), hex(&p.max_exclusive));
-                    let max = if p.max_exclusive == "FF" {
+                    let max = if &*p.max_exclusive == "FF" {
                         Vec::new()
                     } else {
                         max

@@ -263,6 +263,7 @@ fn hypothetical_container(partition_key: PartitionKeyDefinition) -> ContainerDef
         retired_index_generations: Vec::new(),
         vector_embedding_policy: None,
         full_text_policy: None,
+        range_names: Default::default(),
     }
 }
 

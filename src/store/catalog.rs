@@ -18,7 +18,7 @@ use super::Store;
 use super::indexing::IndexingPolicy;
 use super::keys::{ContainerRid, RangeId};
 use super::partition_key::PartitionKeyDefinition;
-use super::ranges::{self, PkRange};
+use super::ranges::{self, PkRange, RangeNamesCache};
 use super::search_policy::{self, FullTextPolicy, VectorEmbeddingPolicy};
 use crate::error::{Error, Result};
 
@@ -168,6 +168,9 @@ pub struct ContainerDef {
     /// The `fullTextPolicy` given at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_text_policy: Option<FullTextPolicy>,
+    /// Names of the live ranges, made when a query first needs them.
+    #[serde(skip)]
+    pub range_names: RangeNamesCache,
 }
 
 /// An index transformation in progress: the new generation is filled item by item while
@@ -208,6 +211,11 @@ impl IndexBuild {
 }
 
 impl ContainerDef {
+    /// The names of `range`, one of this container's live ranges (see [`RangeNamesCache`]).
+    pub fn range_names(&self, range: &PkRange) -> super::ranges::RangeNames {
+        self.range_names.get(&self.ranges, range)
+    }
+
     /// A generation number no index of this container has used.
     pub fn next_index_generation(&self) -> u32 {
         self.retired_index_generations
@@ -576,6 +584,7 @@ impl Store {
             retired_index_generations: Vec::new(),
             vector_embedding_policy: settings.vector_embedding_policy,
             full_text_policy: settings.full_text_policy,
+            range_names: Default::default(),
         };
         self.put_container(txn, &def)?;
         let stats = super::stats::ContainerStats {

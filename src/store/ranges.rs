@@ -10,6 +10,8 @@
 //! definitions hold these ranges, and what a container's settings imply for them (how many
 //! ranges a throughput starts with) the catalog says, from the limits here.
 
+use std::sync::{Arc, OnceLock};
+
 use serde::{Deserialize, Serialize};
 
 use super::epk::{self, Epk};
@@ -62,6 +64,67 @@ impl PkRange {
     /// Fraction of the V2 hash space this range spans, for sizing splits and drawing.
     pub fn width(&self) -> f64 {
         position(&self.max_exclusive) - position(&self.min_inclusive)
+    }
+}
+
+/// A range as results and responses name it: its id and its bounds in the service's hex.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RangeNames {
+    pub id: Arc<str>,
+    pub min_inclusive: Arc<str>,
+    pub max_exclusive: Arc<str>,
+}
+
+impl RangeNames {
+    pub fn of(range: &PkRange) -> RangeNames {
+        RangeNames {
+            id: Arc::from(range.id.to_string()),
+            min_inclusive: Arc::from(range.min_inclusive.to_hex()),
+            max_exclusive: Arc::from(range.max_exclusive.to_hex()),
+        }
+    }
+}
+
+/// The [`RangeNames`] of a container's live ranges, made on first use and kept with the
+/// definition the catalog caches, so that a query does not format every range it reads
+/// again (a fan-out names ten ranges for ten items).
+///
+/// A cache, not part of the definition: it compares equal to any other, is not stored, and
+/// a clone (which its owner may go on to change) starts empty. A range's id names the same
+/// bounds for as long as the range exists, so names found by id are right even for a
+/// definition changed after they were made; a range they lack is named afresh.
+#[derive(Default)]
+pub struct RangeNamesCache(OnceLock<Vec<(RangeId, RangeNames)>>);
+
+impl RangeNamesCache {
+    /// The names of `range`, one of `live`.
+    pub fn get(&self, live: &[PkRange], range: &PkRange) -> RangeNames {
+        let all = self
+            .0
+            .get_or_init(|| live.iter().map(|r| (r.id, RangeNames::of(r))).collect());
+        match all.iter().find(|(id, _)| *id == range.id) {
+            Some((_, names)) => names.clone(),
+            None => RangeNames::of(range),
+        }
+    }
+}
+
+impl Clone for RangeNamesCache {
+    fn clone(&self) -> RangeNamesCache {
+        RangeNamesCache::default()
+    }
+}
+
+impl PartialEq for RangeNamesCache {
+    fn eq(&self, _: &RangeNamesCache) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for RangeNamesCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RangeNamesCache")
     }
 }
 
@@ -176,6 +239,34 @@ mod hex_epk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_names_are_kept_by_id_and_a_clone_starts_without_them() {
+        let live = initial_layout(4);
+        let cache = RangeNamesCache::default();
+        for range in &live {
+            assert_eq!(cache.get(&live, range), RangeNames::of(range));
+        }
+        let names = cache.get(&live, &live[1]);
+        assert_eq!(&*names.id, "1");
+        assert_eq!(&*names.min_inclusive, live[1].min_inclusive.to_hex());
+        assert_eq!(&*names.max_exclusive, live[1].max_exclusive.to_hex());
+        assert_eq!(&*cache.get(&live, &live[0]).min_inclusive, "");
+        assert_eq!(&*cache.get(&live, &live[3]).max_exclusive, "FF");
+        // Kept: the same text, not made again.
+        assert!(Arc::ptr_eq(&names.id, &cache.get(&live, &live[1]).id));
+        // A range the cache was not made with (a split's child) is named afresh.
+        let child = PkRange {
+            id: 9,
+            min_inclusive: live[1].min_inclusive.clone(),
+            max_exclusive: Epk::from_hex("30").unwrap(),
+            parents: vec![1],
+        };
+        assert_eq!(cache.get(&live, &child), RangeNames::of(&child));
+        let copy = cache.clone();
+        assert!(copy.0.get().is_none());
+        assert_eq!(copy, cache);
+    }
 
     #[test]
     fn owner_finds_the_range() {

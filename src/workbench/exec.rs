@@ -505,7 +505,7 @@ impl Call<'_, '_> {
             })?;
             self.rec.op(
                 page.routing.kind,
-                page.partitions.iter().map(|p| p.id.clone()).collect(),
+                page.partitions.iter().map(|p| p.id.to_string()).collect(),
                 page.request_charge,
                 started.elapsed(),
                 sql.to_string(),

@@ -15,6 +15,7 @@
 //! A range that split while the query ran answers 410 (substatus 1002): the ranges are read
 //! again and the range's children continue with its token, as the SDKs do.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
@@ -576,7 +577,7 @@ fn result(
             index_metrics = run.index_metrics.clone();
         }
         // A range read over several pages of one request shows once.
-        match partitions.iter_mut().find(|p| p.id == run.range.id) {
+        match partitions.iter_mut().find(|p| *p.id == *run.range.id) {
             Some(p) => {
                 p.request_charge += run.charge;
                 p.metrics.add(&run.metrics);
@@ -587,9 +588,9 @@ fn result(
                 }
             }
             None => partitions.push(PartitionResult {
-                id: run.range.id.clone(),
-                min_inclusive: run.range.min_inclusive.clone(),
-                max_exclusive: run.range.max_exclusive.clone(),
+                id: Arc::from(run.range.id.as_str()),
+                min_inclusive: Arc::from(run.range.min_inclusive.as_str()),
+                max_exclusive: Arc::from(run.range.max_exclusive.as_str()),
                 logical_partitions: logical,
                 request_charge: run.charge,
                 metrics: run.metrics.clone(),

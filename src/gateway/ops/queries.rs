@@ -176,7 +176,7 @@ fn result_reply(call: &Call, rid: &str, mut r: QueryResult) -> Reply {
         reply = reply.header(out::CONTINUATION, c.clone());
     }
     if let [only] = r.partitions.as_slice() {
-        reply = reply.header(out::RANGE_ID, only.id.clone());
+        reply = reply.header(out::RANGE_ID, only.id.to_string());
     }
     if call.flag(header::POPULATE_QUERY_METRICS) {
         reply = reply.header(out::QUERY_METRICS, metrics_header(&r.metrics));
@@ -185,7 +185,7 @@ fn result_reply(call: &Call, rid: &str, mut r: QueryResult) -> Reply {
         let json = serde_json::to_vec(&r.index_metrics).unwrap_or_default();
         reply = reply.header(out::INDEX_UTILIZATION, STANDARD.encode(json));
     }
-    reply.ranges = r.partitions.iter().map(|p| p.id.clone()).collect();
+    reply.ranges = r.partitions.iter().map(|p| p.id.to_string()).collect();
     reply.query = Some(Box::new(r));
     reply
 }

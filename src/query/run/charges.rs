@@ -74,9 +74,9 @@ pub(super) fn charge_page(
         reads.push((range.id, ru));
         totals.add(&m);
         partitions.push(PartitionResult {
-            id: range.id.to_string(),
-            min_inclusive: range.min_inclusive,
-            max_exclusive: range.max_exclusive,
+            id: range.names.id,
+            min_inclusive: range.names.min_inclusive,
+            max_exclusive: range.names.max_exclusive,
             logical_partitions: logical,
             request_charge: charge::round(ru),
             metrics: m,

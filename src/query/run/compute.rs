@@ -764,7 +764,7 @@ fn scan_ranges<'f>(
             });
         }
         per_range.push(RangePart {
-            range: RangeLabel::from(*range),
+            range: RangeLabel::of(def, range),
             metrics: m,
             logical,
             visited_before,

@@ -2,12 +2,15 @@
 //! routing, per-partition results and metrics, the access path taken and the index metrics;
 //! and, while it runs, each range's progress. Named as the service names them.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::query::read::document::Document;
+use crate::store::ContainerDef;
 use crate::store::keys::RangeId;
-use crate::store::ranges::PkRange;
+use crate::store::ranges::{PkRange, RangeNames};
 
 /// The service's response size limit: a page ends before the result that would take its
 /// documents past 4 MB, and continues on the next (concepts-limits.md: "Maximum response size
@@ -54,9 +57,9 @@ impl QueryMetrics {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionResult {
-    pub id: String,
-    pub min_inclusive: String,
-    pub max_exclusive: String,
+    pub id: Arc<str>,
+    pub min_inclusive: Arc<str>,
+    pub max_exclusive: Arc<str>,
     /// Key values of the logical partitions whose documents matched.
     pub logical_partitions: Vec<Value>,
     pub request_charge: f64,
@@ -64,20 +67,20 @@ pub struct PartitionResult {
 }
 
 /// A physical partition as a query's result names it: its id and its bounds in the service's
-/// hex, written once when the range is read and moved into its [`PartitionResult`].
+/// hex ([`RangeNames`], kept with the container's definition), moved into its
+/// [`PartitionResult`].
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RangeLabel {
     pub id: RangeId,
-    pub min_inclusive: String,
-    pub max_exclusive: String,
+    pub names: RangeNames,
 }
 
-impl From<&PkRange> for RangeLabel {
-    fn from(range: &PkRange) -> RangeLabel {
+impl RangeLabel {
+    /// `range`, one of `def`'s live ranges.
+    pub fn of(def: &ContainerDef, range: &PkRange) -> RangeLabel {
         RangeLabel {
             id: range.id,
-            min_inclusive: range.min_inclusive.to_hex(),
-            max_exclusive: range.max_exclusive.to_hex(),
+            names: def.range_names(range),
         }
     }
 }

@@ -59,10 +59,11 @@ pub(super) fn count_from_statistics(
             ..Default::default()
         };
         totals.add(&m);
+        let names = def.range_names(range);
         partitions.push(PartitionResult {
-            id: range.id.to_string(),
-            min_inclusive: range.min_inclusive.to_hex(),
-            max_exclusive: range.max_exclusive.to_hex(),
+            id: names.id,
+            min_inclusive: names.min_inclusive,
+            max_exclusive: names.max_exclusive,
             logical_partitions: Vec::new(),
             request_charge: charge::round(ru),
             metrics: m,

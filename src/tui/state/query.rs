@@ -99,7 +99,7 @@ impl QueryRun {
                     self.logical.push(lp.clone());
                 }
             }
-            match self.partitions.get_mut(&p.id) {
+            match self.partitions.get_mut(&*p.id) {
                 Some(have) => {
                     have.request_charge =
                         crate::charge::round(have.request_charge + p.request_charge);
@@ -116,7 +116,7 @@ impl QueryRun {
                     }
                 }
                 None => {
-                    self.partitions.insert(p.id.clone(), p);
+                    self.partitions.insert(p.id.to_string(), p);
                 }
             }
         }

@@ -110,7 +110,7 @@ impl<'a> Panel<'a> {
             .take(NAMED_LOGICAL)
             .collect();
         let by_id: BTreeMap<&str, &PartitionResult> =
-            page.partitions.iter().map(|p| (p.id.as_str(), p)).collect();
+            page.partitions.iter().map(|p| (&*p.id, p)).collect();
         Panel {
             request_charge: page.request_charge,
             documents,

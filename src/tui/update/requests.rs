@@ -211,7 +211,7 @@ pub fn ensure_ranges(app: &mut App) -> Vec<Effect> {
             || result
                 .partitions
                 .iter()
-                .all(|p| k.spans.iter().any(|s| s.id == p.id))
+                .all(|p| k.spans.iter().any(|s| *s.id == *p.id))
     });
     let asked = app
         .requests

@@ -497,7 +497,7 @@ fn a_range_intersects_the_partition_key_and_the_filter() {
         ..options(&[])
     };
     let page = e.query(DB, "c", "SELECT * FROM c", &opts).expect("page");
-    let touched: Vec<&str> = page.partitions.iter().map(|p| p.id.as_str()).collect();
+    let touched: Vec<&str> = page.partitions.iter().map(|p| &*p.id).collect();
     assert_eq!(touched, vec![owner.as_str()]);
     assert!(page.routing.reason.contains(&format!("range {owner}")));
 }

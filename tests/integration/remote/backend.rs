@@ -379,7 +379,7 @@ fn a_cross_partition_query_runs_range_by_range() {
             .flat_map(|p| {
                 p.logical_partitions
                     .iter()
-                    .map(|k| (p.id.clone(), k.to_string()))
+                    .map(|k| (p.id.to_string(), k.to_string()))
             })
             .collect()
     };

@@ -126,7 +126,7 @@ fn a_single_partition_query_shows_its_charge_routing_and_the_partition_it_touche
     assert_eq!(run.request_charge, expected.request_charge);
     assert_eq!(run.partitions.len(), 1, "one physical partition touched");
     let touched = run.partitions.keys().next().cloned().expect("a range");
-    assert_eq!(touched, expected.partitions[0].id);
+    assert_eq!(touched, &*expected.partitions[0].id);
 
     let frame = h.render();
     let charge = format!("{} RU", fmt_ru(expected.request_charge));

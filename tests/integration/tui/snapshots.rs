@@ -373,7 +373,7 @@ fn traffic(s: &crate::support::tui_store::Store) -> Vec<Exchange> {
     }
     let mut query = exchange(4, "Query", "POST", docs);
     query.request_charge = page.request_charge;
-    query.ranges = page.partitions.iter().map(|p| p.id.clone()).collect();
+    query.ranges = page.partitions.iter().map(|p| p.id.to_string()).collect();
     query.item_count = Some(items);
     query.request_body =
         json!({"query": sql, "parameters": [{"name": "@min", "value": 50}]}).to_string();
