@@ -62,6 +62,7 @@ pub(crate) mod readahead;
 pub(crate) mod reindex;
 pub(crate) mod scripts;
 pub(crate) mod search_policy;
+pub(crate) mod split_read;
 pub(crate) mod stats;
 pub(crate) mod tail;
 pub(crate) mod ttl;

@@ -22,8 +22,8 @@ use super::request::Progress;
 use super::result::{AccessView, RangeLabel, RangePart, RangeProgress};
 use super::rules::reverse_scan;
 use super::scan::{
-    InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan, Streamed,
-    candidates_in, key_spans,
+    InnerFrom, ItemSource, Loads, PageBounds, RangeOrder, RangeTally, Reading, Scan,
+    SplitCandidates, Streamed, candidates_in, key_spans,
 };
 use super::snapshot::Snapshot;
 use super::statistics::{RangeCounts, fold_children, range_items, scope_counts};
@@ -698,6 +698,7 @@ fn scan_ranges<'f>(
     // `store::prefetch`).
     let unread = found.candidates.as_deref().map_or(0, |c| c.len());
     let watch = Rc::new(RefCell::new(ColdWatch::new(store, unread)));
+    let split = split_candidates(plan, snap, found, resumed).map(Rc::new);
     let mut spans_of_range = Vec::new();
     let (counted, read_to) = (SpanCursor::default(), SpanCursor::default());
     for (ri, range) in ranges.iter().enumerate() {
@@ -742,6 +743,7 @@ fn scan_ranges<'f>(
             kept: kept.map(|(pages, key)| (pages, key, range.id)),
             watch: watch.clone(),
             read_to: &read_to,
+            split: split.clone(),
         };
         scan.range(range, key_spans, order, &source, &mut tally)?;
         let RangeTally {
@@ -774,6 +776,35 @@ fn scan_ranges<'f>(
         parts: per_range,
         logical_epks,
     })
+}
+
+/// The candidates a helper thread reads while this page reads the first ones (see
+/// `store::split_read`): from where the page resumes to as many as it may return, when the
+/// index lookup has not read them already.
+fn split_candidates<'f>(
+    plan: &Plan,
+    snap: &Snapshot<'f>,
+    found: &'f Found<'f>,
+    resumed: &Resumed,
+) -> Option<SplitCandidates<'f>> {
+    let c = found.candidates.as_deref()?;
+    let start = resumed
+        .key
+        .as_deref()
+        .map_or(0, |k| c.partition_point(|x| x.key.as_slice() < k));
+    let cap = if plan.shape.paged_scan {
+        plan.max_items.min(plan.top_left)
+    } else {
+        usize::MAX
+    };
+    let region = c.get(start..c.len().min(start.saturating_add(cap)))?;
+    if region.first()?.record.is_some() {
+        return None;
+    }
+    let read = snap
+        .store
+        .split_read(snap.txn, region.iter().map(|x| x.key.as_slice()))?;
+    Some(SplitCandidates { read, start })
 }
 
 /// Sets what `range` retrieved to what the service would load, where that differs from what

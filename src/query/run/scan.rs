@@ -37,6 +37,7 @@ use crate::store::prefetch::ColdWatch;
 use crate::store::ranges::PkRange;
 use crate::store::read::OrderedLookup;
 use crate::store::readahead::ReadAhead;
+use crate::store::split_read::SplitRead;
 use crate::store::{RoTxn, Store};
 
 /// An item as the scan reads it: key and decoded record (once, for the loop and its
@@ -182,6 +183,23 @@ pub(super) struct ItemSource<'a, 't> {
     pub(super) watch: Rc<RefCell<ColdWatch>>,
     /// Where the candidates of the spans read so far, over every range, end.
     pub(super) read_to: &'a SpanCursor,
+    /// Candidates a helper thread reads from the last back (see `store::split_read`).
+    pub(super) split: Option<Rc<SplitCandidates<'t>>>,
+}
+
+/// The candidates from `start` on that a helper thread reads while the query reads the
+/// ones before (see `store::split_read`): positions in the read are candidates' less
+/// `start`.
+pub(super) struct SplitCandidates<'t> {
+    pub(super) read: SplitRead<'t>,
+    pub(super) start: usize,
+}
+
+impl<'t> SplitCandidates<'t> {
+    /// The record of candidate `at` if the helper read it (`Some(None)`: no such item).
+    fn take(&self, at: usize) -> Option<Option<&'t [u8]>> {
+        self.read.take(at.checked_sub(self.start)?)
+    }
 }
 
 /// What feeding one item's rows to the pipeline did.
@@ -832,6 +850,7 @@ fn span_items<'t>(
         read_to,
         ..
     } = *source;
+    let split = source.split.clone();
     Ok(Some(match candidates {
         // Candidates in key order, like the scan: paging resumes the same way.
         Some(c) => {
@@ -844,8 +863,10 @@ fn span_items<'t>(
             // (in this range and the next) are read ahead on helper threads.
             let watch = source.watch.clone();
             Box::new(c[lo..hi].iter().enumerate().filter_map(move |(i, item)| {
-                let record = match item.record {
-                    Some(r) => Some(r),
+                // Read by the index walk, or by the helper, or read here.
+                let helped = || split.as_ref().and_then(|s| s.take(lo + i));
+                let record = match item.record.map(Some).or_else(helped) {
+                    Some(read) => read,
                     None => {
                         let rest = || {
                             let after = c[lo + i + 1..].iter().filter(|r| r.record.is_none());
