@@ -211,7 +211,8 @@ impl IndexBuild {
 }
 
 impl ContainerDef {
-    /// The names of `range`, one of this container's live ranges (see [`RangeNamesCache`]).
+    /// The names of `range`, one of this container's live ranges, made once and kept with
+    /// the definition (`store::ranges::RangeNamesCache`).
     pub fn range_names(&self, range: &PkRange) -> super::ranges::RangeNames {
         self.range_names.get(&self.ranges, range)
     }

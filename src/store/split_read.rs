@@ -127,7 +127,7 @@ fn helpers() -> &'static [Helper] {
 impl Store {
     /// Has an idle helper read `keys` (item keys, by the positions the query will read
     /// them at) from the last back, in `txn`'s snapshot; `None` (the query reads alone)
-    /// with fewer than [`SPLIT_MIN_KEYS`] keys or no idle helper.
+    /// with fewer than `SPLIT_MIN_KEYS` keys or no idle helper.
     pub fn split_read<'t, 'k>(
         &self,
         txn: &'t RoTxn,
@@ -216,7 +216,9 @@ impl<'t> SplitRead<'t> {
     /// rising order; asking tells the helper it need not read below.
     pub fn take(&self, position: usize) -> Option<Option<&'t [u8]>> {
         let shared = &*self.shared;
-        shared.next.store(position.saturating_add(1), Ordering::Relaxed);
+        shared
+            .next
+            .store(position.saturating_add(1), Ordering::Relaxed);
         if position < shared.low.load(Ordering::Acquire) {
             return None;
         }
