@@ -143,6 +143,9 @@ impl Store {
                 .is_ok()
         })?;
         let mut list = PackedKeys::default();
+        let mut keys = keys.peekable();
+        let n = keys.len();
+        list.reserve(n, n * keys.peek().map_or(0, |k| k.len()));
         for key in keys {
             list.push(&[key]);
         }
