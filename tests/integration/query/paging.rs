@@ -190,7 +190,9 @@ fn a_page_read_on_two_cores_sees_one_snapshot_while_writes_commit() {
             .enumerate()
             .map(|(line, json)| cosmoscope::engine::import::Record { line, json })
             .collect();
-        engine.import_records("db", "c", &records, &mut |_| {}).unwrap();
+        engine
+            .import_records("db", "c", &records, &mut |_| {})
+            .unwrap();
     };
     write(&engine, 0);
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -220,6 +222,9 @@ fn a_page_read_on_two_cores_sees_one_snapshot_while_writes_commit() {
             assert_eq!(versions.len(), 1, "one snapshot, one version: {versions:?}");
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(writer.join().unwrap() > 1, "writes committed while the pages were read");
+        assert!(
+            writer.join().unwrap() > 1,
+            "writes committed while the pages were read"
+        );
     });
 }
