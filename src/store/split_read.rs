@@ -45,6 +45,10 @@ struct Shared {
     low: AtomicUsize,
     /// The position the query reads next: the helper stops below it.
     next: AtomicUsize,
+    /// The environment to read, until the helper takes it to start. A query that ends
+    /// before the helper started takes it back instead, and so need not wait for a helper
+    /// the scheduler has not run yet.
+    env: Mutex<Option<Env<WithoutTls>>>,
     /// Set once the helper is done with the query (read its part, gave up or was stopped)
     /// and holds no transaction or environment of it any more.
     done: Mutex<bool>,
@@ -73,14 +77,12 @@ struct Helper {
     jobs: Mutex<mpsc::Sender<Job>>,
 }
 
-/// A query's keys for a helper to read.
+/// A query's keys for a helper to read (the environment is in `done.shared`).
 struct Job {
-    env: Env<WithoutTls>,
     items: Db,
     keys: PackedKeys,
     /// The id of the query's read transaction.
     snapshot: usize,
-    /// Last, so that it is dropped after the environment, also when the helper panics.
     done: Done,
 }
 
@@ -156,11 +158,11 @@ impl Store {
                 .collect(),
             low: AtomicUsize::new(n),
             next: AtomicUsize::new(0),
+            env: Mutex::new(Some(self.env.clone())),
             done: Mutex::new(false),
             finished: Condvar::new(),
         });
         let job = Job {
-            env: self.env.clone(),
             items: self.items,
             keys: list,
             snapshot: txn.id(),
@@ -186,12 +188,15 @@ impl Store {
 }
 
 /// A helper's work for one query: the keys from the last back, each published as it is
-/// read, until the query's position or an error. Dropping the job at the end closes the
-/// environment before the query hears the helper is done (a store closed after the query
-/// can be opened again at once).
+/// read, until the query's position or an error; nothing if the query has ended. The
+/// environment is dropped before the job, whose drop tells the query the helper is done (a
+/// store closed after the query can be opened again at once).
 fn read_back(job: Job) {
     let shared = &*job.done.shared;
-    if let Ok(txn) = job.env.read_txn()
+    let Some(env) = shared.env.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        return; // the query ended before this started
+    };
+    if let Ok(txn) = env.read_txn()
         && txn.id() == job.snapshot
     {
         for at in (0..job.keys.len()).rev() {
@@ -260,7 +265,16 @@ impl SplitRead<'_> {
 impl Drop for SplitRead<'_> {
     fn drop(&mut self) {
         self.shared.next.store(usize::MAX, Ordering::Relaxed);
-        self.wait();
+        let unstarted = self
+            .shared
+            .env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        // A helper that had not started never will; one that has stops after its read.
+        if unstarted.is_none() {
+            self.wait();
+        }
     }
 }
 
