@@ -63,8 +63,8 @@ impl Shared {
 }
 
 /// Keys being read by a helper for a query whose read transaction is `'t`: ask
-/// [`SplitRead::take`] for each position the query reads. Dropping it stops the helper and
-/// waits for it (at most the read it is in).
+/// [`SplitRead::take`] for each position the query reads. Dropping it stops the helper: one
+/// that started is waited for (at most the read it is in), one that has not will not start.
 pub struct SplitRead<'t> {
     shared: Arc<Shared>,
     /// Records borrow the query's transaction.
