@@ -173,7 +173,7 @@ pub(crate) fn check_counts(q: &Query, params: &HashMap<String, Val>) -> Result<(
 /// the parameter and where the query uses it.
 pub(crate) fn check_parameters(q: &Query, params: &HashMap<String, Val>) -> Result<()> {
     let mut unbound = None;
-    q.clone().for_each_expr_mut(&mut |e| {
+    q.for_each_expr(&mut |e| {
         if let ExprKind::Param(name) = &e.kind
             && !params.contains_key(name)
             && unbound.is_none()

@@ -221,45 +221,6 @@ pub enum BinaryOp {
     Coalesce,
 }
 
-impl Query {
-    /// Calls `f` on every expression of the query and of its subqueries, children first.
-    pub fn for_each_expr_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
-        if let Some(top) = &mut self.select.top {
-            top.for_each_mut(f);
-        }
-        match &mut self.select.kind {
-            SelectKind::Star => {}
-            SelectKind::Value(e) => e.for_each_mut(f),
-            SelectKind::Items(items) => items.iter_mut().for_each(|i| i.expr.for_each_mut(f)),
-        }
-        if let Some(from) = &mut self.from {
-            match &mut from.kind {
-                FromKind::Container { .. } => {}
-                FromKind::In { expr, .. } => expr.for_each_mut(f),
-                FromKind::Subquery { query, .. } => query.for_each_expr_mut(f),
-            }
-        }
-        for j in &mut self.joins {
-            match &mut j.source {
-                JoinSource::In(e) | JoinSource::Value(e) => e.for_each_mut(f),
-                JoinSource::Subquery(q) => q.for_each_expr_mut(f),
-            }
-        }
-        let rest = self
-            .filter
-            .iter_mut()
-            .chain(self.group_by.iter_mut())
-            .chain(self.order_by.iter_mut().map(|o| &mut o.expr));
-        for e in rest {
-            e.for_each_mut(f);
-        }
-        if let Some(ol) = &mut self.offset_limit {
-            ol.offset.for_each_mut(f);
-            ol.limit.for_each_mut(f);
-        }
-    }
-}
-
 impl Expr {
     /// Whether this is a path into a document (from.md's `<container_expression>`): a name
     /// followed by `.name`, `["name"]` or `[number]` steps. (The parser makes `["name"]` a
@@ -275,53 +236,105 @@ impl Expr {
             _ => false,
         }
     }
+}
 
-    /// Calls `f` on this expression and everything inside it (subqueries included),
-    /// children first.
-    pub fn for_each_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
-        match &mut self.kind {
-            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
-            ExprKind::Property(e, _) | ExprKind::Unary(_, e) => e.for_each_mut(f),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-                a.for_each_mut(f);
-                b.for_each_mut(f);
-            }
-            ExprKind::Between {
-                expr, low, high, ..
-            } => {
-                expr.for_each_mut(f);
-                low.for_each_mut(f);
-                high.for_each_mut(f);
-            }
-            ExprKind::In { expr, list, .. } => {
-                expr.for_each_mut(f);
-                list.iter_mut().for_each(|e| e.for_each_mut(f));
-            }
-            ExprKind::Like {
-                expr,
-                pattern,
-                escape,
-                ..
-            } => {
-                expr.for_each_mut(f);
-                pattern.for_each_mut(f);
-                if let Some(e) = escape {
-                    e.for_each_mut(f);
+/// The walks over a query's expressions, written once for shared and for mutable access
+/// (`$m` is `mut` for the second): `Query::for_each_expr` and `Expr::for_each` read,
+/// `Query::for_each_expr_mut` and `Expr::for_each_mut` may change what they visit.
+macro_rules! expression_walks {
+    ($query_walk:ident, $expr_walk:ident, $iter:ident $(, $m:tt)?) => {
+        impl Query {
+            /// Calls `f` on every expression of the query and of its subqueries, children
+            /// first.
+            pub fn $query_walk(&$($m)? self, f: &mut dyn FnMut(&$($m)? Expr)) {
+                if let Some(top) = &$($m)? self.select.top {
+                    top.$expr_walk(f);
+                }
+                match &$($m)? self.select.kind {
+                    SelectKind::Star => {}
+                    SelectKind::Value(e) => e.$expr_walk(f),
+                    SelectKind::Items(items) => items.$iter().for_each(|i| i.expr.$expr_walk(f)),
+                }
+                if let Some(from) = &$($m)? self.from {
+                    match &$($m)? from.kind {
+                        FromKind::Container { .. } => {}
+                        FromKind::In { expr, .. } => expr.$expr_walk(f),
+                        FromKind::Subquery { query, .. } => query.$query_walk(f),
+                    }
+                }
+                for j in &$($m)? self.joins {
+                    match &$($m)? j.source {
+                        JoinSource::In(e) | JoinSource::Value(e) => e.$expr_walk(f),
+                        JoinSource::Subquery(q) => q.$query_walk(f),
+                    }
+                }
+                let rest = self
+                    .filter
+                    .$iter()
+                    .chain(self.group_by.$iter())
+                    .chain(self.order_by.$iter().map(|o| &$($m)? o.expr));
+                for e in rest {
+                    e.$expr_walk(f);
+                }
+                if let Some(ol) = &$($m)? self.offset_limit {
+                    ol.offset.$expr_walk(f);
+                    ol.limit.$expr_walk(f);
                 }
             }
-            ExprKind::Ternary(a, b, c) => {
-                a.for_each_mut(f);
-                b.for_each_mut(f);
-                c.for_each_mut(f);
-            }
-            ExprKind::Call { args: items, .. } | ExprKind::Array(items) => {
-                items.iter_mut().for_each(|e| e.for_each_mut(f))
-            }
-            ExprKind::Object(members) => members.iter_mut().for_each(|(_, e)| e.for_each_mut(f)),
-            ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
-                q.for_each_expr_mut(f)
+        }
+
+        impl Expr {
+            /// Calls `f` on this expression and everything inside it (subqueries included),
+            /// children first.
+            pub fn $expr_walk(&$($m)? self, f: &mut dyn FnMut(&$($m)? Expr)) {
+                match &$($m)? self.kind {
+                    ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Ident(_) => {}
+                    ExprKind::Property(e, _) | ExprKind::Unary(_, e) => e.$expr_walk(f),
+                    ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                        a.$expr_walk(f);
+                        b.$expr_walk(f);
+                    }
+                    ExprKind::Between {
+                        expr, low, high, ..
+                    } => {
+                        expr.$expr_walk(f);
+                        low.$expr_walk(f);
+                        high.$expr_walk(f);
+                    }
+                    ExprKind::In { expr, list, .. } => {
+                        expr.$expr_walk(f);
+                        list.$iter().for_each(|e| e.$expr_walk(f));
+                    }
+                    ExprKind::Like {
+                        expr,
+                        pattern,
+                        escape,
+                        ..
+                    } => {
+                        expr.$expr_walk(f);
+                        pattern.$expr_walk(f);
+                        if let Some(e) = escape {
+                            e.$expr_walk(f);
+                        }
+                    }
+                    ExprKind::Ternary(a, b, c) => {
+                        a.$expr_walk(f);
+                        b.$expr_walk(f);
+                        c.$expr_walk(f);
+                    }
+                    ExprKind::Call { args: items, .. } | ExprKind::Array(items) => {
+                        items.$iter().for_each(|e| e.$expr_walk(f))
+                    }
+                    ExprKind::Object(members) => members.$iter().for_each(|(_, e)| e.$expr_walk(f)),
+                    ExprKind::Exists(q) | ExprKind::ArraySubquery(q) | ExprKind::Subquery(q) => {
+                        q.$query_walk(f)
+                    }
+                }
+                f(self);
             }
         }
-        f(self);
-    }
+    };
 }
+
+expression_walks!(for_each_expr, for_each, iter);
+expression_walks!(for_each_expr_mut, for_each_mut, iter_mut, mut);
