@@ -58,11 +58,7 @@ pub fn id_hash(s: &str) -> u64 {
         &[crate::store::epk::PkComponent::String(s.to_string())],
         false,
     );
-    let mut b = [0u8; 8];
-    for (i, v) in e.as_bytes().iter().take(8).enumerate() {
-        b[i] = *v;
-    }
-    u64::from_be_bytes(b)
+    crate::store::epk::lead(e.as_bytes())
 }
 
 /// The EPK of a key value in request form (a bare value for a one-path key, an array per
@@ -263,7 +259,7 @@ fn hypothetical_container(partition_key: PartitionKeyDefinition) -> ContainerDef
         retired_index_generations: Vec::new(),
         vector_embedding_policy: None,
         full_text_policy: None,
-        range_names: Default::default(),
+        range_name_cache: Default::default(),
     }
 }
 

@@ -168,9 +168,9 @@ pub struct ContainerDef {
     /// The `fullTextPolicy` given at creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_text_policy: Option<FullTextPolicy>,
-    /// Names of the live ranges, made when a query first needs them.
+    /// Names of the live ranges, made when a query first needs them ([`Self::range_names`]).
     #[serde(skip)]
-    pub range_names: RangeNamesCache,
+    pub(crate) range_name_cache: RangeNamesCache,
 }
 
 /// An index transformation in progress: the new generation is filled item by item while
@@ -214,7 +214,7 @@ impl ContainerDef {
     /// The names of `range`, one of this container's live ranges, made once and kept with
     /// the definition (`store::ranges::RangeNamesCache`).
     pub fn range_names(&self, range: &PkRange) -> super::ranges::RangeNames {
-        self.range_names.get(&self.ranges, range)
+        self.range_name_cache.get(&self.ranges, range)
     }
 
     /// A generation number no index of this container has used.
@@ -585,7 +585,7 @@ impl Store {
             retired_index_generations: Vec::new(),
             vector_embedding_policy: settings.vector_embedding_policy,
             full_text_policy: settings.full_text_policy,
-            range_names: Default::default(),
+            range_name_cache: Default::default(),
         };
         self.put_container(txn, &def)?;
         let stats = super::stats::ContainerStats {

@@ -91,6 +91,16 @@ impl fmt::Display for Epk {
 /// Serialization used for hashing, exposed because other code reuses it as a compact key
 /// encoding. The type marker comes first, so values of different types never collide, and the
 /// string terminator (0xFF never occurs in UTF-8) keeps concatenated components unambiguous.
+/// The first eight bytes of an EPK (or of any byte key) as a big-endian number,
+/// zero-padded: numbers in the order of the bytes, equal for keys that share those bytes.
+/// EPKs are hashes, so it nearly always tells two apart.
+pub fn lead(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = bytes.len().min(8);
+    b[..n].copy_from_slice(&bytes[..n]);
+    u64::from_be_bytes(b)
+}
+
 pub fn write_for_hashing_v2(component: &PkComponent, out: &mut Vec<u8>) {
     match component {
         PkComponent::Undefined => out.push(0x00),

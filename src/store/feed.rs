@@ -16,7 +16,6 @@ use super::catalog::ContainerDef;
 use super::codec::{Reader, Writer};
 use super::epk::Epk;
 use super::item;
-use super::key_order::KeyOrder;
 use super::keys::{self, RangeId};
 use super::ranges::PkRange;
 use super::stats::{OpKind, RangeStats};
@@ -403,7 +402,7 @@ struct RangeLog<'t, 'd> {
     range: &'d PkRange,
     /// Logs still to open, oldest ancestor first.
     chain: std::vec::IntoIter<RangeId>,
-    iter: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes, KeyOrder>>,
+    iter: Option<super::DbRange<'t>>,
     /// Position before this page.
     from: u64,
     /// Last LSN scanned (delivered or skipped).
@@ -661,7 +660,7 @@ const FOLLOW_STEPS: usize = 8;
 /// more the larger the container, as the descent's pages fall out of the caches).
 #[derive(Default)]
 struct ItemFollower<'t> {
-    iter: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes, KeyOrder>>,
+    iter: Option<super::DbRange<'t>>,
     /// The entry the iterator stands on: the first not yet passed by a lookup.
     at: Option<(&'t [u8], &'t [u8])>,
     /// Events of one range name items across the container's key space, but a large

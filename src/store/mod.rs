@@ -98,6 +98,8 @@ use key_order::KeyOrder;
 
 pub type Db = Database<'static, Bytes, Bytes, KeyOrder>;
 pub type RoTxn<'e> = heed::RoTxn<'e, WithoutTls>;
+/// A walk over a range of one of the store's databases.
+pub(crate) type DbRange<'t> = heed::RoRange<'t, Bytes, Bytes, KeyOrder>;
 
 /// The options every database of the store is opened with: byte keys and values, in the
 /// store's key order.
@@ -125,10 +127,29 @@ pub(crate) fn prefixed<'t>(
     db: &Db,
     txn: &'t heed::RoTxn<'_>,
     prefix: &[u8],
-) -> heed::Result<heed::RoRange<'t, Bytes, Bytes, KeyOrder>> {
+) -> heed::Result<DbRange<'t>> {
     let end = keys::prefix_end(prefix);
     let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     db.range(txn, &(Bound::Included(prefix), end))
+}
+
+/// A store in a temporary directory holding `n` raw item records under made-up keys (every
+/// tenth on overflow pages, each filled with a byte of its own), and those keys: for tests
+/// of reads by key.
+#[cfg(test)]
+pub(crate) fn store_with_records(n: usize) -> (tempfile::TempDir, Store, Vec<Vec<u8>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let keys: Vec<Vec<u8>> = (0..n)
+        .map(|i| keys::epk_bound_bytes(7, format!("item{i:05}").as_bytes()))
+        .collect();
+    let mut wtxn = store.env.write_txn().unwrap();
+    for (i, key) in keys.iter().enumerate() {
+        let record = vec![b'a' + (i % 26) as u8; if i % 10 == 0 { 9000 } else { 120 }];
+        store.items.put(&mut wtxn, key, &record).unwrap();
+    }
+    wtxn.commit().unwrap();
+    (dir, store, keys)
 }
 
 /// Virtual size of the memory map. LMDB files are sparse, so this only reserves address

@@ -244,26 +244,9 @@ mod tests {
     use super::*;
     use crate::store::keys;
 
-    /// A store with `n` raw records under made-up item keys, and those keys.
-    fn store_with(n: usize) -> (tempfile::TempDir, Store, Vec<Vec<u8>>) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let keys: Vec<Vec<u8>> = (0..n)
-            .map(|i| keys::epk_bound_bytes(7, format!("item{i:05}").as_bytes()))
-            .collect();
-        let mut wtxn = store.env.write_txn().unwrap();
-        for (i, key) in keys.iter().enumerate() {
-            // Some records span overflow pages.
-            let record = vec![b'x'; if i % 10 == 0 { 9000 } else { 100 }];
-            store.items.put(&mut wtxn, key, &record).unwrap();
-        }
-        wtxn.commit().unwrap();
-        (dir, store, keys)
-    }
-
     #[test]
     fn the_threads_read_every_key_given() {
-        let (_dir, store, keys) = store_with(500);
+        let (_dir, store, keys) = crate::store::store_with_records(500);
         let missing = keys::epk_bound_bytes(7, b"none");
         let given = keys.iter().map(Vec::as_slice).chain([missing.as_slice()]);
         assert_eq!(store.item_prefetcher().start(given).join(), 500);
@@ -271,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_store_closed_after_reading_ahead_opens_again() {
-        let (dir, store, keys) = store_with(5000);
+        let (dir, store, keys) = crate::store::store_with_records(5000);
         let ahead = store
             .item_prefetcher()
             .start(keys.iter().map(Vec::as_slice));
@@ -283,7 +266,7 @@ mod tests {
 
     #[test]
     fn only_a_slow_first_read_of_many_starts_reading_ahead() {
-        let (_dir, store, keys) = store_with(PREFETCH_MIN_KEYS);
+        let (_dir, store, keys) = crate::store::store_with_records(PREFETCH_MIN_KEYS);
         let asked = std::cell::Cell::new(0);
         let counted = || {
             asked.set(asked.get() + 1);

@@ -7,7 +7,6 @@ use super::catalog::ContainerDef;
 use super::epk::Epk;
 use super::index::{DocEntries, IndexLayout};
 use super::item;
-use super::key_order::KeyOrder;
 use super::keys;
 use super::partition_key::PartitionKeyValue;
 use super::ranges::PkRange;
@@ -393,7 +392,7 @@ pub struct OrderedLookup<'t, 'e> {
     txn: &'t RoTxn<'e>,
     /// Length of the logical-partition prefix of an item key (`cid ‖ EPK`).
     prefix_len: usize,
-    cursor: Option<heed::RoRange<'t, heed::types::Bytes, heed::types::Bytes, KeyOrder>>,
+    cursor: Option<super::DbRange<'t>>,
     /// The cursor's current entry.
     at: Option<(&'t [u8], &'t [u8])>,
     /// The logical-partition prefix of the key asked for last (a buffer kept between keys).

@@ -283,23 +283,6 @@ mod tests {
     use super::*;
     use crate::store::keys;
 
-    /// A store with `n` raw records under made-up item keys, and those keys.
-    fn store_with(n: usize) -> (tempfile::TempDir, Store, Vec<Vec<u8>>) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let keys: Vec<Vec<u8>> = (0..n)
-            .map(|i| keys::epk_bound_bytes(9, format!("item{i:05}").as_bytes()))
-            .collect();
-        let mut wtxn = store.env.write_txn().unwrap();
-        for (i, key) in keys.iter().enumerate() {
-            // Some records span overflow pages.
-            let record = vec![b'a' + (i % 26) as u8; if i % 10 == 0 { 9000 } else { 120 }];
-            store.items.put(&mut wtxn, key, &record).unwrap();
-        }
-        wtxn.commit().unwrap();
-        (dir, store, keys)
-    }
-
     /// A split read of `keys` in `txn`, waiting for a helper other tests may be using; `None`
     /// only on a machine without helpers (one core).
     fn split<'t>(store: &Store, txn: &'t RoTxn, keys: &[Vec<u8>]) -> Option<SplitRead<'t>> {
@@ -333,9 +316,9 @@ mod tests {
 
     #[test]
     fn the_helper_finds_what_the_query_would_at_the_same_addresses() {
-        let (_dir, store, mut keys) = store_with(400);
+        let (_dir, store, mut keys) = crate::store::store_with_records(400);
         // A key without an item among them.
-        keys.insert(200, keys::epk_bound_bytes(9, b"item00199~"));
+        keys.insert(200, keys::epk_bound_bytes(7, b"item00199~"));
         let txn = store.read_txn().unwrap();
         let Some(read) = split(&store, &txn, &keys) else {
             assert!(no_helpers_here());
@@ -355,7 +338,7 @@ mod tests {
 
     #[test]
     fn the_helper_stops_where_the_query_is_and_the_query_reads_the_rest() {
-        let (_dir, store, keys) = store_with(300);
+        let (_dir, store, keys) = crate::store::store_with_records(300);
         let txn = store.read_txn().unwrap();
         let Some(read) = split(&store, &txn, &keys) else {
             assert!(no_helpers_here());
@@ -375,7 +358,7 @@ mod tests {
 
     #[test]
     fn a_helper_reads_nothing_in_another_snapshot() {
-        let (_dir, store, keys) = store_with(100);
+        let (_dir, store, keys) = crate::store::store_with_records(100);
         let txn = store.read_txn().unwrap();
         // A write commits after the query's transaction began.
         let mut wtxn = store.env.write_txn().unwrap();
@@ -399,7 +382,7 @@ mod tests {
 
     #[test]
     fn too_few_keys_are_read_by_the_query_alone() {
-        let (_dir, store, keys) = store_with(SPLIT_MIN_KEYS - 1);
+        let (_dir, store, keys) = crate::store::store_with_records(SPLIT_MIN_KEYS - 1);
         let txn = store.read_txn().unwrap();
         assert!(
             store

@@ -89,7 +89,7 @@ fn container(
         retired_index_generations: Vec::new(),
         vector_embedding_policy: None,
         full_text_policy: None,
-        range_names: Default::default(),
+        range_name_cache: Default::default(),
     })
 }
 

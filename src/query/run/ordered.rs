@@ -14,6 +14,7 @@ use crate::query::eval::env::Env;
 use crate::query::run::access::{self, Resolver};
 use crate::query::syntax::ast::{FromKind, Query};
 use crate::store::catalog::ContainerDef;
+use crate::store::epk::{Epk, lead};
 use crate::store::index::IndexReader;
 use crate::store::indexing::{CompiledPolicy, PathSegment};
 use crate::store::item::Record;
@@ -564,7 +565,7 @@ pub(super) fn walked_by_range(
 }
 
 /// A range bound with its [`lead`].
-fn bound(epk: &crate::store::epk::Epk) -> (u64, &[u8]) {
+fn bound(epk: &Epk) -> (u64, &[u8]) {
     (lead(epk.as_bytes()), epk.as_bytes())
 }
 
@@ -572,15 +573,6 @@ fn bound(epk: &crate::store::epk::Epk) -> (u64, &[u8]) {
 /// the leads are equal.
 fn below((la, a): (u64, &[u8]), (lb, b): (u64, &[u8])) -> bool {
     la < lb || (la == lb && a < b)
-}
-
-/// The first eight bytes of `bytes` as a big-endian number, zero-padded: numbers in the
-/// order of the bytes, equal for keys that share those bytes.
-fn lead(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = bytes.len().min(8);
-    b[..n].copy_from_slice(&bytes[..n]);
-    u64::from_be_bytes(b)
 }
 
 #[cfg(test)]
@@ -606,7 +598,7 @@ mod tests {
             for b in &epks {
                 let below_by_lead = below((lead(a), a), (lead(b), b));
                 assert_eq!(below_by_lead, a < b, "{a:?} < {b:?}");
-                let epk = crate::store::epk::Epk(b.clone());
+                let epk = Epk(b.clone());
                 assert_eq!(
                     below((lead(a), a), bound(&epk)),
                     a < b,
