@@ -590,7 +590,7 @@ mod tests {
             let mut ops = 0;
             while ops < 2 * SORT_BESIDE {
                 let group = (next() % 97) as u8;
-                let n = if group % 7 == 0 { 40 } else { 1 };
+                let n = if group.is_multiple_of(7) { 40 } else { 1 };
                 let keys: Vec<Vec<u8>> = (0..n)
                     .map(|_| key(group, &(next() % 5_000).to_be_bytes()))
                     .collect();
