@@ -21,7 +21,6 @@ use std::sync::mpsc;
 
 use super::{Engine, IMPORT_BATCH_BYTES, ImportSummary, charge_round, import, import_order};
 use crate::error::{Error, Result, StatusCode};
-use crate::store::item;
 use crate::store::prepare::{Incoming, Preparer};
 use crate::store::write::{WriteBatch, WriteKind};
 
@@ -304,11 +303,11 @@ impl Work<'_> {
             .collect()
     }
 
-    /// The document of the `i`-th pending record, parsed and encoded for its write.
+    /// The document of the `i`-th pending record, read and encoded for its write.
     fn prepare(&self, i: usize) -> Result<Incoming> {
         let rec = &self.pending[i];
-        let doc = item::parse_body(self.input.records[rec.index].json)?;
-        self.preparer.prepare(doc, i, rec.number)
+        self.preparer
+            .prepare_text(self.input.records[rec.index].json, i, rec.number)
     }
 }
 

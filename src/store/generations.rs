@@ -6,11 +6,9 @@
 //! nothing, a bulk load's, has passed none). For those a write computes no entries, only
 //! their number, which it is charged for.
 
-use serde_json::Value;
-
 use super::catalog::ContainerDef;
 use super::epk::Epk;
-use super::index::{DocEntries, IndexLayout};
+use super::index::{DocEntries, IndexLayout, Indexed};
 use crate::error::{Error, Result};
 
 #[derive(Clone)]
@@ -74,7 +72,7 @@ impl Generations {
 
     /// The index entries of one version of the item stored at `key` (EPK `epk`, id `id`)
     /// in every generation; in one that does not maintain the item, only their number.
-    pub fn entries(&self, doc: &Value, key: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
+    pub fn entries(&self, doc: &impl Indexed, key: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
         self.layouts
             .iter()
             .enumerate()

@@ -40,7 +40,9 @@ use serde_json::Value;
 
 use super::catalog::ContainerDef;
 use super::epk::Epk;
-use super::indexing::{CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment};
+use super::indexing::{
+    CompiledPolicy, CompositeOrder, DocStep, IndexingPolicy, PolicySegment, Tree,
+};
 use super::keys::ContainerRid;
 use super::packed_keys::KeySet;
 use super::{RoTxn, Store, murmur3};
@@ -105,6 +107,17 @@ impl<'a> Term<'a> {
             Term::Array => tag::ARRAY,
             Term::Object => tag::OBJECT,
         }
+    }
+}
+
+/// A document node the index encodes: the [`Term`] it is.
+pub trait Indexed: Tree {
+    fn term(&self) -> Term<'_>;
+}
+
+impl Indexed for Value {
+    fn term(&self) -> Term<'_> {
+        Term::of(self)
     }
 }
 
@@ -359,7 +372,7 @@ impl IndexLayout {
     }
 
     /// Only the number of entries `doc` has ([`DocEntries::terms`]), the keys left out.
-    pub fn counted(&self, doc: &Value) -> DocEntries {
+    pub fn counted(&self, doc: &impl Tree) -> DocEntries {
         let terms = if self.enabled() {
             self.policy.count_indexed_terms(doc) + self.composites.len()
         } else {
@@ -372,7 +385,7 @@ impl IndexLayout {
     }
 
     /// The entries of `doc` stored at `epk ‖ id`.
-    pub fn entries(&self, doc: &Value, epk: &[u8], id: &str) -> DocEntries {
+    pub fn entries(&self, doc: &impl Indexed, epk: &[u8], id: &str) -> DocEntries {
         let mut out = DocEntries::default();
         if !self.enabled() {
             return out;
@@ -396,11 +409,11 @@ impl IndexLayout {
                 out.defined.push(path);
             }
             if indexed {
-                if !matches!(v, Value::Array(_) | Value::Object(_)) {
+                if !v.is_container() {
                     out.terms += 1;
                 }
                 value.clear();
-                encode(Term::of(v), &mut value);
+                encode(v.term(), &mut value);
                 push(path, &value, &mut out);
             }
         });
@@ -408,7 +421,7 @@ impl IndexLayout {
             value.clear();
             for (path, desc) in &composite.paths {
                 let start = value.len();
-                let term = lookup(doc, path).map_or(Term::Undefined, Term::of);
+                let term = lookup(doc, path).map_or(Term::Undefined, Indexed::term);
                 encode(term, &mut value);
                 if *desc {
                     value[start..].iter_mut().for_each(|b| *b = !*b);
@@ -422,9 +435,8 @@ impl IndexLayout {
     }
 }
 
-fn lookup<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter()
-        .try_fold(doc, |v, name| v.as_object()?.get(name))
+fn lookup<'a, T: Tree>(doc: &'a T, path: &[String]) -> Option<&'a T> {
+    path.iter().try_fold(doc, |v, name| v.member(name))
 }
 
 pub fn generation_prefix(cid: ContainerRid, generation: u32) -> [u8; 8] {

@@ -517,19 +517,31 @@ pub fn stamp_system_properties(
             doc.shift_remove(p);
         }
     }
+    for (name, value) in system_properties(container, doc_number, etag, ts) {
+        doc.insert(name.into(), value);
+    }
+}
+
+/// The system properties of item `doc_number` at `etag` and `ts`, named as
+/// [`SYSTEM_PROPERTIES`] names them and in that order.
+pub fn system_properties(
+    container: &ContainerDef,
+    doc_number: u64,
+    etag: &str,
+    ts: i64,
+) -> [(&'static str, Value); 5] {
     let rids = rids(container, doc_number);
-    doc.insert("_rid".into(), rids.document.clone().into());
-    doc.insert(
-        "_self".into(),
-        format!(
-            "dbs/{}/colls/{}/docs/{}/",
-            rids.database, rids.container, rids.document
-        )
-        .into(),
+    let self_link = format!(
+        "dbs/{}/colls/{}/docs/{}/",
+        rids.database, rids.container, rids.document
     );
-    doc.insert("_etag".into(), etag.into());
-    doc.insert("_attachments".into(), "attachments/".into());
-    doc.insert("_ts".into(), ts.into());
+    [
+        ("_rid", rids.document.into()),
+        ("_self", self_link.into()),
+        ("_etag", etag.into()),
+        ("_attachments", "attachments/".into()),
+        ("_ts", ts.into()),
+    ]
 }
 
 /// Reads `_etag` out of stored JSON without parsing the whole item: the store appends the

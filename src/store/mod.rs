@@ -34,6 +34,7 @@ pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod codec;
 pub(crate) mod compact;
+pub(crate) mod doc_tree;
 pub(crate) mod durability;
 pub(crate) mod epk;
 pub(crate) mod external_sort;

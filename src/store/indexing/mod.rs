@@ -54,4 +54,4 @@ pub use policy::{
     CompositeOrder, CompositePath, FullTextIndex, IndexingMode, IndexingPolicy, PathSpec,
     QUANTIZED_MAX_DIMENSIONS, VectorIndex, VectorIndexType,
 };
-pub use walk::DocStep;
+pub use walk::{DocStep, Tree};

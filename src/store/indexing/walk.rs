@@ -3,6 +3,9 @@
 //! documents cannot overflow the stack) and without allocating a string per step. The
 //! index maintenance (`store::index`) and the write-cost model (counting indexed terms,
 //! "writes grow with the number of indexed terms") are built on it.
+//!
+//! A document is any [`Tree`]: a `serde_json::Value`, or an import's document read in
+//! place (`store::doc_tree`), which is walked without first being built as a `Value`.
 
 use serde_json::Value;
 
@@ -31,13 +34,62 @@ impl Step for DocStep<'_> {
     }
 }
 
+/// A JSON document as the walk reads it: the members of an object in their order, the
+/// elements of an array.
+pub trait Tree: Sized {
+    type Members<'a>: Iterator<Item = (&'a str, &'a Self)>
+    where
+        Self: 'a;
+
+    /// The members of an object; `None` for anything else.
+    fn members(&self) -> Option<Self::Members<'_>>;
+
+    /// The elements of an array; `None` for anything else.
+    fn elements(&self) -> Option<&[Self]>;
+
+    /// Whether this is an array or an object.
+    fn is_container(&self) -> bool;
+
+    /// The member `name` of an object.
+    fn member(&self, name: &str) -> Option<&Self> {
+        self.members()?.find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+}
+
+type ValueMembers<'a> =
+    std::iter::Map<serde_json::map::Iter<'a>, fn((&'a String, &'a Value)) -> (&'a str, &'a Value)>;
+
+impl Tree for Value {
+    type Members<'a> = ValueMembers<'a>;
+
+    fn members(&self) -> Option<ValueMembers<'_>> {
+        fn member<'a>((k, v): (&'a String, &'a Value)) -> (&'a str, &'a Value) {
+            (k.as_str(), v)
+        }
+        self.as_object()
+            .map(|map| map.iter().map(member as fn(_) -> _))
+    }
+
+    fn elements(&self) -> Option<&[Value]> {
+        self.as_array().map(Vec::as_slice)
+    }
+
+    fn is_container(&self) -> bool {
+        matches!(self, Value::Array(_) | Value::Object(_))
+    }
+
+    fn member(&self, name: &str) -> Option<&Value> {
+        self.as_object()?.get(name)
+    }
+}
+
 impl CompiledPolicy {
     /// Walks every node below the root of `doc` (objects and arrays as well as scalars),
     /// calling `f(path, value, indexed)`. A node is indexed when the policy indexes a scalar
     /// at its location, so `f` sees exactly the scalar terms
     /// [`CompiledPolicy::count_indexed_terms`] counts, plus the containers at indexed
     /// locations. Explicit stacks: deep documents cannot overflow the call stack.
-    pub fn walk<'a>(&self, doc: &'a Value, mut f: impl FnMut(&[DocStep<'a>], &'a Value, bool)) {
+    pub fn walk<'a, T: Tree>(&self, doc: &'a T, mut f: impl FnMut(&[DocStep<'a>], &'a T, bool)) {
         let mut path: Vec<DocStep<'a>> = Vec::with_capacity(16);
         let root = self.subtree_decision(&path, None);
         let Some(children) = Children::of(doc) else {
@@ -69,10 +121,10 @@ impl CompiledPolicy {
 
     /// Counts the scalar leaves of `doc` (strings, numbers, booleans, nulls; each array
     /// element separately) that are indexed. Empty objects and arrays add nothing.
-    pub fn count_indexed_terms(&self, doc: &Value) -> usize {
+    pub fn count_indexed_terms(&self, doc: &impl Tree) -> usize {
         let mut count = 0;
         self.walk(doc, |_, v, indexed| {
-            if indexed && !matches!(v, Value::Array(_) | Value::Object(_)) {
+            if indexed && !v.is_container() {
                 count += 1;
             }
         });
@@ -81,37 +133,38 @@ impl CompiledPolicy {
 }
 
 /// The children of an object or array, each with the step that reaches it.
-enum Children<'a> {
-    Object(serde_json::map::Iter<'a>),
-    Array(std::iter::Enumerate<std::slice::Iter<'a, Value>>),
+enum Children<'a, T: Tree + 'a> {
+    Object(T::Members<'a>),
+    Array(std::iter::Enumerate<std::slice::Iter<'a, T>>),
 }
 
-impl<'a> Children<'a> {
-    fn of(value: &'a Value) -> Option<Children<'a>> {
-        match value {
-            Value::Object(map) => Some(Children::Object(map.iter())),
-            Value::Array(items) => Some(Children::Array(items.iter().enumerate())),
-            _ => None,
+impl<'a, T: Tree> Children<'a, T> {
+    fn of(value: &'a T) -> Option<Children<'a, T>> {
+        if let Some(members) = value.members() {
+            return Some(Children::Object(members));
         }
+        value
+            .elements()
+            .map(|items| Children::Array(items.iter().enumerate()))
     }
 
-    fn next(&mut self) -> Option<(DocStep<'a>, &'a Value)> {
+    fn next(&mut self) -> Option<(DocStep<'a>, &'a T)> {
         match self {
-            Children::Object(it) => it.next().map(|(k, v)| (DocStep::Property(k.as_str()), v)),
+            Children::Object(it) => it.next().map(|(k, v)| (DocStep::Property(k), v)),
             Children::Array(it) => it.next().map(|(i, v)| (DocStep::Index(i), v)),
         }
     }
 }
 
-struct Frame<'a> {
-    children: Children<'a>,
+struct Frame<'a, T: Tree + 'a> {
+    children: Children<'a, T>,
     decision: Option<usize>,
 }
 
 impl IndexingPolicy {
     /// Number of scalar values of `doc` the policy indexes. Compiles the policy on every
     /// call; keep a `CompiledPolicy` when charging many writes.
-    pub fn count_indexed_terms(&self, doc: &Value) -> usize {
+    pub fn count_indexed_terms(&self, doc: &impl Tree) -> usize {
         self.compile().count_indexed_terms(doc)
     }
 }
