@@ -9,6 +9,10 @@
 //!
 //! and [`reserve`], room in such a buffer reused empty without copying what it held.
 
+use heed::Comparator;
+
+use super::key_order::KeyOrder;
+
 #[derive(Default)]
 pub(crate) struct PackedKeys {
     bytes: Vec<u8>,
@@ -96,11 +100,13 @@ impl KeySet {
         self.spans.push((start as u32, self.bytes.len() as u32));
     }
 
-    /// Puts the keys in ascending order and drops repeated ones.
+    /// Puts the keys in ascending order and drops repeated ones. Compared as the store
+    /// compares keys, eight bytes at a time ([`KeyOrder`]): a document's index keys share
+    /// their first eight bytes and nearly always differ in the next eight (the path).
     pub fn sort(&mut self) {
         let bytes = &self.bytes;
         self.spans
-            .sort_unstable_by(|a, b| spanned(bytes, *a).cmp(spanned(bytes, *b)));
+            .sort_unstable_by(|a, b| KeyOrder::compare(spanned(bytes, *a), spanned(bytes, *b)));
         self.spans
             .dedup_by(|a, b| spanned(bytes, *a) == spanned(bytes, *b));
     }
