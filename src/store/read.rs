@@ -4,6 +4,7 @@
 //! of one physical partition reads only that range's slice of the `logical` database.
 
 use super::catalog::ContainerDef;
+use super::doc_tree::{self, Node};
 use super::epk::Epk;
 use super::index::{DocEntries, IndexLayout};
 use super::item;
@@ -55,8 +56,12 @@ pub(crate) struct StoredItem<'t> {
 }
 
 impl StoredItem<'_> {
-    /// The item's index entries under `layout`.
+    /// The item's index entries under `layout`. A stored item is an object naming each
+    /// member once, so it is read in place ([`doc_tree`]) rather than built as a `Value`.
     pub fn entries(&self, layout: &IndexLayout) -> Result<DocEntries> {
+        if let Some(members) = doc_tree::parse_object(self.json) {
+            return Ok(layout.entries(&Node::Object(members), self.epk, self.id));
+        }
         let doc: serde_json::Value = serde_json::from_slice(self.json)
             .map_err(|e| Error::corrupt(format!("item {}: {e}", self.id)))?;
         Ok(layout.entries(&doc, self.epk, self.id))

@@ -14,6 +14,7 @@ use heed::RwTxn;
 use serde_json::{Map, Value};
 
 use super::catalog::ContainerDef;
+use super::doc_tree::{self, Node};
 use super::epk::Epk;
 use super::feed::{FeedEvent, FeedOp};
 use super::generations::Generations;
@@ -235,10 +236,16 @@ impl<'s> WriteBatch<'s> {
         Ok(())
     }
 
-    /// Entries of a stored image (empty when no generation is maintained).
+    /// Entries of a stored image (empty when no generation is maintained). A stored image
+    /// names each member once, so it is read in place ([`doc_tree`]), not built as a `Value`.
     fn stored_entries(&self, json: &[u8], key: &[u8], epk: &Epk, id: &str) -> Vec<DocEntries> {
         if !self.generations.any_enabled() {
             return Vec::new();
+        }
+        if let Some(members) = doc_tree::parse_object(json) {
+            return self
+                .generations
+                .entries(&Node::Object(members), key, epk, id);
         }
         let doc: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
         self.generations.entries(&doc, key, epk, id)
