@@ -105,7 +105,8 @@ const SORT_BESIDE: usize = 16_384;
 /// an array of three elements 60,000), and a large group sorts slower than a small one
 /// writes: one group ahead, the writer waited for the sort at each large group after a small
 /// one (about 40 ms of an import's 70 ms of waiting, in a measurement). Each buffer holds
-/// one group's keys, so this bounds what the hand-over adds to the delta's memory.
+/// one group's keys, so this bounds what the hand-over adds to the delta's memory; the
+/// writing thread holds at most as many groups it sorted ahead of their turn.
 const SORTED_AHEAD: usize = 4;
 
 /// Bytes kept back to back in chunks that never move. A growing `Vec` would copy everything
