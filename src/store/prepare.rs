@@ -133,6 +133,32 @@ pub(super) fn encode(
     })
 }
 
+/// [`encode`] for a document read in place ([`doc_tree`]): the same stamp and bytes, its
+/// entries computed on the members as they are, and no `Value` kept (see [`Encoded::doc`]).
+pub(super) fn encode_in_place(
+    def: &ContainerDef,
+    generations: &Generations,
+    target: &Target,
+    mut members: doc_tree::Members,
+    stamp: Stamp,
+) -> Result<Encoded> {
+    let etag = item::etag(stamp.seq, stamp.now);
+    doc_tree::stamp(
+        &mut members,
+        item::system_properties(def, stamp.doc_number, &etag, stamp.now),
+    );
+    let doc = Node::Object(members);
+    let json = serde_json::to_vec(&doc)
+        .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
+    let entries = generations.entries(&doc, &target.key, &target.epk, &target.id);
+    Ok(Encoded {
+        etag,
+        doc: None,
+        json,
+        entries,
+    })
+}
+
 /// The key under which the document `json` would be stored in `def` (container, EPK, id):
 /// the order in which writes touch the fewest pages. Only `id` and the members the
 /// partition key's paths start in are parsed, the rest is skipped, so an import can order
@@ -241,7 +267,7 @@ impl Preparer {
         if json.len() > item::MAX_ITEM_BYTES || !self.def.unique_key_policy.unique_keys.is_empty() {
             return by_value();
         }
-        let Some(mut members) = doc_tree::parse_object(json) else {
+        let Some(members) = doc_tree::parse_object(json) else {
             return by_value();
         };
         let read = doc_tree::object_of(&members, |name| {
@@ -257,23 +283,7 @@ impl Preparer {
             seq: self.seq + position as u64 + 1,
             now: self.now,
         };
-        let etag = item::etag(stamp.seq, stamp.now);
-        doc_tree::stamp(
-            &mut members,
-            item::system_properties(&self.def, stamp.doc_number, &etag, stamp.now),
-        );
-        let doc = Node::Object(members);
-        let json = serde_json::to_vec(&doc)
-            .map_err(|e| Error::internal(format!("cannot encode item: {e}")))?;
-        let entries = self
-            .generations
-            .entries(&doc, &target.key, &target.epk, &target.id);
-        let version = Encoded {
-            etag,
-            doc: None,
-            json,
-            entries,
-        };
+        let version = encode_in_place(&self.def, &self.generations, &target, members, stamp)?;
         Ok(Incoming(Source::Encoded(target, Ahead { stamp, version })))
     }
 }

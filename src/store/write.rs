@@ -379,10 +379,25 @@ impl<'s> WriteBatch<'s> {
         let version = match doc {
             Content::Ahead(ahead) if ahead.stamp == stamp => ahead.version,
             // Stamping replaces the system properties, so the stamped document encodes
-            // as the one it was made from.
+            // as the one it was made from. Its JSON, compact and naming each member once,
+            // is read back in place when no `Value` of it was kept (an item that existed
+            // keeps its number: every record of a re-import comes this way).
             Content::Ahead(ahead) => {
-                let doc = ahead.version.into_object()?;
-                prepare::encode(def, &self.generations, target, doc, stamp)?
+                let in_place = ahead
+                    .version
+                    .doc
+                    .is_none()
+                    .then(|| doc_tree::parse_object(&ahead.version.json))
+                    .flatten();
+                match in_place {
+                    Some(members) => {
+                        prepare::encode_in_place(def, &self.generations, target, members, stamp)?
+                    }
+                    None => {
+                        let doc = ahead.version.into_object()?;
+                        prepare::encode(def, &self.generations, target, doc, stamp)?
+                    }
+                }
             }
             Content::Doc(doc) => prepare::encode(def, &self.generations, target, doc, stamp)?,
         };
