@@ -7,9 +7,10 @@
 //! serde_json's own deserializer reads it and its own serializer writes it, so a document
 //! reads and writes exactly as a `Value` would: the same numbers (whole numbers that parsed
 //! as doubles are written as integers, as [`item::canonical_numbers`] does), the same
-//! escapes, the same refusals. The one thing a `Value` does differently is an object that
-//! names a member twice (it keeps the last value, at the first one's place): such a
-//! document is not read here, and the caller builds its `Value` instead.
+//! escapes, the same refusals. What a `Value` reads differently is not read here, and the
+//! caller builds its `Value` instead: an object that names a member twice (a `Value` keeps
+//! the last value, at the first one's place), and one whose first member is serde_json's
+//! raw-value token.
 
 use std::borrow::Cow;
 
@@ -167,6 +168,10 @@ impl<'de> Visitor<'de> for NodeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
         let mut members = Members::with_capacity(map.size_hint().unwrap_or(0));
         while let Some(Name(name)) = map.next_key()? {
+            if members.is_empty() && name == RAW_VALUE_TOKEN {
+                // A `Value` reads such an object as the JSON text its one member holds.
+                return Err(serde::de::Error::custom("serde_json's raw value token"));
+            }
             members.push((name, map.next_value()?));
         }
         if names_a_member_twice(&members) {
@@ -175,6 +180,11 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Object(members))
     }
 }
+
+/// The member name serde_json's `raw_value` feature (on in this crate) gives a meaning of
+/// its own when it comes first in an object: a `Value` is then read from the text that
+/// member's string holds.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A member name, borrowed from the text unless it holds an escape.
 struct Name<'a>(Cow<'a, str>);
@@ -342,12 +352,24 @@ mod tests {
             r#"{"o":{"k":1,"k":[2]}}"#.to_string(),
             r#"{"l":[{"k":1},{"j":1,"k":2,"j":3}]}"#.to_string(),
             format!("{{{many},\"m299\":0}}"),
+            r#"{"$serde_json::private::RawValue":"{\"a\":1}"}"#.to_string(),
+            r#"{"o":{"$serde_json::private::RawValue":"[1]"}}"#.to_string(),
         ] {
             assert_eq!(parse_object(text.as_bytes()), None, "{text}");
         }
         assert_eq!(
             parse_object(format!("{{{many}}}").as_bytes()).map(|m| m.len()),
             Some(300)
+        );
+    }
+
+    #[test]
+    fn a_value_reads_the_raw_value_token_as_the_text_it_holds() {
+        // Why such an object is left to the `Value` path: it is not read as it is written.
+        let doc = item::parse_body(br#"{"$serde_json::private::RawValue":"{\"a\":1}"}"#);
+        assert_eq!(
+            Value::Object(doc.expect("an object")),
+            serde_json::json!({"a": 1})
         );
     }
 

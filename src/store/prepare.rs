@@ -433,6 +433,8 @@ mod tests {
             r#"{"id":"e\u0031\u0030","pk":3}"#.to_string(),
             format!("{{\"id\":\"e11\",\"pk\":4,{many}}}"),
             format!("{{\"id\":\"e12\",\"pk\":4,{many},\"m150\":0}}"),
+            r#"{"id":"e13","pk":5,"o":{"$serde_json::private::RawValue":"[1,{\"x\":2}]"}}"#
+                .to_string(),
         ];
         let (da, db) = (
             tempfile::tempdir().expect("dir"),
