@@ -258,10 +258,11 @@ impl Preparer {
     }
 
     /// [`Preparer::prepare`] for a document given as its text, read in place
-    /// ([`doc_tree`]) rather than built as a `Value`. A text that cannot be read so (not
-    /// an object, too large, an object naming a member twice), a document whose write will
-    /// refuse it, and a container with unique keys (whose writes read the document) take
-    /// the `Value` path, which says what is wrong or encodes the same bytes.
+    /// ([`doc_tree`]) rather than built as a `Value`. A text that is not read so (not an
+    /// object, too large, or one a `Value` reads differently, see [`doc_tree`]), a
+    /// document whose write will refuse it, and a container with unique keys (whose writes
+    /// read the document) take the `Value` path, which says what is wrong or encodes the
+    /// same bytes.
     pub fn prepare_text(&self, json: &[u8], position: usize, number: u64) -> Result<Incoming> {
         let by_value = || self.prepare(item::parse_body(json)?, position, number);
         if json.len() > item::MAX_ITEM_BYTES || !self.def.unique_key_policy.unique_keys.is_empty() {
@@ -350,7 +351,7 @@ mod tests {
 
     /// How the second store's documents are prepared ahead.
     #[derive(Clone, Copy, Debug)]
-    enum Ahead {
+    enum Prepared {
         /// Parsed as a `Value`, then prepared ([`Preparer::prepare`]).
         Parsed,
         /// From their text ([`Preparer::prepare_text`]).
@@ -359,15 +360,15 @@ mod tests {
 
     /// One batch of upserts into both stores: plain documents into `plain`, documents
     /// prepared ahead into `ahead`; each write's outcome must be the same.
-    fn batch(plain: &Store, ahead: &Store, writes: &[(String, u64)], how: Ahead) {
+    fn batch(plain: &Store, ahead: &Store, writes: &[(String, u64)], how: Prepared) {
         let mut a = WriteBatch::begin(plain, "db", "c").expect("batch");
         let mut b = WriteBatch::begin(ahead, "db", "c").expect("batch");
         let preparer = b.preparer();
         for (i, (text, number)) in writes.iter().enumerate() {
             let doc = item::parse_body(text.as_bytes()).expect("a document");
             let prepared = match how {
-                Ahead::Parsed => preparer.prepare(doc.clone(), i, *number),
-                Ahead::Text => preparer.prepare_text(text.as_bytes(), i, *number),
+                Prepared::Parsed => preparer.prepare(doc.clone(), i, *number),
+                Prepared::Text => preparer.prepare_text(text.as_bytes(), i, *number),
             }
             .expect("prepare");
             let x = a.write_numbered(WriteKind::Upsert, doc.into(), *number);
@@ -394,7 +395,7 @@ mod tests {
     /// ends up holding the same bytes as without preparing.
     #[test]
     fn documents_prepared_ahead_are_stored_as_the_documents_themselves() {
-        for how in [Ahead::Parsed, Ahead::Text] {
+        for how in [Prepared::Parsed, Prepared::Text] {
             let (da, db) = (
                 tempfile::tempdir().expect("dir"),
                 tempfile::tempdir().expect("dir"),
@@ -442,7 +443,7 @@ mod tests {
         );
         let (plain, ahead) = (store(da.path()), store(db.path()));
         let writes: Vec<_> = texts.iter().cloned().zip(1..).collect();
-        batch(&plain, &ahead, &writes, Ahead::Text);
+        batch(&plain, &ahead, &writes, Prepared::Text);
         assert_eq!(contents(&plain), contents(&ahead));
         assert_eq!(contents(&plain)[0].len(), texts.len() - 2, "two refused");
     }
