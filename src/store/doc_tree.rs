@@ -98,9 +98,15 @@ impl Node<'_> {
 }
 
 /// Whether two members of `members` share a name. Most objects have a dozen members or
-/// fewer, so a name is compared with the earlier ones only when a 128-bit summary of the
-/// earlier names says it may be among them.
+/// fewer: a name is compared with the earlier ones only when a 128-bit summary of the
+/// earlier names says it may be among them. Past [`FEW_MEMBERS`] the summary fills up and
+/// that would compare nearly every pair, so the names are sorted instead.
 fn names_a_member_twice(members: &Members) -> bool {
+    if members.len() > FEW_MEMBERS {
+        let mut names: Vec<&str> = members.iter().map(|(name, _)| name.as_ref()).collect();
+        names.sort_unstable();
+        return names.windows(2).any(|pair| pair[0] == pair[1]);
+    }
     let mut seen = 0u128;
     for (i, (name, _)) in members.iter().enumerate() {
         let bytes = name.as_bytes();
@@ -118,6 +124,9 @@ fn names_a_member_twice(members: &Members) -> bool {
     }
     false
 }
+
+/// Members up to which [`names_a_member_twice`] keeps a summary rather than sorting.
+const FEW_MEMBERS: usize = 24;
 
 impl<'de> Deserialize<'de> for Node<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -338,6 +347,12 @@ mod tests {
         );
     }
 
+    /// `n` members named `m0`, `m1`, … as object text without its braces.
+    fn few(n: usize) -> String {
+        let members: Vec<String> = (0..n).map(|i| format!("\"m{i}\":{i}")).collect();
+        members.join(",")
+    }
+
     #[test]
     fn what_is_not_an_object_named_once_is_left_to_the_value_path() {
         let many: Vec<String> = (0..300).map(|i| format!("\"m{i}\":{i}")).collect();
@@ -352,15 +367,20 @@ mod tests {
             r#"{"o":{"k":1,"k":[2]}}"#.to_string(),
             r#"{"l":[{"k":1},{"j":1,"k":2,"j":3}]}"#.to_string(),
             format!("{{{many},\"m299\":0}}"),
+            format!("{{{},\"m0\":0}}", few(24)),
+            format!("{{{},\"m3\":0}}", few(23)),
             r#"{"$serde_json::private::RawValue":"{\"a\":1}"}"#.to_string(),
             r#"{"o":{"$serde_json::private::RawValue":"[1]"}}"#.to_string(),
         ] {
             assert_eq!(parse_object(text.as_bytes()), None, "{text}");
         }
-        assert_eq!(
-            parse_object(format!("{{{many}}}").as_bytes()).map(|m| m.len()),
-            Some(300)
-        );
+        for n in [300, 24, 25, 23] {
+            let members = if n == 300 { many.clone() } else { few(n) };
+            assert_eq!(
+                parse_object(format!("{{{members}}}").as_bytes()).map(|m| m.len()),
+                Some(n)
+            );
+        }
     }
 
     #[test]
