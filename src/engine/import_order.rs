@@ -167,12 +167,9 @@ pub(super) fn item_keys(def: &ContainerDef, records: &[Record]) -> Vec<Option<Ve
 /// there are many. The first record refused, in their order, is refused at its line.
 pub(super) fn check_records(def: &ContainerDef, records: &[Record]) -> Result<Vec<Vec<u8>>> {
     let now = crate::store::now_secs();
-    let wanted: Vec<&str> = ["id", "ttl"]
-        .into_iter()
-        .chain(def.partition_key.first_members())
-        .collect();
+    let reads = prepare::TargetMembers::of(def);
     let check = |json: &[u8]| -> Result<Vec<u8>> {
-        let doc = item::check_body(json, |name| wanted.contains(&name))?;
+        let doc = item::check_body(json, |name| reads.target_reads(name))?;
         let key = prepare::key_of(def, &doc)?;
         item::expiry(def, &doc, now)?;
         Ok(key)

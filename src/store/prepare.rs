@@ -37,6 +37,36 @@ pub(super) struct Target {
     pub key: Vec<u8>,
 }
 
+/// The top-level members of a document that its item key ([`key_of`]) and its write's
+/// [`Target`] are read from: what a check, or a read in place, builds of a document before
+/// the rest. Made once per container, as it is asked of every member of every document.
+pub struct TargetMembers {
+    /// The first member of each partition key path.
+    partition_key: Vec<String>,
+}
+
+impl TargetMembers {
+    pub fn of(def: &ContainerDef) -> TargetMembers {
+        TargetMembers {
+            partition_key: def
+                .partition_key
+                .first_members()
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// Whether [`key_of`] reads `name`: `id` and the partition key's members.
+    pub fn key_reads(&self, name: &str) -> bool {
+        name == "id" || self.partition_key.iter().any(|m| m == name)
+    }
+
+    /// Whether [`Target::of`] reads `name`: the key's members and `ttl`.
+    pub fn target_reads(&self, name: &str) -> bool {
+        name == "ttl" || self.key_reads(name)
+    }
+}
+
 impl Target {
     /// Reads the id, partition key and expiry of `doc` (a bad one is refused, charged as
     /// rejected) and locates the item.
@@ -166,10 +196,8 @@ pub(super) fn encode_in_place(
 /// finds on the whole document. `None` for text that is not such a document, which its
 /// write refuses.
 pub fn item_key(def: &ContainerDef, json: &[u8]) -> Option<Vec<u8>> {
-    let wanted: Vec<&str> = std::iter::once("id")
-        .chain(def.partition_key.first_members())
-        .collect();
-    let doc = item::parse_members(json, |name| wanted.contains(&name)).ok()?;
+    let members = TargetMembers::of(def);
+    let doc = item::parse_members(json, |name| members.key_reads(name)).ok()?;
     key_of(def, &doc).ok()
 }
 
@@ -216,6 +244,8 @@ pub struct Preparer {
     now: i64,
     /// The container's sequence number before the batch's first write.
     seq: u64,
+    /// What a document read in place is read for its target.
+    reads: TargetMembers,
 }
 
 impl Preparer {
@@ -226,6 +256,7 @@ impl Preparer {
         seq: u64,
     ) -> Preparer {
         Preparer {
+            reads: TargetMembers::of(&def),
             def,
             generations,
             now,
@@ -271,11 +302,7 @@ impl Preparer {
         let Some(members) = doc_tree::parse_object(json) else {
             return by_value();
         };
-        let read = doc_tree::object_of(&members, |name| {
-            name == "id"
-                || name == "ttl"
-                || self.def.partition_key.first_members().any(|m| m == name)
-        });
+        let read = doc_tree::object_of(&members, |name| self.reads.target_reads(name));
         let Ok(target) = Target::of(&self.def, &read, self.now) else {
             return by_value();
         };
