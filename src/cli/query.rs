@@ -79,6 +79,8 @@ pub fn query(
         partition_key,
         max_items: Some(max_items),
         continuation,
+        // Printed with the rest of what the query reports.
+        index_metrics: true,
         ..QueryOptions::default()
     };
     let mut result = engine.query(db, c, sql, &opts)?;

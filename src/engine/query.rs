@@ -46,6 +46,11 @@ pub struct QueryOptions {
     /// budget by default; a page that reaches its time limit returns what it has with a
     /// continuation. Tests bound the rows evaluated instead of time.
     pub limits: QueryLimits,
+    /// Report which indexes the query used and which would have served it
+    /// ([`QueryResult::index_metrics`]). As with the service's `PopulateIndexMetrics`,
+    /// they are worked out only when asked for: rendering them costs a small query a few
+    /// percent of its time.
+    pub index_metrics: bool,
 }
 
 impl QueryOptions {
@@ -69,6 +74,7 @@ impl QueryOptions {
             continuation: self.continuation.clone(),
             progress: self.progress.clone(),
             limits: self.limits,
+            index_metrics: self.index_metrics,
         }
     }
 }

@@ -802,6 +802,8 @@ pub fn perform(
                 continuation,
                 progress,
                 params: params.into_iter().collect(),
+                // The stats panel shows them, and offers to add an index they name.
+                index_metrics: true,
                 ..Default::default()
             };
             vec![query_page(engine, ticket, &db, &c, &sql, &opts, cancel)]

@@ -59,7 +59,7 @@ pub(super) struct Merged {
     routing: RoutingView,
     partitions: Vec<PartitionResult>,
     metrics: QueryMetrics,
-    index_metrics: IndexMetrics,
+    index_metrics: Option<IndexMetrics>,
 }
 
 /// The ranges a streaming query still has to read, each with its token (the children of
@@ -504,12 +504,17 @@ fn query_call(db: &str, name: &str, sql: &str, opts: &QueryOptions) -> Call {
             .map(|k| json!({ "name": format!("@{k}") })),
     );
     let body = json!({ "query": sql, "parameters": params });
-    Call::new(Method::POST, format!("{}/docs", container_path(db, name)))
+    let call = Call::new(Method::POST, format!("{}/docs", container_path(db, name)))
         .body("application/query+json", body.to_string().into_bytes())
         .header("x-ms-documentdb-isquery", "True")
         .header("x-ms-documentdb-query-enablecrosspartition", "True")
-        .header("x-ms-documentdb-populatequerymetrics", "True")
-        .header("x-ms-cosmos-populateindexmetrics", "True")
+        .header("x-ms-documentdb-populatequerymetrics", "True");
+    // The service works the index metrics out only when asked, and they cost it too.
+    if opts.index_metrics {
+        call.header("x-ms-cosmos-populateindexmetrics", "True")
+    } else {
+        call
+    }
 }
 
 /// `x-ms-max-item-count` for a range that should give `want` rows and gave `got` (`-1`, the
@@ -605,7 +610,7 @@ fn result(
         partitions,
         metrics,
         access: remote_access(),
-        index_metrics: index_metrics.unwrap_or_default(),
+        index_metrics,
     }
 }
 

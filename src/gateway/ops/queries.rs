@@ -78,6 +78,9 @@ fn options(call: &Call, params: HashMap<String, Value>) -> Result<QueryOptions> 
         epk_range: call.epk_range(),
         max_items: call.max_items()?,
         continuation: call.continuation(),
+        // Always worked out, though sent only when asked for: the explorer's request log
+        // shows them with each query (their cost is small beside the request's).
+        index_metrics: true,
         ..QueryOptions::default()
     })
 }
@@ -181,8 +184,12 @@ fn result_reply(call: &Call, rid: &str, mut r: QueryResult) -> Reply {
     if call.flag(header::POPULATE_QUERY_METRICS) {
         reply = reply.header(out::QUERY_METRICS, metrics_header(&r.metrics));
     }
-    if call.flag(header::POPULATE_INDEX_METRICS) {
-        let json = serde_json::to_vec(&r.index_metrics).unwrap_or_default();
+    if let Some(index_metrics) = r
+        .index_metrics
+        .as_ref()
+        .filter(|_| call.flag(header::POPULATE_INDEX_METRICS))
+    {
+        let json = serde_json::to_vec(index_metrics).unwrap_or_default();
         reply = reply.header(out::INDEX_UTILIZATION, STANDARD.encode(json));
     }
     reply.ranges = r.partitions.iter().map(|p| p.id.to_string()).collect();

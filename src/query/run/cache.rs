@@ -17,7 +17,6 @@ use super::background::Computations;
 use super::between_pages::BetweenPages;
 pub use super::computed::{CacheKey, Computed};
 use super::spill::Spill;
-use crate::query::run::result::IndexMetrics;
 
 /// Entries kept at once (the oldest goes first).
 const ENTRIES: usize = 8;
@@ -62,13 +61,8 @@ impl ResultCache {
 
     /// The window of a result kept on disk for `key` that a page from result `skip` of at
     /// most `max_items` results needs (see [`Spill::window`]).
-    pub fn spilled(
-        &self,
-        key: &CacheKey,
-        page: (usize, usize),
-        index_metrics: IndexMetrics,
-    ) -> Option<Computed> {
-        self.spill.as_ref()?.window(key, page, index_metrics)
+    pub fn spilled(&self, key: &CacheKey, page: (usize, usize)) -> Option<Computed> {
+        self.spill.as_ref()?.window(key, page)
     }
 
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Computed>> {

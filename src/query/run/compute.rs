@@ -36,7 +36,6 @@ use crate::query::search::fulltext::FullTextScores;
 use crate::query::search::rank::{self, StatisticsRead};
 use crate::query::syntax::ast::FromKind;
 use crate::query::syntax::names::doc_alias;
-use crate::store::catalog::ContainerDef;
 use crate::store::epk::Epk;
 use crate::store::keys::RangeId;
 use crate::store::prefetch::ColdWatch;
@@ -112,12 +111,7 @@ impl Computation {
     }
 
     /// A result still being computed at change sequence `version`.
-    fn still_computing(
-        version: u64,
-        layout: Vec<RangeId>,
-        plan: &Plan,
-        def: &ContainerDef,
-    ) -> Self {
+    fn still_computing(version: u64, layout: Vec<RangeId>) -> Self {
         let access = AccessView {
             kind: AccessView::COMPUTING,
             indexes: Vec::new(),
@@ -125,7 +119,7 @@ impl Computation {
                      is still being computed, and the next page continues with it"
                 .into(),
         };
-        let nothing = Computed::new(Vec::new(), Vec::new(), access, plan.index_metrics(def));
+        let nothing = Computed::new(Vec::new(), Vec::new(), access);
         Computation {
             computing: Some(version),
             ..Computation::kept(Arc::new(nothing), layout, None)
@@ -189,11 +183,9 @@ pub(super) fn compute(
             version,
             ..key.clone()
         };
-        let kept = cache.get(&key).or_else(|| {
-            cache
-                .spilled(&key, (0, plan.max_items), plan.index_metrics(def))
-                .map(Arc::new)
-        });
+        let kept = cache
+            .get(&key)
+            .or_else(|| cache.spilled(&key, (0, plan.max_items)).map(Arc::new));
         if let Some(computed) = kept {
             return Ok(Computation::kept(computed, layout, Some(key)));
         }
@@ -208,7 +200,7 @@ pub(super) fn compute(
             }
             Some(Outcome::Failed(e)) => return Err(e),
             Some(Outcome::Running) => {
-                return Ok(Computation::still_computing(version, layout, plan, def));
+                return Ok(Computation::still_computing(version, layout));
             }
             // Nothing here computes it (another process started it, or it was forgotten):
             // compute it afresh.
@@ -220,7 +212,7 @@ pub(super) fn compute(
     let kept = match (&cache_key, &plan.token) {
         (Some(key), Some(token)) => cache.get(key).or_else(|| {
             cache
-                .spilled(key, (token.skip, plan.max_items), plan.index_metrics(def))
+                .spilled(key, (token.skip, plan.max_items))
                 .map(Arc::new)
         }),
         _ => None,
@@ -256,7 +248,7 @@ pub(super) fn compute(
         Err(e) if ran_out_computing(plan, env) => {
             return match (hooks.continue_after, &cache_key) {
                 (Some(continue_after), Some(key)) if continue_after(key) => {
-                    Ok(Computation::still_computing(key.version, layout, plan, def))
+                    Ok(Computation::still_computing(key.version, layout))
                 }
                 _ => Err(e),
             };
@@ -402,7 +394,6 @@ fn compute_result(
     if found.filter_answered {
         pipeline.filter_answered();
     }
-    let index_metrics = plan.index_metrics(def);
     let (presorted_results, walked_parts, walk_keys) =
         match presorted_results(plan, snap, ranges, &pipeline, &mut found)? {
             Some(p) => (Some(p.results), Some(p.parts), p.keys),
@@ -471,7 +462,7 @@ fn compute_result(
         // scan, or projecting and grouping after it) fails.
         check_whole(env)?;
     }
-    let computed = Computed::new(documents(results)?, per_range, found.access, index_metrics);
+    let computed = Computed::new(documents(results)?, per_range, found.access);
     Ok(Result_ {
         computed,
         walked: found.walked,

@@ -3,7 +3,7 @@
 //! its copies on disk ([`super::spill`]) hold.
 
 use crate::query::read::document::Document;
-use crate::query::run::result::{AccessView, IndexMetrics, RangePart};
+use crate::query::run::result::{AccessView, RangePart};
 use crate::store::keys::{ContainerRid, RangeId};
 
 /// What a result is valid for.
@@ -26,7 +26,6 @@ pub struct Computed {
     pub results: Vec<Document>,
     pub ranges: Vec<RangePart>,
     pub access: AccessView,
-    pub index_metrics: IndexMetrics,
     /// JSON bytes of `results` (what the cache budget counts).
     pub(super) bytes: usize,
     /// The number of the first of `results` in the whole result.
@@ -36,14 +35,9 @@ pub struct Computed {
 }
 
 impl Computed {
-    pub fn new(
-        results: Vec<Document>,
-        ranges: Vec<RangePart>,
-        access: AccessView,
-        index_metrics: IndexMetrics,
-    ) -> Computed {
+    pub fn new(results: Vec<Document>, ranges: Vec<RangePart>, access: AccessView) -> Computed {
         let total = results.len();
-        Computed::window(results, (0, total), ranges, access, index_metrics)
+        Computed::window(results, (0, total), ranges, access)
     }
 
     /// Results `first..` of a result of `total`.
@@ -52,14 +46,12 @@ impl Computed {
         (first, total): (usize, usize),
         ranges: Vec<RangePart>,
         access: AccessView,
-        index_metrics: IndexMetrics,
     ) -> Computed {
         let bytes = results.iter().map(Document::json_len).sum();
         Computed {
             results,
             ranges,
             access,
-            index_metrics,
             bytes,
             first,
             total,
@@ -84,6 +76,6 @@ impl Computed {
             indexes: Vec::new(),
             reason: String::new(),
         };
-        Computed::new(results, Vec::new(), access, IndexMetrics::default())
+        Computed::new(results, Vec::new(), access)
     }
 }

@@ -8,9 +8,7 @@ use super::cache::{Computed, ResultCache};
 use super::charges::{PageCharge, charge_page};
 use super::compute::Computation;
 use super::prepare::Plan;
-use super::result::{
-    AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryResult, RangePart, RoutingView,
-};
+use super::result::{AccessView, MAX_PAGE_BYTES, QueryResult, RangePart, RoutingView};
 use super::snapshot::Snapshot;
 use super::token::Token;
 use crate::charge;
@@ -43,7 +41,7 @@ pub(super) fn cut(
     started: Instant,
 ) -> QueryResult {
     if let Some(version) = c.computing {
-        return still_computing(plan, c, version);
+        return still_computing(plan, c, snap, version);
     }
     let paged_scan = plan.shape.paged_scan;
     // Results delivered by earlier pages of a computed result; this page's start in it,
@@ -73,7 +71,7 @@ pub(super) fn cut(
         .as_ref()
         .and_then(|keys| keys.get((skip + page_len).checked_sub(1)?))
         .cloned();
-    let (page, mut per_range, access, index_metrics) = take_page(c.computed, local, page_len);
+    let (page, mut per_range, access) = take_page(c.computed, local, page_len);
     if c.from_cache {
         // This page loaded nothing: the work the metrics count was done by the first.
         for part in &mut per_range {
@@ -124,6 +122,7 @@ pub(super) fn cut(
             ),
         )
     });
+    let index_metrics = plan.index_metrics(snap.def);
     QueryResult {
         documents: page,
         continuation,
@@ -143,17 +142,18 @@ pub(super) fn cut(
 /// [`super::background`]): no documents and no charge (the page that delivers the first
 /// results pays for the whole computation, so the pages still add up to the query's
 /// unpaged charge), and a continuation that waits for the result.
-fn still_computing(plan: Plan, c: Computation, version: u64) -> QueryResult {
+fn still_computing(plan: Plan, c: Computation, snap: &Snapshot, version: u64) -> QueryResult {
     let continuation = Token::waiting(
         plan.token.as_ref(),
         (&plan.rid, plan.hash),
         version,
         &c.layout,
     );
-    let (access, index_metrics) = match Arc::try_unwrap(c.computed) {
-        Ok(c) => (c.access, c.index_metrics),
-        Err(shared) => (shared.access.clone(), shared.index_metrics.clone()),
+    let access = match Arc::try_unwrap(c.computed) {
+        Ok(c) => c.access,
+        Err(shared) => shared.access.clone(),
     };
+    let index_metrics = plan.index_metrics(snap.def);
     QueryResult {
         documents: Vec::new(),
         continuation: Some(continuation),
@@ -169,19 +169,18 @@ fn still_computing(plan: Plan, c: Computation, version: u64) -> QueryResult {
     }
 }
 
-/// The page's documents and the result's per-range parts, access path and index metrics:
-/// moved out of a result no one else holds, copied out of a cached one.
+/// The page's documents and the result's per-range parts and access path: moved out of a
+/// result no one else holds, copied out of a cached one.
 fn take_page(
     computed: Arc<Computed>,
     skip: usize,
     page_len: usize,
-) -> (Vec<Document>, Vec<RangePart>, AccessView, IndexMetrics) {
+) -> (Vec<Document>, Vec<RangePart>, AccessView) {
     match Arc::try_unwrap(computed) {
         Ok(c) => (
             c.results.into_iter().skip(skip).take(page_len).collect(),
             c.ranges,
             c.access,
-            c.index_metrics,
         ),
         Err(shared) => (
             shared
@@ -193,7 +192,6 @@ fn take_page(
                 .collect(),
             shared.ranges.clone(),
             shared.access.clone(),
-            shared.index_metrics.clone(),
         ),
     }
 }

@@ -158,6 +158,8 @@ pub(super) struct Plan<'a> {
     unfiltered_extractor: Option<Extractor>,
     /// Reads a result's partition key, which its logical partition is reported by.
     pub(super) key_reader: KeyReader<'a>,
+    /// The request asked for index metrics ([`Plan::index_metrics`]).
+    index_metrics_asked: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -260,6 +262,7 @@ impl<'a> Plan<'a> {
             hash,
             cache_id: cache_id(hash, opts),
             max_items: opts.max_items.unwrap_or(100).max(1),
+            index_metrics_asked: opts.index_metrics,
             reverse_ties: reverse_scan(q, def, root),
             served,
             resolver,
@@ -319,8 +322,12 @@ impl<'a> Plan<'a> {
     }
 
     /// The indexes the query used and those that would have served it, given the
-    /// container's composite indexes.
-    pub(super) fn index_metrics(&self, def: &ContainerDef) -> IndexMetrics {
+    /// container's composite indexes, if the request asked for them. The plan gives them
+    /// without reading anything, so each page works them out anew.
+    pub(super) fn index_metrics(&self, def: &ContainerDef) -> Option<IndexMetrics> {
+        if !self.index_metrics_asked {
+            return None;
+        }
         let composites: Vec<Vec<String>> = def
             .indexing_policy
             .composite_indexes
@@ -337,13 +344,13 @@ impl<'a> Plan<'a> {
                     .collect()
             })
             .collect();
-        access::index_metrics_of(
+        Some(access::index_metrics_of(
             self.q,
             &self.resolver,
             &self.probes,
             &self.policy,
             &composites,
-        )
+        ))
     }
 }
 

@@ -33,6 +33,9 @@ pub struct Request {
     pub progress: Option<Progress>,
     /// What a page may spend (the service's 5 s by default; tests bound rows instead).
     pub limits: Limits,
+    /// Report the indexes the query used and those that would have served it (the
+    /// service's `x-ms-cosmos-populateindexmetrics`).
+    pub index_metrics: bool,
 }
 
 /// A progress callback (see `Request::progress`).

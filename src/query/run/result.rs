@@ -114,8 +114,8 @@ pub struct QueryResult {
     /// How the documents were found: the planner's choice between the index and a scan.
     pub access: AccessView,
     /// Indexes the query used and indexes that would have served it (the service's
-    /// `x-ms-cosmos-index-utilization`).
-    pub index_metrics: IndexMetrics,
+    /// `x-ms-cosmos-index-utilization`), when the request asked for them.
+    pub index_metrics: Option<IndexMetrics>,
 }
 
 impl QueryResult {

@@ -25,9 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::computed::{CacheKey, Computed};
-use super::result::{
-    AccessView, IndexMetrics, MAX_PAGE_BYTES, QueryMetrics, RangeLabel, RangePart,
-};
+use super::result::{AccessView, MAX_PAGE_BYTES, QueryMetrics, RangeLabel, RangePart};
 use crate::query::read::document::Document;
 
 /// Results larger than this stay unspilled (their later pages compute them again).
@@ -154,14 +152,8 @@ impl Spill {
 
     /// The window of the result kept for `key` that a page starting at result `skip` of
     /// at most `max_items` results needs (at most [`MAX_PAGE_BYTES`] of documents, and at
-    /// least one), or `None` when no such result is kept. The index metrics are the
-    /// query's, which the plan gives without reading anything.
-    pub fn window(
-        &self,
-        key: &CacheKey,
-        (skip, max_items): (usize, usize),
-        index_metrics: IndexMetrics,
-    ) -> Option<Computed> {
+    /// least one), or `None` when no such result is kept.
+    pub fn window(&self, key: &CacheKey, (skip, max_items): (usize, usize)) -> Option<Computed> {
         let mut file = File::open(self.path(key)).ok()?;
         let mut word = [0u8; 8];
         let mut read_u64 = |file: &mut File| -> Option<u64> {
@@ -218,13 +210,7 @@ impl Spill {
             indexes,
             reason,
         };
-        Some(Computed::window(
-            results,
-            (first, total),
-            ranges,
-            access,
-            index_metrics,
-        ))
+        Some(Computed::window(results, (first, total), ranges, access))
     }
 }
 

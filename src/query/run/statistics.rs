@@ -26,7 +26,7 @@ pub(super) fn count_from_statistics(
     def: &ContainerDef,
     routing: Routing,
     pipeline: Run,
-    index_metrics: IndexMetrics,
+    index_metrics: Option<IndexMetrics>,
     started: Instant,
 ) -> Result<QueryResult> {
     let ranges = routing.ranges(def);

@@ -92,7 +92,7 @@ impl QueryRun {
         self.request_charge = crate::charge::round(self.request_charge + page.request_charge);
         self.routing = Some((page.routing.kind.to_string(), page.routing.reason));
         self.access = Some(page.access);
-        self.index_metrics = Some(page.index_metrics);
+        self.index_metrics = page.index_metrics;
         for p in page.partitions {
             for lp in &p.logical_partitions {
                 if self.logical_seen.insert(lp.to_string()) {

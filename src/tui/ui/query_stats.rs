@@ -125,7 +125,7 @@ impl<'a> Panel<'a> {
             partitions: by_id.into_values().collect(),
             logical: (named, total),
             metrics: &page.metrics,
-            index_metrics: Some(&page.index_metrics),
+            index_metrics: page.index_metrics.as_ref(),
             add_index: None,
         }
     }

@@ -397,6 +397,50 @@ fn queries_run_in_one_partition_or_across_them_when_the_client_allows_it() {
 }
 
 #[test]
+fn index_metrics_come_back_only_when_the_request_asks_for_them() {
+    use base64::Engine as _;
+    let s = Server::start();
+    s.container("d", "c", 400);
+    let path = docs("d", "c");
+    for i in 0..5 {
+        let r = s.send(
+            "POST",
+            &path,
+            &[(PK, r#"["k"]"#)],
+            &format!(r#"{{"id":"{i}","pk":"k","n":{i}}}"#),
+        );
+        assert_eq!(r.status, 201);
+    }
+    let query = [
+        ("content-type", "application/query+json"),
+        ("x-ms-documentdb-isquery", "True"),
+        (PK, r#"["k"]"#),
+    ];
+    let body = r#"{"query":"SELECT * FROM c WHERE c.n = 3"}"#;
+    let r = s.send("POST", &path, &query, body);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("x-ms-cosmos-index-utilization"), None);
+    let mut asking = query.to_vec();
+    asking.push(("x-ms-cosmos-populateindexmetrics", "True"));
+    let r = s.send("POST", &path, &asking, body);
+    assert_eq!(r.status, 200, "{r:?}");
+    let header = r
+        .header("x-ms-cosmos-index-utilization")
+        .expect("asked for");
+    let metrics: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(header)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        metrics["UtilizedSingleIndexes"][0]["IndexSpec"], "/n/?",
+        "{metrics}"
+    );
+    assert_eq!(metrics["PotentialSingleIndexes"], json!([]));
+}
+
+#[test]
 fn the_change_feed_resumes_from_its_etag_and_answers_304_when_nothing_is_new() {
     let s = Server::start();
     s.container("d", "c", 400);

@@ -355,6 +355,8 @@ fn traffic(s: &crate::support::tui_store::Store) -> Vec<Exchange> {
             sql,
             &QueryOptions {
                 params: [("min".to_string(), json!(50))].into(),
+                // As the gateway runs every query: its log shows them.
+                index_metrics: true,
                 ..Default::default()
             },
         )
