@@ -127,6 +127,8 @@ pub(super) struct Scan<'a, 'q, 'e> {
     items_done: usize,
     /// Times the scan's documents, range by range.
     clock: PhaseClock,
+    /// The range being read, as the caller names it to the clock.
+    part: usize,
 }
 
 /// Where a streamed page stopped.
@@ -156,6 +158,8 @@ pub(super) struct RangeTally<'t> {
     indexed: usize,
     /// The greatest EPK that produced a logical partition.
     max_epk: Option<&'t [u8]>,
+    /// The range's share of an ordered walk's time (`compute::tally_walked`); the time
+    /// the scan itself takes is added once every range is read ([`Scan::range_times`]).
     pub(super) load_ns: u128,
     pub(super) exec_ns: u128,
 }
@@ -248,6 +252,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             resume: None,
             items_done: 0,
             clock: PhaseClock::start(),
+            part: 0,
         }
     }
 
@@ -300,20 +305,20 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         origins.len() / len - 1
     }
 
-    /// Runs the items of one span of a range through the query, until the span ends or
-    /// the page does.
     /// Runs one range's items through the query, from its key spans (see [`key_spans`]) in
     /// the given order, until they end or the page does; a page that ends here records the
-    /// range's bounds in its resume point.
+    /// range's bounds in its resume point. `part` names the range's time among
+    /// [`Scan::range_times`].
     pub(super) fn range<'t>(
         &mut self,
-        range: &PkRange,
+        (range, part): (&PkRange, usize),
         spans: &[(Vec<u8>, Vec<u8>)],
         order: RangeOrder,
         source: &ItemSource<'_, 't>,
         tally: &mut RangeTally<'t>,
     ) -> Result<()> {
         self.ranges_entered += 1;
+        self.part = part;
         if let RangeOrder::Document { from: Some(from) } = order
             && let Some(kept) = source.kept_order()
         {
@@ -500,9 +505,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 break;
             }
         }
-        let (load, exec) = self.clock.lap();
-        tally.load_ns += load;
-        tally.exec_ns += exec;
+        self.clock.lap(self.part);
         Ok(())
     }
 
@@ -638,6 +641,12 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 }
             }
         }
+    }
+
+    /// The time each range read so far took, as (part, loading, executing) nanoseconds
+    /// (a range read in several laps appears once per lap).
+    pub(super) fn range_times(&mut self) -> &[(usize, u128, u128)] {
+        self.clock.laps()
     }
 
     /// The page's results, where the scan stopped, and, for the first k of an ORDER BY with
