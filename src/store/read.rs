@@ -400,12 +400,19 @@ pub struct OrderedLookup<'t, 'e> {
     cursor: Option<super::DbRange<'t>>,
     /// The cursor's current entry.
     at: Option<(&'t [u8], &'t [u8])>,
-    /// The logical-partition prefix of the key asked for last (a buffer kept between keys).
-    previous: Vec<u8>,
+    /// The logical-partition prefix of the key asked for last, and its length (held here:
+    /// a fan-out makes a lookup for each range it reads, and a buffer of its own was one
+    /// allocation in every one of them).
+    previous: ([u8; MAX_PREFIX], usize),
 }
 
 /// Entries a lookup steps over inside a logical partition before it seeks instead.
 const MAX_STEPS: usize = 8;
+
+/// The longest logical-partition prefix of an item key: the container id and the EPK of a
+/// key of three paths, the most the service allows. A longer one is never taken for the
+/// same partition as the key before it (each such key is sought).
+const MAX_PREFIX: usize = 4 + 3 * 16;
 
 impl<'t, 'e> OrderedLookup<'t, 'e> {
     pub fn new(store: &Store, txn: &'t RoTxn<'e>, def: &ContainerDef) -> OrderedLookup<'t, 'e> {
@@ -415,7 +422,7 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
             prefix_len: 4 + def.partition_key.epk_len(),
             cursor: None,
             at: None,
-            previous: Vec::new(),
+            previous: ([0; MAX_PREFIX], 0),
         }
     }
 
@@ -451,10 +458,15 @@ impl<'t, 'e> OrderedLookup<'t, 'e> {
         // A key in another logical partition than the one before it is read on its own: a
         // point read needs no cursor to be set up. A second key in a partition opens one for
         // the keys after it to step to.
-        let prefix = key.get(..self.prefix_len);
-        let run = prefix.is_some_and(|p| p == self.previous.as_slice());
-        self.previous.clear();
-        self.previous.extend_from_slice(prefix.unwrap_or_default());
+        let prefix = key
+            .get(..self.prefix_len)
+            .filter(|p| (1..=MAX_PREFIX).contains(&p.len()));
+        let (buf, len) = &mut self.previous;
+        let run = prefix.is_some_and(|p| p == &buf[..*len]);
+        *len = prefix.map_or(0, |p| {
+            buf[..p.len()].copy_from_slice(p);
+            p.len()
+        });
         if !run {
             self.cursor = None;
             self.at = None;
