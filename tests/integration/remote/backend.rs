@@ -332,6 +332,29 @@ fn a_wrong_key_is_a_401_that_never_shows_the_key() {
 }
 
 #[test]
+fn index_metrics_are_asked_of_the_account_only_when_the_query_asks() {
+    let server = server_with(30);
+    let r = remote(&server, false);
+    let sql = "SELECT * FROM c WHERE c.team = 'red'";
+    let run = |b: &dyn Backend, index_metrics: bool| {
+        let opts = QueryOptions {
+            max_items: Some(1000),
+            index_metrics,
+            ..QueryOptions::default()
+        };
+        b.query(DB, C, sql, &opts).unwrap()
+    };
+    let unasked = run(&r, false);
+    assert_eq!(unasked.documents.len(), 10);
+    assert_eq!(unasked.index_metrics, None, "the account was not asked");
+    // Asked, the account's header comes back as the engine answering it reports them.
+    let asked = run(&r, true).index_metrics.expect("the account sends them");
+    let local = run(&*server.engine, true).index_metrics.expect("asked for");
+    assert_eq!(asked, local);
+    assert_eq!(asked.utilized_single_indexes[0].index_spec, "/team/?");
+}
+
+#[test]
 fn a_cross_partition_query_runs_range_by_range() {
     let server = server_with(60);
     let r = remote(&server, false);
