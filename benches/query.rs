@@ -474,7 +474,7 @@ fn floor_top100(engine: &Engine) -> usize {
     let store = engine.store();
     let txn = store.read_txn().expect("read txn");
     let def = store.container(&txn, DB, CONTAINER).expect("container");
-    let reader = IndexReader::new(store, &txn, &def, def.ready_index().0);
+    let reader = IndexReader::new(store, &txn, &def, def.ready_index().generation);
     let mut path = PathHasher::default();
     path.property("creationDate");
     let everywhere = [(Vec::new(), Epk::max().0)];

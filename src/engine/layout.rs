@@ -255,6 +255,7 @@ fn hypothetical_container(partition_key: PartitionKeyDefinition) -> ContainerDef
         ranges: ranges::initial_layout(1),
         retired_ranges: Vec::new(),
         index_generation: 0,
+        index_string_bytes: crate::store::index::STRING_BYTES,
         index_build: None,
         retired_index_generations: Vec::new(),
         vector_embedding_policy: None,

@@ -131,6 +131,26 @@ impl ContainerSettings {
     }
 }
 
+/// Strings longer than this are indexed (`store::index`) by their first `STRING_BYTES`
+/// bytes, in index generations made by this build (the catalog records each generation's
+/// length: see [`ContainerDef::string_bytes_of`]).
+///
+/// Which length the service cuts at is not documented. Results do not depend on it (the
+/// executor filters what a cut term selects), but two things do:
+/// - the store's size and depth: at 512 bytes, one 700-character text property made a
+///   third of a 1M-order index's key bytes, in entries of 555 bytes seven to a page, and
+///   every lookup of every path descended eight levels;
+/// - how selective a lookup is, and so what it loads and is charged: every string sharing
+///   its first `STRING_BYTES` bytes is a candidate (URLs with one long base, say).
+///
+/// 256 bytes takes most of the size off (see the README's benchmarks) and keeps whole ids,
+/// names, emails and nearly every URL exact; 128 bytes took a little more off but made
+/// strings sharing a 128-byte prefix one index value.
+pub const STRING_BYTES: usize = 256;
+
+/// The length generations written before generations kept their own were cut at.
+pub const LEGACY_STRING_BYTES: usize = 512;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerDef {
@@ -156,6 +176,11 @@ pub struct ContainerDef {
     /// The index generation writes maintain under `indexing_policy` (see `store::index`).
     #[serde(default)]
     pub index_generation: u32,
+    /// Where that generation cuts indexed strings ([`STRING_BYTES`] for one
+    /// made by this build; a catalog written before generations kept their own says
+    /// nothing, and its generations cut at [`LEGACY_STRING_BYTES`]).
+    #[serde(default = "legacy_string_bytes")]
+    pub index_string_bytes: usize,
     /// A policy replacement whose index is still being built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_build: Option<IndexBuild>,
@@ -173,6 +198,19 @@ pub struct ContainerDef {
     pub(crate) range_name_cache: RangeNamesCache,
 }
 
+/// The index queries read: the last complete generation (see [`ContainerDef::ready_index`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ReadyIndex<'d> {
+    pub generation: u32,
+    pub policy: &'d IndexingPolicy,
+    /// Where it cuts indexed strings.
+    pub string_bytes: usize,
+}
+
+fn legacy_string_bytes() -> usize {
+    LEGACY_STRING_BYTES
+}
+
 /// An index transformation in progress: the new generation is filled item by item while
 /// writes keep both generations current, and queries use the previous one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,6 +218,9 @@ pub struct ContainerDef {
 pub struct IndexBuild {
     pub previous_policy: IndexingPolicy,
     pub previous_generation: u32,
+    /// Where the previous generation cuts indexed strings.
+    #[serde(default = "legacy_string_bytes")]
+    pub previous_string_bytes: usize,
     /// The last item key (hex) already indexed; `None` before the first batch.
     pub resume_after: Option<String>,
     pub done: u64,
@@ -228,15 +269,37 @@ impl ContainerDef {
             + 1
     }
 
+    /// Where generation `generation` of this container's index cuts strings: the current
+    /// one's or, while a build replaces it, the previous one's.
+    pub fn string_bytes_of(&self, generation: u32) -> usize {
+        match &self.index_build {
+            Some(b)
+                if b.previous_generation == generation && generation != self.index_generation =>
+            {
+                b.previous_string_bytes
+            }
+            _ => self.index_string_bytes,
+        }
+    }
+
+    /// Makes a new generation current, which cuts strings at this build's length; returns
+    /// the generation and string length it replaces.
+    pub fn start_index_generation(&mut self) -> (u32, usize) {
+        let previous = (self.index_generation, self.index_string_bytes);
+        self.index_generation = self.next_index_generation();
+        self.index_string_bytes = STRING_BYTES;
+        previous
+    }
+
     /// Starts building the index into a new generation as if nothing had been indexed
     /// before: writes maintain no index for items the build has not reached, and queries
     /// scan until it is done (a format upgrade, a bulk load).
     pub fn rebuild_index_from_nothing(&mut self, total: u64) {
-        let previous_generation = self.index_generation;
-        self.index_generation = self.next_index_generation();
+        let (previous_generation, previous_string_bytes) = self.start_index_generation();
         self.index_build = Some(IndexBuild {
             previous_policy: IndexingPolicy::none(),
             previous_generation,
+            previous_string_bytes,
             resume_after: None,
             done: 0,
             total,
@@ -251,7 +314,7 @@ impl ContainerDef {
             return;
         };
         self.retired_index_generations.push(self.index_generation);
-        self.index_generation = self.next_index_generation();
+        self.start_index_generation();
         self.index_build = Some(IndexBuild {
             resume_after: None,
             done: 0,
@@ -260,12 +323,21 @@ impl ContainerDef {
         });
     }
 
-    /// The index queries can rely on: generation and policy. While a replacement builds,
+    /// The index queries can rely on: generation, policy and string length. While a
+    /// replacement builds,
     /// that is the previous one.
-    pub fn ready_index(&self) -> (u32, &IndexingPolicy) {
+    pub fn ready_index(&self) -> ReadyIndex<'_> {
         match &self.index_build {
-            Some(b) => (b.previous_generation, &b.previous_policy),
-            None => (self.index_generation, &self.indexing_policy),
+            Some(b) => ReadyIndex {
+                generation: b.previous_generation,
+                policy: &b.previous_policy,
+                string_bytes: b.previous_string_bytes,
+            },
+            None => ReadyIndex {
+                generation: self.index_generation,
+                policy: &self.indexing_policy,
+                string_bytes: self.index_string_bytes,
+            },
         }
     }
 
@@ -581,6 +653,7 @@ impl Store {
             ranges: layout,
             retired_ranges: Vec::new(),
             index_generation: 0,
+            index_string_bytes: STRING_BYTES,
             index_build: None,
             retired_index_generations: Vec::new(),
             vector_embedding_policy: settings.vector_embedding_policy,
@@ -610,6 +683,31 @@ impl Store {
             &encode_json(def)?,
         )?;
         self.bump_epoch(txn)
+    }
+
+    /// Rewrites `db/name`'s catalog entry as a build from before index generations kept
+    /// their own string length wrote it (no `indexStringBytes`), for tests of the stores
+    /// such builds left. Only for a container with nothing indexed yet: its generation is
+    /// then read as cutting strings at [`LEGACY_STRING_BYTES`].
+    #[cfg(feature = "test-harness")]
+    pub fn write_as_before_string_lengths(&self, db: &str, name: &str) -> Result<()> {
+        let mut txn = self.write_txn()?;
+        let def = self
+            .read_container(&txn, db, name)?
+            .ok_or_else(|| Error::not_found(format!("container {db}/{name} does not exist")))?;
+        let mut json = serde_json::to_value(&def)
+            .map_err(|e| Error::internal(format!("cannot encode container: {e}")))?;
+        if let Some(fields) = json.as_object_mut() {
+            fields.remove("indexStringBytes");
+        }
+        self.meta.put(
+            &mut txn,
+            container_key(db, name).as_bytes(),
+            &encode_json(&json)?,
+        )?;
+        self.bump_epoch(&mut txn)?;
+        txn.commit()?;
+        Ok(())
     }
 
     pub fn delete_container(&self, txn: &mut RwTxn, db: &str, name: &str) -> Result<()> {

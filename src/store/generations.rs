@@ -23,8 +23,8 @@ pub(super) struct Generations {
 impl Generations {
     /// The generations writes to `def` maintain now, compiled.
     pub fn of(def: &ContainerDef) -> Result<Generations> {
-        let mut layouts = vec![IndexLayout::new(
-            def.rid,
+        let mut layouts = vec![IndexLayout::of(
+            def,
             def.index_generation,
             &def.indexing_policy,
         )];
@@ -34,6 +34,7 @@ impl Generations {
                 def.rid,
                 build.previous_generation,
                 &build.previous_policy,
+                build.previous_string_bytes,
             ));
             build_cursor = Some(match &build.resume_after {
                 Some(hex) => Some(

@@ -16,8 +16,8 @@
 //! - *Value*: type-tagged and order-preserving, in the service's type order
 //!   (undefined < null < false < true < numbers < strings < arrays < objects). Numbers are
 //!   doubles with the usual sortable bit flip; strings are their UTF-8 bytes (ordinal order)
-//!   with `00` escaped and a terminator, cut at [`MAX_STRING_BYTES`] (longer strings share
-//!   one truncated value, still in order). Arrays and objects are a bare tag: ORDER BY and
+//!   with `00` escaped and a terminator, cut at the generation's string length (longer
+//!   strings share one truncated value, still in order; see [`STRING_BYTES`]). Arrays and objects are a bare tag: ORDER BY and
 //!   IS_DEFINED find them, and their order within the type is settled by the executor.
 //! - *EPK ‖ id* last: one value's entries sort by EPK, so a physical or logical partition is
 //!   a sub-range of every value, and a range filter or an ORDER BY is one cursor walk.
@@ -48,8 +48,7 @@ use super::packed_keys::KeySet;
 use super::{RoTxn, Store, murmur3};
 use crate::error::Result;
 
-/// Strings longer than this are indexed by their first `MAX_STRING_BYTES` bytes.
-pub const MAX_STRING_BYTES: usize = 512;
+pub use super::catalog::{LEGACY_STRING_BYTES, STRING_BYTES};
 
 /// Type tags, in the service's type order.
 pub mod tag {
@@ -63,7 +62,7 @@ pub mod tag {
     pub const OBJECT: u8 = 0x07;
 }
 
-/// String terminators: an exact string, or one cut at [`MAX_STRING_BYTES`] (sorts after the
+/// String terminators: an exact string, or one cut at its generation's length (sorts after the
 /// exact string equal to its prefix, as the longer originals do).
 const END_EXACT: [u8; 2] = [0x00, 0x01];
 const END_TRUNCATED: [u8; 2] = [0x00, 0x02];
@@ -121,14 +120,14 @@ impl Indexed for Value {
     }
 }
 
-/// Appends the order-preserving encoding of `term`.
-pub fn encode(term: Term<'_>, out: &mut Vec<u8>) {
+/// Appends the order-preserving encoding of `term`, a string cut at `string_bytes`.
+pub fn encode(term: Term<'_>, string_bytes: usize, out: &mut Vec<u8>) {
     out.push(term.tag());
     match term {
         Term::Number(n) => out.extend_from_slice(&sortable_f64(n)),
         Term::Str(s) => {
             let bytes = s.as_bytes();
-            let cut = bytes.len().min(MAX_STRING_BYTES);
+            let cut = bytes.len().min(string_bytes);
             escape_into(&bytes[..cut], out);
             out.extend_from_slice(if cut < bytes.len() {
                 &END_TRUNCATED
@@ -140,14 +139,15 @@ pub fn encode(term: Term<'_>, out: &mut Vec<u8>) {
     }
 }
 
-/// The bytes every string starting with `prefix` begins with (for STARTSWITH).
-pub fn encode_string_prefix(prefix: &str, out: &mut Vec<u8>) {
+/// The bytes every string starting with `prefix` begins with (for STARTSWITH), in a
+/// generation that cuts strings at `string_bytes`.
+pub fn encode_string_prefix(prefix: &str, string_bytes: usize, out: &mut Vec<u8>) {
     out.push(tag::STRING);
     let bytes = prefix.as_bytes();
-    escape_into(&bytes[..bytes.len().min(MAX_STRING_BYTES)], out);
+    escape_into(&bytes[..bytes.len().min(string_bytes)], out);
 }
 
-/// Whether `encoded` (one value) is a string cut at [`MAX_STRING_BYTES`]: it stands for
+/// Whether `encoded` (one value) is a cut string: it stands for
 /// many strings, so range bounds on it must include it.
 pub fn is_truncated(encoded: &[u8]) -> bool {
     encoded.first() == Some(&tag::STRING) && encoded.ends_with(&END_TRUNCATED)
@@ -201,7 +201,7 @@ pub fn value_len(bytes: &[u8], inverted: bool) -> Option<usize> {
 /// Whether the `values` encoded values at the start of `bytes` (composite components may
 /// be bit-inverted) are each exact: equal encodings mean equal values and the encodings sort
 /// as the query language's total order sorts the values. Not exact: an array or an object
-/// (a bare tag), a string cut at [`MAX_STRING_BYTES`], and zero (−0 and 0 share one
+/// (a bare tag), a cut string, and zero (−0 and 0 share one
 /// encoding but not one place in the total order).
 pub fn is_exact(bytes: &[u8], values: usize) -> bool {
     let mut at = 0;
@@ -350,16 +350,29 @@ pub struct IndexLayout {
     pub generation: u32,
     pub policy: CompiledPolicy,
     pub composites: Vec<Composite>,
+    /// Where the generation cuts strings (see [`STRING_BYTES`]).
+    pub string_bytes: usize,
 }
 
 impl IndexLayout {
-    pub fn new(cid: ContainerRid, generation: u32, policy: &IndexingPolicy) -> IndexLayout {
+    pub fn new(
+        cid: ContainerRid,
+        generation: u32,
+        policy: &IndexingPolicy,
+        string_bytes: usize,
+    ) -> IndexLayout {
         IndexLayout {
             cid,
             generation,
             policy: policy.compile(),
             composites: composites(policy),
+            string_bytes,
         }
+    }
+
+    /// The layout of `def`'s generation `generation`.
+    pub fn of(def: &ContainerDef, generation: u32, policy: &IndexingPolicy) -> IndexLayout {
+        IndexLayout::new(def.rid, generation, policy, def.string_bytes_of(generation))
     }
 
     pub fn enabled(&self) -> bool {
@@ -413,7 +426,7 @@ impl IndexLayout {
                     out.terms += 1;
                 }
                 value.clear();
-                encode(v.term(), &mut value);
+                encode(v.term(), self.string_bytes, &mut value);
                 push(path, &value, &mut out);
             }
         });
@@ -422,7 +435,7 @@ impl IndexLayout {
             for (path, desc) in &composite.paths {
                 let start = value.len();
                 let term = lookup(doc, path).map_or(Term::Undefined, Indexed::term);
-                encode(term, &mut value);
+                encode(term, self.string_bytes, &mut value);
                 if *desc {
                     value[start..].iter_mut().for_each(|b| *b = !*b);
                 }
@@ -871,7 +884,7 @@ mod tests {
 
     fn enc(v: Value) -> Vec<u8> {
         let mut out = Vec::new();
-        encode(Term::of(&v), &mut out);
+        encode(Term::of(&v), STRING_BYTES, &mut out);
         out
     }
 
@@ -898,7 +911,7 @@ mod tests {
             json!({"a": 1}),
         ];
         let mut undefined = Vec::new();
-        encode(Term::Undefined, &mut undefined);
+        encode(Term::Undefined, STRING_BYTES, &mut undefined);
         let mut prev = undefined;
         for v in ordered {
             let e = enc(v.clone());
@@ -930,14 +943,14 @@ mod tests {
             assert!(!is_exact(&inv(&enc(v.clone())), 1), "{v} inverted");
         }
         assert_eq!(sortable_f64(0.0)[..], ZERO[..]);
-        assert!(!is_exact(&enc(json!("x".repeat(MAX_STRING_BYTES + 1))), 1));
+        assert!(!is_exact(&enc(json!("x".repeat(STRING_BYTES + 1))), 1));
         let mut two = enc(json!("a"));
         two.extend(inv(&enc(json!(3))));
         assert!(is_exact(&two, 2));
         two.extend(enc(json!([])));
         assert!(!is_exact(&two, 3));
         let mut undefined = Vec::new();
-        encode(Term::Undefined, &mut undefined);
+        encode(Term::Undefined, STRING_BYTES, &mut undefined);
         assert!(is_exact(&undefined, 1));
         for v in [
             json!(null),
@@ -950,19 +963,24 @@ mod tests {
             let e = enc(v.clone());
             assert_eq!(is_exact_value(&e), is_exact(&e, 1), "{v}");
         }
-        let long = enc(json!("y".repeat(MAX_STRING_BYTES + 3)));
+        let long = enc(json!("y".repeat(STRING_BYTES + 3)));
         assert!(!is_exact_value(&long));
     }
 
     #[test]
     fn long_strings_are_cut_but_stay_in_order() {
-        let long_a = "x".repeat(MAX_STRING_BYTES) + "a";
-        let long_b = "x".repeat(MAX_STRING_BYTES) + "b";
-        let exact = "x".repeat(MAX_STRING_BYTES);
+        let long_a = "x".repeat(STRING_BYTES) + "a";
+        let long_b = "x".repeat(STRING_BYTES) + "b";
+        let exact = "x".repeat(STRING_BYTES);
         assert_eq!(enc(json!(long_a)), enc(json!(long_b)));
         assert!(enc(json!(exact)) < enc(json!(long_a)));
         assert!(is_truncated(&enc(json!(long_a))));
         assert!(!is_truncated(&enc(json!(exact))));
+        // A generation keeps the length it was made with.
+        let mut legacy = Vec::new();
+        encode(Term::Str(&long_a), LEGACY_STRING_BYTES, &mut legacy);
+        assert!(!is_truncated(&legacy));
+        assert_eq!(value_len(&legacy, false), Some(legacy.len()));
     }
 
     #[test]
@@ -978,7 +996,7 @@ mod tests {
     fn entries_cover_indexed_nodes_and_count_scalar_terms() {
         let doc = json!({"id": "1", "tags": [{"name": "a"}, {"name": "a"}, 3], "o": {"x": null}});
         let policy = IndexingPolicy::default();
-        let layout = IndexLayout::new(1, 0, &policy);
+        let layout = IndexLayout::new(1, 0, &policy, STRING_BYTES);
         let e = layout.entries(&doc, &[0; 16], "1");
         assert_eq!(e.terms, policy.count_indexed_terms(&doc));
         // id, tags (array), tags/[] object ×2 → one, tags/[]/name "a" ×2 → one, 3, o, o/x
@@ -994,7 +1012,7 @@ mod tests {
         }))
         .unwrap();
         for policy in [policy, IndexingPolicy::default(), IndexingPolicy::none()] {
-            let layout = IndexLayout::new(1, 0, &policy);
+            let layout = IndexLayout::new(1, 0, &policy, STRING_BYTES);
             let counted = layout.counted(&doc);
             assert_eq!(counted.terms, layout.entries(&doc, &[0; 16], "1").terms);
             assert!(counted.keys.len() == 0 && counted.defined.is_empty());

@@ -81,7 +81,8 @@ pub use partition_key::PartitionKeyDefinition;
 pub mod testing {
     pub use super::feed::FeedRequest;
     pub use super::index::{
-        IndexLayout, IndexReader, PathHasher, rebuild_from_items, stored_entries,
+        IndexLayout, IndexReader, LEGACY_STRING_BYTES, PathHasher, STRING_BYTES,
+        rebuild_from_items, stored_entries,
     };
     pub use super::item::Record;
 }

@@ -111,21 +111,31 @@ impl Store {
                  the index. Turn off the container's default TTL first.",
             ));
         }
-        let (previous_generation, previous_policy) = match def.index_build.take() {
-            // A build in progress is abandoned; the last complete index stays the base.
-            Some(build) => {
-                def.retired_index_generations.push(def.index_generation);
-                (build.previous_generation, build.previous_policy)
-            }
-            None => (def.index_generation, def.indexing_policy.clone()),
-        };
+        let (previous_generation, previous_string_bytes, previous_policy) =
+            match def.index_build.take() {
+                // A build in progress is abandoned; the last complete index stays the base.
+                Some(build) => {
+                    def.retired_index_generations.push(def.index_generation);
+                    (
+                        build.previous_generation,
+                        build.previous_string_bytes,
+                        build.previous_policy,
+                    )
+                }
+                None => (
+                    def.index_generation,
+                    def.index_string_bytes,
+                    def.indexing_policy.clone(),
+                ),
+            };
         // Generations only grow: the previous one is at most the current one.
-        def.index_generation = def.next_index_generation();
+        def.start_index_generation();
         if policy.is_indexing_enabled() {
             let total = self.container_stats(&txn, &def)?.counters.items;
             def.index_build = Some(IndexBuild {
                 previous_policy,
                 previous_generation,
+                previous_string_bytes,
                 resume_after: None,
                 done: 0,
                 total,
@@ -148,7 +158,7 @@ impl Store {
             let mut txn = self.write_txn()?;
             let mut def = (*self.container(&txn, db, name)?).clone();
             if let Some(build) = def.index_build.clone() {
-                let layout = IndexLayout::new(def.rid, def.index_generation, &def.indexing_policy);
+                let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
                 let start = match &build.resume_after {
                     Some(hex) => {
                         let mut k = Epk::from_hex(hex)

@@ -85,6 +85,7 @@ fn container(
         ranges,
         retired_ranges: Vec::new(),
         index_generation: 0,
+        index_string_bytes: crate::store::index::STRING_BYTES,
         index_build: None,
         retired_index_generations: Vec::new(),
         vector_embedding_policy: None,

@@ -93,10 +93,12 @@ pub struct Resolver<'q> {
     /// Per JOIN alias: its source, and whether the JOIN iterates it (`x IN c.tags` binds
     /// the elements at `/tags/[]`; `c.tags x` binds the value at `/tags` itself).
     joins: Vec<(&'q str, &'q Expr, bool)>,
+    /// Where the index read cuts strings: constants are encoded as its entries are.
+    string_bytes: usize,
 }
 
 impl<'q> Resolver<'q> {
-    pub fn new(q: &'q Query, root: &'q str) -> Resolver<'q> {
+    pub fn new(q: &'q Query, root: &'q str, string_bytes: usize) -> Resolver<'q> {
         let joins = q
             .joins
             .iter()
@@ -106,7 +108,11 @@ impl<'q> Resolver<'q> {
                 JoinSource::Subquery(_) => None,
             })
             .collect();
-        Resolver { root, joins }
+        Resolver {
+            root,
+            joins,
+            string_bytes,
+        }
     }
 
     /// The document path `e` reads, if it is one.
@@ -203,7 +209,7 @@ impl<'q> Resolver<'q> {
         self.collect(conjunct, env, &mut paths, &mut lookups)?;
         Some(Probe {
             conjunct,
-            exact: Self::answers_exactly(conjunct, &paths, env),
+            exact: self.answers_exactly(conjunct, &paths, env),
             paths,
             lookups,
         })
@@ -216,7 +222,7 @@ impl<'q> Resolver<'q> {
     /// document (no array step: `[]` entries stand for every position, and no JOIN alias).
     /// Everything else may select more (a cut string, an array's type tag, `STARTSWITH`
     /// past the cut length, an OR the index answers in parts) and is filtered again.
-    fn answers_exactly(conjunct: &Expr, paths: &[DocPath], env: &Env) -> bool {
+    fn answers_exactly(&self, conjunct: &Expr, paths: &[DocPath], env: &Env) -> bool {
         let [path] = paths else {
             return false;
         };
@@ -226,7 +232,8 @@ impl<'q> Resolver<'q> {
                 .concrete
                 .iter()
                 .all(|s| matches!(s, PathSegment::Property(_)));
-        let equal_to = |v: Option<Val>| v.is_some_and(|v| finite(&v) && exact_scalar(&v).is_some());
+        let equal_to =
+            |v: Option<Val>| v.is_some_and(|v| finite(&v) && self.exact_scalar(&v).is_some());
         let ordered_by = |v: Option<Val>| match v {
             Some(Val::Num(n)) => n.is_finite(),
             Some(Val::Bool(_)) => true,
@@ -275,7 +282,7 @@ impl<'q> Resolver<'q> {
                     (Some(p), Some(v)) => (p, v),
                     _ => (self.path(b)?, constant(a, env)?),
                 };
-                let enc = exact_scalar(&value)?;
+                let enc = self.exact_scalar(&value)?;
                 (!path.any_position && !path.via_join).then_some((path, enc))
             })
             .collect()
@@ -303,7 +310,7 @@ impl<'q> Resolver<'q> {
                     (Some(p), Some(v)) => (p, v, *op),
                     _ => (self.path(b)?, constant(a)?, flip(*op)),
                 };
-                out.extend(compare(path.id, op, &value));
+                out.extend(self.compare(path.id, op, &value));
                 paths.push(path);
                 Some(())
             }
@@ -314,7 +321,7 @@ impl<'q> Resolver<'q> {
             } => {
                 let path = self.path(expr)?;
                 for item in list {
-                    out.extend(compare(path.id, BinaryOp::Eq, &constant(item)?));
+                    out.extend(self.compare(path.id, BinaryOp::Eq, &constant(item)?));
                 }
                 paths.push(path);
                 Some(())
@@ -327,7 +334,7 @@ impl<'q> Resolver<'q> {
             } => {
                 let path = self.path(expr)?;
                 let (low, high) = (constant(low)?, constant(high)?);
-                if let (Some(lo), Some(hi)) = (exact(&low), exact(&high))
+                if let (Some(lo), Some(hi)) = (self.exact(&low), self.exact(&high))
                     && low.type_order() == high.type_order()
                     && scalar(&low)
                 {
@@ -379,7 +386,7 @@ impl<'q> Resolver<'q> {
                 // A non-string prefix makes STARTSWITH undefined: nothing matches.
                 if let Val::Str(prefix) = constant(args.get(1)?)? {
                     let mut lo = Vec::new();
-                    encode_string_prefix(&prefix, &mut lo);
+                    encode_string_prefix(&prefix, self.string_bytes, &mut lo);
                     let hi = crate::store::keys::prefix_end(&lo)?;
                     out.push(Lookup {
                         path: path.id,
@@ -403,7 +410,7 @@ impl<'q> Resolver<'q> {
                 element.concrete.push(PathSegment::Index(0));
                 element.any_position = true;
                 element.spec = format!("{}/[]/?", array.spec.trim_end_matches("/?"));
-                out.extend(compare(element.id, BinaryOp::Eq, &value));
+                out.extend(self.compare(element.id, BinaryOp::Eq, &value));
                 paths.push(element);
                 Some(())
             }
@@ -456,12 +463,6 @@ fn constant(e: &Expr, env: &Env) -> Option<Val> {
     matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_)).then(|| env.eval(e, &[]))
 }
 
-/// The encoding of a scalar constant that stands for it alone: not a string cut at the
-/// index's length, which stands for every string it begins.
-fn exact_scalar(v: &Val) -> Option<Vec<u8>> {
-    exact(v).filter(|e| scalar(v) && !is_truncated(e))
-}
-
 /// Not a number JSON cannot hold (the index stores those under no value that compares).
 fn finite(v: &Val) -> bool {
     !matches!(v, Val::Num(n) if !n.is_finite())
@@ -469,22 +470,6 @@ fn finite(v: &Val) -> bool {
 
 fn scalar(v: &Val) -> bool {
     matches!(v, Val::Null | Val::Bool(_) | Val::Num(_) | Val::Str(_))
-}
-
-/// The encoded value of a constant; arrays and objects by their type tag.
-fn exact(v: &Val) -> Option<Vec<u8>> {
-    let term = match v {
-        Val::Undefined => return None,
-        Val::Null => Term::Null,
-        Val::Bool(b) => Term::Bool(*b),
-        Val::Num(n) => Term::Number(*n),
-        Val::Str(s) => Term::Str(s),
-        Val::Arr(_) => Term::Array,
-        Val::Obj(_) => Term::Object,
-    };
-    let mut out = Vec::new();
-    encode(term, &mut out);
-    Some(out)
 }
 
 /// First and past-last tags of the type a comparison with `v` stays within.
@@ -497,32 +482,57 @@ fn type_span(v: &Val) -> (u8, u8) {
     }
 }
 
-/// Lookups for `path op value`; none when the comparison can never be true.
-fn compare(path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
-    let enc = exact(value)?;
-    if op == BinaryOp::Eq {
-        return Some(Lookup {
-            path,
-            lo: Bound::Included(enc.clone()),
-            hi: Bound::Included(enc),
-        });
+/// Constants encoded as the index read holds them.
+impl Resolver<'_> {
+    /// The encoding of a scalar constant that stands for it alone: not a string cut at the
+    /// index's length, which stands for every string it begins.
+    fn exact_scalar(&self, v: &Val) -> Option<Vec<u8>> {
+        self.exact(v).filter(|e| scalar(v) && !is_truncated(e))
     }
-    // Ordering comparisons are defined within null, booleans, numbers and strings.
-    if !scalar(value) {
-        return None;
+
+    /// The encoded value of a constant; arrays and objects by their type tag.
+    fn exact(&self, v: &Val) -> Option<Vec<u8>> {
+        let term = match v {
+            Val::Undefined => return None,
+            Val::Null => Term::Null,
+            Val::Bool(b) => Term::Bool(*b),
+            Val::Num(n) => Term::Number(*n),
+            Val::Str(s) => Term::Str(s),
+            Val::Arr(_) => Term::Array,
+            Val::Obj(_) => Term::Object,
+        };
+        let mut out = Vec::new();
+        encode(term, self.string_bytes, &mut out);
+        Some(out)
     }
-    let (first, end) = type_span(value);
-    // A cut string stands for many: keep its entries on both sides.
-    let inclusive = is_truncated(&enc);
-    let (lo, hi) = match op {
-        BinaryOp::Lt if inclusive => (Bound::Included(vec![first]), Bound::Included(enc)),
-        BinaryOp::Lt => (Bound::Included(vec![first]), Bound::Excluded(enc)),
-        BinaryOp::Le => (Bound::Included(vec![first]), Bound::Included(enc)),
-        BinaryOp::Gt if inclusive => (Bound::Included(enc), Bound::Excluded(vec![end])),
-        BinaryOp::Gt => (Bound::Excluded(enc), Bound::Excluded(vec![end])),
-        _ => (Bound::Included(enc), Bound::Excluded(vec![end])),
-    };
-    Some(Lookup { path, lo, hi })
+
+    /// Lookups for `path op value`; none when the comparison can never be true.
+    fn compare(&self, path: PathId, op: BinaryOp, value: &Val) -> Option<Lookup> {
+        let enc = self.exact(value)?;
+        if op == BinaryOp::Eq {
+            return Some(Lookup {
+                path,
+                lo: Bound::Included(enc.clone()),
+                hi: Bound::Included(enc),
+            });
+        }
+        // Ordering comparisons are defined within null, booleans, numbers and strings.
+        if !scalar(value) {
+            return None;
+        }
+        let (first, end) = type_span(value);
+        // A cut string stands for many: keep its entries on both sides.
+        let inclusive = is_truncated(&enc);
+        let (lo, hi) = match op {
+            BinaryOp::Lt if inclusive => (Bound::Included(vec![first]), Bound::Included(enc)),
+            BinaryOp::Lt => (Bound::Included(vec![first]), Bound::Excluded(enc)),
+            BinaryOp::Le => (Bound::Included(vec![first]), Bound::Included(enc)),
+            BinaryOp::Gt if inclusive => (Bound::Included(enc), Bound::Excluded(vec![end])),
+            BinaryOp::Gt => (Bound::Excluded(enc), Bound::Excluded(vec![end])),
+            _ => (Bound::Included(enc), Bound::Excluded(vec![end])),
+        };
+        Some(Lookup { path, lo, hi })
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -170,7 +170,7 @@ pub(super) fn compute(
             container: def.rid,
             query: plan.cache_id,
             version: store.feed_head(txn, def)?,
-            index_generation: plan.ready.0,
+            index_generation: plan.ready.generation,
             ranges: layout.clone(),
         })
     };
@@ -383,7 +383,7 @@ fn compute_result(
             container: def.rid,
             query: plan.cache_id,
             version: snap.store.feed_head(snap.txn, def)?,
-            index_generation: plan.ready.0,
+            index_generation: plan.ready.generation,
         })
     } else {
         None

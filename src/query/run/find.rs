@@ -103,7 +103,7 @@ pub(super) fn find_items<'t>(
             let lookup = match kept.and_then(|(pages, key)| pages.lookup(key)) {
                 Some(lookup) => lookup,
                 None => {
-                    let reader = IndexReader::new(store, txn, def, plan.ready.0);
+                    let reader = IndexReader::new(store, txn, def, plan.ready.generation);
                     let items = store.container_stats(txn, def)?.counters.items;
                     // Past this many candidates, loading them one by one costs about what
                     // a scan does.
@@ -181,7 +181,7 @@ fn walk_for_result<'t>(
         .ordered_bound
         .unwrap_or_else(|| skip.saturating_add(plan.max_items).saturating_add(1));
     let mut k = needed;
-    let reader = IndexReader::new(store, txn, def, plan.ready.0);
+    let reader = IndexReader::new(store, txn, def, plan.ready.generation);
     let epk_len = def.partition_key.epk_len();
     // When the index gives exact sort keys (a filter the walk answers is exact too: see
     // OrderWalk), the walk's order is the result's: `SELECT *` needs nothing of the items

@@ -71,7 +71,7 @@ pub(super) fn order_walk(
     resolver: &Resolver,
     env: &Env,
     policy: &CompiledPolicy,
-    ready: (u32, &crate::store::indexing::IndexingPolicy),
+    ready: crate::store::catalog::ReadyIndex,
 ) -> Result<Option<OrderWalk>> {
     let simple = q.joins.is_empty()
         && q.group_by.is_empty()
@@ -104,14 +104,19 @@ pub(super) fn order_walk(
         },
     };
     if !equalities.is_empty() {
-        return Ok(prefixed_composite_walk(&paths, &equalities, q, ready.1));
+        return Ok(prefixed_composite_walk(
+            &paths,
+            &equalities,
+            q,
+            ready.policy,
+        ));
     }
     if let [path] = paths.as_slice() {
         if !path.indexed_by(policy) {
             return Ok(None);
         }
         let items = store.container_stats(txn, def)?.counters.items;
-        let defined = store.index_defined_count(txn, def.rid, ready.0, path.id)?;
+        let defined = store.index_defined_count(txn, def.rid, ready.generation, path.id)?;
         let descending = q.order_by[0].descending;
         // Documents without the path sort first ascending, where only a scan finds them.
         if defined < items && !descending {
@@ -126,7 +131,7 @@ pub(super) fn order_walk(
             undefined_after: defined < items,
         }));
     }
-    Ok(prefixed_composite_walk(&paths, &[], q, ready.1))
+    Ok(prefixed_composite_walk(&paths, &[], q, ready.policy))
 }
 
 /// A composite index whose leading components are the `equalities`' paths (in any order)

@@ -34,8 +34,8 @@ use crate::query::read::demand;
 use crate::query::read::extractor::Extractor;
 use crate::query::search::rank;
 use crate::query::syntax::ast::{BinaryOp, Expr, ExprKind, FromKind, Literal, Query, SelectKind};
-use crate::store::catalog::ContainerDef;
-use crate::store::indexing::{CompiledPolicy, CompositeOrder, IndexingPolicy};
+use crate::store::catalog::{ContainerDef, ReadyIndex};
+use crate::store::indexing::{CompiledPolicy, CompositeOrder};
 
 /// Aggregates a cross-partition GROUP BY may compute (the service's limit).
 const MAX_GROUPED_AGGREGATES: usize = 21;
@@ -104,7 +104,7 @@ pub(super) struct Plan<'a> {
     /// builds, the paths both it and the built policy index.
     pub(super) policy: Arc<CompiledPolicy>,
     /// The index generation that is built, and the policy it was built under.
-    pub(super) ready: (u32, &'a IndexingPolicy),
+    pub(super) ready: ReadyIndex<'a>,
     pub(super) routing: Routing,
     /// What the previous page left for this one (nothing on the first page).
     pub(super) token: Option<Token>,
@@ -184,7 +184,7 @@ impl<'a> Plan<'a> {
             Some(_) => def
                 .indexing_policy
                 .compile()
-                .restricted_to(ready.1.compile())
+                .restricted_to(ready.policy.compile())
                 .into(),
             None => target,
         };
@@ -206,7 +206,7 @@ impl<'a> Plan<'a> {
             .filter
             .as_ref()
             .is_some_and(|f| index_served(f, root, &policy));
-        let resolver = Resolver::new(q, root);
+        let resolver = Resolver::new(q, root, ready.string_bytes);
         let probes: Vec<Probe> = match &q.filter {
             Some(f) => access::conjuncts(f)
                 .into_iter()

@@ -6,7 +6,9 @@
 use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::QueryResult;
 use cosmoscope::engine::{Backend, QueryOptions};
-use cosmoscope::store::testing::{IndexLayout, rebuild_from_items, stored_entries};
+use cosmoscope::store::testing::{
+    IndexLayout, LEGACY_STRING_BYTES, STRING_BYTES, rebuild_from_items, stored_entries,
+};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{DB, Fixture, Rng, open, open_manual, pk_settings};
@@ -128,7 +130,7 @@ fn rebuild_after_a_policy_change_while_writes_continue() {
     let store = f.engine.store();
     let txn = store.read_txn().unwrap();
     let def = store.container(&txn, DB, "c").unwrap();
-    let layout = IndexLayout::new(def.rid, def.index_generation, &def.indexing_policy);
+    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
     let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
     let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
     assert!(
@@ -239,4 +241,93 @@ fn indexing_off_then_on_again() {
         .unwrap();
     while !f.engine.advance_index_build(DB, "c", 4).unwrap() {}
     assert_eq!(check_consistent(&f, 2), "index-lookup");
+}
+
+/// A store written before index generations kept their own string length: its index
+/// (strings cut at 512 bytes) keeps serving while a replacement builds, and the
+/// replacement cuts at this build's length. Strings of 303 bytes are exact in the old
+/// generation and cut in the new one (they differ in their first bytes, so a cut one still
+/// selects few); lookups on them select exactly what a scan does before, during and after
+/// the build, and the finished index equals a rebuild.
+#[test]
+fn an_index_from_before_string_lengths_serves_until_its_replacement_is_built() {
+    let f = open_manual();
+    f.container("c", pk_settings());
+    f.engine
+        .store()
+        .write_as_before_string_lengths(DB, "c")
+        .unwrap();
+    let text = |i: u64| format!("{i:03}{}", "s".repeat(300));
+    let doc = |i: u64, n: u64| json!({"id": format!("{i}"), "pk": format!("k{}", i % 40), "n": n, "s": text(i % 30)});
+    let mut rng = Rng(17);
+    for i in 0..2500 {
+        f.create("c", &doc(i, rng.below(50)));
+    }
+    let string_bytes = || {
+        let store = f.engine.store();
+        let txn = store.read_txn().unwrap();
+        store.container(&txn, DB, "c").unwrap().index_string_bytes
+    };
+    assert_eq!(string_bytes(), LEGACY_STRING_BYTES);
+    assert!((STRING_BYTES..LEGACY_STRING_BYTES).contains(&text(0).len()));
+    let check = |f: &Fixture, x: u64| {
+        let served = query(
+            f,
+            &format!("SELECT VALUE c.id FROM c WHERE c.s = '{}'", text(x)),
+        );
+        let scanned = query(
+            f,
+            &format!(
+                "SELECT VALUE c.id FROM c WHERE CONCAT(c.s, '') = '{}'",
+                text(x)
+            ),
+        );
+        assert_eq!(ids(&served), ids(&scanned), "c.s = text({x})");
+        assert!(!served.documents.is_empty());
+        assert_eq!(served.access.kind, "index-lookup", "{:?}", served.access);
+    };
+    check(&f, 3);
+
+    f.engine
+        .set_indexing_policy(DB, "c", excluding_n())
+        .unwrap();
+    assert_eq!(string_bytes(), STRING_BYTES);
+    let mut next = 2500;
+    let mut finished = false;
+    let mut rounds = 0;
+    while !finished {
+        for _ in 0..15 {
+            f.upsert("c", &doc(rng.below(next), rng.below(50)));
+            f.create("c", &doc(next, rng.below(50)));
+            next += 1;
+        }
+        // The old generation serves: `/s/?` is in both policies.
+        check(&f, rng.below(30));
+        finished = f.engine.advance_index_build(DB, "c", 1).unwrap();
+        rounds += 1;
+        assert!(rounds < 200, "the build never finished");
+    }
+    assert!(
+        rounds > 1,
+        "the build took one batch: nothing was read while it ran"
+    );
+    for x in [0, 7, 29] {
+        check(&f, x);
+    }
+
+    let store = f.engine.store();
+    let txn = store.read_txn().unwrap();
+    let def = store.container(&txn, DB, "c").unwrap();
+    assert!(def.index_build.is_none());
+    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
+    assert_eq!(layout.string_bytes, STRING_BYTES);
+    let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
+    let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
+    assert!(
+        stored == expected,
+        "{} stored vs {} rebuilt",
+        stored.len(),
+        expected.len()
+    );
+    assert_eq!(counts, expected_counts);
 }

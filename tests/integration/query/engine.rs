@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use cosmoscope::engine::{Backend, Engine, QueryOptions, QueryResult};
 use cosmoscope::engine::{ContainerSettings, Throughput};
+use cosmoscope::store::testing;
 use serde_json::{Value, json};
 
 fn engine() -> (tempfile::TempDir, Engine) {
@@ -1479,13 +1480,17 @@ fn pages_of_an_index_lookup_continue_the_order_a_page_kept() {
 }
 
 /// A filter whose conjuncts the index answers exactly is not evaluated again on the items
-/// a lookup selects; wherever the index holds less than the value (a string cut at 512
-/// bytes, an array's positions, zero's sign), the filter still decides. Each query keeps
-/// on the indexed container exactly the items a scan keeps on an unindexed one.
+/// a lookup selects; wherever the index holds less than the value (a cut string, an
+/// array's positions, zero's sign), the filter still decides. Each query keeps on the
+/// indexed containers exactly the items a scan keeps on an unindexed one: on one whose
+/// index cuts strings at this build's length, and on one a build from before generations
+/// kept their own length left (cut at 512 bytes), with strings of 301 bytes exact in one
+/// and cut in the other.
 #[test]
 fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
     let (_dir, e) = engine();
     let long = |end: &str| format!("{}{end}", "a".repeat(600));
+    let mid = |end: &str| format!("{}{end}", "m".repeat(300));
     let values = [
         json!(0),
         json!(-0.0),
@@ -1499,6 +1504,8 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
         json!(long("x")),
         json!(long("y")),
         json!("a".repeat(512)),
+        json!(mid("x")),
+        json!(mid("y")),
         json!([1]),
         json!([0, 1]),
         json!({"w": 1}),
@@ -1513,11 +1520,10 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
             d
         })
         .collect();
+    let all = json!({"indexingMode": "consistent", "includedPaths": [{"path": "/*"}]});
     for (name, policy) in [
-        (
-            "idx",
-            json!({"indexingMode": "consistent", "includedPaths": [{"path": "/*"}]}),
-        ),
+        ("idx", all.clone()),
+        ("legacy", all),
         (
             "scan",
             json!({"indexingMode": "consistent", "includedPaths": [{"path": "/none/?"}], "excludedPaths": [{"path": "/*"}]}),
@@ -1527,11 +1533,27 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
         s.throughput = Throughput::Manual(400);
         s.indexing_policy = Some(serde_json::from_value(policy).unwrap());
         e.create_container("db", name, s).unwrap();
+        if name == "legacy" {
+            e.store()
+                .write_as_before_string_lengths("db", name)
+                .unwrap();
+        }
         load(&e, name, &docs);
     }
+    let string_bytes = |name: &str| {
+        let store = e.store();
+        let txn = store.read_txn().unwrap();
+        store
+            .container(&txn, "db", name)
+            .unwrap()
+            .index_string_bytes
+    };
+    assert_eq!(string_bytes("idx"), testing::STRING_BYTES);
+    assert_eq!(string_bytes("legacy"), testing::LEGACY_STRING_BYTES);
     let params: HashMap<String, Value> = [
         ("long", json!(long("x"))),
         ("cut", json!("a".repeat(512))),
+        ("mid", json!(mid("x"))),
         ("zero", json!(-0.0)),
     ]
     .into_iter()
@@ -1555,6 +1577,11 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
         "c.v = @cut",
         "c.v > @cut",
         "c.v IN (@long, 'a')",
+        "c.v = @mid",
+        "c.v > @mid",
+        "c.v <= @mid AND c.g = 1",
+        "c.v IN (@mid, @cut)",
+        "STARTSWITH(c.v, @mid)",
         "c.v[0] = 1",
         "c.v[1] = 1",
         "c.v.w = 1",
@@ -1592,10 +1619,13 @@ fn an_index_lookup_keeps_exactly_what_the_filter_keeps() {
             ids.sort();
             (ids, r.access.kind)
         };
-        let ((indexed, access), (scanned, scan_access)) = (ids("idx"), ids("scan"));
+        let (scanned, scan_access) = ids("scan");
         assert_eq!(scan_access, "scan", "{sql}");
-        assert_eq!(access, "index-lookup", "{sql}");
-        assert_eq!(indexed, scanned, "{sql}");
+        for container in ["idx", "legacy"] {
+            let (indexed, access) = ids(container);
+            assert_eq!(access, "index-lookup", "{container}: {sql}");
+            assert_eq!(indexed, scanned, "{container}: {sql}");
+        }
     }
 }
 
