@@ -49,6 +49,26 @@ fn check_consistent(f: &Fixture, x: u64) -> &'static str {
     served.access.kind
 }
 
+/// Asserts that container `c`'s index, with no build under way, holds exactly the entries
+/// and counts a rebuild from its items gives; returns its layout.
+fn assert_index_equals_a_rebuild(f: &Fixture) -> IndexLayout {
+    let store = f.engine.store();
+    let txn = store.read_txn().unwrap();
+    let def = store.container(&txn, DB, "c").unwrap();
+    assert!(def.index_build.is_none());
+    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
+    let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
+    let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
+    assert!(
+        stored == expected,
+        "{} stored vs {} rebuilt",
+        stored.len(),
+        expected.len()
+    );
+    assert_eq!(counts, expected_counts);
+    layout
+}
+
 #[test]
 fn rebuild_after_a_policy_change_while_writes_continue() {
     // No background builder: the test advances the build itself, one batch per round, so
@@ -127,21 +147,11 @@ fn rebuild_after_a_policy_change_while_writes_continue() {
     assert_eq!(check_consistent(&f, 3), "index-lookup");
 
     // The finished generation equals a rebuild; the old one is gone.
+    let layout = assert_index_equals_a_rebuild(&f);
     let store = f.engine.store();
     let txn = store.read_txn().unwrap();
-    let def = store.container(&txn, DB, "c").unwrap();
-    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
-    let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
-    let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
     assert!(
-        stored == expected,
-        "{} stored vs {} rebuilt",
-        stored.len(),
-        expected.len()
-    );
-    assert_eq!(counts, expected_counts);
-    assert!(
-        stored_entries(store, &txn, def.rid, 0)
+        stored_entries(store, &txn, layout.cid, 0)
             .unwrap()
             .0
             .is_empty()
@@ -315,19 +325,5 @@ fn an_index_from_before_string_lengths_serves_until_its_replacement_is_built() {
         check(&f, x);
     }
 
-    let store = f.engine.store();
-    let txn = store.read_txn().unwrap();
-    let def = store.container(&txn, DB, "c").unwrap();
-    assert!(def.index_build.is_none());
-    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
-    assert_eq!(layout.string_bytes, STRING_BYTES);
-    let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
-    let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
-    assert!(
-        stored == expected,
-        "{} stored vs {} rebuilt",
-        stored.len(),
-        expected.len()
-    );
-    assert_eq!(counts, expected_counts);
+    assert_eq!(assert_index_equals_a_rebuild(&f).string_bytes, STRING_BYTES);
 }
