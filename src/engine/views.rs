@@ -99,6 +99,11 @@ pub struct ContainerInfo {
     /// Percent of the index built under the current policy (100 when no transformation
     /// runs), as the service's `x-ms-documentdb-collection-index-transformation-progress`.
     pub index_transformation_progress: u8,
+    /// How many bytes of a string the index queries read keeps: longer strings that share
+    /// them are one index value, which a lookup selects as a whole. Not known of an
+    /// account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_string_bytes: Option<usize>,
     pub max_partition_bytes: u64,
     pub max_logical_partition_bytes: u64,
     pub feed_previous_images: bool,
@@ -139,6 +144,7 @@ impl ContainerInfo {
             vector_embedding_policy: def.vector_embedding_policy.clone(),
             full_text_policy: def.full_text_policy.clone(),
             index_transformation_progress: def.index_build.as_ref().map_or(100, |b| b.progress()),
+            indexed_string_bytes: Some(def.ready_index().string_bytes),
             max_partition_bytes: def.max_partition_bytes,
             max_logical_partition_bytes: def.max_logical_partition_bytes,
             feed_previous_images: def.feed_previous_images,

@@ -369,6 +369,8 @@ fn container_view(
             .header("x-ms-documentdb-collection-index-transformation-progress")
             .and_then(|p| p.trim().parse().ok())
             .unwrap_or(100),
+        // The service does not say where its index cuts strings.
+        indexed_string_bytes: None,
         max_partition_bytes: RANGE_STORAGE_LIMIT,
         max_logical_partition_bytes: LOGICAL_STORAGE_LIMIT,
         feed_previous_images: false,

@@ -966,6 +966,7 @@ fn a_large_import_builds_the_index_once_at_its_end() {
     );
     let shown = ok(dir, &["container", "show", "shop/orders"]);
     assert_eq!(shown["indexTransformationProgress"], 100);
+    assert_eq!(shown["indexedStringBytes"], 256);
     assert_index_exact(dir, 3_000);
     // Another import into the now non-empty container maintains the index as it writes.
     let more = tmp.path().join("more.ndjson");
