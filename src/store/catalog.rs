@@ -176,9 +176,9 @@ pub struct ContainerDef {
     /// The index generation writes maintain under `indexing_policy` (see `store::index`).
     #[serde(default)]
     pub index_generation: u32,
-    /// Where that generation cuts indexed strings ([`STRING_BYTES`] for one
-    /// made by this build; a catalog written before generations kept their own says
-    /// nothing, and its generations cut at [`LEGACY_STRING_BYTES`]).
+    /// Where that generation cuts indexed strings: 256 bytes for one made by this build; a
+    /// catalog written before generations kept their own length says nothing, and its
+    /// generations cut at 512.
     #[serde(default = "legacy_string_bytes")]
     pub index_string_bytes: usize,
     /// A policy replacement whose index is still being built.
