@@ -105,7 +105,7 @@ impl Store {
         };
         let generation = def.index_generation;
         let seq = self.feed_head(&txn, &def)?;
-        let layout = IndexLayout::of(&def, generation, &def.indexing_policy);
+        let layout = IndexLayout::current(&def);
         let mut sorter = KeySorter::new(self.path(), SHARED_PREFIX, SORT_BUDGET);
         let defined = self.sort_entries(&txn, &def, &layout, &mut sorter)?;
         drop(txn);

@@ -133,7 +133,7 @@ impl ContainerSettings {
 
 /// Strings longer than this are indexed (`store::index`) by their first `STRING_BYTES`
 /// bytes, in index generations made by this build (the catalog records each generation's
-/// length: see [`ContainerDef::string_bytes_of`]).
+/// length: [`ContainerDef::index_string_bytes`], [`IndexBuild::previous_string_bytes`]).
 ///
 /// Which length the service cuts at is not documented. Results do not depend on it (the
 /// executor filters what a cut term selects), but two things do:
@@ -269,19 +269,6 @@ impl ContainerDef {
             + 1
     }
 
-    /// Where generation `generation` of this container's index cuts strings: the current
-    /// one's or, while a build replaces it, the previous one's.
-    pub fn string_bytes_of(&self, generation: u32) -> usize {
-        match &self.index_build {
-            Some(b)
-                if b.previous_generation == generation && generation != self.index_generation =>
-            {
-                b.previous_string_bytes
-            }
-            _ => self.index_string_bytes,
-        }
-    }
-
     /// Makes a new generation current, which cuts strings at this build's length; returns
     /// the generation and string length it replaces.
     pub fn start_index_generation(&mut self) -> (u32, usize) {
@@ -324,8 +311,7 @@ impl ContainerDef {
     }
 
     /// The index queries can rely on: generation, policy and string length. While a
-    /// replacement builds,
-    /// that is the previous one.
+    /// replacement builds, that is the previous one.
     pub fn ready_index(&self) -> ReadyIndex<'_> {
         match &self.index_build {
             Some(b) => ReadyIndex {

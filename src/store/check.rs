@@ -58,7 +58,7 @@ impl Multiset {
 /// Checks one container in one read transaction.
 pub fn check_container(store: &Store, txn: &RoTxn, def: &ContainerDef) -> Result<ContainerCheck> {
     let mut out = ContainerCheck::default();
-    let layout = IndexLayout::of(def, def.index_generation, &def.indexing_policy);
+    let layout = IndexLayout::current(def);
     out.index_compared = def.index_build.is_none();
     let mut expected = Multiset::default();
     let mut per_range: Vec<u64> = vec![0; def.ranges.len()];

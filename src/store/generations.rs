@@ -23,11 +23,7 @@ pub(super) struct Generations {
 impl Generations {
     /// The generations writes to `def` maintain now, compiled.
     pub fn of(def: &ContainerDef) -> Result<Generations> {
-        let mut layouts = vec![IndexLayout::of(
-            def,
-            def.index_generation,
-            &def.indexing_policy,
-        )];
+        let mut layouts = vec![IndexLayout::current(def)];
         let mut build_cursor = None;
         if let Some(build) = &def.index_build {
             layouts.push(IndexLayout::new(

@@ -17,8 +17,9 @@
 //!   (undefined < null < false < true < numbers < strings < arrays < objects). Numbers are
 //!   doubles with the usual sortable bit flip; strings are their UTF-8 bytes (ordinal order)
 //!   with `00` escaped and a terminator, cut at the generation's string length (longer
-//!   strings share one truncated value, still in order; see [`STRING_BYTES`]). Arrays and objects are a bare tag: ORDER BY and
-//!   IS_DEFINED find them, and their order within the type is settled by the executor.
+//!   strings share one truncated value, still in order; see [`STRING_BYTES`]). Arrays and
+//!   objects are a bare tag: ORDER BY and IS_DEFINED find them, and their order within the
+//!   type is settled by the executor.
 //! - *EPK ‖ id* last: one value's entries sort by EPK, so a physical or logical partition is
 //!   a sub-range of every value, and a range filter or an ORDER BY is one cursor walk.
 //! - *Generation*: a policy change builds a new generation beside the live one (see
@@ -62,8 +63,8 @@ pub mod tag {
     pub const OBJECT: u8 = 0x07;
 }
 
-/// String terminators: an exact string, or one cut at its generation's length (sorts after the
-/// exact string equal to its prefix, as the longer originals do).
+/// String terminators: an exact string, or one cut at its generation's length (sorts after
+/// the exact string equal to its prefix, as the longer originals do).
 const END_EXACT: [u8; 2] = [0x00, 0x01];
 const END_TRUNCATED: [u8; 2] = [0x00, 0x02];
 /// A `00` byte inside a string.
@@ -147,8 +148,8 @@ pub fn encode_string_prefix(prefix: &str, string_bytes: usize, out: &mut Vec<u8>
     escape_into(&bytes[..bytes.len().min(string_bytes)], out);
 }
 
-/// Whether `encoded` (one value) is a cut string: it stands for
-/// many strings, so range bounds on it must include it.
+/// Whether `encoded` (one value) is a cut string: it stands for many strings, so range
+/// bounds on it must include it.
 pub fn is_truncated(encoded: &[u8]) -> bool {
     encoded.first() == Some(&tag::STRING) && encoded.ends_with(&END_TRUNCATED)
 }
@@ -201,8 +202,8 @@ pub fn value_len(bytes: &[u8], inverted: bool) -> Option<usize> {
 /// Whether the `values` encoded values at the start of `bytes` (composite components may
 /// be bit-inverted) are each exact: equal encodings mean equal values and the encodings sort
 /// as the query language's total order sorts the values. Not exact: an array or an object
-/// (a bare tag), a cut string, and zero (−0 and 0 share one
-/// encoding but not one place in the total order).
+/// (a bare tag), a cut string, and zero (−0 and 0 share one encoding but not one place in
+/// the total order).
 pub fn is_exact(bytes: &[u8], values: usize) -> bool {
     let mut at = 0;
     for _ in 0..values {
@@ -370,9 +371,15 @@ impl IndexLayout {
         }
     }
 
-    /// The layout of `def`'s generation `generation`.
-    pub fn of(def: &ContainerDef, generation: u32, policy: &IndexingPolicy) -> IndexLayout {
-        IndexLayout::new(def.rid, generation, policy, def.string_bytes_of(generation))
+    /// The layout of `def`'s current generation: the one its policy and string length are
+    /// recorded for.
+    pub fn current(def: &ContainerDef) -> IndexLayout {
+        IndexLayout::new(
+            def.rid,
+            def.index_generation,
+            &def.indexing_policy,
+            def.index_string_bytes,
+        )
     }
 
     pub fn enabled(&self) -> bool {

@@ -111,25 +111,25 @@ impl Store {
                  the index. Turn off the container's default TTL first.",
             ));
         }
-        let (previous_generation, previous_string_bytes, previous_policy) =
-            match def.index_build.take() {
-                // A build in progress is abandoned; the last complete index stays the base.
-                Some(build) => {
-                    def.retired_index_generations.push(def.index_generation);
-                    (
-                        build.previous_generation,
-                        build.previous_string_bytes,
-                        build.previous_policy,
-                    )
-                }
-                None => (
-                    def.index_generation,
-                    def.index_string_bytes,
-                    def.indexing_policy.clone(),
-                ),
-            };
+        let abandoned = def.index_build.take();
         // Generations only grow: the previous one is at most the current one.
-        def.start_index_generation();
+        let (replaced_generation, replaced_string_bytes) = def.start_index_generation();
+        let (previous_generation, previous_string_bytes, previous_policy) = match abandoned {
+            // A build in progress is abandoned; the last complete index stays the base.
+            Some(build) => {
+                def.retired_index_generations.push(replaced_generation);
+                (
+                    build.previous_generation,
+                    build.previous_string_bytes,
+                    build.previous_policy,
+                )
+            }
+            None => (
+                replaced_generation,
+                replaced_string_bytes,
+                def.indexing_policy.clone(),
+            ),
+        };
         if policy.is_indexing_enabled() {
             let total = self.container_stats(&txn, &def)?.counters.items;
             def.index_build = Some(IndexBuild {
@@ -158,7 +158,7 @@ impl Store {
             let mut txn = self.write_txn()?;
             let mut def = (*self.container(&txn, db, name)?).clone();
             if let Some(build) = def.index_build.clone() {
-                let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
+                let layout = IndexLayout::current(&def);
                 let start = match &build.resume_after {
                     Some(hex) => {
                         let mut k = Epk::from_hex(hex)

@@ -44,7 +44,7 @@ fn assert_index_matches_items(f: &Fixture, c: &str) {
     let store = f.engine.store();
     let txn = store.read_txn().unwrap();
     let def = store.container(&txn, DB, c).unwrap();
-    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
+    let layout = IndexLayout::current(&def);
     let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
     let (stored, stored_counts) =
         stored_entries(store, &txn, def.rid, def.index_generation).unwrap();

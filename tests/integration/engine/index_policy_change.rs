@@ -56,7 +56,7 @@ fn assert_index_equals_a_rebuild(f: &Fixture) -> IndexLayout {
     let txn = store.read_txn().unwrap();
     let def = store.container(&txn, DB, "c").unwrap();
     assert!(def.index_build.is_none());
-    let layout = IndexLayout::of(&def, def.index_generation, &def.indexing_policy);
+    let layout = IndexLayout::current(&def);
     let (expected, expected_counts) = rebuild_from_items(store, &txn, &def, &layout).unwrap();
     let (stored, counts) = stored_entries(store, &txn, def.rid, def.index_generation).unwrap();
     assert!(
