@@ -49,7 +49,7 @@ use super::packed_keys::KeySet;
 use super::{RoTxn, Store, murmur3};
 use crate::error::Result;
 
-pub use super::catalog::{LEGACY_STRING_BYTES, STRING_BYTES};
+pub use super::catalog::STRING_BYTES;
 
 /// Type tags, in the service's type order.
 pub mod tag {
@@ -887,6 +887,7 @@ pub fn stored_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::catalog::LEGACY_STRING_BYTES;
     use serde_json::json;
 
     fn enc(v: Value) -> Vec<u8> {

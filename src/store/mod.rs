@@ -79,10 +79,10 @@ pub use partition_key::PartitionKeyDefinition;
 /// change feed), outside the crate: never part of the program.
 #[cfg(feature = "test-harness")]
 pub mod testing {
+    pub use super::catalog::{LEGACY_STRING_BYTES, STRING_BYTES};
     pub use super::feed::FeedRequest;
     pub use super::index::{
-        IndexLayout, IndexReader, LEGACY_STRING_BYTES, PathHasher, STRING_BYTES,
-        rebuild_from_items, stored_entries,
+        IndexLayout, IndexReader, PathHasher, rebuild_from_items, stored_entries,
     };
     pub use super::item::Record;
 }
