@@ -39,7 +39,10 @@
 //! the two sides taking turns after a warm-up that brings every page they read into memory
 //! and lets the engine's times settle (see [`WARM_UP_RUNS`]), so the times compare the two
 //! programs rather than what the page cache held (at ten million documents the two files do
-//! not both fit in this machine's memory).
+//! not both fit in this machine's memory). A second table takes `TOP k … ORDER BY
+//! c.creationDate DESC` apart at k = 1, 10 and 100: the engine, the floor of the same walk
+//! on its store (`common::floor_ordered`), SQLite, and SQLite returning only the sorted
+//! value from its index, in turns.
 //!
 //! `INDEX_BENCH_COLD=1` (root only) adds a table of cold runs: each query once per parameter
 //! with the page cache emptied before each side, with the bytes each read from the disk, and
@@ -538,25 +541,12 @@ fn warm_reads(engine: &Engine, conn: &Connection, cases: &[Case]) {
     for case in cases {
         let params = (case.params)(1000);
         let args: Vec<Value> = params.iter().map(|(_, v)| v.clone()).collect();
-        let run_both = || {
-            let t = Instant::now();
-            black_box(query(engine, "idx", case.sql, &params));
-            let te = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            black_box(run_lite(conn, &case.lite, &args));
-            (te, t.elapsed().as_secs_f64())
-        };
-        let warm_up = Instant::now();
-        let mut warm_up_runs = 0;
-        while warm_up_runs < WARM_UP_MIN_RUNS
-            || (warm_up_runs < WARM_UP_RUNS && warm_up.elapsed() < WARM_UP_TIME)
-        {
-            run_both();
-            warm_up_runs += 1;
-        }
-        let (engine_runs, lite_runs): (Vec<f64>, Vec<f64>) =
-            (0..WARM_RUNS).map(|_| run_both()).unzip();
-        let (e, l) = (median(engine_runs), median(lite_runs));
+        let [e, l] = warm_medians(|| {
+            [
+                seconds(|| query(engine, "idx", case.sql, &params)),
+                seconds(|| run_lite(conn, &case.lite, &args)),
+            ]
+        });
         println!(
             "{:<36} {:>11} {:>11} {:>8.2}x",
             case.name,
@@ -565,6 +555,68 @@ fn warm_reads(engine: &Engine, conn: &Connection, cases: &[Case]) {
             e / l
         );
     }
+    top_k_parts(engine, conn);
+}
+
+/// `TOP k … ORDER BY` at k = 1, 10 and 100 beside the floor of the same walk on the store
+/// (see [`floor_ordered`]) and SQLite's query with and without its table reads, the four
+/// in turns: what the engine spends per query and per result beyond the reads any plan
+/// over its store makes, against what SQLite spends on each.
+fn top_k_parts(engine: &Engine, conn: &Connection) {
+    println!(
+        "
+TOP k ORDER BY creationDate DESC, warm, the four in turns, {WARM_RUNS} runs each \
+         after the warm-up, medians"
+    );
+    println!(
+        "{:>5} {:>11} {:>13} {:>11} {:>17}",
+        "k", "engine", "store floor", "SQLite", "SQLite, no rows"
+    );
+    for k in [1, 10, 100] {
+        let sql = format!("SELECT TOP {k} * FROM c ORDER BY c.creationDate DESC");
+        let ordered = "ORDER BY json_extract(doc,'$.creationDate') DESC";
+        let rows = format!("SELECT doc FROM docs {ordered} LIMIT {k}");
+        // The sorted value alone, which SQLite's expression index holds.
+        let index_only =
+            format!("SELECT json_extract(doc,'$.creationDate') FROM docs {ordered} LIMIT {k}");
+        let [e, f, l, i] = warm_medians(|| {
+            [
+                seconds(|| query(engine, "idx", &sql, &[])),
+                seconds(|| floor_ordered(engine, (DB, "idx"), "creationDate", k)),
+                seconds(|| sqlite(conn, &rows, &[])),
+                seconds(|| sqlite(conn, &index_only, &[])),
+            ]
+        });
+        println!(
+            "{k:>5} {:>11} {:>13} {:>11} {:>17}",
+            fmt(e),
+            fmt(f),
+            fmt(l),
+            fmt(i)
+        );
+    }
+}
+
+/// Seconds `f` took (its result kept from the optimizer).
+fn seconds<T>(f: impl FnOnce() -> T) -> f64 {
+    let t = Instant::now();
+    black_box(f());
+    t.elapsed().as_secs_f64()
+}
+
+/// Medians of [`WARM_RUNS`] rounds of `round` (each timing every side once), after the
+/// warm-up.
+fn warm_medians<const N: usize>(mut round: impl FnMut() -> [f64; N]) -> [f64; N] {
+    let warm_up = Instant::now();
+    let mut warm_up_runs = 0;
+    while warm_up_runs < WARM_UP_MIN_RUNS
+        || (warm_up_runs < WARM_UP_RUNS && warm_up.elapsed() < WARM_UP_TIME)
+    {
+        round();
+        warm_up_runs += 1;
+    }
+    let runs: Vec<[f64; N]> = (0..WARM_RUNS).map(|_| round()).collect();
+    std::array::from_fn(|side| median(runs.iter().map(|r| r[side]).collect()))
 }
 
 /// Cold runs per parameter of the cold table (the median is reported).

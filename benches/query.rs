@@ -78,7 +78,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::kept::{Kept, import_generated};
@@ -86,9 +85,6 @@ use cosmoscope::engine::IndexingPolicy;
 use cosmoscope::engine::QueryOptions;
 use cosmoscope::engine::{Backend, Engine};
 use cosmoscope::engine::{ContainerSettings, Throughput};
-use cosmoscope::store::Epk;
-use cosmoscope::store::testing::Record as StoredRecord;
-use cosmoscope::store::testing::{IndexReader, PathHasher};
 use criterion::{Criterion, SamplingMode, Throughput as Rate};
 use heed::{Env, WithoutTls};
 use rusqlite::Connection;
@@ -465,40 +461,6 @@ fn floor_walk(env: &Env<WithoutTls>, db: RawDb) -> usize {
     }
     black_box(n);
     1
-}
-
-/// Floor of query 4 on the engine's own store: the backward walk of the `/creationDate`
-/// index with a read of each of the first 100 items and a copy of its JSON. Any plan over
-/// this store does this much; the engine adds parsing, routing, metrics and the charge.
-fn floor_top100(engine: &Engine) -> usize {
-    let store = engine.store();
-    let txn = store.read_txn().expect("read txn");
-    let def = store.container(&txn, DB, CONTAINER).expect("container");
-    let reader = IndexReader::new(store, &txn, &def, def.ready_index().generation);
-    let mut path = PathHasher::default();
-    path.property("creationDate");
-    let everywhere = [(Vec::new(), Epk::max().0)];
-    let mut key = reader.item_key(&[]);
-    let cid_len = key.len();
-    let mut docs: Vec<Arc<[u8]>> = Vec::with_capacity(100);
-    reader
-        .walk(
-            path.finish(),
-            1,
-            (true, None),
-            &[],
-            &everywhere,
-            |_, item| {
-                key.truncate(cid_len);
-                key.extend_from_slice(item);
-                if let Some(record) = store.read_record(&txn, &key)? {
-                    docs.push(Arc::from(StoredRecord::decode(record)?.json));
-                }
-                Ok(docs.len() < 100)
-            },
-        )
-        .expect("walk");
-    docs.len()
 }
 
 // ---- summary ----
@@ -904,7 +866,8 @@ fn main() {
         let (d, t_engine) = timed(|| engine_drain(engine, sql, HashMap::new(), PAGE, true));
         let (_, t_sqlite) = timed(|| sqlite_rows(conn, sqlite, None));
         let (_, t_perf_md) = timed(|| sqlite_rows(conn, perf_md, None));
-        let (floor, t_floor) = timed(|| floor_top100(engine));
+        let (floor, t_floor) =
+            timed(|| floor_ordered(engine, (DB, CONTAINER), "creationDate", 100));
         assert_eq!(floor, 100.min(items), "store floor of query 4");
         let engine_dates: Vec<String> = d
             .documents
@@ -938,7 +901,7 @@ fn main() {
                 variant("sqlite", sqlite_op(sqlite, Arg::None)),
                 variant(
                     "floor_store_index_walk_100_reads",
-                    Box::new(move |_| floor_top100(engine)),
+                    Box::new(move |_| floor_ordered(engine, (DB, CONTAINER), "creationDate", 100)),
                 ),
                 variant(PERF_MD_SQLITE, sqlite_op(perf_md, Arg::None)),
             ],

@@ -400,3 +400,51 @@ pub fn open_raw(dir: &std::path::Path, no_sync: bool) -> (heed::Env<heed::Withou
         .unwrap_commit();
     (env, db)
 }
+
+// ---- floors on the engine's store ----
+
+/// The floor of `SELECT TOP k * FROM c ORDER BY c.<property> DESC` on the engine's own
+/// store: the backward walk of the property's index, a read of each of the first `k`
+/// items and a copy of its JSON into a result that outlives the read transaction. Any plan
+/// over this store does this much; the engine adds the parse, plan, routing, what each
+/// result's partitions were, the metrics and the charge. The items read.
+pub fn floor_ordered(
+    engine: &cosmoscope::engine::Engine,
+    (db, container): (&str, &str),
+    property: &str,
+    k: usize,
+) -> usize {
+    use cosmoscope::store::Epk;
+    use cosmoscope::store::testing::Record as StoredRecord;
+    use cosmoscope::store::testing::{IndexReader, PathHasher};
+    use std::sync::Arc;
+
+    let store = engine.store();
+    let txn = store.read_txn().expect("read txn");
+    let def = store.container(&txn, db, container).expect("container");
+    let reader = IndexReader::new(store, &txn, &def, def.ready_index().generation);
+    let mut path = PathHasher::default();
+    path.property(property);
+    let everywhere = [(Vec::new(), Epk::max().0)];
+    let mut key = reader.item_key(&[]);
+    let cid_len = key.len();
+    let mut docs: Vec<Arc<[u8]>> = Vec::with_capacity(k);
+    reader
+        .walk(
+            path.finish(),
+            1,
+            (true, None),
+            &[],
+            &everywhere,
+            |_, item| {
+                key.truncate(cid_len);
+                key.extend_from_slice(item);
+                if let Some(record) = store.read_record(&txn, &key)? {
+                    docs.push(Arc::from(StoredRecord::decode(record)?.json));
+                }
+                Ok(docs.len() < k)
+            },
+        )
+        .expect("walk");
+    docs.len()
+}
