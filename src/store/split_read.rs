@@ -14,10 +14,14 @@
 //! with the query's and reads nothing when they differ: a write committed in between, or a
 //! query running inside a write transaction (whose id is the next one to commit).
 //!
-//! Helpers are kept threads, one per core beyond the first (up to [`MAX_HELPERS`]): waking
-//! one takes about 3 µs on this project's machines, starting a thread 15–35 µs. A query
-//! takes an idle one or reads alone; each helper holds one of the environment's reader
-//! slots only while it reads for a query.
+//! Helpers are kept threads, one per core beyond the first (up to [`MAX_HELPERS`]). From a
+//! query's hand-over to its helper's start takes 3–4 µs on this project's machines when the
+//! process was idle before (the median; a tenth take over 25 µs), but about 20 µs between
+//! queries run back to back; starting a thread takes 15–35 µs. So a split pays only where
+//! the lookups take much longer than that (a ~1,000-item range: about 300 µs), and a
+//! TOP 100's 15 µs of lookups are read by the query alone. A query takes an idle helper or
+//! reads alone; each helper holds one of the environment's reader slots only while it reads
+//! for a query.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
