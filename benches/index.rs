@@ -564,8 +564,7 @@ fn warm_reads(engine: &Engine, conn: &Connection, cases: &[Case]) {
 /// over its store makes, against what SQLite spends on each.
 fn top_k_parts(engine: &Engine, conn: &Connection) {
     println!(
-        "
-TOP k ORDER BY creationDate DESC, warm, the four in turns, {WARM_RUNS} runs each \
+        "\nTOP k ORDER BY creationDate DESC, warm, the four in turns, {WARM_RUNS} runs each \
          after the warm-up, medians"
     );
     println!(

@@ -127,8 +127,6 @@ pub(super) struct Scan<'a, 'q, 'e> {
     items_done: usize,
     /// Times the scan's documents, range by range.
     clock: PhaseClock,
-    /// The range being read, as the caller names it to the clock.
-    part: usize,
 }
 
 /// Where a streamed page stopped.
@@ -252,7 +250,6 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
             resume: None,
             items_done: 0,
             clock: PhaseClock::start(),
-            part: 0,
         }
     }
 
@@ -318,7 +315,6 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         tally: &mut RangeTally<'t>,
     ) -> Result<()> {
         self.ranges_entered += 1;
-        self.part = part;
         if let RangeOrder::Document { from: Some(from) } = order
             && let Some(kept) = source.kept_order()
         {
@@ -332,6 +328,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
         } else {
             self.read_range(spans, order, source, tally)?;
         }
+        self.clock.lap(part);
         if let Some(resume) = &mut self.resume
             && resume.range.is_none()
         {
@@ -505,7 +502,6 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
                 break;
             }
         }
-        self.clock.lap(self.part);
         Ok(())
     }
 
@@ -644,7 +640,7 @@ impl<'a, 'q, 'e> Scan<'a, 'q, 'e> {
     }
 
     /// The time each range read so far took, as (part, loading, executing) nanoseconds
-    /// (a range read in several laps appears once per lap).
+    /// (one entry per [`Scan::range`] call).
     pub(super) fn range_times(&mut self) -> &[(usize, u128, u128)] {
         self.clock.laps()
     }
